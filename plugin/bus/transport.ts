@@ -1,0 +1,85 @@
+import type { Announcement } from '../contracts/types';
+
+/** The authenticated caller as the gateway passes it to services (spec: AuthenticatedUser). */
+export interface MessageUser {
+  userId: string;
+  email: string;
+  name: string;
+  permissions: string[];
+  roles?: string[];
+}
+
+/** Trace and identity that travel with every request message (AMQP headers; in-process, as is). */
+export interface MessageHeaders {
+  correlationId: string;
+  requestId: string;
+  user?: MessageUser;
+  traceparent?: string;
+}
+
+/** A command or query on its way to a service. */
+export interface RequestMessage {
+  messageType: string;
+  targetService: string;
+  input: Record<string, unknown>;
+  headers: MessageHeaders;
+}
+
+/** A service error as it crosses the bus: a code of the spec's table plus its extra fields. */
+export interface ReplyError {
+  code: string;
+  message?: string;
+  details?: Record<string, unknown>;
+  /** Only where the spec allows two statuses (422 for VALIDATION_ERROR, 502/503). */
+  status?: number;
+  [extra: string]: unknown;
+}
+
+/**
+ * The reply envelope (DESIGN.md "The bus protocol"). `status` lets a service pick another 2xx;
+ * `location` becomes the Location header of a create.
+ */
+export type Reply =
+  | { ok: true; result?: unknown; status?: number; location?: string }
+  | { ok: false; error: ReplyError };
+
+export type RequestHandler = (message: RequestMessage) => Promise<Reply>;
+
+export interface Subscription {
+  /** Stops consuming; in-flight handlers finish, nothing new is delivered. */
+  close(): Promise<void>;
+}
+
+export type TransportState = 'connecting' | 'up' | 'down' | 'closed';
+
+/**
+ * What the gateway and the service SDK need from a message bus. Implemented by the AMQP transport
+ * (RabbitMQ) and the in-process one (the embedded default); both pass test/bus/conformance.
+ *
+ * Failure contract of `request` (it never hangs past the deadline and never rejects with anything else):
+ * - no consumer for targetService, or the bus is down → GatewayError SERVICE_UNAVAILABLE 503 with Retry-After;
+ * - the connection dropped while the request was in flight → SERVICE_UNAVAILABLE 502 with `service`;
+ * - no reply within timeoutMs → TIMEOUT 504 with `timeoutMs`; a reply that comes later is dropped.
+ */
+export interface Transport {
+  readonly kind: 'amqp' | 'inprocess';
+  state(): TransportState;
+  /** Resolves once usable; the AMQP transport keeps reconnecting by itself after this. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+  /** Called whenever state() changes. */
+  onStateChange(listener: (state: TransportState) => void): void;
+
+  // gateway side
+  request(message: RequestMessage, timeoutMs: number): Promise<Reply>;
+  /** Every announcement and withdrawal from any service instance. */
+  onAnnouncement(listener: (announcement: Announcement) => void): Promise<Subscription>;
+  /** Asks every running service to announce now (at gateway start and after a reconnect). */
+  requestDiscovery(): Promise<void>;
+
+  // service side
+  /** Competing consumer on the service's work queue: N instances of one service share its requests. */
+  serve(service: string, handler: RequestHandler, opts?: { prefetch?: number }): Promise<Subscription>;
+  announce(announcement: Announcement): Promise<void>;
+  onDiscoveryRequest(listener: () => void): Promise<Subscription>;
+}

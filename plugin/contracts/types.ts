@@ -1,0 +1,50 @@
+/** JSON Schema as carried in a contract; validated by ajv where it matters. */
+export type JsonSchema = Record<string, unknown>;
+
+/** Explicit routes for a contract whose message type the naming rules cannot map (DESIGN.md "Contracts"). */
+export interface HttpOverride {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+  paths: string[];
+}
+
+/** What a service announces for each message type it handles (spec: "What the service does", 6). */
+export interface Contract {
+  messageType: string;
+  targetService: string;
+  inputSchema: JsonSchema;
+  outputSchema: JsonSchema;
+  requiredPermissions: string[];
+  http?: HttpOverride;
+  public?: boolean;
+  timeoutMs?: number;
+}
+
+/** A service instance's announcement; `ttlMs` is its lease. An empty `contracts` with `withdrawn` ends it. */
+export interface Announcement {
+  service: string;
+  instanceId: string;
+  contracts: Contract[];
+  ttlMs: number;
+  withdrawn?: boolean;
+}
+
+export type HttpMethod = HttpOverride['method'];
+
+/** The shape a message type has under the spec's naming table. */
+export type ContractKind = 'create' | 'update' | 'delete' | 'get' | 'list' | 'command' | 'query';
+
+/**
+ * One HTTP route derived from a contract. `whenQuery` qualifies a route that shares its method and path
+ * with another: the request goes to this contract only when that query-string parameter is present
+ * (GET /api/users?userId=… is a get, GET /api/users is a list).
+ * `dispatch` marks the generic routes (/api/actions, /api/data) that many contracts share: the caller
+ * names the message type in the request.
+ */
+export interface DerivedRoute {
+  method: HttpMethod;
+  path: string;
+  messageType: string;
+  kind: ContractKind;
+  whenQuery?: string;
+  dispatch?: 'body' | 'query';
+}

@@ -1,0 +1,45 @@
+/**
+ * The one table of error codes: code → HTTP status and the `error` text of the spec's error body
+ * (spec "Errors" → "Codes"). Every error that leaves the gateway passes through here.
+ */
+export interface CodeInfo {
+  status: number;
+  error: string;
+}
+
+export const ERROR_CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
+  NO_AUTH_HEADER: { status: 401, error: 'Unauthorized' },
+  INVALID_TOKEN: { status: 401, error: 'Unauthorized' },
+  TOKEN_EXPIRED: { status: 401, error: 'Unauthorized' },
+  INVALID_CREDENTIALS: { status: 401, error: 'Unauthorized' },
+  UNAUTHORIZED: { status: 401, error: 'Unauthorized' },
+  INSUFFICIENT_PERMISSIONS: { status: 403, error: 'Forbidden' },
+  PERMISSION_DENIED: { status: 403, error: 'Forbidden' },
+  POLICY_VIOLATION: { status: 403, error: 'Forbidden' },
+  ACCESS_DENIED: { status: 403, error: 'Forbidden' },
+  VALIDATION_ERROR: { status: 400, error: 'Validation failed' },
+  MISSING_REQUIRED_FIELD: { status: 400, error: 'Validation failed' },
+  INVALID_FORMAT: { status: 400, error: 'Validation failed' },
+  INVALID_TYPE: { status: 400, error: 'Validation failed' },
+  BAD_REQUEST: { status: 400, error: 'Bad Request' },
+  NOT_FOUND: { status: 404, error: 'Not Found' },
+  HANDLER_NOT_FOUND: { status: 404, error: 'Not Found' },
+  METHOD_NOT_ALLOWED: { status: 405, error: 'Method Not Allowed' },
+  RESOURCE_CONFLICT: { status: 409, error: 'Conflict' },
+  RESOURCE_DELETED: { status: 410, error: 'Gone' },
+  PAYLOAD_TOO_LARGE: { status: 413, error: 'Payload Too Large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, error: 'Unsupported Media Type' },
+  RATE_LIMIT_EXCEEDED: { status: 429, error: 'Too Many Requests' },
+  INTERNAL_ERROR: { status: 500, error: 'Internal Server Error' },
+  SERVICE_UNAVAILABLE: { status: 503, error: 'Service Unavailable' },
+  TIMEOUT: { status: 504, error: 'Gateway Timeout' },
+});
+
+/** Status of a code; an unknown code from a service is an internal error, never a guess. */
+export function codeInfo(code: string): CodeInfo {
+  return Object.prototype.hasOwnProperty.call(ERROR_CODES, code) ? ERROR_CODES[code] : ERROR_CODES.INTERNAL_ERROR;
+}
+
+export function isKnownCode(code: unknown): code is string {
+  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CODES, code);
+}
