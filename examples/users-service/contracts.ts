@@ -1,0 +1,96 @@
+import type { Contract } from '../../plugin/contracts/types';
+
+type OwnContract = Omit<Contract, 'targetService'>;
+
+const email = { type: 'string', format: 'email', maxLength: 254 };
+const role = { type: 'string', enum: ['user', 'admin'] };
+const name = { type: 'string', minLength: 1, maxLength: 200 };
+const userId = { type: 'string', minLength: 1, maxLength: 100 };
+
+/** A user as the service returns it; `password` is write-only and never part of it. */
+const userOutput = {
+  type: 'object',
+  properties: {
+    userId, id: userId, email, firstName: name, lastName: name, name, role,
+    profile: { type: 'object', properties: { firstName: name, lastName: name } },
+    permissions: { type: 'array', items: { type: 'string' } },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+  required: ['userId', 'id', 'email'],
+};
+
+/** The spec's Users table as contracts. Both create variants are accepted: firstName/lastName, or name/role/password/profile. */
+export const createUser: OwnContract = {
+  messageType: 'CreateUserCommand',
+  requiredPermissions: ['users:create'],
+  inputSchema: {
+    type: 'object',
+    properties: {
+      email, firstName: name, lastName: name, name, role,
+      password: { type: 'string', minLength: 8, maxLength: 200, writeOnly: true },
+      profile: {
+        type: 'object',
+        properties: { firstName: { type: 'string', minLength: 1, maxLength: 200 }, lastName: name },
+      },
+    },
+    required: ['email'],
+  },
+  outputSchema: { ...userOutput, properties: { ...userOutput.properties, success: { type: 'boolean' } } },
+};
+
+export const getUser: OwnContract = {
+  messageType: 'GetUserQuery',
+  requiredPermissions: ['users:read'],
+  inputSchema: {
+    type: 'object',
+    properties: { userId, fields: { type: 'string', description: 'comma-separated field names to return' } },
+    required: ['userId'],
+  },
+  outputSchema: { ...userOutput, required: [] },
+};
+
+export const updateUser: OwnContract = {
+  messageType: 'UpdateUserCommand',
+  requiredPermissions: ['users:update'],
+  inputSchema: {
+    type: 'object',
+    properties: { userId, email, firstName: name, lastName: name, name, role },
+    required: ['userId'],
+  },
+  outputSchema: userOutput,
+};
+
+export const deleteUser: OwnContract = {
+  messageType: 'DeleteUserCommand',
+  requiredPermissions: ['users:delete'],
+  inputSchema: { type: 'object', properties: { userId }, required: ['userId'] },
+  outputSchema: {},
+};
+
+export const listUsers: OwnContract = {
+  messageType: 'ListUsersQuery',
+  requiredPermissions: ['users:read'],
+  inputSchema: {
+    type: 'object',
+    properties: {
+      page: { type: 'integer', minimum: 1, default: 1 },
+      pageSize: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      limit: { type: 'integer', minimum: 1, maximum: 100 },
+      offset: { type: 'integer', minimum: 0 },
+      role,
+      search: { type: 'string', maxLength: 200 },
+      sort: { type: 'string', enum: ['email', 'name', 'firstName', 'lastName', 'role', 'createdAt', 'updatedAt'] },
+      order: { type: 'string', enum: ['asc', 'desc'] },
+    },
+  },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      users: { type: 'array', items: userOutput },
+      page: { type: 'integer' }, pageSize: { type: 'integer' }, totalCount: { type: 'integer' }, totalPages: { type: 'integer' },
+      hasNext: { type: 'boolean' }, hasPrevious: { type: 'boolean' },
+    },
+    required: ['users', 'page', 'pageSize', 'totalCount', 'totalPages'],
+  },
+};

@@ -1,0 +1,27 @@
+import { serve, type RunningService } from '../../sdk';
+import type { Transport } from '../../plugin/bus/transport';
+import { createUser, deleteUser, getUser, listUsers, updateUser } from './contracts';
+import { userHandlers } from './handlers';
+import { UserStore } from './store';
+
+export const SERVICE = 'users-service';
+
+/** Starts the reference users service on a transport; the store is returned for seeding and tests. */
+export async function startUsersService(transport: Transport, opts: { store?: UserStore; ttlMs?: number; bcryptRounds?: number } = {}): Promise<RunningService & { store: UserStore }> {
+  const store = opts.store ?? new UserStore();
+  const h = userHandlers(store, { bcryptRounds: opts.bcryptRounds });
+  const running = await serve({
+    transport,
+    service: SERVICE,
+    ttlMs: opts.ttlMs,
+    operations: [
+      { contract: createUser, handle: h.create },
+      { contract: getUser, handle: h.get },
+      { contract: updateUser, handle: h.update },
+      { contract: deleteUser, handle: h.delete },
+      { contract: listUsers, handle: h.list },
+    ],
+    onError: (err) => console.error(`[${SERVICE}] handler failed: ${err instanceof Error ? err.message : String(err)}`),
+  });
+  return Object.assign(running, { store });
+}

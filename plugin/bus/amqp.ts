@@ -1,0 +1,789 @@
+import { randomUUID } from 'node:crypto';
+import * as amqp from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Message, RecoveringChannelModel } from 'amqplib';
+import type { Announcement } from '../contracts/types';
+import { GatewayError, badGateway, gatewayTimeout, serviceUnavailable } from '../errors/gateway-error';
+import type { BusLogger } from './index';
+import { DEFAULT_PREFETCH, describeError, invokeHandler, isReply } from './inprocess';
+import type {
+  MessageHeaders,
+  MessageUser,
+  Reply,
+  RequestHandler,
+  RequestMessage,
+  Subscription,
+  Transport,
+  TransportState,
+} from './transport';
+
+/*
+ * The AMQP 0-9-1 transport (RabbitMQ, amqplib). Wire format — what a service in another language
+ * has to speak (every name starts with the configured prefix P):
+ *
+ *   exchange P.rpc        direct, durable   requests; routing key = target service
+ *   queue    P.svc.<svc>  non-durable, auto-delete, bound to P.rpc with key <svc>; the service's
+ *                         instances are competing consumers on it (manual ack, prefetch)
+ *   exchange P.discovery  topic, durable    announcements and withdrawals: key `announce.<service>`,
+ *                                           body = the Announcement JSON; discovery requests: key
+ *                                           `discover`, body `{}`. Listeners bind exclusive queues
+ *                                           P.announce.<uuid> (`announce.#`) / P.discover.<uuid>.
+ *
+ * A request message: body = JSON `{ "input": {...} }` (the rest of the RequestMessage travels in
+ * properties); properties: type = messageType, correlationId = a fresh id per request (NOT the trace
+ * correlation id), replyTo = amq.rabbitmq.reply-to (direct reply-to), expiration = the timeout in ms,
+ * contentType = application/json, mandatory; headers: correlationId, requestId, user (the
+ * MessageUser as a JSON string, absent for anonymous calls), traceparent (when present).
+ * The reply: published to the default exchange with routing key = the request's replyTo, the same
+ * correlationId, body = the Reply envelope as JSON; the service acks the request after replying.
+ */
+
+const REPLY_TO = 'amq.rabbitmq.reply-to';
+const JSON_TYPE = 'application/json';
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** Retry-After (seconds) on the 503s this transport produces. */
+const RETRY_AFTER_S = 5;
+/** Backoff for re-creating a channel that the broker closed while the connection stayed up. */
+const CHANNEL_RETRY_BASE_MS = 100;
+const CHANNEL_RETRY_MAX_MS = 5_000;
+
+export interface AmqpTransportOptions {
+  /** Prefix of every exchange and queue name, so several deployments (or test runs) can share a broker. */
+  prefix: string;
+  logger?: BusLogger;
+  /** How long start() waits for the first connection before it gives up. Default 10 s. */
+  connectTimeoutMs?: number;
+  /** Reconnect backoff: first delay (default 100 ms, jittered ±20%) and cap (default 5 s). */
+  reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
+}
+
+interface PendingRequest {
+  service: string;
+  timer: NodeJS.Timeout;
+  resolve(reply: Reply): void;
+  reject(err: GatewayError): void;
+}
+
+/** A consumer registered through serve/onAnnouncement/onDiscoveryRequest; re-created after every reconnect. */
+interface Registration {
+  label: string;
+  prefetch?: number;
+  /** Declares what the consumer needs on `ch` and starts consuming; resolves to the consumer tag. */
+  attach(ch: Channel): Promise<string>;
+  /** Runs after the consumer is cancelled and its in-flight work finished, before its channel closes. */
+  detach?(ch: Channel): Promise<void>;
+  model: ChannelModel | null;
+  ch: Channel | null;
+  tag: string | null;
+  opening: Promise<void> | null;
+  closed: boolean;
+  inflight: Set<Promise<void>>;
+  failures: number;
+  retryTimer: NodeJS.Timeout | null;
+}
+
+const noop = (): void => undefined;
+
+const defaultLogger: BusLogger = {
+  info: noop,
+  warn: (m) => console.warn(m),
+  error: (m) => console.error(m),
+};
+
+/** The URL without credentials, for messages and logs. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return 'the configured BUS_URL';
+  }
+}
+
+function headerString(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  return undefined;
+}
+
+function encodeJson(value: unknown): Buffer {
+  return Buffer.from(JSON.stringify(value), 'utf8');
+}
+
+export class AmqpTransport implements Transport {
+  readonly kind = 'amqp' as const;
+  private current: TransportState = 'connecting';
+  private readonly stateListeners: Array<(state: TransportState) => void> = [];
+  private readonly logger: BusLogger;
+  private readonly prefix: string;
+  private readonly rpcExchange: string;
+  private readonly discoveryExchange: string;
+  private readonly connectTimeoutMs: number;
+  private readonly initialDelayMs: number;
+  private readonly maxDelayMs: number;
+
+  private recovering: RecoveringChannelModel | null = null;
+  /** The live connection; null while down. */
+  private conn: ChannelModel | null = null;
+  /** The one long-lived confirm channel: every request and announcement is published on it, and it consumes direct reply-to. */
+  private pub: ConfirmChannel | null = null;
+  private pubRetryTimer: NodeJS.Timeout | null = null;
+  private pubFailures = 0;
+  private readonly pending = new Map<string, PendingRequest>();
+  private readonly registrations = new Set<Registration>();
+  private starting: Promise<void> | null = null;
+  private closing: Promise<void> | null = null;
+  private lastConnectError: Error | null = null;
+  /** Channels whose broker-side close is expected (detach of a shared queue). */
+  private readonly quietChannels = new WeakSet<Channel>();
+
+  constructor(
+    private readonly url: string,
+    opts: AmqpTransportOptions,
+  ) {
+    if (!opts || typeof opts.prefix !== 'string' || opts.prefix === '') throw new Error('AmqpTransport needs a non-empty prefix');
+    this.prefix = opts.prefix;
+    this.logger = opts.logger ?? defaultLogger;
+    this.rpcExchange = `${this.prefix}.rpc`;
+    this.discoveryExchange = `${this.prefix}.discovery`;
+    this.connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.initialDelayMs = opts.reconnect?.initialDelayMs ?? 100;
+    this.maxDelayMs = opts.reconnect?.maxDelayMs ?? 5_000;
+  }
+
+  /** The name of the work queue of `service`. */
+  serviceQueue(service: string): string {
+    return `${this.prefix}.svc.${service}`;
+  }
+
+  state(): TransportState {
+    return this.current;
+  }
+
+  onStateChange(listener: (state: TransportState) => void): void {
+    this.stateListeners.push(listener);
+  }
+
+  private setState(next: TransportState): void {
+    if (this.current === next || this.current === 'closed') return;
+    this.current = next;
+    this.logger.info(`bus: ${next}`);
+    for (const listener of [...this.stateListeners]) {
+      try {
+        listener(next);
+      } catch (err) {
+        this.logger.error(`bus: state listener failed: ${describeError(err)}`);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- connection
+
+  start(): Promise<void> {
+    if (this.closing) return Promise.reject(new Error('The transport is closed'));
+    if (!this.starting) {
+      this.starting = this.connectFirst();
+      this.starting.catch(() => {
+        this.starting = null; // a failed start may be retried
+      });
+    }
+    return this.starting;
+  }
+
+  private async connectFirst(): Promise<void> {
+    // amqplib's own recovery: it reconnects with jittered exponential backoff and runs `setup` on every
+    // new connection before reporting it; we re-declare the topology and every consumer there.
+    const recovering = await amqp.connect(this.url, {
+      noDelay: true, // amqplib leaves Nagle on; replies would stall for ~40 ms
+      timeout: Math.min(this.connectTimeoutMs, 5_000),
+      recovery: {
+        initialDelay: this.initialDelayMs,
+        maxDelay: this.maxDelayMs,
+        factor: 2,
+        jitter: 0.2,
+        waitForConnect: false,
+        setup: (model: ChannelModel) => this.setup(model),
+      },
+    });
+    if (this.closing) {
+      await recovering.close().catch(noop);
+      throw new Error('The transport was closed while connecting');
+    }
+    this.recovering = recovering;
+    recovering.on('connect', () => {
+      if (!this.closing) this.setState('up');
+    });
+    recovering.on('connect-failed', (err: Error) => {
+      this.lastConnectError = err;
+      this.logger.warn(`bus: connecting to ${redactUrl(this.url)} failed: ${err.message}`);
+    });
+    recovering.on('disconnect', (err: Error) => this.logger.warn(`bus: connection lost: ${err.message}`));
+    recovering.on('reconnect-failed', (err: Error) => this.logger.error(`bus: gave up reconnecting: ${err.message}`));
+    recovering.on('error', (err: Error) => this.logger.warn(`bus: connection error: ${err.message}`));
+    recovering.on('handler-error', (err: Error) => this.logger.error(`bus: ${describeError(err)}`));
+
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        const cause = this.lastConnectError ? `: ${this.lastConnectError.message}` : '';
+        reject(new Error(`Could not connect to the message bus at ${redactUrl(this.url)} within ${this.connectTimeoutMs} ms${cause}`));
+      }, this.connectTimeoutMs);
+    });
+    try {
+      await Promise.race([recovering.waitForConnect(), timedOut]);
+    } catch (err) {
+      this.recovering = null;
+      await recovering.close().catch(noop);
+      if (!this.closing) this.setState('down');
+      throw err instanceof Error && err.message.startsWith('Could not connect') ? err : new Error(`Could not connect to the message bus at ${redactUrl(this.url)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Runs on every new connection, before it counts as up. Throwing makes amqplib drop it and retry. */
+  private async setup(model: ChannelModel): Promise<void> {
+    model.on('error', (err: Error) => this.logger.warn(`bus: connection error: ${err.message}`));
+    model.once('close', () => this.onConnectionLost(model));
+    this.conn = model;
+    this.pubFailures = 0;
+    await this.openPublisher(model);
+    // A Set iterates over members added while we await, so a serve() racing with setup is covered.
+    for (const reg of this.registrations) {
+      try {
+        await this.openRegistration(reg, model);
+      } catch (err) {
+        if (this.conn !== model) throw err;
+        // A channel-level problem of one consumer must not keep the whole connection down.
+        this.logger.warn(`bus: could not start ${reg.label}: ${describeError(err)}`);
+        this.scheduleReopen(reg, model);
+      }
+    }
+    if (this.conn !== model) throw new Error('The connection was lost during setup');
+  }
+
+  private onConnectionLost(model: ChannelModel): void {
+    if (this.conn !== model) return;
+    this.conn = null;
+    this.pub = null;
+    for (const reg of this.registrations) {
+      if (reg.model === model) this.resetRegistration(reg);
+    }
+    this.failInFlight((p) => badGateway(p.service));
+    if (!this.closing && this.current === 'up') this.setState('down');
+  }
+
+  private failInFlight(error: (p: PendingRequest) => GatewayError): void {
+    for (const [id, p] of this.pending) {
+      this.pending.delete(id);
+      clearTimeout(p.timer);
+      p.reject(error(p));
+    }
+  }
+
+  close(): Promise<void> {
+    if (!this.closing) this.closing = this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.setState('closed');
+    if (this.pubRetryTimer) clearTimeout(this.pubRetryTimer);
+    this.pubRetryTimer = null;
+    this.failInFlight((p) => serviceUnavailable('The message bus is closing', RETRY_AFTER_S, { service: p.service }));
+    await Promise.all([...this.registrations].map((reg) => this.closeRegistration(reg)));
+    const pub = this.pub;
+    this.pub = null;
+    if (pub) await pub.close().catch(noop);
+    const recovering = this.recovering;
+    this.recovering = null;
+    if (recovering) await recovering.close().catch(noop);
+    this.conn = null;
+  }
+
+  // ---------------------------------------------------------------- publisher (gateway side)
+
+  private async openPublisher(model: ChannelModel): Promise<void> {
+    const ch = await model.createConfirmChannel();
+    this.watchChannel(ch, 'publisher channel', () => this.onPublisherClosed(ch, model));
+    ch.on('return', (msg: Message) => this.onReturn(msg));
+    try {
+      await this.declareExchanges(ch);
+      await ch.consume(REPLY_TO, (msg) => msg && this.onReply(msg), { noAck: true });
+    } catch (err) {
+      await ch.close().catch(noop);
+      throw err;
+    }
+    if (this.conn !== model || this.closing) {
+      await ch.close().catch(noop);
+      return;
+    }
+    this.pub = ch;
+    this.pubFailures = 0;
+  }
+
+  private onPublisherClosed(ch: ConfirmChannel, model: ChannelModel): void {
+    if (this.pub !== ch) return;
+    this.pub = null;
+    // Replies come back on this channel: whatever is in flight can no longer be answered.
+    this.failInFlight((p) => badGateway(p.service));
+    // If the whole connection is going down, onConnectionLost follows and the timer finds nothing to do.
+    this.schedulePublisherReopen(model);
+  }
+
+  /** The broker closed the publisher channel (e.g. a publish to a deleted exchange); the connection may be fine. */
+  private schedulePublisherReopen(model: ChannelModel): void {
+    if (this.closing || this.conn !== model || this.pubRetryTimer) return;
+    const delay = Math.min(CHANNEL_RETRY_MAX_MS, CHANNEL_RETRY_BASE_MS * 2 ** this.pubFailures++);
+    this.pubRetryTimer = setTimeout(() => {
+      this.pubRetryTimer = null;
+      if (this.closing || this.conn !== model || this.pub) return;
+      this.openPublisher(model).catch((err) => {
+        this.logger.warn(`bus: could not re-open the publisher channel: ${describeError(err)}`);
+        this.schedulePublisherReopen(model);
+      });
+    }, delay);
+  }
+
+  private async declareExchanges(ch: Channel): Promise<void> {
+    await ch.assertExchange(this.rpcExchange, 'direct', { durable: true });
+    await ch.assertExchange(this.discoveryExchange, 'topic', { durable: true });
+  }
+
+  private watchChannel(ch: Channel, label: string, onClose: () => void): void {
+    ch.on('error', (err: Error) => {
+      if (!this.quietChannels.has(ch)) this.logger.warn(`bus: ${label} error: ${err.message}`);
+    });
+    ch.on('handler-error', (err: Error) => this.logger.error(`bus: ${label}: ${describeError(err)}`));
+    ch.on('close', onClose);
+  }
+
+  private take(id: string | undefined): PendingRequest | undefined {
+    if (id === undefined) return undefined;
+    const p = this.pending.get(id);
+    if (!p) return undefined;
+    this.pending.delete(id);
+    clearTimeout(p.timer);
+    return p;
+  }
+
+  request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
+    const service = message.targetService;
+    const ch = this.pub;
+    if (this.current !== 'up' || !ch) {
+      return Promise.reject(serviceUnavailable('The message bus is not connected', RETRY_AFTER_S, { service }));
+    }
+    let body: Buffer;
+    const headers: Record<string, string> = {};
+    try {
+      body = encodeJson({ input: message.input });
+      const h: MessageHeaders = message.headers;
+      headers.correlationId = String(h.correlationId ?? '');
+      headers.requestId = String(h.requestId ?? '');
+      if (h.user) headers.user = JSON.stringify(h.user);
+      if (h.traceparent) headers.traceparent = h.traceparent;
+    } catch {
+      return Promise.reject(new GatewayError('INTERNAL_ERROR', 'The request could not be encoded'));
+    }
+    const deadline = Math.max(1, Math.ceil(Number.isFinite(timeoutMs) ? timeoutMs : 1));
+    const id = randomUUID();
+    return new Promise<Reply>((resolve, reject) => {
+      const timer = setTimeout(() => this.take(id)?.reject(gatewayTimeout(timeoutMs)), deadline);
+      this.pending.set(id, { service, timer, resolve, reject });
+      try {
+        ch.publish(
+          this.rpcExchange,
+          service,
+          body,
+          {
+            mandatory: true,
+            expiration: String(deadline),
+            type: message.messageType,
+            correlationId: id,
+            replyTo: REPLY_TO,
+            contentType: JSON_TYPE,
+            headers,
+          },
+          (err: unknown) => {
+            if (!err) return;
+            // A nack: the broker could not take the message. A closed channel: we cannot know whether it
+            // reached the service, and its reply can no longer arrive.
+            const nacked = err instanceof Error && err.message === 'message nacked';
+            this.take(id)?.reject(
+              nacked
+                ? serviceUnavailable(`Service '${service}' could not accept the request`, RETRY_AFTER_S, { service })
+                : badGateway(service),
+            );
+          },
+        );
+      } catch (err) {
+        const closed = err instanceof Error && err.name === 'IllegalOperationError';
+        this.take(id)?.reject(
+          closed
+            ? serviceUnavailable('The message bus is not connected', RETRY_AFTER_S, { service })
+            : new GatewayError('INTERNAL_ERROR', 'The request could not be encoded'),
+        );
+      }
+    });
+  }
+
+  /** basic.return: no queue is bound for the service (mandatory publish). */
+  private onReturn(msg: Message): void {
+    const p = this.take(msg.properties.correlationId as string | undefined);
+    if (p) p.reject(serviceUnavailable(`No instance of service '${p.service}' is available`, RETRY_AFTER_S, { service: p.service }));
+  }
+
+  private onReply(msg: ConsumeMessage): void {
+    const p = this.take(msg.properties.correlationId as string | undefined);
+    if (!p) return; // late (after the deadline) or unknown: dropped
+    let reply: unknown;
+    try {
+      reply = JSON.parse(msg.content.toString('utf8'));
+    } catch {
+      reply = undefined;
+    }
+    if (!isReply(reply)) {
+      this.logger.error(`bus: malformed reply from service '${p.service}'`);
+      p.resolve({ ok: false, error: { code: 'INTERNAL_ERROR' } });
+      return;
+    }
+    p.resolve(reply);
+  }
+
+  async requestDiscovery(): Promise<void> {
+    await this.publishConfirmed(this.discoveryExchange, 'discover', encodeJson({}));
+  }
+
+  async announce(announcement: Announcement): Promise<void> {
+    await this.publishConfirmed(this.discoveryExchange, `announce.${announcement.service}`, encodeJson(announcement));
+  }
+
+  private publishConfirmed(exchange: string, routingKey: string, body: Buffer): Promise<void> {
+    const ch = this.pub;
+    if (this.current !== 'up' || !ch) return Promise.reject(serviceUnavailable('The message bus is not connected', RETRY_AFTER_S));
+    return new Promise<void>((resolve, reject) => {
+      try {
+        ch.publish(exchange, routingKey, body, { contentType: JSON_TYPE }, (err: unknown) => {
+          if (err) reject(serviceUnavailable('The message bus did not accept the message', RETRY_AFTER_S));
+          else resolve();
+        });
+      } catch {
+        reject(serviceUnavailable('The message bus is not connected', RETRY_AFTER_S));
+      }
+    });
+  }
+
+  // ---------------------------------------------------------------- consumers (service side, listeners)
+
+  async serve(service: string, handler: RequestHandler, opts: { prefetch?: number } = {}): Promise<Subscription> {
+    const queue = this.serviceQueue(service);
+    const reg = this.newRegistration(`consumer of ${queue}`, {
+      prefetch: Math.max(1, opts.prefetch ?? DEFAULT_PREFETCH),
+      attach: async (ch) => {
+        await this.declareExchanges(ch);
+        await ch.assertQueue(queue, { durable: false, autoDelete: true });
+        await ch.bindQueue(queue, this.rpcExchange, service);
+        const { consumerTag } = await ch.consume(queue, (msg) => this.onWork(reg, ch, service, handler, msg), {
+          noAck: false,
+        });
+        return consumerTag;
+      },
+      // The auto-delete queue goes away when its last consumer leaves, but the broker does that
+      // asynchronously; deleting it here (only if no other instance consumes) makes the service
+      // unroutable — 503 — as soon as close() resolves.
+      detach: async (ch) => {
+        await ch.deleteQueue(queue, { ifUnused: true });
+      },
+    });
+    return this.register(reg);
+  }
+
+  private onWork(
+    reg: Registration,
+    ch: Channel,
+    service: string,
+    handler: RequestHandler,
+    msg: ConsumeMessage | null,
+  ): void {
+    if (msg === null) {
+      this.onBrokerCancel(reg, ch);
+      return;
+    }
+    const work = (async () => {
+      const request = this.decodeRequest(msg, service);
+      const reply: Reply = request
+        ? await invokeHandler(handler, request, this.logger)
+        : { ok: false, error: { code: 'BAD_REQUEST', message: 'Malformed request message' } };
+      let body: Buffer;
+      try {
+        body = encodeJson(reply);
+      } catch (err) {
+        this.logger.error(`bus: reply of ${service}/${msg.properties.type} is not JSON: ${describeError(err)}`);
+        body = encodeJson({ ok: false, error: { code: 'INTERNAL_ERROR' } });
+      }
+      try {
+        const replyTo = msg.properties.replyTo as string | undefined;
+        if (replyTo) {
+          ch.sendToQueue(replyTo, body, { correlationId: msg.properties.correlationId, contentType: JSON_TYPE });
+        }
+        ch.ack(msg);
+      } catch (err) {
+        // The channel went away while the handler ran; the broker redelivers or drops the request.
+        this.logger.warn(`bus: could not reply to ${service}/${msg.properties.type}: ${describeError(err)}`);
+      }
+    })();
+    reg.inflight.add(work);
+    void work.finally(() => reg.inflight.delete(work));
+  }
+
+  private decodeRequest(msg: ConsumeMessage, service: string): RequestMessage | null {
+    let body: unknown;
+    try {
+      body = JSON.parse(msg.content.toString('utf8'));
+    } catch {
+      return null;
+    }
+    if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
+    const input = (body as { input?: unknown }).input ?? {};
+    if (!input || typeof input !== 'object' || Array.isArray(input)) return null;
+    const raw = (msg.properties.headers ?? {}) as Record<string, unknown>;
+    const headers: MessageHeaders = {
+      correlationId: headerString(raw.correlationId) ?? '',
+      requestId: headerString(raw.requestId) ?? '',
+    };
+    const user = headerString(raw.user);
+    if (user !== undefined) {
+      try {
+        const parsed: unknown = JSON.parse(user);
+        if (!parsed || typeof parsed !== 'object') return null;
+        headers.user = parsed as MessageUser;
+      } catch {
+        return null;
+      }
+    }
+    const traceparent = headerString(raw.traceparent);
+    if (traceparent !== undefined) headers.traceparent = traceparent;
+    return {
+      messageType: String(msg.properties.type ?? ''),
+      targetService: service,
+      input: input as Record<string, unknown>,
+      headers,
+    };
+  }
+
+  async onAnnouncement(listener: (announcement: Announcement) => void): Promise<Subscription> {
+    const reg: Registration = this.newRegistration('announcement listener', {
+      attach: (ch) =>
+        this.attachListener(ch, 'announce', 'announce.#', (msg) => {
+          if (msg === null) return this.onBrokerCancel(reg, ch);
+          let announcement: unknown;
+          try {
+            announcement = JSON.parse(msg.content.toString('utf8'));
+          } catch {
+            announcement = undefined;
+          }
+          if (!isAnnouncement(announcement)) {
+            this.logger.warn('bus: dropped a malformed announcement');
+            return;
+          }
+          try {
+            listener(announcement);
+          } catch (err) {
+            this.logger.error(`bus: announcement listener failed: ${describeError(err)}`);
+          }
+        }),
+    });
+    return this.register(reg);
+  }
+
+  async onDiscoveryRequest(listener: () => void): Promise<Subscription> {
+    const reg: Registration = this.newRegistration('discovery listener', {
+      attach: (ch) =>
+        this.attachListener(ch, 'discover', 'discover', (msg) => {
+          if (msg === null) return this.onBrokerCancel(reg, ch);
+          try {
+            listener();
+          } catch (err) {
+            this.logger.error(`bus: discovery listener failed: ${describeError(err)}`);
+          }
+        }),
+    });
+    return this.register(reg);
+  }
+
+  /** An exclusive, auto-delete queue of this connection bound to the discovery exchange. */
+  private async attachListener(
+    ch: Channel,
+    kind: string,
+    bindingKey: string,
+    onMessage: (msg: ConsumeMessage | null) => void,
+  ): Promise<string> {
+    await this.declareExchanges(ch);
+    const queue = `${this.prefix}.${kind}.${randomUUID()}`;
+    await ch.assertQueue(queue, { exclusive: true, autoDelete: true, durable: false });
+    await ch.bindQueue(queue, this.discoveryExchange, bindingKey);
+    const { consumerTag } = await ch.consume(queue, onMessage, { noAck: true });
+    return consumerTag;
+  }
+
+  private newRegistration(
+    label: string,
+    spec: Pick<Registration, 'attach'> & Partial<Pick<Registration, 'detach' | 'prefetch'>>,
+  ): Registration {
+    return {
+      label,
+      prefetch: spec.prefetch,
+      attach: spec.attach,
+      detach: spec.detach,
+      model: null,
+      ch: null,
+      tag: null,
+      opening: null,
+      closed: false,
+      inflight: new Set(),
+      failures: 0,
+      retryTimer: null,
+    };
+  }
+
+  /** Adds a consumer that lives until its Subscription closes, across reconnects. */
+  private async register(reg: Registration): Promise<Subscription> {
+    if (this.closing) throw new Error('The transport is closed');
+    this.registrations.add(reg);
+    const model = this.conn;
+    if (model) {
+      try {
+        await this.openRegistration(reg, model);
+      } catch (err) {
+        if (this.conn === model) {
+          // The connection is fine: this consumer itself cannot be set up (e.g. a conflicting queue).
+          this.registrations.delete(reg);
+          reg.closed = true;
+          throw err;
+        }
+        // The connection dropped meanwhile: the consumer starts with the next connection.
+      }
+    }
+    // Not connected (yet): setup() opens it when the connection comes up.
+    return { close: () => this.closeRegistration(reg) };
+  }
+
+  private openRegistration(reg: Registration, model: ChannelModel): Promise<void> {
+    if (reg.closed || reg.model === model) return reg.opening ?? Promise.resolve();
+    reg.model = model;
+    const opening = this.doOpenRegistration(reg, model);
+    reg.opening = opening;
+    void opening.then(
+      () => {
+        if (reg.opening === opening) reg.opening = null;
+      },
+      () => {
+        if (reg.opening === opening) reg.opening = null;
+      },
+    );
+    return opening;
+  }
+
+  private async doOpenRegistration(reg: Registration, model: ChannelModel): Promise<void> {
+    let ch: Channel;
+    try {
+      ch = await model.createChannel();
+    } catch (err) {
+      if (reg.model === model) reg.model = null;
+      throw err;
+    }
+    this.watchChannel(ch, reg.label, () => this.onRegistrationChannelClosed(reg, ch, model));
+    try {
+      if (reg.prefetch) await ch.prefetch(reg.prefetch);
+      reg.ch = ch;
+      const tag = await reg.attach(ch);
+      if (reg.ch === ch) reg.tag = tag;
+    } catch (err) {
+      if (reg.ch === ch) this.resetRegistration(reg);
+      await ch.close().catch(noop);
+      throw err;
+    }
+    reg.failures = 0;
+  }
+
+  private resetRegistration(reg: Registration): void {
+    reg.model = null;
+    reg.ch = null;
+    reg.tag = null;
+  }
+
+  private onRegistrationChannelClosed(reg: Registration, ch: Channel, model: ChannelModel): void {
+    if (reg.ch !== ch) return;
+    this.resetRegistration(reg);
+    // If the whole connection is going down, onConnectionLost runs right after this and setup() of the
+    // next connection re-opens the consumer; otherwise the broker closed just this channel.
+    setImmediate(() => {
+      if (this.conn === model) this.scheduleReopen(reg, model);
+    });
+  }
+
+  private scheduleReopen(reg: Registration, model: ChannelModel): void {
+    if (reg.closed || this.closing || reg.retryTimer) return;
+    const delay = Math.min(CHANNEL_RETRY_MAX_MS, CHANNEL_RETRY_BASE_MS * 2 ** reg.failures++);
+    reg.retryTimer = setTimeout(() => {
+      reg.retryTimer = null;
+      if (reg.closed || this.closing || this.conn !== model || reg.model === model) return;
+      this.openRegistration(reg, model).catch((err) => {
+        this.logger.warn(`bus: could not re-open ${reg.label}: ${describeError(err)}`);
+        if (this.conn === model) this.scheduleReopen(reg, model);
+      });
+    }, delay);
+  }
+
+  /**
+   * The broker cancelled a consumer (its queue was deleted): amqplib hands the callback `null`. The
+   * instance still wants to serve, so re-declare and consume again once the work in flight on the
+   * channel has finished (its acks need the channel).
+   */
+  private onBrokerCancel(reg: Registration, ch: Channel): void {
+    if (reg.ch !== ch || reg.closed) return;
+    this.logger.warn(`bus: the broker cancelled the ${reg.label}; consuming again`);
+    reg.tag = null;
+    void Promise.allSettled([...reg.inflight]).then(() => {
+      if (reg.ch !== ch || reg.closed || this.closing) return;
+      // Closing the channel hands over to the regular re-open path (with backoff).
+      return ch.close().catch(noop);
+    });
+  }
+
+  private async closeRegistration(reg: Registration): Promise<void> {
+    if (reg.closed) return;
+    reg.closed = true;
+    this.registrations.delete(reg);
+    if (reg.retryTimer) clearTimeout(reg.retryTimer);
+    reg.retryTimer = null;
+    await reg.opening?.catch(noop);
+    const ch = reg.ch;
+    const tag = reg.tag;
+    if (!ch) return;
+    if (tag) await ch.cancel(tag).catch(noop);
+    await Promise.allSettled([...reg.inflight]);
+    if (reg.detach && this.conn && reg.ch === ch) {
+      this.quietChannels.add(ch);
+      try {
+        await reg.detach(ch);
+      } catch {
+        // e.g. PRECONDITION_FAILED: other instances still consume; the broker closed the channel
+      }
+    }
+    this.resetRegistration(reg);
+    await ch.close().catch(noop);
+  }
+}
+
+function isAnnouncement(value: unknown): value is Announcement {
+  if (!value || typeof value !== 'object') return false;
+  const a = value as Record<string, unknown>;
+  return (
+    typeof a.service === 'string' &&
+    typeof a.instanceId === 'string' &&
+    Array.isArray(a.contracts) &&
+    typeof a.ttlMs === 'number'
+  );
+}

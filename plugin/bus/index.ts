@@ -1,0 +1,45 @@
+import { AmqpTransport } from './amqp';
+import { InProcessTransport, defaultHub } from './inprocess';
+import type { Transport } from './transport';
+
+export type {
+  MessageHeaders,
+  MessageUser,
+  Reply,
+  ReplyError,
+  RequestHandler,
+  RequestMessage,
+  Subscription,
+  Transport,
+  TransportState,
+} from './transport';
+export { AmqpTransport } from './amqp';
+export type { AmqpTransportOptions } from './amqp';
+export { InProcessHub, InProcessTransport, defaultHub } from './inprocess';
+
+/** The slice of a logger the transports use (the plugin's Logger and `console` both fit). */
+export interface BusLogger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface TransportConfig {
+  /** BUS_URL: `amqp://…`, `amqps://…`, or `embedded` / empty for the in-process bus. */
+  url?: string;
+  /** Prefix of every exchange and queue name on the broker (AMQP only). Default `contracts`. */
+  prefix?: string;
+  logger?: BusLogger;
+}
+
+export const DEFAULT_BUS_PREFIX = 'contracts';
+
+/** Picks the transport for a BUS_URL. Does not start it. */
+export function createTransport(config: TransportConfig): Transport {
+  const url = (config.url ?? '').trim();
+  if (url === '' || url === 'embedded') return new InProcessTransport(defaultHub(), { logger: config.logger });
+  if (/^amqps?:\/\//i.test(url)) {
+    return new AmqpTransport(url, { prefix: config.prefix || DEFAULT_BUS_PREFIX, logger: config.logger });
+  }
+  throw new Error('BUS_URL must be amqp://, amqps:// or embedded');
+}

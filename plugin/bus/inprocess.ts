@@ -1,0 +1,399 @@
+import { randomUUID } from 'node:crypto';
+import type { Announcement } from '../contracts/types';
+import { GatewayError, gatewayTimeout, serviceUnavailable } from '../errors/gateway-error';
+import type { BusLogger } from './index';
+import type {
+  Reply,
+  RequestHandler,
+  RequestMessage,
+  Subscription,
+  Transport,
+  TransportState,
+} from './transport';
+
+/*
+ * The embedded bus: transports that share one InProcessHub talk to each other inside one Node process.
+ * It keeps the semantics of the AMQP transport (competing consumers with prefetch, 503 when nobody
+ * serves a service, 504 at the deadline with late replies dropped, broadcast announcements) and
+ * delivers asynchronously. Every message crosses the boundary as a JSON copy — the same encoding the
+ * AMQP transport puts on the wire — so a service can neither mutate the gateway's objects nor get
+ * away with values (Dates, undefined, class instances) that would not survive a real broker.
+ */
+
+/** Prefetch used when serve() is not given one (also the AMQP transport's default). */
+export const DEFAULT_PREFETCH = 16;
+
+const INTERNAL_ERROR_REPLY: Reply = { ok: false, error: { code: 'INTERNAL_ERROR' } };
+
+export const silentLogger: BusLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** A JSON round trip: a deep copy with exactly the fidelity of the AMQP wire format. */
+export function jsonCopy<T>(value: T): T {
+  const text = JSON.stringify(value);
+  return (text === undefined ? undefined : JSON.parse(text)) as T;
+}
+
+/** Whether a value has the shape of the reply envelope (DESIGN.md "The bus protocol"). */
+export function isReply(value: unknown): value is Reply {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
+  const r = value as { ok?: unknown; error?: unknown };
+  if (r.ok === true) return true;
+  if (r.ok !== false || !r.error || typeof r.error !== 'object') return false;
+  return typeof (r.error as { code?: unknown }).code === 'string';
+}
+
+export function describeError(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/**
+ * Runs a service handler under the failure contract shared by both transports: a handler that throws,
+ * rejects or returns something that is not a reply envelope yields INTERNAL_ERROR with no message (the
+ * cause is logged on the service side, never sent).
+ */
+export async function invokeHandler(handler: RequestHandler, message: RequestMessage, logger: BusLogger): Promise<Reply> {
+  let reply: unknown;
+  try {
+    reply = await handler(message);
+  } catch (err) {
+    logger.error(`bus: handler for ${message.targetService}/${message.messageType} failed: ${describeError(err)}`);
+    return { ...INTERNAL_ERROR_REPLY };
+  }
+  if (!isReply(reply)) {
+    logger.error(`bus: handler for ${message.targetService}/${message.messageType} returned no reply envelope`);
+    return { ...INTERNAL_ERROR_REPLY };
+  }
+  return reply;
+}
+
+/** A request on its way through the hub; `settled` once replied, timed out or failed. */
+interface Delivery {
+  message: RequestMessage;
+  settled: boolean;
+  reply(reply: Reply): void;
+  unroutable(): void;
+}
+
+interface HubConsumer {
+  /** Handles one delivery; settles when the reply has been handed back. */
+  run(delivery: Delivery): Promise<void>;
+  prefetch: number;
+  inflight: number;
+  active: boolean;
+}
+
+interface ServiceQueue {
+  consumers: HubConsumer[];
+  backlog: Delivery[];
+  next: number;
+}
+
+/** The shared medium of a set of in-process transports (one per process by default: defaultHub()). */
+export class InProcessHub {
+  private readonly queues = new Map<string, ServiceQueue>();
+  private readonly announcementListeners = new Set<(a: Announcement) => void>();
+  private readonly discoveryListeners = new Set<() => void>();
+
+  /** Whether any consumer currently serves `service`. */
+  hasConsumer(service: string): boolean {
+    return (this.queues.get(service)?.consumers.length ?? 0) > 0;
+  }
+
+  /** @internal Queues a delivery; false (nothing queued) when nobody serves the service. */
+  dispatch(service: string, delivery: Delivery): boolean {
+    const queue = this.queues.get(service);
+    if (!queue || queue.consumers.length === 0) return false;
+    queue.backlog.push(delivery);
+    queueMicrotask(() => this.pump(queue));
+    return true;
+  }
+
+  /** @internal */
+  addConsumer(service: string, consumer: HubConsumer): void {
+    let queue = this.queues.get(service);
+    if (!queue) {
+      queue = { consumers: [], backlog: [], next: 0 };
+      this.queues.set(service, queue);
+    }
+    queue.consumers.push(consumer);
+    const q = queue;
+    queueMicrotask(() => this.pump(q));
+  }
+
+  /** @internal Removes a consumer; if it was the last one, what waits in the queue is unroutable now. */
+  removeConsumer(service: string, consumer: HubConsumer): void {
+    const queue = this.queues.get(service);
+    if (!queue) return;
+    consumer.active = false;
+    queue.consumers = queue.consumers.filter((c) => c !== consumer);
+    if (queue.consumers.length > 0) return;
+    this.queues.delete(service);
+    for (const delivery of queue.backlog.splice(0)) delivery.unroutable();
+  }
+
+  /** @internal Hands queued deliveries to consumers with free prefetch, round-robin. */
+  pump(queue: ServiceQueue): void {
+    while (queue.backlog.length > 0) {
+      const n = queue.consumers.length;
+      if (n === 0) return;
+      let chosen: HubConsumer | undefined;
+      for (let i = 0; i < n; i++) {
+        const candidate = queue.consumers[(queue.next + i) % n];
+        if (candidate.active && candidate.inflight < candidate.prefetch) {
+          chosen = candidate;
+          queue.next = (queue.next + i + 1) % n;
+          break;
+        }
+      }
+      if (!chosen) return;
+      const delivery = queue.backlog.shift() as Delivery;
+      // Like a message whose expiration passed in the queue: the requester has already given up.
+      if (delivery.settled) continue;
+      const consumer = chosen;
+      consumer.inflight++;
+      consumer.run(delivery).finally(() => {
+        consumer.inflight--;
+        this.pump(queue);
+      });
+    }
+  }
+
+  /** @internal */
+  addAnnouncementListener(listener: (a: Announcement) => void): void {
+    this.announcementListeners.add(listener);
+  }
+
+  /** @internal */
+  removeAnnouncementListener(listener: (a: Announcement) => void): void {
+    this.announcementListeners.delete(listener);
+  }
+
+  /** @internal */
+  addDiscoveryListener(listener: () => void): void {
+    this.discoveryListeners.add(listener);
+  }
+
+  /** @internal */
+  removeDiscoveryListener(listener: () => void): void {
+    this.discoveryListeners.delete(listener);
+  }
+
+  /** @internal Broadcast: every listener gets its own copy, asynchronously. */
+  broadcastAnnouncement(announcement: Announcement): void {
+    const text = JSON.stringify(announcement);
+    for (const listener of [...this.announcementListeners]) {
+      setImmediate(() => {
+        if (this.announcementListeners.has(listener)) listener(JSON.parse(text) as Announcement);
+      });
+    }
+  }
+
+  /** @internal */
+  broadcastDiscoveryRequest(): void {
+    for (const listener of [...this.discoveryListeners]) {
+      setImmediate(() => {
+        if (this.discoveryListeners.has(listener)) listener();
+      });
+    }
+  }
+}
+
+let processHub: InProcessHub | undefined;
+
+/** The process-wide hub: a gateway and services started in one process find each other through it. */
+export function defaultHub(): InProcessHub {
+  if (!processHub) processHub = new InProcessHub();
+  return processHub;
+}
+
+interface PendingRequest {
+  service: string;
+  timer: NodeJS.Timeout;
+  resolve(reply: Reply): void;
+  reject(err: GatewayError): void;
+}
+
+/** The in-process Transport. All instances on one hub see each other; see the file comment. */
+export class InProcessTransport implements Transport {
+  readonly kind = 'inprocess' as const;
+  private current: TransportState = 'connecting';
+  private readonly stateListeners: Array<(state: TransportState) => void> = [];
+  private readonly pending = new Map<string, PendingRequest>();
+  private readonly subscriptions = new Set<Subscription>();
+  private readonly logger: BusLogger;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly hub: InProcessHub = defaultHub(),
+    opts: { logger?: BusLogger } = {},
+  ) {
+    this.logger = opts.logger ?? silentLogger;
+  }
+
+  state(): TransportState {
+    return this.current;
+  }
+
+  async start(): Promise<void> {
+    if (this.current === 'closed') throw new Error('The transport is closed');
+    this.setState('up');
+  }
+
+  close(): Promise<void> {
+    if (!this.closing) this.closing = this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.setState('closed');
+    for (const [id, p] of this.pending) {
+      this.pending.delete(id);
+      clearTimeout(p.timer);
+      p.reject(serviceUnavailable('The message bus is closing', 5, { service: p.service }));
+    }
+    await Promise.all([...this.subscriptions].map((s) => s.close()));
+  }
+
+  onStateChange(listener: (state: TransportState) => void): void {
+    this.stateListeners.push(listener);
+  }
+
+  private setState(next: TransportState): void {
+    if (this.current === next) return;
+    this.current = next;
+    for (const listener of [...this.stateListeners]) {
+      try {
+        listener(next);
+      } catch (err) {
+        this.logger.error(`bus: state listener failed: ${describeError(err)}`);
+      }
+    }
+  }
+
+  request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
+    const service = message.targetService;
+    if (this.current !== 'up') {
+      return Promise.reject(serviceUnavailable('The message bus is not connected', 5, { service }));
+    }
+    let copy: RequestMessage;
+    try {
+      copy = jsonCopy(message);
+    } catch {
+      return Promise.reject(new GatewayError('INTERNAL_ERROR', 'The request could not be encoded'));
+    }
+    const id = randomUUID();
+    return new Promise<Reply>((resolve, reject) => {
+      const take = (): PendingRequest | undefined => {
+        const p = this.pending.get(id);
+        if (!p) return undefined;
+        this.pending.delete(id);
+        clearTimeout(p.timer);
+        delivery.settled = true;
+        return p;
+      };
+      const delivery: Delivery = {
+        message: copy,
+        settled: false,
+        reply: (reply) => take()?.resolve(reply),
+        unroutable: () => take()?.reject(serviceUnavailable(`No instance of service '${service}' is available`, 5, { service })),
+      };
+      const timer = setTimeout(() => take()?.reject(gatewayTimeout(timeoutMs)), Math.max(1, timeoutMs));
+      this.pending.set(id, { service, timer, resolve, reject });
+      if (!this.hub.dispatch(service, delivery)) delivery.unroutable();
+    });
+  }
+
+  /** Runs one delivery through a handler of this transport and hands the reply back (as a copy). */
+  private async handle(handler: RequestHandler, delivery: Delivery): Promise<void> {
+    await Promise.resolve(); // never run a handler synchronously inside the requester's call
+    const reply = await invokeHandler(handler, jsonCopy(delivery.message), this.logger);
+    let copy: Reply;
+    try {
+      copy = jsonCopy(reply);
+    } catch (err) {
+      this.logger.error(`bus: reply of ${delivery.message.targetService}/${delivery.message.messageType} is not JSON: ${describeError(err)}`);
+      copy = { ...INTERNAL_ERROR_REPLY };
+    }
+    delivery.reply(copy); // a no-op when the requester has timed out: late replies are dropped
+  }
+
+  async onAnnouncement(listener: (announcement: Announcement) => void): Promise<Subscription> {
+    this.assertOpen();
+    const wrapped = (a: Announcement): void => {
+      try {
+        listener(a);
+      } catch (err) {
+        this.logger.error(`bus: announcement listener failed: ${describeError(err)}`);
+      }
+    };
+    this.hub.addAnnouncementListener(wrapped);
+    return this.track(async () => this.hub.removeAnnouncementListener(wrapped));
+  }
+
+  async requestDiscovery(): Promise<void> {
+    this.assertUp();
+    this.hub.broadcastDiscoveryRequest();
+  }
+
+  async serve(service: string, handler: RequestHandler, opts: { prefetch?: number } = {}): Promise<Subscription> {
+    this.assertOpen();
+    const running = new Set<Promise<void>>();
+    const consumer: HubConsumer = {
+      run: (delivery) => {
+        const p = this.handle(handler, delivery);
+        running.add(p);
+        return p.finally(() => running.delete(p));
+      },
+      prefetch: Math.max(1, opts.prefetch ?? DEFAULT_PREFETCH),
+      inflight: 0,
+      active: true,
+    };
+    this.hub.addConsumer(service, consumer);
+    return this.track(async () => {
+      // Nothing new is delivered from here on; handlers already running finish and reply.
+      this.hub.removeConsumer(service, consumer);
+      await Promise.allSettled([...running]);
+    });
+  }
+
+  async announce(announcement: Announcement): Promise<void> {
+    this.assertUp();
+    this.hub.broadcastAnnouncement(jsonCopy(announcement));
+  }
+
+  async onDiscoveryRequest(listener: () => void): Promise<Subscription> {
+    this.assertOpen();
+    const wrapped = (): void => {
+      try {
+        listener();
+      } catch (err) {
+        this.logger.error(`bus: discovery listener failed: ${describeError(err)}`);
+      }
+    };
+    this.hub.addDiscoveryListener(wrapped);
+    return this.track(async () => this.hub.removeDiscoveryListener(wrapped));
+  }
+
+  private track(stop: () => Promise<void>): Subscription {
+    let closed: Promise<void> | undefined;
+    const subscription: Subscription = {
+      close: () => {
+        if (!closed) {
+          this.subscriptions.delete(subscription);
+          closed = stop();
+        }
+        return closed;
+      },
+    };
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  private assertOpen(): void {
+    if (this.current === 'closed') throw new Error('The transport is closed');
+  }
+
+  private assertUp(): void {
+    if (this.current !== 'up') throw serviceUnavailable('The message bus is not connected');
+  }
+}

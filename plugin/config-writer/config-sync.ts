@@ -1,0 +1,118 @@
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import type { ContractRegistry } from '../contracts/registry';
+import { buildRouteTable, type Conflict } from '../contracts/route-table';
+import { GENERATED_POLICIES, pipelinePolicies } from '../pipeline/generated-pipeline';
+import type { Settings } from '../settings';
+import type { Logger } from '../logger';
+import { renderGatewayConfig, writeIfChanged, writeIfChangedSync } from './gateway-config';
+
+/** The parts of the host we use: its Config object and its event bus. */
+export interface HostConfig {
+  config: { gatewayConfigPath?: string; loadConfig(type: 'gateway'): void };
+  eventBus: { emit(event: 'hot-reload', ctx: { type: 'gateway'; config: unknown }): void };
+}
+
+/**
+ * Keeps gateway.config.yml in step with the registry. The first write is synchronous (the host's init() is),
+ * later ones follow registry changes, debounced. A write happens only when the text changes, because every
+ * reload of the host re-runs init() and an unconditional write would reload forever.
+ */
+export class ConfigSync {
+  private timer?: NodeJS.Timeout;
+  private lastConflicts = '';
+  private writing: Promise<void> = Promise.resolve();
+  private readonly onChange = () => this.schedule();
+
+  constructor(
+    private readonly registry: ContractRegistry,
+    private host: HostConfig,
+    private readonly settings: Settings,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.registry.on('change', this.onChange);
+    this.writeSync();
+  }
+
+  /** A reload hands init() a fresh context; the config object is normally the same one. */
+  updateHost(host: HostConfig): void {
+    this.host = host;
+    this.writeSync();
+  }
+
+  stop(): void {
+    this.registry.off('change', this.onChange);
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** Resolves when every write scheduled so far is done (tests and the launcher use it). */
+  async settled(): Promise<void> {
+    while (this.timer) await new Promise((r) => setTimeout(r, this.settings.writeDebounceMs || 1));
+    await this.writing;
+  }
+
+  private path(): string | undefined {
+    return this.host.config.gatewayConfigPath;
+  }
+
+  private render(current: string): string {
+    const table = buildRouteTable(this.registry.contracts(), { prefix: this.settings.generatedPrefix });
+    this.report(table.conflicts);
+    return renderGatewayConfig(current, table.endpoints, {
+      prefix: this.settings.generatedPrefix,
+      pipelinePolicies,
+      requiredPolicyNames: [...GENERATED_POLICIES],
+    });
+  }
+
+  /** At init: write and make the host read the file now, so start-up serves the routes already known. */
+  private writeSync(): void {
+    const path = this.path();
+    if (!path) return;
+    try {
+      if (writeIfChangedSync(path, this.render(readFileSync(path, 'utf8')))) {
+        this.host.config.loadConfig('gateway');
+        this.log.info(`routes written to ${path}`);
+      }
+    } catch (err) {
+      this.log.error(`could not write generated routes: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  private schedule(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.writing = this.writing.then(() => this.writeAsync());
+    }, this.settings.writeDebounceMs);
+    this.timer.unref();
+  }
+
+  /**
+   * After start-up: write, then reload the host ourselves instead of waiting for its file watcher
+   * (which takes ~2 s and may be disabled with EG_DISABLE_CONFIG_WATCH).
+   */
+  private async writeAsync(): Promise<void> {
+    const path = this.path();
+    if (!path) return;
+    try {
+      if (await writeIfChanged(path, this.render(await readFile(path, 'utf8')))) {
+        this.host.config.loadConfig('gateway');
+        this.host.eventBus.emit('hot-reload', { type: 'gateway', config: this.host.config });
+        this.log.info(`routes updated in ${path}`);
+      }
+    } catch (err) {
+      this.log.error(`could not write generated routes: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  private report(conflicts: Conflict[]): void {
+    const text = conflicts
+      .map((c) => `${c.method} ${c.path}${c.whenQuery ? `?${c.whenQuery}` : ''}: ${c.messageTypes.join(', ')} (${c.reason})`)
+      .join('; ');
+    if (text && text !== this.lastConflicts) this.log.warn(`route conflicts, first contract kept: ${text}`);
+    this.lastConflicts = text;
+  }
+}

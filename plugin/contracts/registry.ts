@@ -1,0 +1,347 @@
+import { EventEmitter } from 'node:events';
+import type { Announcement, Contract, HttpOverride, JsonSchema } from './types';
+
+/** What the discovery/debug endpoints show per service instance. */
+export interface InstanceInfo {
+  service: string;
+  instanceId: string;
+  lastSeen: number;
+  leaseExpiresAt: number;
+  messageTypes: string[];
+}
+
+/** Two services announce one message type; `services[0]` (sort order) keeps it. */
+export interface RegistryConflict {
+  messageType: string;
+  services: string[];
+}
+
+export type ApplyResult =
+  | { accepted: true; changed: boolean }
+  | { accepted: false; changed: false; reason: string };
+
+export type ValidationResult = { ok: true; announcement: Announcement } | { ok: false; reason: string };
+
+export interface RegistryLogger {
+  warn(message: string): void;
+}
+
+export interface RegistryOptions {
+  now?: () => number;
+  logger?: RegistryLogger;
+  /** Leases above this are treated as malformed (a typo such as seconds-as-ms×1000 would pin a dead service). */
+  maxTtlMs?: number;
+  /** Contracts per announcement above this are treated as malformed. */
+  maxContracts?: number;
+}
+
+export interface RegistryEvents {
+  change: [contracts: Contract[]];
+  conflict: [conflicts: RegistryConflict[]];
+}
+
+export const DEFAULT_MAX_TTL_MS = 60 * 60 * 1000;
+export const DEFAULT_MAX_CONTRACTS = 1000;
+
+const HTTP_METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'PUT', 'DELETE', 'PATCH']);
+// Message types end up in URL paths, YAML keys and AMQP `type`; keep them to a safe alphabet.
+const MESSAGE_TYPE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
+
+interface InstanceRecord {
+  service: string;
+  instanceId: string;
+  contracts: Contract[];
+  lastSeen: number;
+  leaseExpiresAt: number;
+  /** When this instance's contracts last differed from what it announced before; decides "newest". */
+  changedAt: number;
+  /** Apply order of that change, to break ties between equal timestamps. */
+  changedSeq: number;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isNonEmptyString(value: unknown, max = 200): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= max;
+}
+
+/** JSON with sorted keys, so content equality ignores key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (isRecord(value)) {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function validateHttp(value: unknown): HttpOverride | string {
+  if (!isRecord(value)) return 'http must be an object';
+  if (typeof value.method !== 'string' || !HTTP_METHODS.has(value.method)) return 'http.method is not an HTTP method';
+  const paths = value.paths;
+  if (!Array.isArray(paths) || paths.length === 0) return 'http.paths must be a non-empty array';
+  if (!paths.every((p) => isNonEmptyString(p, 500) && p.startsWith('/'))) return 'http.paths must be absolute paths';
+  return { method: value.method as HttpOverride['method'], paths: [...paths] as string[] };
+}
+
+/** Returns a clean copy of a contract (known fields only, cloned) or the reason it is unusable. */
+function validateContract(value: unknown): Contract | string {
+  if (!isRecord(value)) return 'is not an object';
+  if (!isNonEmptyString(value.messageType) || !MESSAGE_TYPE.test(value.messageType)) return 'has no valid messageType';
+  if (!isNonEmptyString(value.targetService)) return 'has no targetService';
+  if (!isRecord(value.inputSchema)) return 'has no inputSchema object';
+  if (!isRecord(value.outputSchema)) return 'has no outputSchema object';
+  // No default here: a missing list must not silently mean "no permission needed".
+  const permissions = value.requiredPermissions;
+  if (!Array.isArray(permissions) || !permissions.every((p) => typeof p === 'string')) {
+    return 'requiredPermissions must be an array of strings';
+  }
+  const contract: Contract = {
+    messageType: value.messageType,
+    targetService: value.targetService,
+    inputSchema: structuredClone(value.inputSchema) as JsonSchema,
+    outputSchema: structuredClone(value.outputSchema) as JsonSchema,
+    requiredPermissions: [...permissions] as string[],
+  };
+  if (value.http !== undefined) {
+    const http = validateHttp(value.http);
+    if (typeof http === 'string') return http;
+    contract.http = http;
+  }
+  if (value.public !== undefined) {
+    if (typeof value.public !== 'boolean') return 'public must be a boolean';
+    contract.public = value.public;
+  }
+  if (value.timeoutMs !== undefined) {
+    if (typeof value.timeoutMs !== 'number' || !Number.isFinite(value.timeoutMs) || value.timeoutMs <= 0) {
+      return 'timeoutMs must be a positive number';
+    }
+    contract.timeoutMs = value.timeoutMs;
+  }
+  return contract;
+}
+
+/**
+ * Checks an announcement as it came off the bus. Never throws; a rejected announcement leaves no trace.
+ * A withdrawal needs only service and instanceId.
+ */
+export function validateAnnouncement(input: unknown, options: RegistryOptions = {}): ValidationResult {
+  const maxTtl = options.maxTtlMs ?? DEFAULT_MAX_TTL_MS;
+  const maxContracts = options.maxContracts ?? DEFAULT_MAX_CONTRACTS;
+  if (!isRecord(input)) return { ok: false, reason: 'announcement is not an object' };
+  if (!isNonEmptyString(input.service)) return { ok: false, reason: 'announcement has no service' };
+  if (!isNonEmptyString(input.instanceId)) return { ok: false, reason: 'announcement has no instanceId' };
+  const { service, instanceId } = input;
+  if (input.withdrawn !== undefined && typeof input.withdrawn !== 'boolean') {
+    return { ok: false, reason: 'withdrawn must be a boolean' };
+  }
+  if (input.withdrawn === true) return { ok: true, announcement: { service, instanceId, contracts: [], ttlMs: 0, withdrawn: true } };
+  const ttl = input.ttlMs;
+  if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl <= 0 || ttl > maxTtl) {
+    return { ok: false, reason: `ttlMs must be a number in (0, ${maxTtl}]` };
+  }
+  if (!Array.isArray(input.contracts)) return { ok: false, reason: 'contracts is not an array' };
+  if (input.contracts.length > maxContracts) return { ok: false, reason: `more than ${maxContracts} contracts` };
+  const contracts: Contract[] = [];
+  const seen = new Set<string>();
+  for (const [index, raw] of input.contracts.entries()) {
+    const contract = validateContract(raw);
+    if (typeof contract === 'string') return { ok: false, reason: `contracts[${index}] ${contract}` };
+    if (seen.has(contract.messageType)) return { ok: false, reason: `contracts[${index}] repeats ${contract.messageType}` };
+    seen.add(contract.messageType);
+    contracts.push(contract);
+  }
+  return { ok: true, announcement: { service, instanceId, contracts, ttlMs: ttl } };
+}
+
+/**
+ * The live set of contracts, fed by announcements. Each service instance holds a lease; the union of
+ * the instances' contracts (one per message type) is what the gateway serves. `change` fires only when
+ * that union's content changes, so periodic re-announcements are free.
+ */
+export class ContractRegistry extends EventEmitter<RegistryEvents> {
+  private readonly now: () => number;
+  private readonly logger: RegistryLogger | undefined;
+  private readonly options: RegistryOptions;
+  private readonly records = new Map<string, InstanceRecord>();
+  private union: Contract[] = [];
+  private unionFingerprint = canonical([]);
+  private currentConflicts: RegistryConflict[] = [];
+  private seq = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(options: RegistryOptions = {}) {
+    super();
+    this.options = options;
+    this.now = options.now ?? Date.now;
+    this.logger = options.logger;
+  }
+
+  /** Applies one announcement (or withdrawal). Never throws; a malformed one is rejected with its reason. */
+  apply(input: unknown): ApplyResult {
+    let validation: ValidationResult;
+    try {
+      validation = validateAnnouncement(input, this.options);
+    } catch (error) {
+      // structuredClone can throw on exotic input; that is malformed too.
+      validation = { ok: false, reason: `announcement could not be read: ${(error as Error).message}` };
+    }
+    if (!validation.ok) {
+      this.logger?.warn(`contract registry: rejected announcement: ${validation.reason}`);
+      return { accepted: false, changed: false, reason: validation.reason };
+    }
+    const announcement = validation.announcement;
+    const key = instanceKey(announcement.service, announcement.instanceId);
+    if (announcement.withdrawn) {
+      this.records.delete(key);
+    } else {
+      this.record(key, announcement);
+    }
+    return { accepted: true, changed: this.recompute() };
+  }
+
+  /** Drops every instance whose lease ran out by `now`; returns the dropped instances. */
+  expire(now: number = this.now()): InstanceInfo[] {
+    const dropped: InstanceInfo[] = [];
+    for (const [key, record] of this.records) {
+      if (record.leaseExpiresAt <= now) {
+        dropped.push(toInfo(record));
+        this.records.delete(key);
+      }
+    }
+    if (dropped.length > 0) this.recompute();
+    return dropped.sort(compareInfo);
+  }
+
+  /** The current union, sorted by message type. */
+  contracts(): Contract[] {
+    return this.union.map((c) => structuredClone(c));
+  }
+
+  get(messageType: string): Contract | undefined {
+    const found = this.union.find((c) => c.messageType === messageType);
+    return found && structuredClone(found);
+  }
+
+  instances(): InstanceInfo[] {
+    return [...this.records.values()].map(toInfo).sort(compareInfo);
+  }
+
+  /** Message types announced by more than one service right now. */
+  conflicts(): RegistryConflict[] {
+    return this.currentConflicts.map((c) => ({ messageType: c.messageType, services: [...c.services] }));
+  }
+
+  /** Expires leases periodically; the timer does not keep the process alive. Restarting replaces it. */
+  startExpiry(intervalMs: number): void {
+    this.stop();
+    this.timer = setInterval(() => this.expire(), intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private record(key: string, announcement: Announcement): void {
+    const now = this.now();
+    const previous = this.records.get(key);
+    const sameContracts = previous !== undefined && canonical(previous.contracts) === canonical(announcement.contracts);
+    this.seq += 1;
+    this.records.set(key, {
+      service: announcement.service,
+      instanceId: announcement.instanceId,
+      contracts: announcement.contracts,
+      lastSeen: now,
+      leaseExpiresAt: now + announcement.ttlMs,
+      // A plain re-announcement keeps its age, so two instances re-announcing in turn never flip-flop.
+      changedAt: sameContracts ? previous.changedAt : now,
+      changedSeq: sameContracts ? previous.changedSeq : this.seq,
+    });
+  }
+
+  /** Rebuilds the union; emits only on a real change of content. Returns whether the contracts changed. */
+  private recompute(): boolean {
+    const { contracts, conflicts } = unionOf([...this.records.values()]);
+    const fingerprint = canonical(contracts);
+    const changed = fingerprint !== this.unionFingerprint;
+    this.union = contracts;
+    this.unionFingerprint = fingerprint;
+    if (canonical(conflicts) !== canonical(this.currentConflicts)) {
+      this.currentConflicts = conflicts;
+      for (const c of conflicts) {
+        this.logger?.warn(`contract registry: ${c.messageType} is announced by ${c.services.join(', ')}; ${c.services[0]} keeps it`);
+      }
+      this.safeEmit('conflict', this.conflicts());
+    }
+    if (changed) this.safeEmit('change', this.contracts());
+    return changed;
+  }
+
+  /** A throwing listener must not break the bus consumer that called apply(). */
+  private safeEmit<K extends keyof RegistryEvents>(event: K, ...args: RegistryEvents[K]): void {
+    try {
+      (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args);
+    } catch (error) {
+      this.logger?.warn(`contract registry: ${event} listener failed: ${(error as Error).message}`);
+    }
+  }
+}
+
+function instanceKey(service: string, instanceId: string): string {
+  return JSON.stringify([service, instanceId]);
+}
+
+function toInfo(record: InstanceRecord): InstanceInfo {
+  return {
+    service: record.service,
+    instanceId: record.instanceId,
+    lastSeen: record.lastSeen,
+    leaseExpiresAt: record.leaseExpiresAt,
+    messageTypes: record.contracts.map((c) => c.messageType).sort(compareText),
+  };
+}
+
+function compareInfo(a: InstanceInfo, b: InstanceInfo): number {
+  return compareText(a.service, b.service) || compareText(a.instanceId, b.instanceId);
+}
+
+/** Newest change first; ties by instance id so the choice never depends on Map order. */
+function compareNewest(a: InstanceRecord, b: InstanceRecord): number {
+  return b.changedAt - a.changedAt || b.changedSeq - a.changedSeq || compareText(a.instanceId, b.instanceId);
+}
+
+/**
+ * One contract per message type: within a service the instance whose contracts changed most recently
+ * wins (a rolling deploy's new version); across services the first service by name wins and the clash
+ * is reported.
+ */
+function unionOf(records: InstanceRecord[]): { contracts: Contract[]; conflicts: RegistryConflict[] } {
+  const byType = new Map<string, Map<string, InstanceRecord[]>>();
+  for (const record of records) {
+    for (const contract of record.contracts) {
+      const services = byType.get(contract.messageType) ?? new Map<string, InstanceRecord[]>();
+      const list = services.get(record.service) ?? [];
+      list.push(record);
+      services.set(record.service, list);
+      byType.set(contract.messageType, services);
+    }
+  }
+  const contracts: Contract[] = [];
+  const conflicts: RegistryConflict[] = [];
+  for (const messageType of [...byType.keys()].sort(compareText)) {
+    const services = byType.get(messageType) as Map<string, InstanceRecord[]>;
+    const names = [...services.keys()].sort(compareText);
+    if (names.length > 1) conflicts.push({ messageType, services: names });
+    const newest = (services.get(names[0] as string) as InstanceRecord[]).sort(compareNewest)[0] as InstanceRecord;
+    contracts.push(newest.contracts.find((c) => c.messageType === messageType) as Contract);
+  }
+  return { contracts, conflicts };
+}

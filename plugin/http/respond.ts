@@ -1,0 +1,24 @@
+import type { Response } from 'express';
+import { toErrorBody } from '../errors';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export function sendJson(res: Response, status: number, body: unknown): void {
+  if (status === 204 || body === undefined) {
+    res.status(status).end();
+    return;
+  }
+  res.status(status).setHeader('Content-Type', JSON_TYPE);
+  res.end(JSON.stringify(body));
+}
+
+/** Every error answer goes through here: the spec's body, its headers, and nothing internal. */
+export function sendError(res: Response, err: unknown, correlationId?: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const { status, body, headers } = toErrorBody(err, correlationId);
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  sendJson(res, status, body);
+}

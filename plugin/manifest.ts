@@ -1,0 +1,25 @@
+import { SETTINGS_SCHEMA, resolveSettings } from './settings';
+import { obtainRuntime } from './runtime';
+import type { PluginContext } from './host/plugin-context';
+import { contractRouterPolicy } from '../policies/contract-router';
+import { contractAvailableCondition } from '../conditions/contract-available';
+
+/**
+ * The Express Gateway plugin. The host calls init() at start and again on every reload of its config, so
+ * everything long-lived is created once (obtainRuntime) and only the registrations are repeated.
+ */
+const plugin = {
+  version: '1.0.0',
+  policies: ['contract-router'],
+  schema: SETTINGS_SCHEMA,
+  init(ctx: PluginContext): void {
+    ctx.registerPolicy(contractRouterPolicy);
+    ctx.registerCondition(contractAvailableCondition);
+    const runtime = obtainRuntime(resolveSettings(ctx.settings), ctx.logger);
+    // Not awaited: the host's init() is synchronous; discovery writes the routes when services answer.
+    void runtime.start();
+    runtime.attachHost(ctx);
+  },
+};
+
+export = plugin;

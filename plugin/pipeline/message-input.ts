@@ -1,0 +1,30 @@
+import type { Request, Response } from 'express';
+import { readBody } from '../request/body';
+import { buildInput } from '../request/input';
+import { currentRuntime } from '../runtime';
+import type { ResolvedContract } from './resolve-contract';
+
+const KEY = Symbol('contracts.input');
+
+/**
+ * The input of the message, built once per request (schema validation and the router both use it):
+ * body + path parameters + query string. On the generic routes the envelope is taken off first:
+ * POST /api/actions { messageType, input }, GET /api/data?messageType=…&field=….
+ */
+export async function messageInput(req: Request, res: Response, resolved: ResolvedContract): Promise<Record<string, unknown>> {
+  const holder = req as unknown as Record<symbol, Record<string, unknown> | undefined>;
+  const known = holder[KEY];
+  if (known) return known;
+  const limit = currentRuntime()?.settings.bodyLimitBytes;
+  const rawBody = await readBody(req, res, limit);
+  const query = { ...(req.query as Record<string, unknown>) };
+  let body = rawBody;
+  if (resolved.dispatched) {
+    delete query.messageType;
+    const inner = rawBody.input;
+    body = inner && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Record<string, unknown>) : {};
+  }
+  const input = buildInput({ body, query, params: req.params ?? {}, schema: resolved.contract.inputSchema });
+  holder[KEY] = input;
+  return input;
+}

@@ -1,0 +1,77 @@
+import type { Request, Response } from 'express';
+import { readBody } from '../request/body';
+import type { Contract } from '../contracts/types';
+import { GatewayError } from '../errors';
+import { currentRuntime } from '../runtime';
+
+/**
+ * The action every generated pipeline step carries: which contract(s) the route serves.
+ * - messageType: the route's contract;
+ * - variants: another contract for the same route when a query parameter is present (GET /api/users?userId=);
+ * - dispatch: a generic route (/api/actions, /api/data) where the caller names the message type, limited to `messageTypes`.
+ */
+export interface RouteAction {
+  messageType?: string;
+  variants?: Array<{ whenQuery: string; messageType: string }>;
+  dispatch?: 'body' | 'query';
+  messageTypes?: string[];
+}
+
+export const ROUTE_ACTION_SCHEMA_PROPERTIES = {
+  messageType: { type: 'string', description: 'message type of the contract this route serves' },
+  variants: {
+    type: 'array',
+    items: {
+      type: 'object',
+      properties: { whenQuery: { type: 'string' }, messageType: { type: 'string' } },
+      required: ['whenQuery', 'messageType'],
+    },
+  },
+  dispatch: { type: 'string', enum: ['body', 'query'] },
+  messageTypes: { type: 'array', items: { type: 'string' } },
+} as const;
+
+export interface ResolvedContract {
+  contract: Contract;
+  /** A generic route: the input is body.input (POST /api/actions) or the query minus messageType (GET /api/data). */
+  dispatched: boolean;
+}
+
+const KEY = Symbol('contracts.resolved');
+
+/**
+ * Which contract this request is for; computed once per request and shared by every policy of the pipeline.
+ * A contract that was withdrawn after the route was written answers 404 HANDLER_NOT_FOUND until the route goes.
+ */
+export async function resolveContract(req: Request, res: Response, action: RouteAction): Promise<ResolvedContract> {
+  const holder = req as unknown as Record<symbol, ResolvedContract | undefined>;
+  const known = holder[KEY];
+  if (known) return known;
+  const runtime = currentRuntime();
+  if (!runtime) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
+  const body = action.dispatch === 'body' ? await readBody(req, res, runtime.settings.bodyLimitBytes) : undefined;
+  const messageType = pickMessageType(req, action, body);
+  const contract = runtime.contract(messageType);
+  if (!contract) throw new GatewayError('HANDLER_NOT_FOUND', `No handler for ${messageType}`);
+  const resolved = { contract, dispatched: action.dispatch !== undefined };
+  holder[KEY] = resolved;
+  return resolved;
+}
+
+function pickMessageType(req: Request, action: RouteAction, body?: Record<string, unknown>): string {
+  if (action.dispatch) {
+    const named = action.dispatch === 'body' ? body?.messageType : req.query.messageType;
+    if (typeof named !== 'string' || named === '') {
+      throw new GatewayError('MISSING_REQUIRED_FIELD', 'messageType is required on this route', {
+        details: { messageType: 'is required' },
+      });
+    }
+    if (!action.messageTypes?.includes(named)) throw new GatewayError('HANDLER_NOT_FOUND', `No handler for ${named}`);
+    return named;
+  }
+  for (const v of action.variants ?? []) {
+    if (req.query[v.whenQuery] !== undefined) return v.messageType;
+  }
+  if (!action.messageType) throw new GatewayError('HANDLER_NOT_FOUND', 'No handler for this route');
+  return action.messageType;
+}

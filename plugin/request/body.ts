@@ -1,0 +1,61 @@
+import express from 'express';
+import type { Request, Response } from 'express';
+import { GatewayError } from '../errors';
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** Methods whose body becomes input. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+const parsers = new Map<number, ReturnType<typeof express.json>>();
+
+function parserFor(limit: number): ReturnType<typeof express.json> {
+  let p = parsers.get(limit);
+  if (!p) {
+    // strict: a body must be an object or array; the type check is ours (415 below), so accept any here.
+    p = express.json({ limit, strict: true, type: () => true });
+    parsers.set(limit, p);
+  }
+  return p;
+}
+
+/**
+ * Reads the JSON body once per request. An empty body is `{}`; a non-JSON content type with a body → 415;
+ * too large → 413; malformed → 400. Errors carry no parser text.
+ */
+export function readBody(req: Request, res: Response, limit = DEFAULT_BODY_LIMIT): Promise<Record<string, unknown>> {
+  const already = (req as { _contractsBody?: Record<string, unknown> })._contractsBody;
+  if (already) return Promise.resolve(already);
+  if (!BODY_METHODS.has(req.method)) return Promise.resolve({});
+  const length = req.headers['content-length'];
+  const chunked = req.headers['transfer-encoding'] !== undefined;
+  if (!chunked && (length === undefined || length === '0')) return Promise.resolve({});
+  const type = req.headers['content-type'];
+  if (!type || !/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
+    return Promise.reject(new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json)'));
+  }
+  return new Promise((resolve, reject) => {
+    parserFor(limit)(req, res, (err?: unknown) => {
+      if (err) return reject(bodyError(err, limit));
+      const body: unknown = req.body;
+      if (body === undefined || body === null) return resolve({});
+      if (typeof body !== 'object' || Array.isArray(body)) {
+        return reject(new GatewayError('BAD_REQUEST', 'The request body must be a JSON object'));
+      }
+      const obj = body as Record<string, unknown>;
+      (req as { _contractsBody?: Record<string, unknown> })._contractsBody = obj;
+      resolve(obj);
+    });
+  });
+}
+
+function bodyError(err: unknown, limit: number): GatewayError {
+  const type = (err as { type?: string }).type;
+  if (type === 'entity.too.large') {
+    return new GatewayError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes`);
+  }
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+    return new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported body encoding');
+  }
+  return new GatewayError('BAD_REQUEST', 'The request body is not valid JSON');
+}

@@ -1,0 +1,103 @@
+import type { Announcement, Contract } from './contracts/types';
+import { ContractRegistry } from './contracts/registry';
+import { createTransport, type Transport } from './bus';
+import type { Settings } from './settings';
+import { consoleLogger, type Logger } from './logger';
+import { ConfigSync, type HostConfig } from './config-writer/config-sync';
+
+/**
+ * What lives as long as the gateway process: the bus, the registry of discovered contracts and the
+ * config sync. The host re-runs the plugin's init() on every reload, so this is created once and found
+ * again by every later init() (and by the launcher, which may start it before the host).
+ */
+export class Runtime {
+  readonly transport: Transport;
+  readonly registry: ContractRegistry;
+  readonly settings: Settings;
+  readonly log: Logger;
+  readonly startedAt = Date.now();
+  private sync?: ConfigSync;
+  private starting?: Promise<void>;
+  private closed = false;
+  /** Set once the host has loaded the plugin (a plugin load error is only logged by the host). */
+  hostAttached = false;
+
+  constructor(settings: Settings, log: Logger = consoleLogger) {
+    this.settings = settings;
+    this.log = log;
+    this.transport = createTransport({ url: settings.busUrl, prefix: settings.busPrefix, logger: log });
+    this.registry = new ContractRegistry({ logger: log });
+  }
+
+  /**
+   * Connects, listens for announcements and asks every service to announce. Idempotent, and it never
+   * rejects: a broker that is not there yet is retried until it is (requests meanwhile get 503).
+   */
+  start(): Promise<void> {
+    this.starting ??= this.connect();
+    return this.starting;
+  }
+
+  private async connect(): Promise<void> {
+    this.transport.onStateChange((state) => {
+      this.log.info(`bus ${state}`);
+      // After a reconnect every service re-announces, so routes come back without a restart.
+      if (state === 'up') this.transport.requestDiscovery().catch((e) => this.log.warn(`discovery request failed: ${String(e)}`));
+    });
+    for (let delay = 250; !this.closed; delay = Math.min(delay * 2, 5000)) {
+      try {
+        await this.transport.start();
+        break;
+      } catch (err) {
+        this.log.warn(`bus not reachable (${err instanceof Error ? err.message : String(err)}); retrying in ${delay} ms`);
+        await new Promise((r) => setTimeout(r, delay).unref());
+      }
+    }
+    if (this.closed) return;
+    await this.transport.onAnnouncement((a: Announcement) => this.registry.apply(a));
+    this.registry.startExpiry(this.settings.leaseCheckIntervalMs);
+    await this.transport.requestDiscovery();
+  }
+
+  /** Binds the host's config so discovered routes are written into gateway.config.yml. */
+  attachHost(host: HostConfig): void {
+    this.hostAttached = true;
+    if (!this.settings.writeConfig) return;
+    if (!this.sync) {
+      this.sync = new ConfigSync(this.registry, host, this.settings, this.log);
+      this.sync.start();
+    } else {
+      this.sync.updateHost(host);
+    }
+  }
+
+  contract(messageType: string): Contract | undefined {
+    return this.registry.get(messageType);
+  }
+
+  /** Resolves when the routes known now are in gateway.config.yml. */
+  async routesWritten(): Promise<void> {
+    await this.sync?.settled();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.sync?.stop();
+    this.registry.stop();
+    await this.transport.close();
+  }
+}
+
+const KEY = Symbol.for('express-gateway-plugin-contracts.runtime');
+type Holder = { [KEY]?: Runtime };
+
+/** The process's runtime, created on first use with the given settings. */
+export function obtainRuntime(settings: Settings, log?: Logger): Runtime {
+  const g = globalThis as Holder;
+  g[KEY] ??= new Runtime(settings, log);
+  return g[KEY];
+}
+
+export function currentRuntime(): Runtime | undefined {
+  return (globalThis as Holder)[KEY];
+}

@@ -1,0 +1,59 @@
+/**
+ * Plugin settings: the `plugins.contracts` block of system.config.yml, with environment variables as the
+ * fallback for what the block leaves out (containers configure by environment).
+ */
+export interface Settings {
+  /** `embedded` (in-process bus) or an amqp:// / amqps:// URL. */
+  busUrl: string;
+  /** Prefix of every exchange and queue, so deployments (and test runs) sharing a broker stay apart. */
+  busPrefix: string;
+  /** Default upstream deadline when a contract has no timeoutMs (spec: 30000). */
+  requestTimeoutMs: number;
+  /** Names of generated apiEndpoints/pipelines start with this; everything else in the file is hand-written. */
+  generatedPrefix: string;
+  /** Write discovered routes into gateway.config.yml (off: serve only what the file already has). */
+  writeConfig: boolean;
+  bodyLimitBytes: number;
+  /** Lease the gateway asks services for; a service silent for this long is dropped. */
+  leaseCheckIntervalMs: number;
+  /** Wait this long after a change of contracts before rewriting the file, so a burst makes one write. */
+  writeDebounceMs: number;
+}
+
+export const SETTINGS_SCHEMA = {
+  $id: 'http://express-gateway.io/schemas/plugins/contracts.json',
+  type: 'object',
+  properties: {
+    busUrl: { type: 'string', description: 'embedded, or amqp://user:pass@host:5672/vhost (env BUS_URL)' },
+    busPrefix: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'exchange/queue name prefix (env BUS_PREFIX)' },
+    requestTimeoutMs: { type: 'integer', minimum: 1, maximum: 600000 },
+    generatedPrefix: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$' },
+    writeConfig: { type: 'boolean' },
+    bodyLimitBytes: { type: 'integer', minimum: 1 },
+    leaseCheckIntervalMs: { type: 'integer', minimum: 100 },
+    writeDebounceMs: { type: 'integer', minimum: 0, maximum: 60000 },
+    package: { type: 'string' },
+  },
+} as const;
+
+function intFrom(v: unknown, fallback: number): number {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  return Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): Settings {
+  const str = (key: string, envName: string, fallback: string): string => {
+    const v = raw[key] ?? env[envName];
+    return typeof v === 'string' && v.trim() !== '' ? v.trim() : fallback;
+  };
+  return {
+    busUrl: str('busUrl', 'BUS_URL', 'embedded'),
+    busPrefix: str('busPrefix', 'BUS_PREFIX', 'contracts'),
+    requestTimeoutMs: intFrom(raw.requestTimeoutMs ?? env.REQUEST_TIMEOUT_MS, 30000),
+    generatedPrefix: str('generatedPrefix', 'GENERATED_PREFIX', 'contracts-'),
+    writeConfig: raw.writeConfig !== false,
+    bodyLimitBytes: intFrom(raw.bodyLimitBytes ?? env.BODY_LIMIT_BYTES, 1024 * 1024),
+    leaseCheckIntervalMs: intFrom(raw.leaseCheckIntervalMs, 1000),
+    writeDebounceMs: raw.writeDebounceMs === 0 ? 0 : intFrom(raw.writeDebounceMs, 100),
+  };
+}

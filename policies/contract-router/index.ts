@@ -1,0 +1,59 @@
+import type { Request, Response, NextFunction } from 'express';
+import { schema } from './schema';
+import { traceOf } from '../../plugin/request/trace';
+import { resolveContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { messageInput } from '../../plugin/pipeline/message-input';
+import { requestUser } from '../../plugin/pipeline/user';
+import { currentRuntime } from '../../plugin/runtime';
+import { sendError, sendJson } from '../../plugin/http/respond';
+import { fromServiceError, GatewayError } from '../../plugin/errors';
+import { successStatus } from './success-status';
+
+interface RouterAction extends RouteAction {
+  timeoutMs?: number;
+}
+
+/**
+ * The last step of every generated pipeline: sends the request as a command or query to the contract's
+ * service and turns the reply into the HTTP answer (spec: "Status codes of generated endpoints").
+ */
+function contractRouter(action: RouterAction) {
+  return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
+    const trace = traceOf(req, res);
+    try {
+      const runtime = currentRuntime();
+      if (!runtime) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
+      const resolved = await resolveContract(req, res, action);
+      const input = await messageInput(req, res, resolved);
+      const { contract } = resolved;
+      const timeoutMs = action.timeoutMs ?? contract.timeoutMs ?? runtime.settings.requestTimeoutMs;
+      const reply = await runtime.transport.request(
+        {
+          messageType: contract.messageType,
+          targetService: contract.targetService,
+          input,
+          headers: { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent },
+        },
+        timeoutMs,
+      );
+      if (!reply.ok) throw fromServiceError(reply.error);
+      if (reply.location && isSafeLocation(reply.location)) res.setHeader('Location', reply.location);
+      const status = reply.status !== undefined && reply.status >= 200 && reply.status < 300 ? reply.status : successStatus(contract.messageType, req.method);
+      sendJson(res, status, status === 204 ? undefined : reply.result ?? null);
+    } catch (err) {
+      if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] ${describe(err)}`);
+      sendError(res, err, trace.correlationId);
+    }
+  };
+}
+
+/** A service may only point at our own API. */
+function isSafeLocation(location: string): boolean {
+  return /^\/api\/[A-Za-z0-9/._~%-]*$/.test(location);
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+export const contractRouterPolicy = { name: 'contract-router', schema, policy: contractRouter };

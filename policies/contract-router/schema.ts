@@ -1,0 +1,11 @@
+import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/pipeline/resolve-contract';
+
+/** No additionalProperties: false — the host adds its own properties to every action. */
+export const schema = {
+  $id: 'http://express-gateway.io/schemas/policies/contract-router.json',
+  type: 'object',
+  properties: {
+    ...ROUTE_ACTION_SCHEMA_PROPERTIES,
+    timeoutMs: { type: 'integer', minimum: 1, description: 'overrides the contract timeout for this route' },
+  },
+};

@@ -1,0 +1,61 @@
+/**
+ * `npm start`: Express Gateway with this plugin and the reference services, on the embedded bus by default
+ * or on RabbitMQ when BUS_URL is an amqp:// URL. Configuration lives in EG_CONFIG_DIR (default .gateway/,
+ * made from config/ on first start).
+ */
+import { join, resolve } from 'node:path';
+import { ensureConfigDir } from './config-dir';
+import { resolveSettings } from '../plugin/settings';
+import { obtainRuntime } from '../plugin/runtime';
+import { createTransport } from '../plugin/bus';
+import { startUsersService } from '../examples/users-service';
+import type { RunningService } from '../sdk';
+
+const root = resolve(__dirname, '..', '..');
+
+async function main(): Promise<void> {
+  const configDir = resolve(process.env.EG_CONFIG_DIR ?? join(root, '.gateway'));
+  ensureConfigDir(configDir, join(root, 'config'));
+  process.env.EG_CONFIG_DIR = configDir;
+  process.env.CONTRACTS_PLUGIN_PACKAGE ??= root;
+
+  const settings = resolveSettings({});
+  const runtime = obtainRuntime(settings);
+  // Started before the host so that init() finds the contracts and the first request is already routed.
+  await runtime.start();
+
+  const services: RunningService[] = [];
+  if (process.env.START_REFERENCE_SERVICES !== 'false') {
+    const transport = createTransport({ url: settings.busUrl, prefix: settings.busPrefix });
+    await transport.start();
+    services.push(await startUsersService(transport));
+    await waitFor(() => runtime.registry.contracts().length > 0, 3000);
+  }
+
+  const gateway = require('express-gateway') as () => { load(dir: string): { run(): Promise<unknown> } };
+  await gateway().load(configDir).run();
+  if (!runtime.hostAttached) {
+    throw new Error('the contracts plugin did not load; see the log above');
+  }
+  const port = process.env.PORT ?? '8080';
+  console.log(`[contracts] gateway ready on http://127.0.0.1:${port} (bus: ${settings.busUrl.startsWith('amqp') ? 'RabbitMQ' : 'embedded'})`);
+
+  const stop = async (signal: string) => {
+    console.log(`[contracts] ${signal}: stopping`);
+    for (const s of services) await s.stop().catch(() => undefined);
+    await runtime.close().catch(() => undefined);
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!check() && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+}
+
+main().catch((err) => {
+  console.error(`[contracts] start failed: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import type { Contract } from '../plugin/contracts/types';
+import type { MessageHeaders, Reply, RequestMessage, Subscription, Transport } from '../plugin/bus/transport';
+import { ServiceError } from './service-error';
+
+/** What a handler gets besides its input: the caller and the trace ids the gateway sent. */
+export type HandlerContext = MessageHeaders;
+
+/** A handler's answer when it needs more than a body: another 2xx or a Location header. */
+export interface Answer {
+  readonly [ANSWER]: true;
+  result: unknown;
+  status?: number;
+  location?: string;
+}
+const ANSWER = Symbol('answer');
+
+export function answer(result: unknown, opts: { status?: number; location?: string } = {}): Answer {
+  return { [ANSWER]: true, result, ...opts };
+}
+
+export type Handler = (input: Record<string, unknown>, ctx: HandlerContext) => unknown;
+
+export interface Operation {
+  contract: Omit<Contract, 'targetService'>;
+  handle: Handler;
+}
+
+export interface ServeOptions {
+  transport: Transport;
+  service: string;
+  operations: Operation[];
+  /** The lease announced with the contracts; re-announced every third of it. */
+  ttlMs?: number;
+  prefetch?: number;
+  instanceId?: string;
+  onError?: (err: unknown, message: RequestMessage) => void;
+}
+
+export interface RunningService {
+  readonly service: string;
+  readonly instanceId: string;
+  /** Withdraws the contracts first (the gateway stops routing here), then stops consuming. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a service on the bus: handles its messages and announces its contracts, so a Node service has no bus
+ * code. A handler returns its result (or `answer(...)`), or throws a ServiceError; anything else thrown
+ * becomes INTERNAL_ERROR with no detail sent to the caller.
+ */
+export async function serve(opts: ServeOptions): Promise<RunningService> {
+  const { transport, service } = opts;
+  const ttlMs = opts.ttlMs ?? 15000;
+  const instanceId = opts.instanceId ?? `${service}-${randomUUID()}`;
+  const contracts: Contract[] = opts.operations.map((op) => ({ ...op.contract, targetService: service }));
+  const handlers = new Map(opts.operations.map((op) => [op.contract.messageType, op.handle]));
+
+  const handle = async (message: RequestMessage): Promise<Reply> => {
+    const handler = handlers.get(message.messageType);
+    if (!handler) return { ok: false, error: { code: 'HANDLER_NOT_FOUND', message: `No handler for ${message.messageType}` } };
+    try {
+      const out = await handler(message.input, message.headers);
+      if (out && typeof out === 'object' && ANSWER in out) {
+        const a = out as Answer;
+        return { ok: true, result: a.result, status: a.status, location: a.location };
+      }
+      return { ok: true, result: out };
+    } catch (err) {
+      if (err instanceof ServiceError) return { ok: false, error: err.toReplyError() };
+      opts.onError?.(err, message);
+      return { ok: false, error: { code: 'INTERNAL_ERROR', message: 'Internal error' } };
+    }
+  };
+
+  const announce = (withdrawn = false) =>
+    transport.announce({ service, instanceId, contracts: withdrawn ? [] : contracts, ttlMs, withdrawn: withdrawn || undefined });
+
+  const subs: Subscription[] = [];
+  subs.push(await transport.serve(service, handle, { prefetch: opts.prefetch }));
+  subs.push(await transport.onDiscoveryRequest(() => void announce().catch(() => undefined)));
+  await announce();
+  const timer = setInterval(() => void announce().catch(() => undefined), Math.max(100, Math.floor(ttlMs / 3)));
+  timer.unref();
+
+  let stopped = false;
+  return {
+    service,
+    instanceId,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      await announce(true).catch(() => undefined);
+      for (const s of subs) await s.close().catch(() => undefined);
+    },
+  };
+}

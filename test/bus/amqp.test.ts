@@ -1,0 +1,432 @@
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import * as net from 'node:net';
+import * as amqp from 'amqplib';
+import { AmqpTransport } from '../../plugin/bus/amqp';
+import type { BusLogger } from '../../plugin/bus';
+import type { Announcement } from '../../plugin/contracts/types';
+import type { Transport, TransportState } from '../../plugin/bus/transport';
+import { deferred, eventually, rejection, requestFor, sleep, transportConformance } from './conformance';
+
+/*
+ * Runs against the real RabbitMQ (BUS_URL, default amqp://guest:guest@127.0.0.1:5672). Every fixture
+ * uses its own name prefix, and its exchanges are deleted afterwards.
+ */
+const BROKER_URL = process.env.BUS_URL || 'amqp://guest:guest@127.0.0.1:5672';
+const VERBOSE = process.env.BUS_TEST_VERBOSE === '1';
+
+function newPrefix(): string {
+  return `test-${process.pid}-${randomBytes(4).toString('hex')}`;
+}
+
+interface CollectingLogger extends BusLogger {
+  lines: string[];
+}
+
+function collectingLogger(tag: string): CollectingLogger {
+  const lines: string[] = [];
+  const log = (level: string) => (m: string) => {
+    lines.push(`${level} ${m}`);
+    if (VERBOSE) console.log(`[${tag}] ${level} ${m}`);
+  };
+  return { lines, info: log('info'), warn: log('warn'), error: log('error') };
+}
+
+/** A URL for the same broker but another host:port (the proxy). */
+function viaPort(url: string, port: number): string {
+  const u = new URL(url);
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  return u.toString();
+}
+
+/** A TCP proxy in front of the broker that can cut every connection and refuse new ones. */
+class TcpProxy {
+  private readonly server: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+  refusing = false;
+
+  constructor(private readonly target: { host: string; port: number }) {
+    this.server = net.createServer((client) => {
+      if (this.refusing) {
+        client.destroy();
+        return;
+      }
+      const upstream = net.connect(this.target.port, this.target.host);
+      this.sockets.add(client);
+      this.sockets.add(upstream);
+      const drop = (): void => {
+        client.destroy();
+        upstream.destroy();
+        this.sockets.delete(client);
+        this.sockets.delete(upstream);
+      };
+      client.on('error', drop).on('close', drop);
+      upstream.on('error', drop).on('close', drop);
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, '127.0.0.1', () => resolve((this.server.address() as net.AddressInfo).port));
+    });
+  }
+
+  /** Cuts every proxied connection, as a broker restart or a network failure would. */
+  killAll(): void {
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+  }
+
+  connectionCount(): number {
+    return this.sockets.size / 2;
+  }
+
+  close(): Promise<void> {
+    this.refusing = true;
+    this.killAll();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+let admin: amqp.ChannelModel;
+
+/** Runs one broker operation on a throw-away channel (a failing operation closes its channel). */
+async function withAdmin<T>(op: (ch: amqp.Channel) => Promise<T>): Promise<T> {
+  const ch = await admin.createChannel();
+  ch.on('error', () => undefined);
+  try {
+    return await op(ch);
+  } finally {
+    await ch.close().catch(() => undefined);
+  }
+}
+
+async function deleteTopology(prefix: string): Promise<void> {
+  await withAdmin((ch) => ch.deleteExchange(`${prefix}.rpc`)).catch(() => undefined);
+  await withAdmin((ch) => ch.deleteExchange(`${prefix}.discovery`)).catch(() => undefined);
+}
+
+interface AmqpFixture {
+  gateway: AmqpTransport;
+  service: AmqpTransport;
+  service2: AmqpTransport;
+  prefix: string;
+  logs: { gateway: CollectingLogger; service: CollectingLogger; service2: CollectingLogger };
+  cleanup(): Promise<void>;
+}
+
+async function makeAmqp(url = BROKER_URL): Promise<AmqpFixture> {
+  const prefix = newPrefix();
+  const logs = { gateway: collectingLogger('gateway'), service: collectingLogger('service'), service2: collectingLogger('service2') };
+  const gateway = new AmqpTransport(url, { prefix, logger: logs.gateway });
+  const service = new AmqpTransport(url, { prefix, logger: logs.service });
+  const service2 = new AmqpTransport(url, { prefix, logger: logs.service2 });
+  await Promise.all([gateway.start(), service.start(), service2.start()]);
+  return {
+    gateway,
+    service,
+    service2,
+    prefix,
+    logs,
+    cleanup: async () => {
+      await Promise.all([gateway.close(), service.close(), service2.close()]);
+      await deleteTopology(prefix);
+    },
+  };
+}
+
+function waitForState(transport: Transport, state: TransportState, withinMs: number): Promise<void> {
+  return eventually(() => transport.state() === state, withinMs, `state ${state}`);
+}
+
+describe('AmqpTransport (RabbitMQ)', function () {
+  this.timeout(30_000);
+
+  before(async () => {
+    admin = await amqp.connect(BROKER_URL);
+    admin.on('error', () => undefined);
+  });
+  after(async () => {
+    await admin.close();
+  });
+
+  transportConformance('amqp', makeAmqp);
+
+  describe('AMQP specifics', () => {
+    let fixture: AmqpFixture | undefined;
+    afterEach(async () => {
+      await fixture?.cleanup();
+      fixture = undefined;
+    });
+
+    it('opens its socket with Nagle disabled (noDelay)', async () => {
+      const calls: Array<{ port: number | undefined; value: boolean | undefined }> = [];
+      const original = net.Socket.prototype.setNoDelay;
+      net.Socket.prototype.setNoDelay = function (this: net.Socket, noDelay?: boolean) {
+        calls.push({ port: this.remotePort, value: noDelay });
+        return original.call(this, noDelay);
+      };
+      const prefix = newPrefix();
+      const transport = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('nodelay') });
+      try {
+        await transport.start();
+      } finally {
+        net.Socket.prototype.setNoDelay = original;
+        await transport.close();
+        await deleteTopology(prefix);
+      }
+      const brokerPort = Number(new URL(BROKER_URL).port || 5672);
+      const amqpCalls = calls.filter((c) => c.port === brokerPort);
+      expect(amqpCalls.length, 'setNoDelay called on the AMQP socket').to.be.greaterThan(0);
+      expect(amqpCalls.every((c) => c.value === true)).to.equal(true);
+    });
+
+    it('start() fails within its bound when the broker is unreachable, without printing credentials', async () => {
+      const spare = net.createServer();
+      await new Promise<void>((r) => spare.listen(0, '127.0.0.1', () => r()));
+      const port = (spare.address() as net.AddressInfo).port;
+      await new Promise<void>((r) => spare.close(() => r()));
+
+      const transport = new AmqpTransport(`amqp://guest:s3cret-Pa55@127.0.0.1:${port}`, {
+        prefix: newPrefix(),
+        connectTimeoutMs: 600,
+        logger: collectingLogger('unreachable'),
+      });
+      const started = Date.now();
+      let error: Error | undefined;
+      try {
+        await transport.start();
+      } catch (err) {
+        error = err as Error;
+      }
+      expect(error, 'start() must reject').to.be.instanceOf(Error);
+      expect(Date.now() - started).to.be.lessThan(3000);
+      expect(error!.message).to.match(/Could not connect to the message bus/);
+      expect(error!.message).to.not.include('s3cret-Pa55');
+      expect(transport.state()).to.not.equal('up');
+      const err = await rejection(transport.request(requestFor('x'), 1000));
+      expect(err.status).to.equal(503);
+      await transport.close();
+      await transport.close();
+    });
+
+    it('serve() before start() begins consuming once connected', async () => {
+      const prefix = newPrefix();
+      const gateway = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('g') });
+      const service = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('s') });
+      fixture = {
+        gateway,
+        service,
+        service2: service,
+        prefix,
+        logs: {} as AmqpFixture['logs'],
+        cleanup: async () => {
+          await Promise.all([gateway.close(), service.close()]);
+          await deleteTopology(prefix);
+        },
+      };
+      await service.serve('early', async (m) => ({ ok: true, result: m.input }));
+      await Promise.all([gateway.start(), service.start()]);
+      expect(await gateway.request(requestFor('early', { a: 1 }), 5000)).to.deep.equal({ ok: true, result: { a: 1 } });
+    });
+
+    it('uses the documented wire format (exchange, work queue, properties, headers, body)', async () => {
+      fixture = await makeAmqp();
+      const { prefix } = fixture;
+      // A foreign consumer on the work queue, as a service in another language would be.
+      const ch = await admin.createChannel();
+      const queue = `${prefix}.svc.foreign`;
+      await ch.assertQueue(queue, { durable: false, autoDelete: true });
+      await ch.bindQueue(queue, `${prefix}.rpc`, 'foreign');
+      const got = deferred<amqp.ConsumeMessage>();
+      await ch.consume(queue, (msg) => {
+        if (!msg) return;
+        got.resolve(msg);
+        ch.sendToQueue(msg.properties.replyTo, Buffer.from(JSON.stringify({ ok: true, result: { from: 'foreign' } })), {
+          correlationId: msg.properties.correlationId,
+        });
+        ch.ack(msg);
+      });
+      const user = { userId: 'u', email: 'e@x.y', name: 'N', permissions: ['p'] };
+      const reply = await fixture.gateway.request(
+        {
+          messageType: 'DoThingCommand',
+          targetService: 'foreign',
+          input: { x: 1 },
+          headers: { correlationId: 'trace-corr', requestId: 'rq', user, traceparent: '00-abc-def-01' },
+        },
+        4000,
+      );
+      expect(reply).to.deep.equal({ ok: true, result: { from: 'foreign' } });
+      const msg = await got.promise;
+      await ch.close();
+      expect(msg.fields.exchange).to.equal(`${prefix}.rpc`);
+      expect(msg.fields.routingKey).to.equal('foreign');
+      expect(JSON.parse(msg.content.toString())).to.deep.equal({ input: { x: 1 } });
+      const p = msg.properties;
+      expect(p.type).to.equal('DoThingCommand');
+      expect(p.contentType).to.equal('application/json');
+      expect(p.expiration).to.equal('4000');
+      expect(p.replyTo).to.match(/^amq\.rabbitmq\.reply-to\./);
+      expect(p.correlationId).to.be.a('string').and.not.equal('trace-corr');
+      expect(p.headers).to.deep.include({ correlationId: 'trace-corr', requestId: 'rq', traceparent: '00-abc-def-01' });
+      expect(JSON.parse(String(p.headers!.user))).to.deep.equal(user);
+    });
+
+    it('recovers by itself after the connection is cut: 502 in flight, 503 while down, then works again', async () => {
+      const broker = new URL(BROKER_URL);
+      const proxy = new TcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });
+      const port = await proxy.listen();
+      try {
+        fixture = await makeAmqp(viaPort(BROKER_URL, port));
+        const { gateway, service } = fixture;
+        const gatewayStates: TransportState[] = [];
+        gateway.onStateChange((s) => gatewayStates.push(s));
+
+        const entered = deferred();
+        const release = deferred();
+        await service.serve('slow', async () => {
+          entered.resolve();
+          await release.promise;
+          return { ok: true, result: 'slow' };
+        });
+        await service.serve('echo', async (m) => ({ ok: true, result: m.input }));
+        const announcements: Announcement[] = [];
+        await gateway.onAnnouncement((a) => announcements.push(a));
+        let discoveryRequests = 0;
+        await service.onDiscoveryRequest(() => {
+          discoveryRequests += 1;
+        });
+        expect(await gateway.request(requestFor('echo', { before: true }), 5000)).to.deep.equal({ ok: true, result: { before: true } });
+        expect(proxy.connectionCount()).to.equal(3);
+
+        // cut everything while a request is with the service
+        const inFlight = gateway.request(requestFor('slow'), 20_000);
+        await entered.promise;
+        proxy.refusing = true;
+        let started = Date.now();
+        proxy.killAll();
+        const cut = await rejection(inFlight);
+        expect(Date.now() - started, 'in-flight request settles fast').to.be.lessThan(2000);
+        expect(cut.code).to.equal('SERVICE_UNAVAILABLE');
+        expect(cut.status).to.equal(502);
+        expect(cut.extra.service).to.equal('slow');
+        expect(gateway.state()).to.equal('down');
+
+        started = Date.now();
+        const down = await rejection(gateway.request(requestFor('echo'), 20_000));
+        expect(Date.now() - started, 'request while down settles fast').to.be.lessThan(2000);
+        expect(down.code).to.equal('SERVICE_UNAVAILABLE');
+        expect(down.status).to.equal(503);
+        expect(down.headers['Retry-After']).to.match(/^\d+$/);
+        await rejection(service.announce({ service: 'x', instanceId: 'y', contracts: [], ttlMs: 1 }));
+        release.resolve(); // the handler's reply now has nowhere to go: logged, not thrown
+
+        await sleep(300); // a few reconnect attempts are refused meanwhile
+        expect(gateway.state()).to.equal('down');
+        proxy.refusing = false;
+        await Promise.all([waitForState(gateway, 'up', 10_000), waitForState(service, 'up', 10_000), waitForState(fixture.service2, 'up', 10_000)]);
+        expect(gatewayStates.slice(0, 2)).to.deep.equal(['down', 'up']);
+
+        // consumers were re-created: requests, discovery requests and announcements flow again
+        await eventually(
+          async () => {
+            const r = await gateway.request(requestFor('echo', { after: true }), 5000).catch(() => undefined);
+            return r !== undefined && r.ok && JSON.stringify(r.result) === '{"after":true}';
+          },
+          5000,
+          'requests after reconnect',
+        );
+        await gateway.requestDiscovery();
+        await eventually(() => discoveryRequests === 1, 5000, 'discovery request after reconnect');
+        await service.announce({ service: 'users', instanceId: 'i-after', contracts: [], ttlMs: 1000 });
+        await eventually(() => announcements.some((a) => a.instanceId === 'i-after'), 5000, 'announcement after reconnect');
+        expect(fixture.logs.service.lines.join('\n')).to.match(/could not reply/);
+      } finally {
+        await fixture?.cleanup();
+        fixture = undefined;
+        await proxy.close();
+      }
+    });
+
+    it('close() while the connection is down resolves and stops reconnecting', async () => {
+      const broker = new URL(BROKER_URL);
+      const proxy = new TcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });
+      const port = await proxy.listen();
+      const prefix = newPrefix();
+      const transport = new AmqpTransport(viaPort(BROKER_URL, port), { prefix, logger: collectingLogger('dead') });
+      try {
+        await transport.start();
+        await transport.serve('x', async () => ({ ok: true }));
+        await transport.onAnnouncement(() => undefined);
+        proxy.refusing = true;
+        proxy.killAll();
+        await waitForState(transport, 'down', 2000);
+        await transport.close();
+        await transport.close();
+        expect(transport.state()).to.equal('closed');
+        proxy.refusing = false;
+        await sleep(400);
+        expect(proxy.connectionCount(), 'no reconnect after close').to.equal(0);
+      } finally {
+        await proxy.close();
+        await deleteTopology(prefix);
+      }
+    });
+
+    it('survives the broker cancelling a consumer (its queue deleted) and consumes again', async () => {
+      fixture = await makeAmqp();
+      const { gateway, service, prefix } = fixture;
+      await service.serve('victim', async (m) => ({ ok: true, result: m.input }));
+      expect(await gateway.request(requestFor('victim', { n: 1 }), 5000)).to.deep.equal({ ok: true, result: { n: 1 } });
+
+      await withAdmin((ch) => ch.deleteQueue(`${prefix}.svc.victim`));
+      await eventually(() => fixture!.logs.service.lines.some((l) => /cancelled/.test(l)), 5000, 'cancel notification');
+      expect(service.state()).to.equal('up');
+
+      await eventually(
+        async () => {
+          try {
+            const r = await gateway.request(requestFor('victim', { n: 2 }), 2000);
+            return r.ok === true;
+          } catch (err) {
+            expect((err as { status?: number }).status).to.equal(503);
+            return false;
+          }
+        },
+        5000,
+        'the consumer to come back',
+      );
+    });
+
+    it('recreates the publisher channel after a channel error (publish to a deleted exchange)', async () => {
+      fixture = await makeAmqp();
+      const { gateway, service, service2, prefix } = fixture;
+      await service.serve('before', async () => ({ ok: true, result: 'before' }));
+      expect(await gateway.request(requestFor('before'), 5000)).to.deep.equal({ ok: true, result: 'before' });
+
+      await withAdmin((ch) => ch.deleteExchange(`${prefix}.rpc`));
+      const started = Date.now();
+      const err = await rejection(gateway.request(requestFor('before'), 10_000));
+      expect(Date.now() - started).to.be.lessThan(2000);
+      expect(err.code).to.equal('SERVICE_UNAVAILABLE');
+      expect(gateway.state()).to.equal('up');
+
+      // a new consumer re-declares the exchange; the gateway's publisher must be usable again
+      await service2.serve('after', async () => ({ ok: true, result: 'after' }));
+      await eventually(
+        async () => {
+          const r = await gateway.request(requestFor('after'), 2000).catch(() => undefined);
+          return r !== undefined && r.ok && r.result === 'after';
+        },
+        5000,
+        'requests after the channel error',
+      );
+      expect(fixture.logs.gateway.lines.join('\n')).to.match(/publisher channel error/);
+    });
+  });
+});

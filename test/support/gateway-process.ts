@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort, uniquePrefix } from './env';
+
+export interface GatewayProcess {
+  baseUrl: string;
+  configDir: string;
+  prefix: string;
+  output(): string;
+  gatewayConfig(): string;
+  stop(): Promise<void>;
+}
+
+const ROOT = resolve(__dirname, '..', '..', '..');
+
+/**
+ * Starts `node dist/scripts/start.js` (what `npm start` runs) in its own config directory, port and bus
+ * prefix, and resolves once it says it is ready.
+ */
+export async function startGateway(env: Record<string, string | undefined> = {}, opts: { configDir?: string } = {}): Promise<GatewayProcess> {
+  const port = await freePort();
+  const configDir = opts.configDir ?? mkdtempSync(join(tmpdir(), 'contracts-gw-'));
+  const prefix = env.BUS_PREFIX ?? uniquePrefix('gw');
+  let out = '';
+  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'dist', 'scripts', 'start.js')], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), EG_CONFIG_DIR: configDir, BUS_PREFIX: prefix },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+
+  await new Promise<void>((resolveReady, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway not ready in 20 s:\n${out}`)), 20000);
+    const check = () => {
+      if (out.includes('gateway ready')) {
+        clearTimeout(timer);
+        resolveReady();
+      }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited with ${code}:\n${out}`));
+    });
+  });
+
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    configDir,
+    prefix,
+    output: () => out,
+    gatewayConfig: () => readFileSync(join(configDir, 'gateway.config.yml'), 'utf8'),
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(killer);
+      }
+      if (!opts.configDir) rmSync(configDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls until `check` passes (routes are rewritten asynchronously after discovery). */
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 8000, intervalMs = 100): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      last = err;
+      if (Date.now() > until) throw last;
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  }
+}
