@@ -90,7 +90,7 @@ const defaultLogger: BusLogger = {
 };
 
 /** The URL without credentials, for messages and logs. */
-function redactUrl(url: string): string {
+export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     u.username = '';
@@ -161,6 +161,17 @@ export class AmqpTransport implements Transport {
     return this.current;
   }
 
+  /** A driver message with the URL's password taken out (belt and braces: amqplib does not echo it). */
+  private scrub(message: string): string {
+    let password = '';
+    try {
+      password = decodeURIComponent(new URL(this.url).password);
+    } catch {
+      // an unparsable URL fails to connect before any message could carry it
+    }
+    return password.length >= 3 ? message.split(password).join('***') : message;
+  }
+
   onStateChange(listener: (state: TransportState) => void): void {
     this.stateListeners.push(listener);
   }
@@ -216,17 +227,17 @@ export class AmqpTransport implements Transport {
     });
     recovering.on('connect-failed', (err: Error) => {
       this.lastConnectError = err;
-      this.logger.warn(`bus: connecting to ${redactUrl(this.url)} failed: ${err.message}`);
+      this.logger.warn(`bus: connecting to ${redactUrl(this.url)} failed: ${this.scrub(err.message)}`);
     });
-    recovering.on('disconnect', (err: Error) => this.logger.warn(`bus: connection lost: ${err.message}`));
-    recovering.on('reconnect-failed', (err: Error) => this.logger.error(`bus: gave up reconnecting: ${err.message}`));
-    recovering.on('error', (err: Error) => this.logger.warn(`bus: connection error: ${err.message}`));
+    recovering.on('disconnect', (err: Error) => this.logger.warn(`bus: connection lost: ${this.scrub(err.message)}`));
+    recovering.on('reconnect-failed', (err: Error) => this.logger.error(`bus: gave up reconnecting: ${this.scrub(err.message)}`));
+    recovering.on('error', (err: Error) => this.logger.warn(`bus: connection error: ${this.scrub(err.message)}`));
     recovering.on('handler-error', (err: Error) => this.logger.error(`bus: ${describeError(err)}`));
 
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => {
-        const cause = this.lastConnectError ? `: ${this.lastConnectError.message}` : '';
+        const cause = this.lastConnectError ? `: ${this.scrub(this.lastConnectError.message)}` : '';
         reject(new Error(`Could not connect to the message bus at ${redactUrl(this.url)} within ${this.connectTimeoutMs} ms${cause}`));
       }, this.connectTimeoutMs);
     });
@@ -244,7 +255,8 @@ export class AmqpTransport implements Transport {
 
   /** Runs on every new connection, before it counts as up. Throwing makes amqplib drop it and retry. */
   private async setup(model: ChannelModel): Promise<void> {
-    model.on('error', (err: Error) => this.logger.warn(`bus: connection error: ${err.message}`));
+    model.on('error', (err: Error) => this.logger.warn(`bus: connection error: ${this.scrub(err.message)}`));
+    if (this.closing) throw new Error('The transport is closing');
     model.once('close', () => this.onConnectionLost(model));
     this.conn = model;
     this.pubFailures = 0;
@@ -267,6 +279,8 @@ export class AmqpTransport implements Transport {
     if (this.conn !== model) return;
     this.conn = null;
     this.pub = null;
+    if (this.pubRetryTimer) clearTimeout(this.pubRetryTimer);
+    this.pubRetryTimer = null;
     for (const reg of this.registrations) {
       if (reg.model === model) this.resetRegistration(reg);
     }

@@ -214,6 +214,23 @@ describe('AmqpTransport (RabbitMQ)', function () {
       await transport.close();
     });
 
+    it('start() fails with a clear message when the broker refuses the credentials, without echoing them', async () => {
+      const u = new URL(BROKER_URL);
+      u.password = 'wr0ng-Secret';
+      const transport = new AmqpTransport(u.toString(), { prefix: newPrefix(), connectTimeoutMs: 800, logger: collectingLogger('auth') });
+      let error: Error | undefined;
+      try {
+        await transport.start();
+      } catch (err) {
+        error = err as Error;
+      }
+      expect(error, 'start() must reject').to.be.instanceOf(Error);
+      expect(error!.message).to.match(/Could not connect to the message bus/);
+      expect(error!.message).to.match(/ACCESS.REFUSED|Login was refused|closed/i);
+      expect(error!.message).to.not.include('wr0ng-Secret');
+      await transport.close();
+    });
+
     it('serve() before start() begins consuming once connected', async () => {
       const prefix = newPrefix();
       const gateway = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('g') });
