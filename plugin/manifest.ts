@@ -2,6 +2,9 @@ import { SETTINGS_SCHEMA, resolveSettings } from './settings';
 import { obtainRuntime } from './runtime';
 import type { PluginContext } from './host/plugin-context';
 import { contractRouterPolicy } from '../policies/contract-router';
+import { schemaValidationPolicy } from '../policies/schema-validation';
+import { jwtDevAuthPolicy } from '../policies/jwt-dev-auth';
+import { permissionPolicy } from '../policies/permission';
 import { contractAvailableCondition } from '../conditions/contract-available';
 
 /**
@@ -10,10 +13,13 @@ import { contractAvailableCondition } from '../conditions/contract-available';
  */
 const plugin = {
   version: '1.0.0',
-  policies: ['contract-router'],
+  policies: ['schema-validation', 'contract-router', 'jwt-dev-auth', 'permission'],
   schema: SETTINGS_SCHEMA,
   init(ctx: PluginContext): void {
+    ctx.registerPolicy(schemaValidationPolicy);
     ctx.registerPolicy(contractRouterPolicy);
+    ctx.registerPolicy(jwtDevAuthPolicy);
+    ctx.registerPolicy(permissionPolicy);
     ctx.registerCondition(contractAvailableCondition);
     const runtime = obtainRuntime(resolveSettings(ctx.settings), ctx.logger);
     // Not awaited: the host's init() is synchronous; discovery writes the routes when services answer.

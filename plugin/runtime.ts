@@ -4,6 +4,7 @@ import { createTransport, type Transport } from './bus';
 import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
 import { ConfigSync, type HostConfig } from './config-writer/config-sync';
+import { checkAuthConfig, warnIfDevelopmentMode } from './auth';
 
 /**
  * What lives as long as the gateway process: the bus, the registry of discovered contracts and the
@@ -91,10 +92,17 @@ export class Runtime {
 const KEY = Symbol.for('express-gateway-plugin-contracts.runtime');
 type Holder = { [KEY]?: Runtime };
 
-/** The process's runtime, created on first use with the given settings. */
-export function obtainRuntime(settings: Settings, log?: Logger): Runtime {
+/**
+ * The process's runtime, created on first use with the given settings. Creating it checks the authentication
+ * settings (a short JWT_SECRET stops the start here, with the setting named) and warns about development mode.
+ */
+export function obtainRuntime(settings: Settings, log: Logger = consoleLogger): Runtime {
   const g = globalThis as Holder;
-  g[KEY] ??= new Runtime(settings, log);
+  if (!g[KEY]) {
+    checkAuthConfig();
+    warnIfDevelopmentMode(log);
+    g[KEY] = new Runtime(settings, log);
+  }
   return g[KEY];
 }
 

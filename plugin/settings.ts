@@ -18,6 +18,8 @@ export interface Settings {
   leaseCheckIntervalMs: number;
   /** Wait this long after a change of contracts before rewriting the file, so a burst makes one write. */
   writeDebounceMs: number;
+  /** A service result that does not match the contract's outputSchema: 502 when true, logged and passed on when false. */
+  strictOutput: boolean;
 }
 
 export const SETTINGS_SCHEMA = {
@@ -32,6 +34,7 @@ export const SETTINGS_SCHEMA = {
     bodyLimitBytes: { type: 'integer', minimum: 1 },
     leaseCheckIntervalMs: { type: 'integer', minimum: 100 },
     writeDebounceMs: { type: 'integer', minimum: 0, maximum: 60000 },
+    strictOutput: { type: 'boolean', description: 'answer 502 when a result does not match its outputSchema (env STRICT_OUTPUT=true)' },
     package: { type: 'string' },
   },
 } as const;
@@ -55,5 +58,7 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     bodyLimitBytes: intFrom(raw.bodyLimitBytes ?? env.BODY_LIMIT_BYTES, 1024 * 1024),
     leaseCheckIntervalMs: intFrom(raw.leaseCheckIntervalMs, 1000),
     writeDebounceMs: raw.writeDebounceMs === 0 ? 0 : intFrom(raw.writeDebounceMs, 100),
+    // Off unless asked for: a strict gateway turns a service's schema drift into an outage.
+    strictOutput: typeof raw.strictOutput === 'boolean' ? raw.strictOutput : env.STRICT_OUTPUT === 'true',
   };
 }

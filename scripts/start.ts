@@ -9,6 +9,10 @@ import { resolveSettings } from '../plugin/settings';
 import { obtainRuntime } from '../plugin/runtime';
 import { createTransport } from '../plugin/bus';
 import { startUsersService } from '../examples/users-service';
+import { startAuthService } from '../examples/auth-service';
+import { UserStore } from '../examples/users-service/store';
+import { seedAdmin } from './seed-admin';
+import { randomBytes } from 'node:crypto';
 import type { RunningService } from '../sdk';
 
 const root = resolve(__dirname, '..', '..');
@@ -19,17 +23,29 @@ async function main(): Promise<void> {
   process.env.EG_CONFIG_DIR = configDir;
   process.env.CONTRACTS_PLUGIN_PACKAGE ??= root;
 
+  const referenceServices = process.env.START_REFERENCE_SERVICES !== 'false';
+  if (referenceServices && !process.env.JWT_SECRET) {
+    // The gateway verifies what the auth service signs: both read this one secret.
+    process.env.JWT_SECRET = randomBytes(32).toString('base64url');
+    console.log(`[contracts] JWT_SECRET was not set; generated one for this run: ${process.env.JWT_SECRET}`);
+  }
+
   const settings = resolveSettings({});
   const runtime = obtainRuntime(settings);
   // Started before the host so that init() finds the contracts and the first request is already routed.
   await runtime.start();
 
   const services: RunningService[] = [];
-  if (process.env.START_REFERENCE_SERVICES !== 'false') {
+  if (referenceServices) {
     const transport = createTransport({ url: settings.busUrl, prefix: settings.busPrefix });
     await transport.start();
-    services.push(await startUsersService(transport));
-    await waitFor(() => runtime.registry.contracts().length > 0, 3000);
+    const store = new UserStore();
+    await seedAdmin(store);
+    services.push(await startUsersService(transport, { store }));
+    services.push(await startAuthService(transport, { store }));
+    // Every reference contract known before the host starts: the first config the host reads has all routes.
+    const expected = services.flatMap((s) => s.messageTypes);
+    await waitFor(() => expected.every((t) => runtime.contract(t) !== undefined), 5000);
   }
 
   const gateway = require('express-gateway') as () => { load(dir: string): { run(): Promise<unknown> } };

@@ -40,6 +40,8 @@ export interface ServeOptions {
 export interface RunningService {
   readonly service: string;
   readonly instanceId: string;
+  /** The message types this instance announces. */
+  readonly messageTypes: readonly string[];
   /** Withdraws the contracts first (the gateway stops routing here), then stops consuming. */
   stop(): Promise<void>;
 }
@@ -87,6 +89,7 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
   return {
     service,
     instanceId,
+    messageTypes: contracts.map((c) => c.messageType),
     async stop() {
       if (stopped) return;
       stopped = true;

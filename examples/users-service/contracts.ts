@@ -94,3 +94,31 @@ export const listUsers: OwnContract = {
     required: ['users', 'page', 'pageSize', 'totalCount', 'totalPages'],
   },
 };
+
+const permission = { type: 'string', pattern: '^[A-Za-z0-9_-]+:[A-Za-z0-9_*-]+$', maxLength: 100 };
+
+/** GET /api/users/:userId/permissions — the spec's troubleshooting endpoint. */
+export const getUserPermissions: OwnContract = {
+  messageType: 'GetUserPermissionsQuery',
+  http: { method: 'GET', paths: ['/api/users/:userId/permissions'] },
+  requiredPermissions: ['users:read'],
+  inputSchema: { type: 'object', properties: { userId }, required: ['userId'] },
+  outputSchema: {
+    type: 'object',
+    properties: { userId, permissions: { type: 'array', items: permission }, roles: { type: 'array', items: { type: 'string' } } },
+    required: ['userId', 'permissions'],
+  },
+};
+
+/** POST /api/users/:userId/permissions — administrators only; the permission is in the user's next access token. */
+export const grantUserPermission: OwnContract = {
+  messageType: 'GrantUserPermissionCommand',
+  http: { method: 'POST', paths: ['/api/users/:userId/permissions'] },
+  requiredPermissions: ['admin:all'],
+  inputSchema: { type: 'object', properties: { userId, permission }, required: ['userId', 'permission'] },
+  outputSchema: {
+    type: 'object',
+    properties: { userId, permission, permissions: { type: 'array', items: permission } },
+    required: ['userId', 'permissions'],
+  },
+};

@@ -1,16 +1,17 @@
 import bcrypt from 'bcryptjs';
 import { ServiceError, answer } from '../../sdk';
 import type { UserRecord, UserStore } from './store';
+import { effectivePermissions } from './permissions';
 
 type Input = Record<string, unknown>;
-export type PublicUser = Omit<UserRecord, 'passwordHash'> & { id: string };
+export type PublicUser = Omit<UserRecord, 'passwordHash' | 'external'> & { id: string };
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined);
 
 /** The user as it leaves the service: with `id` beside `userId`, never the password hash. */
 export function toPublic(user: UserRecord): PublicUser {
-  const { passwordHash: _hidden, ...rest } = user;
+  const { passwordHash: _hidden, external: _links, ...rest } = user;
   return { ...rest, id: user.userId };
 }
 
@@ -80,6 +81,22 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
       const userId = String(input.userId);
       if (!store.delete(userId)) throw notFound(userId);
       return undefined;
+    },
+
+    permissions(input: Input) {
+      const userId = String(input.userId);
+      const user = store.get(userId);
+      if (!user) throw notFound(userId);
+      return { userId, permissions: effectivePermissions(user), roles: [user.role] };
+    },
+
+    grant(input: Input) {
+      const userId = String(input.userId);
+      const user = store.get(userId);
+      if (!user) throw notFound(userId);
+      const permission = String(input.permission);
+      if (!user.permissions.includes(permission)) store.update(userId, { permissions: [...user.permissions, permission].sort() });
+      return { userId, permission, permissions: effectivePermissions(store.get(userId)!) };
     },
 
     list(input: Input) {

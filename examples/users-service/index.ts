@@ -1,6 +1,6 @@
 import { serve, type RunningService } from '../../sdk';
 import type { Transport } from '../../plugin/bus/transport';
-import { createUser, deleteUser, getUser, listUsers, updateUser } from './contracts';
+import { createUser, deleteUser, getUser, getUserPermissions, grantUserPermission, listUsers, updateUser } from './contracts';
 import { userHandlers } from './handlers';
 import { UserStore } from './store';
 
@@ -20,6 +20,8 @@ export async function startUsersService(transport: Transport, opts: { store?: Us
       { contract: updateUser, handle: h.update },
       { contract: deleteUser, handle: h.delete },
       { contract: listUsers, handle: h.list },
+      { contract: getUserPermissions, handle: h.permissions },
+      { contract: grantUserPermission, handle: h.grant },
     ],
     onError: (err) => console.error(`[${SERVICE}] handler failed: ${err instanceof Error ? err.message : String(err)}`),
   });

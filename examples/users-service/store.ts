@@ -10,6 +10,8 @@ export interface UserRecord {
   profile?: { firstName?: string; lastName?: string };
   permissions: string[];
   passwordHash?: string;
+  /** Identities at external providers, provider → the provider's user id. */
+  external?: Record<string, string>;
   createdAt: string;
   updatedAt: string;
 }
@@ -30,6 +32,11 @@ export class UserStore {
   findByEmail(email: string): UserRecord | undefined {
     const id = this.idByEmail.get(email.toLowerCase());
     return id ? this.byId.get(id) : undefined;
+  }
+
+  findByExternal(provider: string, externalUserId: string): UserRecord | undefined {
+    for (const u of this.byId.values()) if (u.external?.[provider] === externalUserId) return u;
+    return undefined;
   }
 
   emailTaken(email: string, exceptUserId?: string): boolean {

@@ -1,5 +1,5 @@
 import { codeInfo, isKnownCode } from './codes';
-import { GatewayError } from './gateway-error';
+import { GatewayError, serviceUnavailable } from './gateway-error';
 
 /** The spec's error body. Fields beyond these come from GatewayError.extra. */
 export interface ErrorBody {
@@ -52,6 +52,8 @@ export function fromServiceError(error: unknown): GatewayError {
   const code = e.code;
   let status = codeInfo(code).status;
   if (typeof e.status === 'number' && allowedStatus(code, e.status)) status = e.status;
+  const retryAfter = retryAfterOf(e.retryAfter);
+  if (code === 'SERVICE_UNAVAILABLE' && status === 503) return serviceUnavailable('The service is temporarily unavailable', retryAfter ?? 5);
   if (status >= 500) {
     return new GatewayError(code, code === 'INTERNAL_ERROR' ? 'The service failed to handle the request' : String(codeInfo(code).error), { status });
   }
@@ -59,7 +61,13 @@ export function fromServiceError(error: unknown): GatewayError {
   for (const [k, v] of Object.entries(e)) if (!RESERVED.has(k) && k !== 'status') extra[k] = v;
   const details = e.details && typeof e.details === 'object' && !Array.isArray(e.details) ? (e.details as Record<string, unknown>) : undefined;
   const message = typeof e.message === 'string' && e.message ? e.message : codeInfo(code).error;
-  return new GatewayError(code, message, { status, details, extra });
+  const headers: Record<string, string> = retryAfter !== undefined ? { 'Retry-After': String(retryAfter) } : {};
+  return new GatewayError(code, message, { status, details, extra, headers });
+}
+
+/** A service's retryAfter becomes the Retry-After header only when it is a sane number of seconds. */
+function retryAfterOf(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= 86400 ? v : undefined;
 }
 
 /** The spec gives two statuses for some codes; a service may pick between them and nothing else. */

@@ -6,7 +6,7 @@ import type { RouteAction } from './resolve-contract';
  *   cors ▸ rate-limit ▸ jwt-dev-auth ▸ permission ▸ schema-validation ▸ contract-router
  * Steps whose policy is not built yet are absent; each policy added here lands in every generated pipeline.
  */
-export const GENERATED_POLICIES = ['contract-router'] as const;
+export const GENERATED_POLICIES = ['jwt-dev-auth', 'permission', 'schema-validation', 'contract-router'] as const;
 
 /** What each step needs to know about its route: which contract(s) it serves. */
 export function routeAction(endpoint: EndpointSpec): RouteAction {

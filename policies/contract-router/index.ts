@@ -8,6 +8,7 @@ import { currentRuntime } from '../../plugin/runtime';
 import { sendError, sendJson } from '../../plugin/http/respond';
 import { fromServiceError, GatewayError } from '../../plugin/errors';
 import { successStatus } from './success-status';
+import { responseBody } from '../../plugin/validation/output';
 
 interface RouterAction extends RouteAction {
   timeoutMs?: number;
@@ -37,9 +38,11 @@ function contractRouter(action: RouterAction) {
         timeoutMs,
       );
       if (!reply.ok) throw fromServiceError(reply.error);
-      if (reply.location && isSafeLocation(reply.location)) res.setHeader('Location', reply.location);
       const status = reply.status !== undefined && reply.status >= 200 && reply.status < 300 ? reply.status : successStatus(contract.messageType, req.method);
-      sendJson(res, status, status === 204 ? undefined : reply.result ?? null);
+      // Checked before any header is set: a result refused in strict mode must not leave a Location behind.
+      const body = status === 204 ? undefined : responseBody(runtime, contract, reply.result ?? null, trace.correlationId);
+      if (reply.location && isSafeLocation(reply.location)) res.setHeader('Location', reply.location);
+      sendJson(res, status, body);
     } catch (err) {
       if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] ${describe(err)}`);
       sendError(res, err, trace.correlationId);

@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
-import { http } from '../support/http';
+import { httpAs } from '../support/http';
+
+/** Authenticated as an administrator: what is tested here lies behind authentication. */
+const http = httpAs(['admin:all']);
 import { AMQP_URL } from '../support/env';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { serve, answer, ServiceError, type RunningService } from '../../sdk';
@@ -73,8 +76,12 @@ describe('discovery through Express Gateway and RabbitMQ', function () {
     expect(cfg.apiEndpoints.ping).to.deep.equal({ host: '*', paths: ['/ping'] });
     expect(cfg.policies).to.include.members(['terminate', 'contract-router']);
     expect(cfg.apiEndpoints['contracts-get-api-users-userid']).to.deep.equal({ host: '*', paths: ['/api/users/:userId'], methods: ['GET'] });
-    expect(cfg.pipelines['contracts-get-api-users-userid'].policies).to.deep.equal([{ 'contract-router': [{ action: { messageType: 'GetUserQuery' } }] }]);
-    expect(cfg.pipelines['contracts-get-api-users'].policies[0]['contract-router'][0].action).to.deep.equal({
+    const action = { messageType: 'GetUserQuery' };
+    expect(cfg.pipelines['contracts-get-api-users-userid'].policies, 'the pipeline order of DESIGN.md').to.deep.equal([
+      { 'jwt-dev-auth': [{ action }] }, { permission: [{ action }] }, { 'schema-validation': [{ action }] }, { 'contract-router': [{ action }] },
+    ]);
+    const list = cfg.pipelines['contracts-get-api-users'].policies.find((p: Record<string, unknown>) => p['contract-router']);
+    expect(list['contract-router'][0].action).to.deep.equal({
       messageType: 'ListUsersQuery', variants: [{ whenQuery: 'userId', messageType: 'GetUserQuery' }],
     });
     const ping = await http('GET', `${gw.baseUrl}/ping`);

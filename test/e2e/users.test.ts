@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { startGateway, type GatewayProcess } from '../support/gateway-process';
-import { http } from '../support/http';
+import { httpAs } from '../support/http';
+
+/** Authenticated as an administrator: what is tested here lies behind authentication. */
+const http = httpAs(['admin:all']);
 import { AMQP_URL } from '../support/env';
 
 /**
@@ -135,9 +138,14 @@ for (const bus of [{ name: 'RabbitMQ', url: AMQP_URL }, { name: 'embedded bus', 
         expect(res.body.page).to.equal(3);
       });
 
-      it('caps pageSize at 100', async () => {
+      // The contract says maximum 100: a larger pageSize is refused rather than silently capped, so a client
+      // computing offsets from the pageSize it asked for never skips items (README "Validation").
+      it('accepts pageSize 100 and refuses pageSize above 100 with a 400 naming the field', async () => {
+        expect((await http('GET', `${api}/users?pageSize=100`)).body.pageSize).to.equal(100);
         const res = await http('GET', `${api}/users?pageSize=1000`);
-        expect(res.body.pageSize).to.be.at.most(100);
+        expect(res.status).to.equal(400);
+        expect(res.body).to.include({ code: 'VALIDATION_ERROR', error: 'Validation failed' });
+        expect(res.body.details).to.deep.equal({ pageSize: 'must be less than or equal to 100' });
       });
     });
 

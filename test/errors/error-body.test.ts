@@ -70,3 +70,21 @@ describe('service errors', () => {
     expect(fromServiceError(null).code).to.equal('INTERNAL_ERROR');
   });
 });
+
+describe('service errors with a retry time', () => {
+  it('turns retryAfter of a 429 into the Retry-After header', () => {
+    const { status, body, headers } = toErrorBody(fromServiceError({ code: 'RATE_LIMIT_EXCEEDED', message: 'slow down', retryAfter: 60 }));
+    expect(status).to.equal(429);
+    expect(body).to.include({ retryAfter: 60 });
+    expect(headers['Retry-After']).to.equal('60');
+  });
+
+  it('answers a service 503 with Retry-After and ignores a nonsensical retryAfter', () => {
+    const ok = toErrorBody(fromServiceError({ code: 'SERVICE_UNAVAILABLE', status: 503, retryAfter: 9, message: 'pool exhausted at db-3' }));
+    expect(ok.status).to.equal(503);
+    expect(ok.headers['Retry-After']).to.equal('9');
+    expect(ok.body.message).not.to.contain('db-3');
+    const odd = toErrorBody(fromServiceError({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: 'soon' }));
+    expect(odd.headers).not.to.have.property('Retry-After');
+  });
+});

@@ -3,6 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort, uniquePrefix } from './env';
+import { deleteBusTopology } from './broker';
+import { TEST_JWT_SECRET } from './tokens';
 
 export interface GatewayProcess {
   baseUrl: string;
@@ -26,7 +28,7 @@ export async function startGateway(env: Record<string, string | undefined> = {},
   let out = '';
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'dist', 'scripts', 'start.js')], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), EG_CONFIG_DIR: configDir, BUS_PREFIX: prefix },
+    env: { ...process.env, LOG_LEVEL: 'warn', JWT_SECRET: TEST_JWT_SECRET, ...env, PORT: String(port), EG_CONFIG_DIR: configDir, BUS_PREFIX: prefix },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (d) => (out += d));
@@ -62,6 +64,7 @@ export async function startGateway(env: Record<string, string | undefined> = {},
         clearTimeout(killer);
       }
       if (!opts.configDir) rmSync(configDir, { recursive: true, force: true });
+      if (env.BUS_URL?.startsWith('amqp')) await deleteBusTopology(env.BUS_URL, prefix);
     },
   };
 }

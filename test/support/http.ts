@@ -1,3 +1,5 @@
+import { mintToken } from './tokens';
+
 export interface HttpResult {
   status: number;
   headers: Headers;
@@ -22,4 +24,15 @@ export async function http(method: string, url: string, opts: { body?: unknown; 
     parsed = undefined;
   }
   return { status: res.status, headers: res.headers, text, body: parsed };
+}
+
+type HttpFn = typeof http;
+
+/** `http` with a bearer token for the given permissions on every request (explicit headers still win). */
+export function httpAs(permissions: string[], sub = 'test-admin'): HttpFn {
+  let token: Promise<string> | undefined;
+  return async (method, url, opts = {}) => {
+    token ??= mintToken({ sub, permissions });
+    return http(method, url, { ...opts, headers: { authorization: `Bearer ${await token}`, ...opts.headers } });
+  };
 }

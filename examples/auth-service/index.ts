@@ -1,0 +1,42 @@
+import { serve, type RunningService } from '../../sdk';
+import type { Transport } from '../../plugin/bus/transport';
+import type { UserStore } from '../users-service/store';
+import { authenticate, authenticateExternalUser, externalLogin, logout, refreshToken, revokeToken } from './contracts';
+import { authHandlers } from './handlers';
+import { TokenSigner } from './tokens';
+import { RefreshStore } from './refresh-store';
+import { LoginThrottle } from './login-throttle';
+import { ExternalVerifier, providersFromEnv } from './external-providers';
+import { lifetimesFromEnv } from './lifetimes';
+
+export const SERVICE = 'auth-service';
+
+/**
+ * Starts the reference auth service. It issues and refreshes tokens signed with JWT_SECRET (the gateway only
+ * verifies them) and reads accounts from the users service's store (in a real deployment: its database).
+ */
+export async function startAuthService(transport: Transport, opts: { store: UserStore; env?: NodeJS.ProcessEnv }): Promise<RunningService> {
+  const env = opts.env ?? process.env;
+  if (!env.JWT_SECRET) throw new Error('JWT_SECRET must be set for the auth service');
+  const signer = new TokenSigner({ secret: env.JWT_SECRET, issuer: env.JWT_ISSUER || undefined, audience: env.JWT_AUDIENCE || undefined, lifetimes: lifetimesFromEnv(env) });
+  const h = authHandlers({
+    store: opts.store,
+    signer,
+    refreshTokens: new RefreshStore(),
+    throttle: new LoginThrottle(),
+    external: new ExternalVerifier(providersFromEnv(env)),
+  });
+  return serve({
+    transport,
+    service: SERVICE,
+    operations: [
+      { contract: authenticate, handle: h.authenticate },
+      { contract: refreshToken, handle: h.refresh },
+      { contract: revokeToken, handle: h.revoke },
+      { contract: logout, handle: h.logout },
+      { contract: externalLogin, handle: h.externalLogin },
+      { contract: authenticateExternalUser, handle: h.authenticateExternalUser },
+    ],
+    onError: (err) => console.error(`[${SERVICE}] handler failed: ${err instanceof Error ? err.message : String(err)}`),
+  });
+}

@@ -1,0 +1,14 @@
+import type { AuthenticatedUser } from './claims';
+
+/** Holding this grants every permission (spec "Access token claims": admin:all also appears). */
+export const ADMIN_ALL = 'admin:all';
+
+/**
+ * The first of `required` the user does not hold, in the order given; undefined when all are held.
+ * Exact, case-sensitive match: no wildcards other than admin:all.
+ */
+export function firstMissingPermission(user: AuthenticatedUser, required: readonly string[]): string | undefined {
+  const held = new Set(user.permissions);
+  if (held.has(ADMIN_ALL)) return undefined;
+  return required.find((p) => !held.has(p));
+}

@@ -1,0 +1,68 @@
+import Ajv, { type Options, type ValidateFunction } from 'ajv';
+import Ajv2019 from 'ajv/dist/2019';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { JsonSchema } from '../contracts/types';
+
+/** Which side of a message a schema checks: input is defaulted in place, output is only inspected. */
+export type SchemaRole = 'input' | 'output';
+
+/**
+ * Options shared by both roles. Why each:
+ * - allErrors: the caller gets every bad field at once, not one per round trip;
+ * - strict: false: contracts come from services and may carry annotations (example, x-…) ajv does not know;
+ * - removeAdditional: false: a field the schema refuses must be reported, never silently dropped;
+ * - coerceTypes: false: query-string and path values are converted in one place, plugin/request/input.ts,
+ *   which knows where a value came from; a JSON body that sends "12" for an integer is a client error;
+ * - no loadSchema: a contract's $ref is never fetched over the network.
+ */
+const COMMON: Options = { allErrors: true, strict: false, removeAdditional: false, coerceTypes: false, logger: false };
+
+const ROLE_OPTIONS: Record<SchemaRole, Options> = {
+  input: { ...COMMON, useDefaults: true },
+  output: { ...COMMON, useDefaults: false },
+};
+
+type Dialect = '2020-12' | '2019-09' | 'draft-07';
+
+/** The dialect a schema declares; no `$schema` means draft-07 (the most common in contracts). */
+export function dialectOf(schema: JsonSchema): Dialect {
+  const declared = schema.$schema;
+  if (declared === undefined) return 'draft-07';
+  if (typeof declared !== 'string') throw new Error('$schema must be a string');
+  if (declared.includes('2020-12')) return '2020-12';
+  if (declared.includes('2019-09')) return '2019-09';
+  if (declared.includes('draft-07')) return 'draft-07';
+  throw new Error(`unsupported $schema ${declared}`);
+}
+
+type AjvInstance = InstanceType<typeof Ajv>;
+
+function newAjv(dialect: Dialect, options: Options): AjvInstance {
+  const ajv = dialect === '2020-12' ? new Ajv2020(options) : dialect === '2019-09' ? new Ajv2019(options) : new Ajv(options);
+  addFormats(ajv);
+  return ajv;
+}
+
+/** One instance per dialect only checks schemas against the meta-schema, which is costly to compile (~13 ms). */
+const metaCheckers = new Map<Dialect, AjvInstance>();
+
+function assertValidSchema(schema: JsonSchema, dialect: Dialect): void {
+  let checker = metaCheckers.get(dialect);
+  if (!checker) {
+    checker = newAjv(dialect, { strict: false, logger: false });
+    metaCheckers.set(dialect, checker);
+  }
+  if (!checker.validateSchema(schema)) throw new Error(`schema is invalid: ${checker.errorsText(checker.errors)}`);
+}
+
+/**
+ * Compiles one schema into a validator; throws when the schema is not valid JSON Schema or does not compile.
+ * Each schema gets its own (cheap) ajv instance so that two contracts using the same `$id`, or a contract
+ * recompiled after a change, never meet in a shared registry of schemas.
+ */
+export function compileSchema(schema: JsonSchema, role: SchemaRole): ValidateFunction {
+  const dialect = dialectOf(schema);
+  assertValidSchema(schema, dialect);
+  return newAjv(dialect, { ...ROLE_OPTIONS[role], validateSchema: false }).compile(schema);
+}

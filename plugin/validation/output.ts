@@ -1,0 +1,44 @@
+import type { Contract } from '../contracts/types';
+import { badGateway, GatewayError } from '../errors';
+import type { Logger } from '../logger';
+import type { Runtime } from '../runtime';
+import type { ValidatorCache } from './validator-cache';
+import { contractValidators } from './contract-validators';
+import { toFieldErrors } from './field-errors';
+import { stripWriteOnly } from './write-only';
+
+export interface OutputCheck {
+  contract: Contract;
+  result: unknown;
+  correlationId: string;
+  validators: ValidatorCache;
+  log: Logger;
+  /** Answer 502 instead of passing on a result that does not match the outputSchema. */
+  strict: boolean;
+}
+
+/** How many field errors of a bad result the log line names (never the values: they may be personal data). */
+const LOGGED_ERRORS = 10;
+
+/**
+ * What the client gets from a service's result: checked against the contract's outputSchema (a mismatch is
+ * logged with the correlation id, and in strict mode answered 502), and without the properties the schema
+ * marks writeOnly. A contract whose outputSchema does not compile cannot be vouched for: 500.
+ */
+export function checkOutput({ contract, result, correlationId, validators, log, strict }: OutputCheck): unknown {
+  const compiled = validators.validator(contract, 'output');
+  if (!compiled.ok) throw new GatewayError('INTERNAL_ERROR', 'The service contract for this route is invalid');
+  if (!compiled.validate(result)) {
+    const errors = toFieldErrors(compiled.validate.errors);
+    const shown = errors.slice(0, LOGGED_ERRORS).map((e) => `${e.field} ${e.message}`).join('; ');
+    const more = errors.length > LOGGED_ERRORS ? ` (and ${errors.length - LOGGED_ERRORS} more)` : '';
+    log.warn(`[${correlationId}] ${contract.targetService} answered ${contract.messageType} with a result that does not match its outputSchema: ${shown}${more}${strict ? '; answered 502 (strictOutput)' : ''}`);
+    if (strict) throw badGateway(contract.targetService, 'The upstream service returned an invalid response');
+  }
+  return stripWriteOnly(result, contract.outputSchema);
+}
+
+/** checkOutput with the process's validators and settings: the one call contract-router makes. */
+export function responseBody(runtime: Runtime, contract: Contract, result: unknown, correlationId: string): unknown {
+  return checkOutput({ contract, result, correlationId, validators: contractValidators(runtime), log: runtime.log, strict: runtime.settings.strictOutput });
+}

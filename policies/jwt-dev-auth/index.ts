@@ -1,0 +1,74 @@
+import type { Request, Response, NextFunction } from 'express';
+import { schema } from './schema';
+import { traceOf } from '../../plugin/request/trace';
+import { setRequestUser } from '../../plugin/pipeline/user';
+import { sendError } from '../../plugin/http/respond';
+import { GatewayError } from '../../plugin/errors';
+import { currentRuntime } from '../../plugin/runtime';
+import { resolveAuthConfig, type AuthOverrides } from '../../plugin/auth/auth-config';
+import { obtainVerifier } from '../../plugin/auth/verifiers';
+import { authenticateRequest } from '../../plugin/auth/authenticate';
+import { developmentUser } from '../../plugin/auth/dev-auth';
+import { routeAccess, type AccessAction } from '../../plugin/auth/route-access';
+import type { AuthenticatedUser } from '../../plugin/auth/claims';
+import type { TokenVerifier } from '../../plugin/auth/verify-token';
+
+export type JwtDevAuthAction = AccessAction & AuthOverrides;
+
+const OVERRIDE_KEYS = [
+  'jwtSecret', 'jwksUri', 'issuer', 'audience', 'clockTolerance', 'developmentAuthEnabled', 'jwksCooldownMs',
+  'jwksFailureBackoffMs', 'jwksTimeoutMs', 'jwksMaxAgeMs', 'tokenCacheMax', 'tokenCacheMaxTtlMs', 'maxTokenBytes',
+] as const;
+
+/**
+ * `jwt-dev-auth`: establishes who the caller is (spec "Authentication") and sets it with setRequestUser.
+ * - Non-public routes: the Bearer token must verify (401 NO_AUTH_HEADER / INVALID_TOKEN / TOKEN_EXPIRED, 503 when
+ *   the key set cannot be loaded); in development mode X-Dev-User-Id stands in for the token.
+ * - Public routes (contract `public: true`, or `public: true` on a hand-written action): the request always
+ *   passes. Credentials are optional there: a token (or dev headers) that checks out sets the user, so a public
+ *   handler can still tell who called; a missing, bad or expired one is ignored rather than answered with 401
+ *   (a client with a stale token must still reach login), and such a request reaches the service anonymous.
+ * Configuration (environment, then action overrides) and development mode are read when the policy is created.
+ */
+function jwtDevAuth(action: JwtDevAuthAction = {}) {
+  const config = resolveAuthConfig(overridesOf(action));
+  const verifier = obtainVerifier(config);
+  const dev = config.developmentAuthEnabled;
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const trace = traceOf(req, res);
+    try {
+      const access = await routeAccess(req, res, action);
+      if (access.public) {
+        const user = await optionalUser(req, verifier, dev);
+        if (user) setRequestUser(req, user);
+      } else {
+        setRequestUser(req, await authenticateRequest(req, verifier, dev));
+      }
+      next();
+    } catch (err) {
+      if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] authentication failed unexpectedly`);
+      sendError(res, err, trace.correlationId);
+    }
+  };
+}
+
+async function optionalUser(req: Request, verifier: TokenVerifier, dev: boolean): Promise<AuthenticatedUser | undefined> {
+  if (dev) {
+    const user = developmentUser(req.headers);
+    if (user) return user;
+  }
+  if (req.headers.authorization === undefined) return undefined;
+  try {
+    return await verifier.authenticate(req.headers.authorization);
+  } catch {
+    return undefined;
+  }
+}
+
+function overridesOf(action: JwtDevAuthAction): AuthOverrides {
+  const out: Record<string, unknown> = {};
+  for (const k of OVERRIDE_KEYS) if (action[k] !== undefined) out[k] = action[k];
+  return out as AuthOverrides;
+}
+
+export const jwtDevAuthPolicy = { name: 'jwt-dev-auth', schema, policy: jwtDevAuth };

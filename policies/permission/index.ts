@@ -1,0 +1,43 @@
+import type { Request, Response, NextFunction } from 'express';
+import { schema } from './schema';
+import { traceOf } from '../../plugin/request/trace';
+import { requestUser } from '../../plugin/pipeline/user';
+import { sendError } from '../../plugin/http/respond';
+import { GatewayError } from '../../plugin/errors';
+import { currentRuntime } from '../../plugin/runtime';
+import { routeAccess, type AccessAction } from '../../plugin/auth/route-access';
+import { firstMissingPermission } from '../../plugin/auth/permissions';
+import { insufficientPermissions, unauthorized } from '../../plugin/auth/auth-errors';
+
+/**
+ * `permission`: the caller set by jwt-dev-auth must hold every permission the route requires (the contract's
+ * requiredPermissions, or the action's `required` on a hand-written pipeline); the first one missing gives
+ * 403 INSUFFICIENT_PERMISSIONS with `requiredPermission`. admin:all grants everything. No caller on a non-public
+ * route → 401 UNAUTHORIZED (the step runs without jwt-dev-auth before it). Public routes are not checked.
+ *
+ * Development mode: the spec says no permission enforcement takes place because no token is verified and
+ * X-Dev-Permissions lets any caller claim any permission. The check here still runs, against the permissions the
+ * development user was given in X-Dev-Permissions: otherwise that header would mean nothing, and a developer can
+ * try a route both with and without a permission. It is not a security boundary in development mode.
+ */
+function permission(action: AccessAction = {}) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const trace = traceOf(req, res);
+    try {
+      const access = await routeAccess(req, res, action);
+      if (access.public) return next();
+      const user = requestUser(req);
+      if (!user) throw unauthorized();
+      // A contract that could not be resolved is answered now that the caller is known (404, 400, …).
+      if (access.contractError !== undefined) throw access.contractError;
+      const missing = firstMissingPermission(user, access.required);
+      if (missing !== undefined) throw insufficientPermissions(missing);
+      next();
+    } catch (err) {
+      if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] permission check failed unexpectedly`);
+      sendError(res, err, trace.correlationId);
+    }
+  };
+}
+
+export const permissionPolicy = { name: 'permission', schema, policy: permission };

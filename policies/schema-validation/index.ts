@@ -1,0 +1,70 @@
+import type { Request, Response, NextFunction } from 'express';
+import { schema } from './schema';
+import { traceOf } from '../../plugin/request/trace';
+import { resolveContract, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { messageInput } from '../../plugin/pipeline/message-input';
+import { currentRuntime, type Runtime } from '../../plugin/runtime';
+import { sendError } from '../../plugin/http/respond';
+import { GatewayError } from '../../plugin/errors';
+import type { JsonSchema } from '../../plugin/contracts/types';
+import { compileInline, contractValidators, inputValidationError, type Compiled } from '../../plugin/validation';
+
+interface ValidationAction extends RouteAction {
+  /** Validate against this instead of the contract's inputSchema (hand-written pipelines). */
+  schema?: JsonSchema;
+}
+
+/** Never the ajv text: a broken contract is the operator's problem, and the log says which one. */
+const BROKEN_CONTRACT = 'The service contract for this route is invalid';
+
+function servesContract(action: RouteAction): boolean {
+  return action.messageType !== undefined || (action.variants?.length ?? 0) > 0 || action.dispatch !== undefined;
+}
+
+/**
+ * The step before contract-router: checks the message input (body + path parameters + query string, as
+ * messageInput builds it) against the contract's inputSchema, or an inline schema, and fills in its defaults.
+ * Bad input is a 400 and never reaches the bus.
+ */
+function schemaValidation(action: ValidationAction) {
+  const inline = action.schema ? compileInline(action.schema) : undefined;
+  const runtime = currentRuntime();
+  if (inline && !inline.ok) runtime?.log.error(`schema-validation: an inline schema does not compile (${inline.reason}); its pipeline answers 500`);
+  // Binds the compile cache to discovery now, so a contract's broken schema is logged when it is announced.
+  if (runtime) contractValidators(runtime);
+
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const trace = traceOf(req, res);
+    try {
+      const rt = currentRuntime();
+      if (!rt) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
+      const { resolved, validator } = await target(req, res, rt, action, inline);
+      if (!validator.ok) throw new GatewayError('INTERNAL_ERROR', BROKEN_CONTRACT);
+      // The input object is the one contract-router sends: defaults filled in here travel with the message.
+      const input = await messageInput(req, res, resolved);
+      if (!validator.validate(input)) throw inputValidationError(validator.validate.errors);
+      next();
+    } catch (err) {
+      if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] schema-validation: ${err instanceof Error ? err.message : String(err)}`);
+      sendError(res, err, trace.correlationId);
+    }
+  };
+}
+
+/** Which contract (if any) the request is for, and the validator its input must pass. */
+async function target(req: Request, res: Response, runtime: Runtime, action: ValidationAction, inline: Compiled | undefined): Promise<{ resolved: ResolvedContract; validator: Compiled }> {
+  if (inline && action.schema) {
+    const base = servesContract(action)
+      ? await resolveContract(req, res, action)
+      : { contract: { messageType: '', targetService: '', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }, dispatched: false };
+    // The inline schema also decides how query-string values are converted, so they meet the schema that checks them.
+    return { resolved: { ...base, contract: { ...base.contract, inputSchema: action.schema } }, validator: inline };
+  }
+  const resolved = await resolveContract(req, res, action);
+  const validators = contractValidators(runtime);
+  // A contract with any schema that does not compile is refused before it reaches the service: its output could not be checked either.
+  const output = validators.validator(resolved.contract, 'output');
+  return { resolved, validator: output.ok ? validators.validator(resolved.contract, 'input') : output };
+}
+
+export const schemaValidationPolicy = { name: 'schema-validation', schema, policy: schemaValidation };

@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto';
+import type { Contract } from '../../plugin/contracts/types';
+import { currentRuntime, obtainRuntime } from '../../plugin/runtime';
+import { resolveSettings } from '../../plugin/settings';
+
+const RUNTIME_KEY = Symbol.for('express-gateway-plugin-contracts.runtime');
+
+export function contract(messageType: string, extra: Partial<Contract> = {}): Contract {
+  return { messageType, targetService: 'auth-tests', inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: [], ...extra };
+}
+
+/**
+ * Announces contracts into the process's runtime registry (an embedded one, never started, when there is none)
+ * for the suite, and withdraws them (and drops a runtime it created) after it.
+ */
+export function withContracts(contracts: Contract[]): void {
+  const service = `auth-tests-${randomBytes(4).toString('hex')}`;
+  let created = false;
+  before(() => {
+    created = currentRuntime() === undefined;
+    const runtime = obtainRuntime(resolveSettings({ busUrl: 'embedded', writeConfig: false }));
+    const result = runtime.registry.apply({ service, instanceId: 'i1', contracts, ttlMs: 600_000 });
+    if (!result.accepted) throw new Error(`fixture contracts refused: ${result.reason}`);
+  });
+  after(() => {
+    currentRuntime()?.registry.apply({ service, instanceId: 'i1', contracts: [], ttlMs: 0, withdrawn: true });
+    if (created) delete (globalThis as Record<symbol, unknown>)[RUNTIME_KEY];
+  });
+}

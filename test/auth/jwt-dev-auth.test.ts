@@ -1,0 +1,305 @@
+import './support';
+import { expect } from 'chai';
+import nock from 'nock';
+import express from 'express';
+import type { AddressInfo } from 'node:net';
+import { jwtDevAuthPolicy, type JwtDevAuthAction } from '../../policies/jwt-dev-auth';
+import { requestUser } from '../../plugin/pipeline/user';
+import { resetVerifiers } from '../../plugin/auth/verifiers';
+import {
+  AUDIENCE, ISSUER, JWKS_HOST, JWKS_PATH, JWKS_URI, SECRET, claims, fakeReq, hs256, isolateAuthEnv, useNock, now, rs256, rsaKey, rsClaims, run,
+  verifierFor,
+} from './support';
+
+const k1 = rsaKey('k1');
+const k2 = rsaKey('k2');
+const HS: JwtDevAuthAction = { jwtSecret: SECRET };
+const RS: JwtDevAuthAction = { jwksUri: JWKS_URI, issuer: ISSUER, audience: AUDIENCE };
+const BOTH: JwtDevAuthAction = { ...HS, ...RS };
+
+/** Serves a key set whose keys the test can change; counts the fetches. */
+function keySetHost(keys: () => object[]): { fetches: () => number } {
+  let n = 0;
+  nock(JWKS_HOST)
+    .persist()
+    .get(JWKS_PATH)
+    .reply(() => {
+      n++;
+      return [200, { keys: keys() }];
+    });
+  return { fetches: () => n };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function authorize(action: JwtDevAuthAction, headers: Record<string, string | undefined>) {
+  const req = fakeReq(headers);
+  const out = await run(jwtDevAuthPolicy.policy(action), req);
+  return { ...out, user: requestUser(req) };
+}
+
+describe('jwt-dev-auth: accepted tokens', () => {
+  isolateAuthEnv();
+  useNock();
+  beforeEach(() => {
+    resetVerifiers();
+    nock.cleanAll();
+    nock.disableNetConnect();
+  });
+  afterEach(() => {
+    nock.cleanAll();
+    nock.enableNetConnect();
+  });
+
+  it('HS256: sets the AuthenticatedUser with the spec defaults', async () => {
+    const out = await authorize(HS, { authorization: `Bearer ${hs256(claims())}` });
+    expect(out.next).to.equal(true);
+    expect(out.user).to.deep.equal({ userId: 'user-1', email: 'user-1@unknown', name: 'user-1', permissions: [] });
+  });
+
+  it('HS256: takes email, name, permissions and roles from the claims', async () => {
+    const token = hs256(claims({ email: 'ann@example.com', name: 'Ann', permissions: ['users:read', 'users:create'], roles: ['admin'] }));
+    const out = await authorize(HS, { authorization: `Bearer ${token}` });
+    expect(out.user).to.deep.equal({
+      userId: 'user-1', email: 'ann@example.com', name: 'Ann', permissions: ['users:read', 'users:create'], roles: ['admin'],
+    });
+  });
+
+  it('strips the Bearer scheme in any case, and takes a bare token', async () => {
+    const token = hs256(claims());
+    for (const header of [`bearer ${token}`, `BEARER ${token}`, `Bearer   ${token}  `, token]) {
+      const out = await authorize(HS, { authorization: header });
+      expect(out.next, header.slice(0, 10)).to.equal(true);
+    }
+  });
+
+  it('RS256 via the key set, picked by kid, with issuer and audience', async () => {
+    const host = keySetHost(() => [k1.jwk, k2.jwk]);
+    const out = await authorize(RS, { authorization: `Bearer ${rs256(k2, rsClaims({ permissions: ['x:y'] }))}` });
+    expect(out.next).to.equal(true);
+    expect(out.user?.permissions).to.deep.equal(['x:y']);
+    expect(host.fetches()).to.equal(1);
+  });
+
+  it('RS256: an aud array that includes ours is accepted', async () => {
+    keySetHost(() => [k1.jwk]);
+    const out = await authorize(RS, { authorization: `Bearer ${rs256(k1, rsClaims({ aud: ['other', AUDIENCE] }))}` });
+    expect(out.next).to.equal(true);
+  });
+
+  it('RS256 without issuer/audience configured does not require them', async () => {
+    keySetHost(() => [k1.jwk]);
+    const out = await authorize({ jwksUri: JWKS_URI }, { authorization: `Bearer ${rs256(k1, claims())}` });
+    expect(out.next).to.equal(true);
+  });
+
+  it('both modes at once: HS256 and RS256 tokens are both accepted', async () => {
+    keySetHost(() => [k1.jwk]);
+    expect((await authorize(BOTH, { authorization: `Bearer ${hs256(claims())}` })).next).to.equal(true);
+    expect((await authorize(BOTH, { authorization: `Bearer ${rs256(k1, rsClaims())}` })).next).to.equal(true);
+  });
+
+  it('reads the configuration from the environment (JWT_SECRET, JWKS_URI, JWT_ISSUER, JWT_AUDIENCE)', async () => {
+    keySetHost(() => [k1.jwk]);
+    Object.assign(process.env, { JWT_SECRET: SECRET, JWKS_URI, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE });
+    expect((await authorize({}, { authorization: `Bearer ${hs256(claims())}` })).next).to.equal(true);
+    expect((await authorize({}, { authorization: `Bearer ${rs256(k1, rsClaims())}` })).next).to.equal(true);
+    expect((await authorize({}, { authorization: `Bearer ${rs256(k1, rsClaims({ iss: 'https://other/' }))}` })).status).to.equal(401);
+  });
+
+  it('action parameters override the environment', async () => {
+    process.env.JWT_SECRET = 'x'.repeat(40);
+    expect((await authorize({}, { authorization: `Bearer ${hs256(claims())}` })).status).to.equal(401);
+    expect((await authorize(HS, { authorization: `Bearer ${hs256(claims())}` })).next).to.equal(true);
+  });
+
+  it('clock tolerance (JWT_CLOCK_TOLERANCE) admits a token just expired or not yet valid', async () => {
+    const expired = hs256(claims({ exp: now() - 10 }));
+    const early = hs256(claims({ nbf: now() + 10 }));
+    expect((await authorize(HS, { authorization: `Bearer ${expired}` })).body?.code).to.equal('TOKEN_EXPIRED');
+    expect((await authorize({ ...HS, clockTolerance: 30 }, { authorization: `Bearer ${expired}` })).next).to.equal(true);
+    expect((await authorize({ ...HS, clockTolerance: 30 }, { authorization: `Bearer ${early}` })).next).to.equal(true);
+    process.env.JWT_CLOCK_TOLERANCE = '30';
+    expect((await authorize(HS, { authorization: `Bearer ${expired}` })).next).to.equal(true);
+  });
+
+  describe('key set', () => {
+    it('picks up a key rotation (new kid) without a restart, once the cooldown allows', async () => {
+      let keys = [k1.jwk];
+      const host = keySetHost(() => keys);
+      const action = { ...RS, jwksCooldownMs: 150 };
+      expect((await authorize(action, { authorization: `Bearer ${rs256(k1, rsClaims())}` })).next).to.equal(true);
+      keys = [k1.jwk, k2.jwk];
+      const rotated = `Bearer ${rs256(k2, rsClaims())}`;
+      // Inside the cooldown the new kid is unknown (no fetch)…
+      expect((await authorize(action, { authorization: rotated })).body?.code).to.equal('INVALID_TOKEN');
+      expect(host.fetches()).to.equal(1);
+      await sleep(200);
+      // …after it, the unknown kid makes one fetch and the rotated key is found.
+      expect((await authorize(action, { authorization: rotated })).next).to.equal(true);
+      expect(host.fetches()).to.equal(2);
+      expect((await authorize(action, { authorization: `Bearer ${rs256(k2, rsClaims({ sub: 'u2' }))}` })).next).to.equal(true);
+      expect(host.fetches()).to.equal(2);
+    });
+
+    it('unknown kids cannot make it fetch the key set more than once per cooldown', async () => {
+      const host = keySetHost(() => [k1.jwk]);
+      const results = await Promise.all(
+        Array.from({ length: 25 }, (_, i) => authorize(RS, { authorization: `Bearer ${rs256(k1, rsClaims(), { kid: `random-${i}` })}` })),
+      );
+      for (const r of results) expect(r.body?.code).to.equal('INVALID_TOKEN');
+      for (let i = 0; i < 25; i++) await authorize(RS, { authorization: `Bearer ${rs256(k1, rsClaims(), { kid: `later-${i}` })}` });
+      expect(host.fetches()).to.equal(1);
+      expect((await authorize(RS, { authorization: `Bearer ${rs256(k1, rsClaims())}` })).next).to.equal(true);
+      expect(host.fetches()).to.equal(1);
+    });
+
+    it('a key set that is down answers 503 with Retry-After, and is not fetched again before the backoff', async () => {
+      let n = 0;
+      nock(JWKS_HOST).persist().on('request', () => n++).get(JWKS_PATH).replyWithError('ECONNREFUSED');
+      const action = { ...RS, jwksFailureBackoffMs: 3000 };
+      for (let i = 0; i < 5; i++) {
+        const out = await authorize(action, { authorization: `Bearer ${rs256(k1, rsClaims())}` });
+        expect(out.status).to.equal(503);
+        expect(out.body.code).to.equal('SERVICE_UNAVAILABLE');
+        expect(Number(out.headers['retry-after'])).to.be.within(1, 3);
+      }
+      expect(n).to.equal(1);
+    });
+
+    it('keeps the keys it has while a refresh of a stale set fails', async () => {
+      let up = true;
+      let n = 0;
+      nock(JWKS_HOST)
+        .persist()
+        .get(JWKS_PATH)
+        .reply(() => {
+          n++;
+          return up ? [200, { keys: [k1.jwk] }] : [503, 'down'];
+        });
+      const action = { ...RS, jwksMaxAgeMs: 50, jwksCooldownMs: 0, jwksFailureBackoffMs: 0, tokenCacheMax: 0 };
+      expect((await authorize(action, { authorization: `Bearer ${rs256(k1, rsClaims())}` })).next).to.equal(true);
+      up = false;
+      await sleep(80);
+      expect((await authorize(action, { authorization: `Bearer ${rs256(k1, rsClaims())}` })).next).to.equal(true);
+      expect(n).to.equal(2);
+    });
+
+    it('a token naming a host in jku or x5u never makes the gateway call it, even when signed by a configured key', async () => {
+      keySetHost(() => [k1.jwk]);
+      const evil = nock('https://evil.test').persist().get(/.*/).reply(200, {});
+      const token = rs256(k1, rsClaims(), { jku: 'https://evil.test/jwks', x5u: 'https://evil.test/cert' });
+      expect((await authorize(RS, { authorization: `Bearer ${token}` })).next).to.equal(true);
+      expect(evil.isDone()).to.equal(false);
+    });
+  });
+
+  describe('verified-token cache', () => {
+    it('a second request with the same token is not verified again', async () => {
+      const token = `Bearer ${hs256(claims({ permissions: ['a:b'] }))}`;
+      const first = await authorize(HS, { authorization: token });
+      first.user!.permissions.push('admin:all'); // a later step changing its copy must not change the cache
+      const second = await authorize(HS, { authorization: token });
+      expect(second.user?.permissions).to.deep.equal(['a:b']);
+      const stats = verifierFor(HS).stats;
+      expect(stats).to.deep.equal({ verifications: 1, cacheHits: 1 });
+    });
+
+    it('is shared by every policy instance with the same configuration (one per pipeline)', async () => {
+      const token = `Bearer ${hs256(claims())}`;
+      await authorize(HS, { authorization: token });
+      await authorize({ ...HS, public: false }, { authorization: token });
+      expect(verifierFor(HS).stats.verifications).to.equal(1);
+    });
+
+    it('can be turned off', async () => {
+      const action = { ...HS, tokenCacheMax: 0 };
+      const token = `Bearer ${hs256(claims())}`;
+      await authorize(action, { authorization: token });
+      await authorize(action, { authorization: token });
+      expect(verifierFor(action).stats).to.deep.equal({ verifications: 2, cacheHits: 0 });
+    });
+
+    it('never serves a token past its exp', async () => {
+      const token = `Bearer ${hs256(claims({ exp: now() + 1 }))}`;
+      expect((await authorize(HS, { authorization: token })).next).to.equal(true);
+      await sleep(1100);
+      const out = await authorize(HS, { authorization: token });
+      expect(out.body?.code).to.equal('TOKEN_EXPIRED');
+    });
+  });
+});
+
+describe('jwt-dev-auth: development mode', () => {
+  isolateAuthEnv();
+  beforeEach(() => resetVerifiers());
+
+  const dev = { 'x-dev-user-id': 'dev-7', 'x-dev-permissions': ' users:read, ,users:create ,, ' };
+
+  it('builds the user from X-Dev-User-Id and X-Dev-Permissions (trimmed, empties dropped)', async () => {
+    const out = await authorize({ developmentAuthEnabled: true }, dev);
+    expect(out.next).to.equal(true);
+    expect(out.user).to.deep.equal({
+      userId: 'dev-7', email: 'dev-7@development.local', name: 'Development User dev-7', permissions: ['users:read', 'users:create'],
+    });
+  });
+
+  it('no X-Dev-Permissions: an empty list', async () => {
+    const out = await authorize({ developmentAuthEnabled: true }, { 'x-dev-user-id': 'dev-7' });
+    expect(out.user?.permissions).to.deep.equal([]);
+  });
+
+  it('is on when DEVELOPMENT_AUTH_ENABLED is exactly "true", read when the policy is created', async () => {
+    process.env.DEVELOPMENT_AUTH_ENABLED = 'true';
+    const mw = jwtDevAuthPolicy.policy({});
+    delete process.env.DEVELOPMENT_AUTH_ENABLED;
+    const req = fakeReq(dev);
+    expect((await run(mw, req)).next).to.equal(true);
+    expect(requestUser(req)?.userId).to.equal('dev-7');
+  });
+
+  for (const value of ['TRUE', 'True', '1', 'yes', 'on', ' true', 'true ', '']) {
+    it(`is off when DEVELOPMENT_AUTH_ENABLED=${JSON.stringify(value)}: dev headers are ignored`, async () => {
+      process.env.DEVELOPMENT_AUTH_ENABLED = value;
+      const out = await authorize({}, dev);
+      expect(out.status).to.equal(401);
+      expect(out.body.code).to.equal('NO_AUTH_HEADER');
+    });
+  }
+
+  it('off: a Bearer token works and dev headers beside it are ignored', async () => {
+    const out = await authorize(HS, { ...dev, authorization: `Bearer ${hs256(claims())}` });
+    expect(out.user?.userId).to.equal('user-1');
+  });
+
+  it('on without X-Dev-User-Id: falls back to the Bearer token, 401 NO_AUTH_HEADER without one', async () => {
+    const action = { ...HS, developmentAuthEnabled: true };
+    expect((await authorize(action, { 'x-dev-permissions': 'a:b' })).body.code).to.equal('NO_AUTH_HEADER');
+    expect((await authorize(action, { 'x-dev-user-id': '   ' })).body.code).to.equal('NO_AUTH_HEADER');
+    const out = await authorize(action, { authorization: `Bearer ${hs256(claims())}` });
+    expect(out.user?.userId).to.equal('user-1');
+  });
+
+  it('on with X-Dev-User-Id: no token is validated', async () => {
+    const out = await authorize({ ...HS, developmentAuthEnabled: true }, { ...dev, authorization: 'Bearer not-a-token' });
+    expect(out.next).to.equal(true);
+    expect(out.user?.userId).to.equal('dev-7');
+  });
+
+  it('header names match in any case (through a real HTTP server)', async () => {
+    const app = express();
+    app.get('/who', jwtDevAuthPolicy.policy({ developmentAuthEnabled: true }), (req, res) => {
+      res.json(requestUser(req));
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}/who`, { headers: { 'X-DEV-USER-ID': 'Ann', 'x-Dev-Permissions': 'a:b,c:d' } });
+      expect(res.status).to.equal(200);
+      expect(await res.json()).to.deep.equal({ userId: 'Ann', email: 'Ann@development.local', name: 'Development User Ann', permissions: ['a:b', 'c:d'] });
+    } finally {
+      server.close();
+    }
+  });
+});

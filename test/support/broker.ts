@@ -1,0 +1,16 @@
+import * as amqp from 'amqplib';
+
+/** Deletes the exchanges a test run's prefix made, so runs leave nothing behind on the shared broker. */
+export async function deleteBusTopology(url: string, prefix: string): Promise<void> {
+  const conn = await amqp.connect(url);
+  try {
+    for (const name of [`${prefix}.rpc`, `${prefix}.discovery`]) {
+      const ch = await conn.createChannel();
+      ch.on('error', () => undefined);
+      await ch.deleteExchange(name).catch(() => undefined);
+      await ch.close().catch(() => undefined);
+    }
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}

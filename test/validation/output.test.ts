@@ -1,0 +1,75 @@
+import { expect } from 'chai';
+import type { Contract } from '../../plugin/contracts/types';
+import { checkOutput } from '../../plugin/validation/output';
+import { ValidatorCache } from '../../plugin/validation/validator-cache';
+import { GatewayError, toErrorBody } from '../../plugin/errors';
+import { resolveSettings } from '../../plugin/settings';
+
+const contract: Contract = {
+  messageType: 'GetThingQuery',
+  targetService: 'things-service',
+  inputSchema: { type: 'object' },
+  outputSchema: { type: 'object', properties: { id: { type: 'string' }, secret: { type: 'string', writeOnly: true } }, required: ['id'] },
+  requiredPermissions: [],
+};
+
+function logger() {
+  const lines: string[] = [];
+  const log = { debug: () => undefined, info: () => undefined, warn: (m: string) => lines.push(m), error: (m: string) => lines.push(m) };
+  return { lines, log };
+}
+
+describe('validation: output check', () => {
+  it('passes a matching result on, without its writeOnly fields, and logs nothing', () => {
+    const { lines, log } = logger();
+    const body = checkOutput({ contract, result: { id: 't1', secret: 's' }, correlationId: 'c1', validators: new ValidatorCache(), log, strict: true });
+    expect(body).to.deep.equal({ id: 't1' });
+    expect(lines).to.deep.equal([]);
+  });
+
+  it('logs a mismatch with the correlation id and passes it on when not strict', () => {
+    const { lines, log } = logger();
+    const body = checkOutput({ contract, result: { id: 5, secret: 's' }, correlationId: 'corr-42', validators: new ValidatorCache(), log, strict: false });
+    expect(body).to.deep.equal({ id: 5 });
+    expect(lines).to.have.length(1);
+    expect(lines[0]).to.contain('[corr-42]').and.contain('GetThingQuery').and.contain('id must be a string');
+    expect(lines[0]).not.to.contain('"s"');
+  });
+
+  it('answers 502 SERVICE_UNAVAILABLE with the service in strict mode', () => {
+    const { lines, log } = logger();
+    let thrown: unknown;
+    try {
+      checkOutput({ contract, result: {}, correlationId: 'c2', validators: new ValidatorCache(), log, strict: true });
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).to.be.instanceOf(GatewayError);
+    const { status, body } = toErrorBody(thrown, 'c2');
+    expect(status).to.equal(502);
+    expect(body).to.include({ code: 'SERVICE_UNAVAILABLE', error: 'Bad Gateway', service: 'things-service' });
+    expect(lines[0]).to.contain('[c2]').and.contain('strictOutput');
+  });
+
+  it('answers 500 without the ajv message when the outputSchema does not compile', () => {
+    const { log } = logger();
+    const broken = { ...contract, outputSchema: { type: 'object', properties: { id: { type: 'nope' } } } };
+    try {
+      checkOutput({ contract: broken, result: { id: 'x' }, correlationId: 'c3', validators: new ValidatorCache({ log }), log, strict: false });
+      expect.fail('should throw');
+    } catch (err) {
+      const { status, body } = toErrorBody(err, 'c3');
+      expect(status).to.equal(500);
+      expect(body.code).to.equal('INTERNAL_ERROR');
+      expect(JSON.stringify(body)).not.to.match(/nope|schema is invalid|must be equal/);
+    }
+  });
+
+  it('strict mode is a setting, with STRICT_OUTPUT=true as the environment fallback', () => {
+    expect(resolveSettings({}, {}).strictOutput).to.equal(false);
+    expect(resolveSettings({}, { STRICT_OUTPUT: 'true' }).strictOutput).to.equal(true);
+    expect(resolveSettings({}, { STRICT_OUTPUT: '1' }).strictOutput).to.equal(false);
+    expect(resolveSettings({ strictOutput: false }, { STRICT_OUTPUT: 'true' }).strictOutput).to.equal(false);
+    expect(resolveSettings({ strictOutput: true }, {}).strictOutput).to.equal(true);
+  });
+});

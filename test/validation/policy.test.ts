@@ -1,0 +1,94 @@
+import { expect } from 'chai';
+import type { Request, Response } from 'express';
+import { ContractRegistry } from '../../plugin/contracts/registry';
+import type { Contract } from '../../plugin/contracts/types';
+import { resolveSettings } from '../../plugin/settings';
+import { schemaValidationPolicy } from '../../policies/schema-validation';
+import { resolveContract } from '../../plugin/pipeline/resolve-contract';
+import { messageInput } from '../../plugin/pipeline/message-input';
+
+const RUNTIME = Symbol.for('express-gateway-plugin-contracts.runtime');
+type Global = Record<symbol, unknown>;
+
+/** Just what the policy uses of the runtime: settings, the registry, a log, contract lookup. */
+function fakeRuntime(contracts: Contract[]) {
+  const registry = new ContractRegistry();
+  registry.apply({ service: 'svc', instanceId: 'i1', ttlMs: 60000, contracts });
+  const logged: string[] = [];
+  const log = { debug: () => undefined, info: () => undefined, warn: (m: string) => logged.push(m), error: (m: string) => logged.push(m) };
+  return { logged, runtime: { settings: resolveSettings({}, {}), registry, log, contract: (t: string) => registry.get(t) } };
+}
+
+function fakeExchange(query: Record<string, unknown> = {}) {
+  const req = { method: 'GET', headers: {}, query, params: {} } as unknown as Request;
+  const sent: { status?: number; body?: string; headers: Record<string, string> } = { headers: {} };
+  const res = {
+    headersSent: false,
+    setHeader(name: string, value: string) { sent.headers[name.toLowerCase()] = value; return this; },
+    status(code: number) { sent.status = code; return this; },
+    end(body?: string) { sent.body = body; },
+  } as unknown as Response;
+  return { req, res, sent };
+}
+
+const good: Contract = {
+  messageType: 'ListThingsQuery', targetService: 'svc', requiredPermissions: [],
+  inputSchema: { type: 'object', properties: { page: { type: 'integer', minimum: 1, default: 1 } } },
+  outputSchema: { type: 'object' },
+};
+const bad: Contract = {
+  messageType: 'ListBrokenThingsQuery', targetService: 'svc', requiredPermissions: [],
+  inputSchema: { type: 'object', properties: { page: { type: 'integr' } } },
+  outputSchema: { type: 'object' },
+};
+
+describe('validation: the schema-validation policy', () => {
+  let previous: unknown;
+  let fake: ReturnType<typeof fakeRuntime>;
+
+  before(() => {
+    previous = (globalThis as Global)[RUNTIME];
+    fake = fakeRuntime([good, bad]);
+    (globalThis as Global)[RUNTIME] = fake.runtime;
+  });
+  after(() => {
+    (globalThis as Global)[RUNTIME] = previous;
+  });
+
+  async function run(messageType: string, query: Record<string, unknown>) {
+    const handler = schemaValidationPolicy.policy({ messageType });
+    const ex = fakeExchange(query);
+    let nextCalled = false;
+    await handler(ex.req, ex.res, () => { nextCalled = true; });
+    return { ...ex, nextCalled };
+  }
+
+  it('reports a contract whose schema does not compile when the policy is built, and answers 500 without the ajv text', async () => {
+    const { sent, nextCalled } = await run(bad.messageType, {});
+    expect(fake.logged.join('\n')).to.contain('ListBrokenThingsQuery: its inputSchema does not compile');
+    expect(nextCalled).to.equal(false);
+    expect(sent.status).to.equal(500);
+    const body = JSON.parse(sent.body!);
+    expect(body).to.include({ code: 'INTERNAL_ERROR', error: 'Internal Server Error' });
+    expect(body.correlationId).to.equal(sent.headers['x-correlation-id']);
+    expect(sent.body).not.to.match(/integr|schema is invalid|allowed values/);
+  });
+
+  it('fills defaults into the input the router will send, and lets valid input through', async () => {
+    const { req, res, nextCalled } = await run(good.messageType, {});
+    expect(nextCalled).to.equal(true);
+    const input = await messageInput(req, res, await resolveContract(req, res, { messageType: good.messageType }));
+    expect(input).to.deep.equal({ page: 1 });
+  });
+
+  it('answers 400 in the spec body for invalid input', async () => {
+    const { sent, nextCalled } = await run(good.messageType, { page: '0' });
+    expect(nextCalled).to.equal(false);
+    expect(sent.status).to.equal(400);
+    expect(JSON.parse(sent.body!)).to.deep.include({
+      code: 'VALIDATION_ERROR',
+      details: { page: 'must be greater than or equal to 1' },
+      validationErrors: [{ field: 'page', message: 'must be greater than or equal to 1' }],
+    });
+  });
+});

@@ -1,0 +1,118 @@
+import { expect } from 'chai';
+import type { Contract, JsonSchema } from '../../plugin/contracts/types';
+import { compileSchema, dialectOf, type SchemaRole } from '../../plugin/validation/ajv';
+import { ValidatorCache, compileInline } from '../../plugin/validation/validator-cache';
+import { ContractRegistry } from '../../plugin/contracts/registry';
+
+function contract(messageType: string, inputSchema: JsonSchema, outputSchema: JsonSchema = { type: 'object' }): Contract {
+  return { messageType, targetService: 'svc', inputSchema, outputSchema, requiredPermissions: [] };
+}
+
+/** A compiler that counts what it compiles. */
+function countingCompiler() {
+  const calls: Array<{ role: SchemaRole; schema: JsonSchema }> = [];
+  const compile = (schema: JsonSchema, role: SchemaRole) => {
+    calls.push({ role, schema });
+    return compileSchema(schema, role);
+  };
+  return { calls, compile };
+}
+
+describe('validation: compile cache', () => {
+  const a = contract('CreateThingCommand', { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] });
+
+  it('compiles each contract schema once, however often it is asked for', () => {
+    const { calls, compile } = countingCompiler();
+    const cache = new ValidatorCache({ compile });
+    cache.sync([a]);
+    expect(calls.map((c) => c.role)).to.deep.equal(['input', 'output']);
+    for (let i = 0; i < 50; i++) {
+      // Fresh copies each time, as the registry hands them out: content decides, not identity.
+      const v = cache.validator(structuredClone(a), 'input');
+      expect(v.ok && v.validate({ name: 'x' })).to.equal(true);
+    }
+    cache.sync([structuredClone(a)]);
+    expect(calls).to.have.length(2);
+  });
+
+  it('recompiles a contract whose schema changed and forgets contracts that are gone', () => {
+    const { calls, compile } = countingCompiler();
+    const cache = new ValidatorCache({ compile });
+    cache.sync([a]);
+    const changed = contract(a.messageType, { type: 'object', properties: { name: { type: 'integer' } } });
+    cache.sync([changed]);
+    expect(calls.filter((c) => c.role === 'input')).to.have.length(2);
+    const v = cache.validator(changed, 'input');
+    expect(v.ok && v.validate({ name: 1 })).to.equal(true);
+    expect(cache.size).to.equal(2);
+    cache.sync([]);
+    expect(cache.size).to.equal(0);
+  });
+
+  it('turns a schema that does not compile into a failure that is logged once, never thrown', () => {
+    const logged: string[] = [];
+    const cache = new ValidatorCache({ log: { error: (m) => logged.push(m) } });
+    const bad = contract('CreateBadCommand', { type: 'object', properties: { x: { type: 'strnig' } } });
+    cache.sync([bad]);
+    const v = cache.validator(bad, 'input');
+    expect(v.ok).to.equal(false);
+    expect(logged).to.have.length(1);
+    expect(logged[0]).to.contain('CreateBadCommand').and.contain('inputSchema does not compile');
+    cache.validator(bad, 'input');
+    expect(logged).to.have.length(1);
+  });
+
+  it('compiles on the registry’s change event, so a bad schema is reported at discovery', () => {
+    const logged: string[] = [];
+    const { calls, compile } = countingCompiler();
+    const cache = new ValidatorCache({ compile, log: { error: (m) => logged.push(m) } });
+    const registry = new ContractRegistry();
+    registry.on('change', (contracts) => cache.sync(contracts));
+    registry.apply({ service: 'svc', instanceId: 'i1', ttlMs: 10000, contracts: [a, contract('CreateBadCommand', { $ref: '#/nowhere' })] });
+    expect(logged.join('\n')).to.contain('CreateBadCommand');
+    const compiledBefore = calls.length;
+    // A plain re-announcement changes nothing: no event, no compile.
+    registry.apply({ service: 'svc', instanceId: 'i1', ttlMs: 10000, contracts: [a, contract('CreateBadCommand', { $ref: '#/nowhere' })] });
+    expect(calls.length).to.equal(compiledBefore);
+  });
+
+  it('picks the dialect from $schema: 2020-12 keywords apply only when the schema says 2020-12', () => {
+    const schema = { type: 'object', dependentRequired: { order: ['sort'] } };
+    expect(dialectOf(schema)).to.equal('draft-07');
+    expect(compileSchema(schema, 'input')({ order: 'asc' })).to.equal(true);
+    const s2020 = { $schema: 'https://json-schema.org/draft/2020-12/schema', ...schema };
+    expect(dialectOf(s2020)).to.equal('2020-12');
+    expect(compileSchema(s2020, 'input')({ order: 'asc' })).to.equal(false);
+    expect(() => compileSchema({ $schema: 'http://json-schema.org/draft-04/schema#' }, 'input')).to.throw(/unsupported/);
+  });
+
+  it('checks formats, fills input defaults, never coerces or drops fields', () => {
+    const validate = compileSchema({
+      type: 'object',
+      properties: { at: { type: 'string', format: 'date-time' }, id: { type: 'string', format: 'uuid' }, n: { type: 'integer' }, page: { type: 'integer', default: 1 } },
+      additionalProperties: false,
+    }, 'input');
+    expect(validate({ at: 'yesterday' })).to.equal(false);
+    expect(validate({ id: 'not-a-uuid' })).to.equal(false);
+    expect(validate({ n: '12' })).to.equal(false);
+    const extra = { extra: 1 };
+    expect(validate(extra)).to.equal(false);
+    expect(extra).to.have.property('extra', 1);
+    const defaulted: Record<string, unknown> = { at: '2025-01-01T00:00:00Z' };
+    expect(validate(defaulted)).to.equal(true);
+    expect(defaulted.page).to.equal(1);
+    const output = compileSchema({ type: 'object', properties: { page: { type: 'integer', default: 1 } } }, 'output');
+    const result = {};
+    output(result);
+    expect(result).to.deep.equal({});
+  });
+
+  it('keeps inline schemas by content across reloads', () => {
+    const { calls, compile } = countingCompiler();
+    const schema = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], title: `inline-${Date.now()}` };
+    const first = compileInline(schema, compile);
+    const again = compileInline(structuredClone(schema), compile);
+    expect(again).to.equal(first);
+    expect(calls).to.have.length(1);
+  });
+});
