@@ -1,6 +1,14 @@
-# Sidecar image: the gateway with this plugin. Minimal for now; the packaging issue hardens it.
+# Sidecar image: Express Gateway with express-gateway-plugin-contracts, configured by environment.
+# The runtime stage installs the packed plugin with scripts/container/install.sh and starts it with
+# scripts/container/start.sh; test/packaging runs the same two scripts, so image and tests cannot drift.
+#
+#   docker build -t contracts-gateway .
+#   docker run -p 8080:8080 -e BUS_URL=amqp://guest:guest@rabbitmq:5672 -e JWT_SECRET=... contracts-gateway
+#   docker build --target reference-services -t contracts-reference-services .   # the example services
+
+# ---- build: compile and pack the plugin exactly as it is published (npm pack) ----
 FROM node:20-bookworm-slim AS build
-WORKDIR /app
+WORKDIR /src
 COPY package.json package-lock.json tsconfig.json ./
 RUN npm ci --no-audit --no-fund
 COPY plugin ./plugin
@@ -9,17 +17,47 @@ COPY conditions ./conditions
 COPY sdk ./sdk
 COPY examples ./examples
 COPY scripts ./scripts
-COPY test ./test
-RUN npx tsc -p .
-
-FROM node:20-bookworm-slim
-WORKDIR /app
-ENV NODE_ENV=production PORT=8080 HOST=0.0.0.0 EG_CONFIG_DIR=/var/lib/gateway START_REFERENCE_SERVICES=false
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
-COPY --from=build /app/dist ./dist
 COPY config ./config
-RUN mkdir -p /var/lib/gateway && chown node:node /var/lib/gateway
+COPY docs ./docs
+COPY README.md ./
+RUN npx tsc -p . && npm pack --ignore-scripts --pack-destination /tmp/pack && mv /tmp/pack/*.tgz /tmp/plugin.tgz
+
+# ---- runtime: the gateway only (production dependencies, non-root) ----
+FROM node:20-bookworm-slim AS gateway
+ENV NODE_ENV=production \
+    APP_DIR=/app \
+    PORT=8080 \
+    HOST=0.0.0.0 \
+    EG_CONFIG_DIR=/var/lib/gateway \
+    EG_CONFIG_SOURCE=/etc/gateway \
+    BUS_URL=embedded \
+    SHUTDOWN_GRACE_MS=8000
+COPY scripts/container/ /opt/contracts/
+COPY --from=build /tmp/plugin.tgz /tmp/plugin.tgz
+# install.sh runs `npm ci --omit=dev` in /app.
+RUN /opt/contracts/install.sh /tmp/plugin.tgz /app \
+ && rm /tmp/plugin.tgz \
+ && mkdir -p /var/lib/gateway /etc/gateway \
+ && chown -R node:node /var/lib/gateway
 USER node
+WORKDIR /app
 EXPOSE 8080
-CMD ["node", "dist/scripts/start.js"]
+# The plugin rewrites gateway.config.yml here; mount your hand-written files at /etc/gateway (read-only is fine).
+VOLUME ["/var/lib/gateway"]
+# Docker's default stop timeout is 10 s: SHUTDOWN_GRACE_MS (8 s here) stays below it; raise both together.
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 CMD ["node", "/app/healthcheck.js"]
+CMD ["/app/start.sh"]
+
+# ---- reference-services: the example users and auth services (docker-compose.yml), not for production ----
+FROM node:20-bookworm-slim AS reference-services
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /src/dist ./dist
+USER node
+CMD ["node", "dist/scripts/reference-services.js"]
+
+# The last stage is what a plain `docker build` produces: the gateway.
+FROM gateway

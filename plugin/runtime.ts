@@ -22,6 +22,11 @@ export class Runtime {
   private closed = false;
   /** Set once the host has loaded the plugin (a plugin load error is only logged by the host). */
   hostAttached = false;
+  /**
+   * Set by the first init() that registers the gateway routes (/health, /api-docs, …). The host re-runs init()
+   * on every reload and replays every registered gateway route on the same express app, so later inits skip it.
+   */
+  gatewayRoutesRegistered = false;
 
   constructor(settings: Settings, log: Logger = consoleLogger) {
     this.settings = settings;

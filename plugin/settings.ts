@@ -1,8 +1,10 @@
+import { EDGE_SETTINGS_SCHEMA_PROPERTIES, resolveEdgeSettings, type EdgeSettings } from './edge/edge-settings';
+
 /**
  * Plugin settings: the `plugins.contracts` block of system.config.yml, with environment variables as the
  * fallback for what the block leaves out (containers configure by environment).
  */
-export interface Settings {
+export interface Settings extends EdgeSettings {
   /** `embedded` (in-process bus) or an amqp:// / amqps:// URL. */
   busUrl: string;
   /** Prefix of every exchange and queue, so deployments (and test runs) sharing a broker stay apart. */
@@ -20,6 +22,10 @@ export interface Settings {
   writeDebounceMs: number;
   /** A service result that does not match the contract's outputSchema: 502 when true, logged and passed on when false. */
   strictOutput: boolean;
+  /** Serve GET /debug/contracts (the registry's cache); off by default because it shows service topology. */
+  debugEndpoints: boolean;
+  /** SIGTERM: how long requests in flight may take before they are answered 503 (plugin/shutdown). */
+  shutdownGraceMs: number;
 }
 
 export const SETTINGS_SCHEMA = {
@@ -35,6 +41,9 @@ export const SETTINGS_SCHEMA = {
     leaseCheckIntervalMs: { type: 'integer', minimum: 100 },
     writeDebounceMs: { type: 'integer', minimum: 0, maximum: 60000 },
     strictOutput: { type: 'boolean', description: 'answer 502 when a result does not match its outputSchema (env STRICT_OUTPUT=true)' },
+    debugEndpoints: { type: 'boolean', description: 'serve GET /debug/contracts (env DEBUG_ENDPOINTS=true); off by default' },
+    shutdownGraceMs: { type: 'integer', minimum: 0, maximum: 3600000, description: 'on SIGTERM, how long requests in flight may finish (env SHUTDOWN_GRACE_MS); default 10000' },
+    ...EDGE_SETTINGS_SCHEMA_PROPERTIES,
     package: { type: 'string' },
   },
 } as const;
@@ -50,6 +59,7 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     return typeof v === 'string' && v.trim() !== '' ? v.trim() : fallback;
   };
   return {
+    ...resolveEdgeSettings(raw, env),
     busUrl: str('busUrl', 'BUS_URL', 'embedded'),
     busPrefix: str('busPrefix', 'BUS_PREFIX', 'contracts'),
     requestTimeoutMs: intFrom(raw.requestTimeoutMs ?? env.REQUEST_TIMEOUT_MS, 30000),
@@ -60,5 +70,7 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     writeDebounceMs: raw.writeDebounceMs === 0 ? 0 : intFrom(raw.writeDebounceMs, 100),
     // Off unless asked for: a strict gateway turns a service's schema drift into an outage.
     strictOutput: typeof raw.strictOutput === 'boolean' ? raw.strictOutput : env.STRICT_OUTPUT === 'true',
+    debugEndpoints: typeof raw.debugEndpoints === 'boolean' ? raw.debugEndpoints : env.DEBUG_ENDPOINTS === 'true',
+    shutdownGraceMs: raw.shutdownGraceMs === 0 || env.SHUTDOWN_GRACE_MS === '0' ? 0 : intFrom(raw.shutdownGraceMs ?? env.SHUTDOWN_GRACE_MS, 10_000),
   };
 }

@@ -5,7 +5,8 @@
  */
 import { join, resolve } from 'node:path';
 import { ensureConfigDir } from './config-dir';
-import { resolveSettings } from '../plugin/settings';
+import { startupSettings } from '../plugin/startup-settings';
+import { gracefulStop } from '../plugin/shutdown';
 import { obtainRuntime } from '../plugin/runtime';
 import { createTransport } from '../plugin/bus';
 import { startUsersService } from '../examples/users-service';
@@ -30,7 +31,8 @@ async function main(): Promise<void> {
     console.log(`[contracts] JWT_SECRET was not set; generated one for this run: ${process.env.JWT_SECRET}`);
   }
 
-  const settings = resolveSettings({});
+  // A bad setting ends the process here with one line naming it.
+  const settings = startupSettings({});
   const runtime = obtainRuntime(settings);
   // Started before the host so that init() finds the contracts and the first request is already routed.
   await runtime.start();
@@ -56,14 +58,11 @@ async function main(): Promise<void> {
   const port = process.env.PORT ?? '8080';
   console.log(`[contracts] gateway ready on http://127.0.0.1:${port} (bus: ${settings.busUrl.startsWith('amqp') ? 'RabbitMQ' : 'embedded'})`);
 
-  const stop = async (signal: string) => {
-    console.log(`[contracts] ${signal}: stopping`);
+  // SIGTERM/SIGINT run the plugin's graceful stop (plugin/shutdown); the in-process services stop after the
+  // requests in flight, before the bus closes.
+  gracefulStop().onStop(async () => {
     for (const s of services) await s.stop().catch(() => undefined);
-    await runtime.close().catch(() => undefined);
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  });
 }
 
 async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {

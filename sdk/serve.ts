@@ -42,8 +42,11 @@ export interface RunningService {
   readonly instanceId: string;
   /** The message types this instance announces. */
   readonly messageTypes: readonly string[];
-  /** Withdraws the contracts first (the gateway stops routing here), then stops consuming. */
-  stop(): Promise<void>;
+  /**
+   * Withdraws the contracts first (the gateway stops routing here), then stops consuming; handlers in flight finish.
+   * `drainMs`: keep consuming this long after the withdrawal, for requests the gateway sent before it saw it.
+   */
+  stop(opts?: { drainMs?: number }): Promise<void>;
 }
 
 /**
@@ -90,11 +93,12 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
     service,
     instanceId,
     messageTypes: contracts.map((c) => c.messageType),
-    async stop() {
+    async stop(stopOpts = {}) {
       if (stopped) return;
       stopped = true;
       clearInterval(timer);
       await announce(true).catch(() => undefined);
+      if (stopOpts.drainMs) await new Promise((r) => setTimeout(r, stopOpts.drainMs));
       for (const s of subs) await s.close().catch(() => undefined);
     },
   };

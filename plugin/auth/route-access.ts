@@ -28,8 +28,11 @@ const KEY = Symbol('contracts.route-access');
  * which message types exist (401 first, 404 after authentication).
  */
 export async function routeAccess(req: Request, res: Response, action: AccessAction): Promise<RouteAccess> {
-  const holder = req as unknown as Record<symbol, RouteAccess | undefined>;
-  const known = holder[KEY];
+  // Cached per request and per action: in a hand-written pipeline jwt-dev-auth and permission carry different
+  // actions (only permission has `required`), so one step's answer must not stand in for the other's.
+  const holder = req as unknown as Record<symbol, WeakMap<object, RouteAccess> | undefined>;
+  const cache = (holder[KEY] ??= new WeakMap());
+  const known = cache.get(action);
   if (known) return known;
   const extra = Array.isArray(action.required) ? action.required.filter((p) => typeof p === 'string') : [];
   let access: RouteAccess;
@@ -43,7 +46,7 @@ export async function routeAccess(req: Request, res: Response, action: AccessAct
   } else {
     access = { public: action.public === true, required: unique(extra) };
   }
-  holder[KEY] = access;
+  cache.set(action, access);
   return access;
 }
 

@@ -58,6 +58,8 @@ export interface AmqpTransportOptions {
 
 interface PendingRequest {
   service: string;
+  /** The request's trace id, for the log lines about it. */
+  correlationId: string;
   timer: NodeJS.Timeout;
   resolve(reply: Reply): void;
   reject(err: GatewayError): void;
@@ -99,6 +101,11 @@ export function redactUrl(url: string): string {
   } catch {
     return 'the configured BUS_URL';
   }
+}
+
+/** The correlation id a request message carries, for service-side log lines (bounded and inert: it came off the wire). */
+function traceIdOf(msg: ConsumeMessage): string {
+  return (headerString((msg.properties.headers ?? {}).correlationId) ?? '').slice(0, 128).replace(/[^A-Za-z0-9._:-]/g, '?');
 }
 
 function headerString(value: unknown): string | undefined {
@@ -404,7 +411,7 @@ export class AmqpTransport implements Transport {
     const id = randomUUID();
     return new Promise<Reply>((resolve, reject) => {
       const timer = setTimeout(() => this.take(id)?.reject(gatewayTimeout(timeoutMs)), deadline);
-      this.pending.set(id, { service, timer, resolve, reject });
+      this.pending.set(id, { service, correlationId: String(message.headers.correlationId ?? ''), timer, resolve, reject });
       try {
         ch.publish(
           this.rpcExchange,
@@ -458,7 +465,7 @@ export class AmqpTransport implements Transport {
       reply = undefined;
     }
     if (!isReply(reply)) {
-      this.logger.error(`bus: malformed reply from service '${p.service}'`);
+      this.logger.error(`[${p.correlationId}] bus: malformed reply from service '${p.service}'`);
       p.resolve({ ok: false, error: { code: 'INTERNAL_ERROR' } });
       return;
     }
@@ -533,7 +540,7 @@ export class AmqpTransport implements Transport {
       try {
         body = encodeJson(reply);
       } catch (err) {
-        this.logger.error(`bus: reply of ${service}/${msg.properties.type} is not JSON: ${describeError(err)}`);
+        this.logger.error(`[${traceIdOf(msg)}] bus: reply of ${service}/${msg.properties.type} is not JSON: ${describeError(err)}`);
         body = encodeJson({ ok: false, error: { code: 'INTERNAL_ERROR' } });
       }
       try {
@@ -544,7 +551,7 @@ export class AmqpTransport implements Transport {
         ch.ack(msg);
       } catch (err) {
         // The channel went away while the handler ran; the broker redelivers or drops the request.
-        this.logger.warn(`bus: could not reply to ${service}/${msg.properties.type}: ${describeError(err)}`);
+        this.logger.warn(`[${traceIdOf(msg)}] bus: could not reply to ${service}/${msg.properties.type}: ${describeError(err)}`);
       }
     })();
     reg.inflight.add(work);

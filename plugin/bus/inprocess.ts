@@ -56,11 +56,11 @@ export async function invokeHandler(handler: RequestHandler, message: RequestMes
   try {
     reply = await handler(message);
   } catch (err) {
-    logger.error(`bus: handler for ${message.targetService}/${message.messageType} failed: ${describeError(err)}`);
+    logger.error(`[${message.headers?.correlationId}] bus: handler for ${message.targetService}/${message.messageType} failed: ${describeError(err)}`);
     return { ...INTERNAL_ERROR_REPLY };
   }
   if (!isReply(reply)) {
-    logger.error(`bus: handler for ${message.targetService}/${message.messageType} returned no reply envelope`);
+    logger.error(`[${message.headers?.correlationId}] bus: handler for ${message.targetService}/${message.messageType} returned no reply envelope`);
     return { ...INTERNAL_ERROR_REPLY };
   }
   return reply;
@@ -311,7 +311,7 @@ export class InProcessTransport implements Transport {
     try {
       copy = jsonCopy(reply);
     } catch (err) {
-      this.logger.error(`bus: reply of ${delivery.message.targetService}/${delivery.message.messageType} is not JSON: ${describeError(err)}`);
+      this.logger.error(`[${delivery.message.headers?.correlationId}] bus: reply of ${delivery.message.targetService}/${delivery.message.messageType} is not JSON: ${describeError(err)}`);
       copy = { ...INTERNAL_ERROR_REPLY };
     }
     delivery.reply(copy); // a no-op when the requester has timed out: late replies are dropped

@@ -2,10 +2,12 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { ContractRegistry } from '../contracts/registry';
 import { buildRouteTable, type Conflict } from '../contracts/route-table';
-import { GENERATED_POLICIES, pipelinePolicies } from '../pipeline/generated-pipeline';
+import { GENERATED_POLICIES, generatedPipeline, preflightEndpoint } from '../pipeline/generated-pipeline';
+import { corsAction } from '../edge/cors';
 import type { Settings } from '../settings';
 import type { Logger } from '../logger';
 import { renderGatewayConfig, writeIfChanged, writeIfChangedSync } from './gateway-config';
+import { isCatchAll, notFoundEndpoint, notFoundPolicies, NOT_FOUND_POLICY } from './not-found-endpoint';
 
 /** The parts of the host we use: its Config object and its event bus. */
 export interface HostConfig {
@@ -60,10 +62,14 @@ export class ConfigSync {
   private render(current: string): string {
     const table = buildRouteTable(this.registry.contracts(), { prefix: this.settings.generatedPrefix });
     this.report(table.conflicts);
-    return renderGatewayConfig(current, table.endpoints, {
+    const cors = corsAction(this.settings);
+    // The preflight endpoint first: it must precede any catch-all endpoint for /api paths.
+    // The not-found catch-all last: after it nothing under /api could be reached.
+    const endpoints = [preflightEndpoint(this.settings.generatedPrefix), ...table.endpoints, notFoundEndpoint(this.settings.generatedPrefix)];
+    return renderGatewayConfig(current, endpoints, {
       prefix: this.settings.generatedPrefix,
-      pipelinePolicies,
-      requiredPolicyNames: [...GENERATED_POLICIES],
+      pipelinePolicies: (endpoint) => (isCatchAll(endpoint) ? notFoundPolicies() : generatedPipeline(endpoint, cors)),
+      requiredPolicyNames: [...GENERATED_POLICIES, NOT_FOUND_POLICY],
     });
   }
 

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { Announcement, Contract, HttpOverride, JsonSchema } from './types';
+import type { Announcement, Contract, ContractRateLimit, HttpOverride, JsonSchema } from './types';
 
 /** What the discovery/debug endpoints show per service instance. */
 export interface InstanceInfo {
@@ -90,6 +90,20 @@ function validateHttp(value: unknown): HttpOverride | string {
   return { method: value.method as HttpOverride['method'], paths: [...paths] as string[] };
 }
 
+const MAX_RATE_LIMIT = 1_000_000_000;
+const MAX_RATE_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+function validateRateLimit(value: unknown): ContractRateLimit | string {
+  if (!isRecord(value)) return 'rateLimit must be an object';
+  const { max, windowMs } = value;
+  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_RATE_LIMIT) return 'rateLimit.max must be a positive integer';
+  if (windowMs === undefined) return { max };
+  if (typeof windowMs !== 'number' || !Number.isInteger(windowMs) || windowMs < 1000 || windowMs > MAX_RATE_WINDOW_MS) {
+    return 'rateLimit.windowMs must be an integer from 1000 to 86400000';
+  }
+  return { max, windowMs };
+}
+
 /** Returns a clean copy of a contract (known fields only, cloned) or the reason it is unusable. */
 function validateContract(value: unknown): Contract | string {
   if (!isRecord(value)) return 'is not an object';
@@ -123,6 +137,11 @@ function validateContract(value: unknown): Contract | string {
       return 'timeoutMs must be a positive number';
     }
     contract.timeoutMs = value.timeoutMs;
+  }
+  if (value.rateLimit !== undefined) {
+    const rateLimit = validateRateLimit(value.rateLimit);
+    if (typeof rateLimit === 'string') return rateLimit;
+    contract.rateLimit = rateLimit;
   }
   return contract;
 }
@@ -171,6 +190,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly options: RegistryOptions;
   private readonly records = new Map<string, InstanceRecord>();
   private union: Contract[] = [];
+  /** `union` by message type, each replaced by its frozen snapshot on first get(); rebuilt after a change. */
+  private byType: Map<string, Contract> | undefined;
   private unionFingerprint = canonical([]);
   private currentConflicts: RegistryConflict[] = [];
   private seq = 0;
@@ -224,9 +245,18 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     return this.union.map((c) => structuredClone(c));
   }
 
+  /**
+   * The contract of a message type, read on every request: a frozen (read-only, deeply) snapshot shared until the
+   * union changes, so the hot path neither searches the list nor clones schemas; copy it to change it.
+   */
   get(messageType: string): Contract | undefined {
-    const found = this.union.find((c) => c.messageType === messageType);
-    return found && structuredClone(found);
+    this.byType ??= new Map(this.union.map((c) => [c.messageType, c]));
+    const found = this.byType.get(messageType);
+    // Union entries are never frozen themselves: a frozen one is already the snapshot.
+    if (!found || Object.isFrozen(found)) return found;
+    const snapshot = deepFreeze(structuredClone(found));
+    this.byType.set(messageType, snapshot);
+    return snapshot;
   }
 
   instances(): InstanceInfo[] {
@@ -273,6 +303,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     const fingerprint = canonical(contracts);
     const changed = fingerprint !== this.unionFingerprint;
     this.union = contracts;
+    this.byType = undefined;
     this.unionFingerprint = fingerprint;
     if (canonical(conflicts) !== canonical(this.currentConflicts)) {
       this.currentConflicts = conflicts;
@@ -293,6 +324,14 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       this.logger?.warn(`contract registry: ${event} listener failed: ${(error as Error).message}`);
     }
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
 
 function instanceKey(service: string, instanceId: string): string {

@@ -17,6 +17,14 @@ export interface Contract {
   http?: HttpOverride;
   public?: boolean;
   timeoutMs?: number;
+  /** This contract's own request budget per caller; replaces the gateway-wide limit for its requests. */
+  rateLimit?: ContractRateLimit;
+}
+
+/** `max` requests per caller per `windowMs` (default 60000) window. */
+export interface ContractRateLimit {
+  max: number;
+  windowMs?: number;
 }
 
 /** A service instance's announcement; `ttlMs` is its lease. An empty `contracts` with `withdrawn` ends it. */

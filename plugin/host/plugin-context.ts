@@ -1,5 +1,6 @@
 import type { HostConfig } from '../config-writer/config-sync';
 import type { Logger } from '../logger';
+import type { HostEventBus } from '../shutdown';
 
 /** What the host hands init() (express-gateway lib/plugins.js PluginContext); only what we use. */
 export interface PluginContext extends HostConfig {
@@ -7,4 +8,8 @@ export interface PluginContext extends HostConfig {
   logger: Logger;
   registerPolicy(policy: unknown): void;
   registerCondition(condition: unknown): void;
+  /** Called with the gateway's express app before the pipelines are mounted (and again on every reload). */
+  registerGatewayRoute(declaration: (app: import('express').Express) => void): void;
+  /** The host's event bus ('http-ready' / 'https-ready' carry { httpServer }). */
+  eventBus: HostConfig['eventBus'] & HostEventBus;
 }

@@ -1,12 +1,27 @@
 import type { EndpointSpec } from '../contracts/route-table';
 import type { RouteAction } from './resolve-contract';
+import { corsAction, type CorsAction } from '../edge/cors';
 
 /**
- * The request lifecycle of a generated route, in order (DESIGN.md "Data flow of one request"):
- *   cors ▸ rate-limit ▸ jwt-dev-auth ▸ permission ▸ schema-validation ▸ contract-router
- * Steps whose policy is not built yet are absent; each policy added here lands in every generated pipeline.
+ * The request lifecycle of a generated route, in order (DESIGN.md "Data flow of one request", plus tracing):
+ *   request-trace ▸ cors ▸ contract-rate-limit ▸ jwt-dev-auth ▸ permission ▸ schema-validation ▸ contract-router
+ * - request-trace first: X-Correlation-Id / X-Request-Id are on every answer, the preflight cors ends included.
+ * - cors (the host's policy) before anything that can refuse: a preflight gets its 204 without credentials, and
+ *   401/403/404/429 answers carry the CORS headers a browser needs to read them.
+ * - contract-rate-limit (the host's rate-limit underneath) before authentication, as DESIGN.md orders it: it keys by
+ *   the user that the shared token verifier confirms (cached, so jwt-dev-auth does not verify the token again) or by
+ *   the client address, so floods of bad tokens are limited too and an unverified `sub` never picks the budget.
+ * Each policy listed here lands in every generated pipeline and in gateway.config.yml's `policies:`.
  */
-export const GENERATED_POLICIES = ['jwt-dev-auth', 'permission', 'schema-validation', 'contract-router'] as const;
+export const GENERATED_POLICIES = [
+  'request-trace',
+  'cors',
+  'contract-rate-limit',
+  'jwt-dev-auth',
+  'permission',
+  'schema-validation',
+  'contract-router',
+] as const;
 
 /** What each step needs to know about its route: which contract(s) it serves. */
 export function routeAction(endpoint: EndpointSpec): RouteAction {
@@ -21,8 +36,44 @@ export function routeAction(endpoint: EndpointSpec): RouteAction {
   return action;
 }
 
-/** The `policies:` list of one generated pipeline. */
-export function pipelinePolicies(endpoint: EndpointSpec): Array<Record<string, unknown>> {
+/** The `policies:` list of one generated pipeline; `cors` is the host cors step's action (plugin settings). */
+export function pipelinePolicies(endpoint: EndpointSpec, cors: CorsAction = corsAction()): Array<Record<string, unknown>> {
   const action = routeAction(endpoint);
-  return GENERATED_POLICIES.map((name) => ({ [name]: [{ action }] }));
+  return GENERATED_POLICIES.map((name) => {
+    if (name === 'request-trace') return { [name]: [{ action: {} }] };
+    if (name === 'cors') return { [name]: [{ action: cors }] };
+    return { [name]: [{ action }] };
+  });
+}
+
+/**
+ * One generated endpoint answers every CORS preflight under /api (spec: OPTIONS on any /api path → 204), before
+ * authentication and whether or not the path exists; the contract endpoints list only their own method.
+ */
+export interface PreflightEndpoint {
+  name: string;
+  method: 'OPTIONS';
+  path: string;
+  paths: string[];
+  preflight: true;
+}
+
+export function preflightEndpoint(prefix: string): PreflightEndpoint {
+  return { name: `${prefix}options-api`, method: 'OPTIONS', path: '/api', paths: ['/api', '/api/*'], preflight: true };
+}
+
+/** Either kind of generated endpoint, and the pipeline each gets. */
+export type GeneratedEndpoint = EndpointSpec | PreflightEndpoint;
+
+export function generatedPipeline(endpoint: GeneratedEndpoint, cors: CorsAction = corsAction()): Array<Record<string, unknown>> {
+  if ('preflight' in endpoint) return edgeSteps(cors);
+  return pipelinePolicies(endpoint, cors);
+}
+
+/**
+ * The first two steps of every generated pipeline, for a generated endpoint with steps of its own after them (a
+ * catch-all's answer needs the trace ids and the CORS headers as much as a contract route's).
+ */
+export function edgeSteps(cors: CorsAction = corsAction()): Array<Record<string, unknown>> {
+  return [{ 'request-trace': [{ action: {} }] }, { cors: [{ action: cors }] }];
 }

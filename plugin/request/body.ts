@@ -1,6 +1,7 @@
 import express from 'express';
 import type { Request, Response } from 'express';
 import { GatewayError } from '../errors';
+import { keepRawBody, replayBodyForProxy } from './replay-body';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -13,7 +14,7 @@ function parserFor(limit: number): ReturnType<typeof express.json> {
   let p = parsers.get(limit);
   if (!p) {
     // strict: a body must be an object or array; the type check is ours (415 below), so accept any here.
-    p = express.json({ limit, strict: true, type: () => true });
+    p = express.json({ limit, strict: true, type: () => true, verify: keepRawBody });
     parsers.set(limit, p);
   }
   return p;
@@ -44,6 +45,7 @@ export function readBody(req: Request, res: Response, limit = DEFAULT_BODY_LIMIT
       }
       const obj = body as Record<string, unknown>;
       (req as { _contractsBody?: Record<string, unknown> })._contractsBody = obj;
+      replayBodyForProxy(req);
       resolve(obj);
     });
   });

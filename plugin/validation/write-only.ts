@@ -127,5 +127,18 @@ function strip(value: unknown, described: Node[]): unknown {
  * service's result may be its own stored object. Returns the same value when nothing was stripped.
  */
 export function stripWriteOnly(value: unknown, schema: JsonSchema): unknown {
+  if (!mentionsWriteOnly(schema)) return value;
   return strip(value, [{ schema, root: schema }]);
+}
+
+/** Whether a schema says `writeOnly` anywhere; remembered for frozen schemas (the registry's), which cannot change. */
+const mentions = new WeakMap<object, boolean>();
+
+function mentionsWriteOnly(schema: JsonSchema): boolean {
+  const known = mentions.get(schema);
+  if (known !== undefined) return known;
+  // A false positive (a property named writeOnly) only costs the full walk.
+  const found = (JSON.stringify(schema) ?? '').includes('"writeOnly"');
+  if (Object.isFrozen(schema)) mentions.set(schema, found);
+  return found;
 }

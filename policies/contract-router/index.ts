@@ -9,6 +9,7 @@ import { sendError, sendJson } from '../../plugin/http/respond';
 import { fromServiceError, GatewayError } from '../../plugin/errors';
 import { successStatus } from './success-status';
 import { responseBody } from '../../plugin/validation/output';
+import { gracefulStop } from '../../plugin/shutdown';
 
 interface RouterAction extends RouteAction {
   timeoutMs?: number;
@@ -28,7 +29,8 @@ function contractRouter(action: RouterAction) {
       const input = await messageInput(req, res, resolved);
       const { contract } = resolved;
       const timeoutMs = action.timeoutMs ?? contract.timeoutMs ?? runtime.settings.requestTimeoutMs;
-      const reply = await runtime.transport.request(
+      // A stopping gateway answers 503 when its grace period ends rather than leave the caller cut off.
+      const reply = await gracefulStop().untilStopped(runtime.transport.request(
         {
           messageType: contract.messageType,
           targetService: contract.targetService,
@@ -36,7 +38,7 @@ function contractRouter(action: RouterAction) {
           headers: { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent },
         },
         timeoutMs,
-      );
+      ));
       if (!reply.ok) throw fromServiceError(reply.error);
       const status = reply.status !== undefined && reply.status >= 200 && reply.status < 300 ? reply.status : successStatus(contract.messageType, req.method);
       // Checked before any header is set: a result refused in strict mode must not leave a Location behind.

@@ -77,8 +77,12 @@ describe('discovery through Express Gateway and RabbitMQ', function () {
     expect(cfg.policies).to.include.members(['terminate', 'contract-router']);
     expect(cfg.apiEndpoints['contracts-get-api-users-userid']).to.deep.equal({ host: '*', paths: ['/api/users/:userId'], methods: ['GET'] });
     const action = { messageType: 'GetUserQuery' };
-    expect(cfg.pipelines['contracts-get-api-users-userid'].policies, 'the pipeline order of DESIGN.md').to.deep.equal([
-      { 'jwt-dev-auth': [{ action }] }, { permission: [{ action }] }, { 'schema-validation': [{ action }] }, { 'contract-router': [{ action }] },
+    const steps = cfg.pipelines['contracts-get-api-users-userid'].policies;
+    expect(steps.map((s: Record<string, unknown>) => Object.keys(s)[0]), 'the pipeline order of DESIGN.md (plus tracing)').to.deep.equal([
+      'request-trace', 'cors', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router',
+    ]);
+    expect(steps.slice(2)).to.deep.equal([
+      { 'contract-rate-limit': [{ action }] }, { 'jwt-dev-auth': [{ action }] }, { permission: [{ action }] }, { 'schema-validation': [{ action }] }, { 'contract-router': [{ action }] },
     ]);
     const list = cfg.pipelines['contracts-get-api-users'].policies.find((p: Record<string, unknown>) => p['contract-router']);
     expect(list['contract-router'][0].action).to.deep.equal({

@@ -11,6 +11,8 @@ export interface GatewayProcess {
   configDir: string;
   prefix: string;
   output(): string;
+  /** The gateway process (graceful-stop tests signal it themselves). */
+  child: ChildProcess;
   gatewayConfig(): string;
   stop(): Promise<void>;
 }
@@ -55,6 +57,7 @@ export async function startGateway(env: Record<string, string | undefined> = {},
     configDir,
     prefix,
     output: () => out,
+    child,
     gatewayConfig: () => readFileSync(join(configDir, 'gateway.config.yml'), 'utf8'),
     async stop() {
       if (child.exitCode === null) {

@@ -1,0 +1,533 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: starts every configuration itself, drives it on loopback with autocannon (bounded runs,
+ * configurations alternated), and writes bench/REPORT.md.
+ *
+ *   (a) this gateway, full pipeline (JWT HS256 + permission + schema validation), embedded bus, users service in-process
+ *   (b) the same over RabbitMQ, the users service in its own process
+ *   (c) floor: bare Express Gateway, a minimal policy doing one amqplib RPC to a minimal amqplib service
+ *   (d) ceiling: bare Express Gateway, a policy answering the JSON itself
+ *   (e) peer: moleculer-web 0.11 + moleculer 0.15, AMQP transporter, gateway and service in separate processes
+ *   (f) bus limit: amqplib RPC with no HTTP, same minimal service as (c)
+ * plus discovery at scale (1,000 contracts): time to a new contract's first 2xx, throughput vs 10 contracts, RSS.
+ *
+ * Flags: --quick (under 2 minutes, for development), --only=a,b,… , --skip-scale, --rounds=N, --duration=S,
+ * --profile=<a|b> (runs that gateway with --cpu-prof into bench/profiles/), --report=<path>.
+ * Env: BENCH_AMQP_URL (default amqp://guest:guest@127.0.0.1:5672; loopback only).
+ */
+import { spawn, execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BENCH = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(BENCH, '..');
+const rootRequire = createRequire(join(ROOT, 'package.json'));
+const autocannon = rootRequire('autocannon');
+const { SignJWT } = rootRequire('jose');
+const amqp = rootRequire('amqplib');
+
+// ------------------------------------------------------------------ options
+
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(`--${name}`);
+const option = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const QUICK = flag('quick');
+const OPTS = {
+  quick: QUICK,
+  rounds: Number(option('rounds') ?? (QUICK ? 1 : 3)),
+  durationS: Number(option('duration') ?? (QUICK ? 2 : 10)),
+  connections: [16, 64, 256],
+  // Express Gateway's first ~10,000 requests are slow (a deprecated Buffer() per request id): warm up past them.
+  warmupRequests: QUICK ? 4000 : 12000,
+  scaleContracts: 1000,
+  scaleRounds: Number(option('scale-rounds') ?? (QUICK ? 1 : 3)),
+  scaleDurationS: QUICK ? 3 : 10,
+  only: (option('only')?.split(',') ?? ['a', 'b', 'c', 'd', 'e', 'f']).filter((k) => /^[a-f]$/.test(k)),
+  skipScale: flag('skip-scale'),
+  profile: option('profile'),
+  report: resolve(option('report') ?? join(BENCH, 'REPORT.md')),
+};
+const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+if (!/^amqp:\/\/[^@]*@?(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?(\/|$)/.test(AMQP_URL)) {
+  console.error('BENCH_AMQP_URL must point at loopback');
+  process.exit(2);
+}
+const RUN_ID = `bench-${Date.now().toString(36)}-${process.pid}`;
+const JWT_SECRET = `bench-secret-${RUN_ID}-0123456789abcdef0123456789`;
+const tempDirs = [];
+
+const log = (m) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
+
+// ------------------------------------------------------------------ processes
+
+const children = new Set();
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+/** Starts `node script` and resolves once its output contains `ready`. Every child is killed on exit. */
+function startNode(label, script, env, { ready = 'ready', ipc = false, nodeArgs = [] } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let out = '';
+  child.stdout.on('data', (d) => (out = (out + d).slice(-20000)));
+  child.stderr.on('data', (d) => (out = (out + d).slice(-20000)));
+  child.once('exit', () => children.delete(child));
+  const proc = { label, child, pid: child.pid, output: () => out };
+  return new Promise((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error(`${label} not ready in 40 s:\n${out}`)), 40000);
+    const check = () => {
+      if (out.includes(ready)) {
+        clearTimeout(timer);
+        child.stdout.off('data', check);
+        ok(proc);
+      }
+    };
+    child.stdout.on('data', check);
+    if (ipc) child.once('message', (m) => m && m.ready && (clearTimeout(timer), ok(proc)));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`${label} exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+async function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(t);
+}
+
+async function stopAll() {
+  await Promise.all([...children].map(stopChild));
+}
+
+let cleaning;
+function cleanup() {
+  cleaning ??= (async () => {
+    await stopAll();
+    await deleteRunTopology().catch((e) => log(`cleanup of the broker failed: ${e.message}`));
+    for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+  })();
+  return cleaning;
+}
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.once(sig, () => {
+    log(`${sig}: stopping every process of the run`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+/** Exchanges and queues of this run (every name contains RUN_ID), found with rabbitmqctl; deleted. */
+async function deleteRunTopology() {
+  const list = (what) =>
+    new Promise((ok) =>
+      execFile('rabbitmqctl', ['-q', '--no-table-headers', what, 'name'], { timeout: 20000 }, (err, stdout) => ok(err ? [] : stdout.split('\n').map((s) => s.trim()).filter((s) => s.includes(RUN_ID)))),
+    );
+  const [exchanges, queues] = await Promise.all([list('list_exchanges'), list('list_queues')]);
+  if (!exchanges.length && !queues.length) return;
+  const conn = await amqp.connect(AMQP_URL);
+  try {
+    for (const [kind, names] of [['queue', queues], ['exchange', exchanges]]) {
+      for (const name of names) {
+        const ch = await conn.createChannel();
+        ch.on('error', () => undefined);
+        await (kind === 'queue' ? ch.deleteQueue(name) : ch.deleteExchange(name)).catch(() => undefined);
+        await ch.close().catch(() => undefined);
+      }
+    }
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+  log(`broker: deleted ${queues.length} queues and ${exchanges.length} exchanges of ${RUN_ID}`);
+}
+
+function rssMb(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The broker's process (RabbitMQ's Erlang VM on this machine), whose CPU per request is reported too; undefined if not visible. */
+let brokerPid;
+function findBroker() {
+  if (brokerPid !== undefined) return brokerPid;
+  try {
+    for (const d of readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      try {
+        if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'beam.smp') return (brokerPid = Number(d));
+      } catch {
+        // gone meanwhile
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return (brokerPid = NaN);
+}
+
+/** CPU time (user + system) a process has used, in µs; clock ticks are 100 Hz on Linux. */
+function cpuUs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10000;
+  } catch {
+    return NaN;
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ------------------------------------------------------------------ HTTP helpers
+
+function token(permissions) {
+  return new SignJWT({ permissions, email: 'bench@example.com', name: 'Bench' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject('bench-user')
+    .setIssuedAt()
+    .setExpirationTime('4h')
+    .sign(new TextEncoder().encode(JWT_SECRET));
+}
+
+async function until(what, check, timeoutMs = 30000, everyMs = 50) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** Creates the user that every GET reads (through the gateway, as a client would) and returns its id. */
+async function seedUser(base, auth) {
+  const res = await fetch(`${base}/api/users`, {
+    method: 'POST',
+    headers: { authorization: auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ email: `bench-${Math.random().toString(36).slice(2)}@example.com`, firstName: 'Ada', lastName: 'Lovelace', password: 'correct-horse-battery' }),
+  });
+  if (res.status !== 201) throw new Error(`seeding the user failed: ${res.status} ${await res.text()}`);
+  return (await res.json()).userId;
+}
+
+function cannon(opts) {
+  return new Promise((ok, fail) => {
+    autocannon({ timeout: 10, ...opts }, (err, result) => (err ? fail(err) : ok(result)));
+  });
+}
+
+/** One bounded run against `target`, with the gateway's RSS sampled meanwhile (peak). */
+async function measureHttp(target, connections, durationS) {
+  let peak = 0;
+  const sampler = setInterval(() => {
+    for (const pid of target.rssPids) peak = Math.max(peak, rssMb(pid) || 0);
+  }, 250);
+  try {
+    const groups = [target.rssPids, target.servicePids ?? [], [findBroker()]];
+    const cpu0 = groups.map((g) => g.map(cpuUs));
+    const r = await cannon({ url: target.url, connections, duration: durationS, headers: target.headers });
+    const n = Math.max(1, r.requests.total);
+    const [gw, svc, broker] = groups.map((g, j) => g.reduce((sum, pid, i) => sum + cpuUs(pid) - cpu0[j][i], 0) / n);
+    const ok = r['2xx'];
+    return { rps: ok / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx, rss: peak || NaN, cpuPerReq: gw, serviceCpuPerReq: target.servicePids ? svc : NaN, brokerCpuPerReq: broker };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+async function warmUp(target, amount) {
+  const r = await cannon({ url: target.url, connections: 64, amount, headers: target.headers });
+  if (r['2xx'] === 0) throw new Error(`${target.key}: no 2xx during warm-up (${r.non2xx} non-2xx, ${r.errors} errors)`);
+}
+
+// ------------------------------------------------------------------ configurations
+
+const TOPOLOGY = {
+  a: 'this gateway, full pipeline (jwt-dev-auth HS256 ▸ permission ▸ schema-validation ▸ contract-router), embedded bus; the users service in the gateway process (`npm start`)',
+  b: 'this gateway, full pipeline, RabbitMQ; the users service in its own process (`dist/scripts/users-service.js`)',
+  c: 'floor: bare Express Gateway 1.16, one policy doing one amqplib RPC (reply bytes passed on); minimal amqplib service in its own process',
+  d: 'ceiling: bare Express Gateway 1.16, one policy answering the JSON itself; no bus',
+  e: 'peer: moleculer-web 0.11 gateway + moleculer 0.15 service, AMQP transporter (prefetch 16, Nagle off), separate processes, no auth',
+  f: 'bus limit: amqplib RPC client with N requests in flight, no HTTP; same minimal service as (c)',
+};
+const NAMES = { a: '(a) gateway, embedded', b: '(b) gateway, RabbitMQ', c: '(c) floor: EG + amqplib RPC', d: '(d) ceiling: EG answers', e: '(e) peer: moleculer-web', f: '(f) bus: amqplib RPC, no HTTP' };
+
+function tempDir(label) {
+  const d = mkdtempSync(join(tmpdir(), `${RUN_ID}-${label}-`));
+  tempDirs.push(d);
+  return d;
+}
+
+function profileArgs(key) {
+  if (OPTS.profile !== key) return [];
+  const dir = join(BENCH, 'profiles');
+  mkdirSync(dir, { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+}
+
+async function startOurGateway(key, { overRabbit }) {
+  const port = await freePort();
+  const prefix = `${RUN_ID}-${key}`;
+  const env = { PORT: String(port), EG_CONFIG_DIR: tempDir(key), BUS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: 'warn', BUS_URL: overRabbit ? AMQP_URL : 'embedded' };
+  if (overRabbit) env.START_REFERENCE_SERVICES = 'false';
+  const gw = await startNode(`gateway (${key})`, join(ROOT, 'dist', 'scripts', 'start.js'), env, { ready: 'gateway ready', nodeArgs: profileArgs(key) });
+  const procs = [gw];
+  if (overRabbit) procs.push(await startNode(`users-service (${key})`, join(ROOT, 'dist', 'scripts', 'users-service.js'), { BUS_URL: AMQP_URL, BUS_PREFIX: prefix }));
+  const base = `http://127.0.0.1:${port}`;
+  const admin = `Bearer ${await token(['users:read', 'users:create'])}`;
+  await until(`${key}: POST /api/users routed`, async () => (await fetch(`${base}/api/users?page=1`, { headers: { authorization: admin } })).status === 200);
+  const userId = await seedUser(base, admin);
+  const reader = `Bearer ${await token(['users:read'])}`;
+  return { key, url: `${base}/api/users/${userId}`, base, headers: { authorization: reader }, rssPids: [gw.pid], servicePids: overRabbit ? [procs[1].pid] : undefined, procs, gateway: gw, configDir: env.EG_CONFIG_DIR, prefix };
+}
+
+async function startBareEg(key, mode) {
+  const port = await freePort();
+  const queue = `${RUN_ID}.${key}.users`;
+  const procs = [];
+  if (mode === 'rpc') procs.push(await startNode(`rpc-service (${key})`, join(BENCH, 'services', 'rpc-service.js'), { BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: queue }));
+  const gw = await startNode(`bench EG (${key})`, join(BENCH, 'eg-host', 'start.js'), { PORT: String(port), EG_CONFIG_DIR: tempDir(key), BENCH_MODE: mode, BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: queue, LOG_LEVEL: 'warn' }, { nodeArgs: profileArgs(key) });
+  procs.push(gw);
+  return { key, url: `http://127.0.0.1:${port}/api/users/u-bench`, headers: {}, rssPids: [gw.pid], servicePids: mode === 'rpc' ? [procs[0].pid] : undefined, procs };
+}
+
+async function startMoleculer(key) {
+  const port = await freePort();
+  const env = { BENCH_AMQP_URL: AMQP_URL, BENCH_NAMESPACE: `${RUN_ID}-${key}` };
+  const svc = await startNode(`moleculer service (${key})`, join(BENCH, 'moleculer', 'service.js'), env);
+  const gw = await startNode(`moleculer-web (${key})`, join(BENCH, 'moleculer', 'gateway.js'), { ...env, PORT: String(port) });
+  const url = `http://127.0.0.1:${port}/api/users/u-bench`;
+  await until(`${key}: moleculer route`, async () => (await fetch(url)).status === 200);
+  return { key, url, headers: {}, rssPids: [gw.pid], servicePids: [svc.pid], procs: [svc, gw] };
+}
+
+async function startBus(key) {
+  const queue = `${RUN_ID}.${key}.users`;
+  const svc = await startNode(`rpc-service (${key})`, join(BENCH, 'services', 'rpc-service.js'), { BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: queue });
+  return { key, queue, procs: [svc], bus: true };
+}
+
+async function measureBus(target, connections, durationS) {
+  const proc = await startNode(`bus client (${connections})`, join(BENCH, 'services', 'bus-client.js'), { BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: target.queue, BENCH_CONCURRENCY: String(connections), BENCH_DURATION_MS: String(durationS * 1000) }, { ready: '"rps"' });
+  const line = proc.output().split('\n').find((l) => l.includes('"rps"'));
+  const r = JSON.parse(line);
+  return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, rss: NaN, cpuPerReq: NaN, serviceCpuPerReq: NaN, brokerCpuPerReq: NaN };
+}
+
+// ------------------------------------------------------------------ statistics
+
+const median = (xs) => {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+function summarise(samples) {
+  return {
+    rps: median(samples.map((s) => s.rps)),
+    p50: median(samples.map((s) => s.p50)),
+    p99: median(samples.map((s) => s.p99)),
+    errors: samples.reduce((n, s) => n + s.errors, 0),
+    rss: Math.max(...samples.map((s) => (Number.isFinite(s.rss) ? s.rss : -1))),
+    cpuPerReq: median(samples.map((s) => s.cpuPerReq)),
+    serviceCpuPerReq: median(samples.map((s) => s.serviceCpuPerReq)),
+    brokerCpuPerReq: median(samples.map((s) => s.brokerCpuPerReq)),
+    runs: samples.length,
+  };
+}
+
+// ------------------------------------------------------------------ discovery at scale
+
+async function scaleBenchmark() {
+  const target = await startOurGateway('s', { overRabbit: true });
+  const announcer = await startNode('scale announcer', join(BENCH, 'services', 'scale-announcer.js'), { BUS_URL: AMQP_URL, BUS_PREFIX: target.prefix }, { ipc: true, ready: '\u0000never' });
+  const ask = (msg) =>
+    new Promise((ok, fail) => {
+      const on = (reply) => {
+        if (reply.ready) return;
+        announcer.child.off('message', on);
+        if (reply.error) fail(new Error(reply.error));
+        else ok(reply);
+      };
+      announcer.child.on('message', on);
+      announcer.child.send(msg);
+    });
+  const get = (path) => fetch(`${target.base}${path}`, { headers: target.headers }).then(async (r) => (await r.arrayBuffer(), r.status));
+  const lastAsset = (n) => `/api/asset${String(Math.floor((n - 1) / 4)).padStart(4, '0')}s/x`;
+  const endpoints = () => (readFileSync(join(target.configDir, 'gateway.config.yml'), 'utf8').match(/^ {2}contracts-[^\s:]+:/gm)?.length ?? 0) / 2;
+  const usersContracts = 7;
+  const small = 10 - usersContracts;
+  const large = OPTS.scaleContracts;
+  const samples = { small: [], large: [] };
+  const info = { endpointsSmall: 0, endpointsLarge: 0, liveAfterMs: [] };
+  for (let round = 0; round < OPTS.scaleRounds; round++) {
+    for (const set of [small, large]) {
+      const t0 = Date.now();
+      await ask({ set });
+      await until(`${set} contracts routed`, async () => (await get(lastAsset(set))) === 200 && (set === large || (await get(lastAsset(large))) === 404), 60000, 50).catch((err) => {
+        throw new Error(`${err.message}; gateway output:\n${target.gateway.output().slice(-3000)}\nannouncer:\n${announcer.output().slice(-2000)}`);
+      });
+      if (set === large) info.liveAfterMs.push(Date.now() - t0);
+      info[set === large ? 'endpointsLarge' : 'endpointsSmall'] = endpoints();
+      await warmUp(target, 3000);
+      const r = await measureHttp(target, 64, OPTS.scaleDurationS);
+      samples[set === large ? 'large' : 'small'].push(r);
+      log(`scale: ${set === large ? large + usersContracts : 10} contracts: ${r.rps.toFixed(0)} req/s, p99 ${r.p99} ms`);
+    }
+  }
+  // (i) a new contract announced while 1,000 are known: announcement → first 2xx on its route.
+  const sent = await ask({ latecomer: true });
+  await until('the new contract routed', async () => (await get('/api/latecomers/x')) === 200, 30000, 20);
+  const firstOkMs = Date.now() - sent.sentAt;
+  await sleep(500);
+  const rssIdle = rssMb(target.gateway.pid);
+  for (const p of [announcer, ...target.procs].reverse()) await stopChild(p.child);
+  return { small: summarise(samples.small), large: summarise(samples.large), firstOkMs, rssIdle, contracts: large + usersContracts + 1, ...info };
+}
+
+// ------------------------------------------------------------------ report
+
+const fmt = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '—');
+const ratio = (x, y) => (Number.isFinite(x) && Number.isFinite(y) && y > 0 ? x / y : NaN);
+const mark = (ok) => (ok === undefined ? '' : ok ? '✅ met' : '❌ not met');
+
+function report(results, scale, meta) {
+  const L = [];
+  const conns = OPTS.connections;
+  const get = (k, c) => results[k]?.[c];
+  L.push('# Benchmark report', '');
+  if (OPTS.quick) L.push('> **Quick run (`npm run bench -- --quick`)**: 1 round of short runs with a short warm-up, on a shared machine. The numbers show the format and the rough picture only; the figures that count come from a full `npm run bench` on a quiet machine.', '');
+  L.push(`Run ${meta.runId}, ${meta.date}. Node ${process.version}, ${cpus().length} cores, load average ${meta.loadBefore} before / ${meta.loadAfter} after. ` +
+    `${OPTS.rounds} round(s) × ${OPTS.durationS} s per configuration and concurrency, configurations alternated (rotated each round), median of the rounds; warm-up ${OPTS.warmupRequests} requests per HTTP configuration. ` +
+    'Every request is `GET /api/users/<id>` of one user on 127.0.0.1; (a) and (b) send an HS256 JWT holding `users:read` and run the whole pipeline (the user is created through the gateway first). Total wall time: ' + `${fmt(meta.wallS)} s.`, '');
+  L.push('## Configurations', '');
+  for (const k of Object.keys(NAMES)) if (results[k]) L.push(`- **${NAMES[k]}**: ${TOPOLOGY[k]}`);
+  L.push('');
+  for (const c of conns) {
+    L.push(`## ${c} connections`, '', '| configuration | req/s | p50 ms | p99 ms | errors | gateway RSS MB | CPU µs/req: gateway | service | broker |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const k of Object.keys(NAMES)) {
+      const r = get(k, c);
+      if (r) L.push(`| ${NAMES[k]} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.errors} | ${fmt(r.rss)} | ${fmt(r.cpuPerReq)} | ${fmt(r.serviceCpuPerReq)} | ${fmt(r.brokerCpuPerReq)} |`);
+    }
+    L.push('');
+  }
+  L.push('## Ratios (same run)', '', '| ratio | ' + conns.map((c) => `${c} conn.`).join(' | ') + ' |', '|---|' + conns.map(() => '---:').join('|') + '|');
+  const row = (label, f) => L.push(`| ${label} | ${conns.map((c) => fmt(f(c), 2)).join(' | ')} |`);
+  row('(b) / (e) throughput: RabbitMQ pipeline vs moleculer-web', (c) => ratio(get('b', c)?.rps, get('e', c)?.rps));
+  row('(b) / (e) p99 (≤ 1 is better)', (c) => ratio(get('b', c)?.p99, get('e', c)?.p99));
+  row('(b) / (c) throughput: RabbitMQ pipeline vs floor', (c) => ratio(get('b', c)?.rps, get('c', c)?.rps));
+  row('(a) / (c) throughput: embedded pipeline vs floor', (c) => ratio(get('a', c)?.rps, get('c', c)?.rps));
+  row('(a) / (d) throughput: embedded pipeline vs ceiling', (c) => ratio(get('a', c)?.rps, get('d', c)?.rps));
+  row('(c) / (d) floor vs ceiling', (c) => ratio(get('c', c)?.rps, get('d', c)?.rps));
+  row('(e) / (c) moleculer-web vs floor', (c) => ratio(get('e', c)?.rps, get('c', c)?.rps));
+  row('(c) / (f) floor vs bus limit', (c) => ratio(get('c', c)?.rps, get('f', c)?.rps));
+  row('gateway CPU per request, (b) / (c) (machine-noise resistant)', (c) => ratio(get('b', c)?.cpuPerReq, get('c', c)?.cpuPerReq));
+  row('gateway CPU per request, (b) / (e)', (c) => ratio(get('b', c)?.cpuPerReq, get('e', c)?.cpuPerReq));
+  L.push('');
+  L.push('## Targets', '', '| target | measured | status |', '|---|---|---|');
+  const be = ratio(get('b', 64)?.rps, get('e', 64)?.rps);
+  const bp = [get('b', 64)?.p99, get('e', 64)?.p99];
+  const bc = conns.map((c) => ratio(get('b', c)?.rps, get('c', c)?.rps));
+  L.push(`| over RabbitMQ, full pipeline ≥ 1.2× moleculer-web throughput at 64 connections | ${fmt(be, 2)}× | ${Number.isFinite(be) ? mark(be >= 1.2) : ''} |`);
+  L.push(`| … and p99 no worse than moleculer-web at 64 connections | ${fmt(bp[0], 1)} ms vs ${fmt(bp[1], 1)} ms (${fmt(ratio(bp[0], bp[1]), 2)}×) | ${Number.isFinite(bp[0]) && Number.isFinite(bp[1]) ? mark(bp[0] <= bp[1]) : ''} |`);
+  L.push(`| over RabbitMQ, full pipeline ≥ 0.85× the floor (c) | ${bc.map((x, i) => `${fmt(x, 2)}× @${conns[i]}`).join(', ')} | ${bc.every(Number.isFinite) ? mark(bc.every((x) => x >= 0.85)) : ''} |`);
+  if (scale) {
+    const loss = 1 - ratio(scale.large.rps, scale.small.rps);
+    L.push(`| (i) new contract announced → first 2xx, with 1,000 contracts known ≤ 3 s | ${fmt(scale.firstOkMs)} ms | ${mark(scale.firstOkMs <= 3000)} |`);
+    L.push(`| (ii) throughput on one route, 1,000 vs 10 contracts: loss ≤ 10% | ${fmt(loss * 100, 1)}% (${fmt(scale.large.rps)} vs ${fmt(scale.small.rps)} req/s) | ${mark(loss <= 0.1)} |`);
+    L.push(`| (iii) gateway RSS with 1,000 contracts < 200 MB | ${fmt(scale.rssIdle)} MB idle, ${fmt(scale.large.rss)} MB peak under load | ${mark(Math.max(scale.rssIdle, scale.large.rss) < 200)} |`);
+  }
+  L.push('');
+  if (scale) {
+    L.push('## Discovery at scale', '',
+      `Topology as (b): the gateway with the users service (7 contracts) in its own process, plus one process announcing synthetic CRUD contracts (Create/Get/Update/List per resource \`Asset<n>\`) over the plugin's SDK. ` +
+      `"10 contracts" = 7 + 3 synthetic (${scale.endpointsSmall} generated endpoints); "1,000 contracts" = 7 + ${OPTS.scaleContracts} synthetic (${scale.endpointsLarge} generated endpoints). ` +
+      'Synthetic paths sort before `/api/users`, so the measured route is matched after all of them (worst case for the host, which tries routes in order). ' +
+      `${OPTS.scaleRounds} round(s) × ${OPTS.scaleDurationS} s at 64 connections, 10 and 1,000 alternated.`, '',
+      '| | req/s | p50 ms | p99 ms | errors | gateway RSS MB (peak) |', '|---|---:|---:|---:|---:|---:|',
+      `| 10 contracts | ${fmt(scale.small.rps)} | ${fmt(scale.small.p50, 1)} | ${fmt(scale.small.p99, 1)} | ${scale.small.errors} | ${fmt(scale.small.rss)} |`,
+      `| 1,000 contracts | ${fmt(scale.large.rps)} | ${fmt(scale.large.p50, 1)} | ${fmt(scale.large.p99, 1)} | ${scale.large.errors} | ${fmt(scale.large.rss)} |`, '',
+      `- 1,000 contracts announced → all routed: ${scale.liveAfterMs.map((x) => `${x} ms`).join(', ')}.`,
+      `- A new contract announced with ${scale.contracts - 1} known → first 2xx on its route: ${scale.firstOkMs} ms (timed from just before the service starts, which includes declaring its queue).`,
+      `- Gateway RSS with ${scale.contracts} contracts, idle after the load: ${fmt(scale.rssIdle)} MB.`, '');
+  }
+  L.push('## Reproduce', '', '```sh', 'npm run build && npm run bench          # full run (RabbitMQ on 127.0.0.1:5672, guest/guest; installs bench/ deps on first use)', 'npm run bench -- --quick                 # < 2 minutes, for development', 'npm run bench -- --only=b,e --profile=b  # a subset; CPU profile of gateway (b) in bench/profiles/', '```', '');
+  return L.join('\n');
+}
+
+// ------------------------------------------------------------------ main
+
+async function main() {
+  const t0 = Date.now();
+  const meta = { runId: RUN_ID, date: new Date().toISOString(), loadBefore: loadavg().map((x) => x.toFixed(2)).join(' ') };
+  log(`${RUN_ID}: ${OPTS.quick ? 'quick' : 'full'} run of ${OPTS.only.join(', ')}`);
+  const starters = { a: () => startOurGateway('a', { overRabbit: false }), b: () => startOurGateway('b', { overRabbit: true }), c: () => startBareEg('c', 'rpc'), d: () => startBareEg('d', 'direct'), e: () => startMoleculer('e'), f: () => startBus('f') };
+  const targets = [];
+  for (const k of OPTS.only) {
+    targets.push(await starters[k]());
+    log(`started ${NAMES[k]}`);
+  }
+  for (const t of targets) {
+    if (t.bus) continue;
+    await warmUp(t, OPTS.warmupRequests);
+    log(`warmed up ${t.key}`);
+  }
+  const samples = {};
+  for (let round = 0; round < OPTS.rounds; round++) {
+    for (const c of OPTS.connections) {
+      // Rotate the order each round so no configuration always runs right after the same neighbour.
+      const order = targets.map((_, i) => targets[(i + round) % targets.length]);
+      for (const t of order) {
+        const r = t.bus ? await measureBus(t, c, OPTS.durationS) : await measureHttp(t, c, OPTS.durationS);
+        ((samples[t.key] ??= {})[c] ??= []).push(r);
+        log(`round ${round + 1} ${t.key} @${c}: ${r.rps.toFixed(0)}/s p50 ${fmt(r.p50, 1)} p99 ${fmt(r.p99, 1)} errors ${r.errors} cpu µs/req gw ${fmt(r.cpuPerReq)} svc ${fmt(r.serviceCpuPerReq)} broker ${fmt(r.brokerCpuPerReq)}`);
+      }
+    }
+  }
+  const results = {};
+  for (const [k, byConn] of Object.entries(samples)) for (const [c, list] of Object.entries(byConn)) (results[k] ??= {})[c] = summarise(list);
+  for (const t of targets) for (const p of [...t.procs].reverse()) await stopChild(p.child);
+  let scale;
+  if (!OPTS.skipScale) scale = await scaleBenchmark();
+  meta.loadAfter = loadavg().map((x) => x.toFixed(2)).join(' ');
+  meta.wallS = (Date.now() - t0) / 1000;
+  writeFileSync(OPTS.report, report(results, scale, meta));
+  log(`report written to ${OPTS.report} (${meta.wallS.toFixed(0)} s)`);
+}
+
+main()
+  .catch((err) => {
+    console.error(`[bench] failed: ${err.stack ?? err}`);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanup());

@@ -1,0 +1,63 @@
+/**
+ * The settings of the edge steps (CORS and rate limits), part of the plugin settings (plugin/settings.ts):
+ * the `plugins.contracts` block of system.config.yml, environment variables for what it leaves out.
+ */
+export interface EdgeSettings {
+  /** `*`, or the origins allowed to call (Access-Control-Allow-Origin). */
+  corsOrigins: '*' | string[];
+  /** Access-Control-Allow-Credentials: true. With `*` origins the request's Origin is reflected (browsers refuse `*` with credentials). */
+  corsCredentials: boolean;
+  /** PATCH among the allowed methods (the spec's variant). */
+  corsAllowPatch: boolean;
+  /** Gateway-wide requests per caller per window; undefined: no limit unless a contract sets its own. */
+  rateLimitMax?: number;
+  rateLimitWindowMs: number;
+  /** Namespace of the counters in the store (`rl:<prefix>:…` in Redis), so deployments sharing a Redis stay apart. */
+  rateLimitPrefix: string;
+}
+
+export const DEFAULT_RATE_WINDOW_MS = 60000;
+
+export const EDGE_SETTINGS_SCHEMA_PROPERTIES = {
+  corsOrigins: {
+    type: ['string', 'array'],
+    items: { type: 'string' },
+    description: '* (default), or allowed origins: a list or a comma-separated string (env CORS_ORIGINS)',
+  },
+  corsCredentials: { type: 'boolean', description: 'send Access-Control-Allow-Credentials: true (env CORS_CREDENTIALS=true); reflects the Origin when origins are *' },
+  corsAllowPatch: { type: 'boolean', description: 'list PATCH among the allowed methods (env CORS_ALLOW_PATCH=true)' },
+  rateLimitMax: { type: 'integer', minimum: 1, description: 'gateway-wide requests per caller per window (env RATE_LIMIT_MAX); unset: no limit' },
+  rateLimitWindowMs: { type: 'integer', minimum: 1000, maximum: 86400000, description: 'rate limit window in ms (env RATE_LIMIT_WINDOW_MS), default 60000' },
+  rateLimitPrefix: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'key namespace of the rate limit counters (env RATE_LIMIT_PREFIX), default contracts' },
+} as const;
+
+function positiveInt(v: unknown): number | undefined {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  return Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
+function flag(raw: unknown, env: string | undefined): boolean {
+  return typeof raw === 'boolean' ? raw : env === 'true';
+}
+
+function origins(raw: unknown, env: string | undefined): '*' | string[] {
+  const given = raw ?? env;
+  const list = (Array.isArray(given) ? given : typeof given === 'string' ? given.split(',') : [])
+    .filter((o): o is string => typeof o === 'string')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  return list.length === 0 || list.includes('*') ? '*' : [...new Set(list)];
+}
+
+export function resolveEdgeSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): EdgeSettings {
+  const prefix = raw.rateLimitPrefix ?? env.RATE_LIMIT_PREFIX;
+  const window = positiveInt(raw.rateLimitWindowMs ?? env.RATE_LIMIT_WINDOW_MS);
+  return {
+    corsOrigins: origins(raw.corsOrigins, env.CORS_ORIGINS),
+    corsCredentials: flag(raw.corsCredentials, env.CORS_CREDENTIALS),
+    corsAllowPatch: flag(raw.corsAllowPatch, env.CORS_ALLOW_PATCH),
+    rateLimitMax: positiveInt(raw.rateLimitMax ?? env.RATE_LIMIT_MAX),
+    rateLimitWindowMs: window !== undefined && window >= 1000 ? window : DEFAULT_RATE_WINDOW_MS,
+    rateLimitPrefix: typeof prefix === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(prefix) ? prefix : 'contracts',
+  };
+}

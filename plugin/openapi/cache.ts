@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto';
+import type { ContractRegistry } from '../contracts/registry';
+import type { Logger } from '../logger';
+import { buildOpenApiDocument, type DocumentOptions, type OpenApiDocument } from './document';
+
+export interface CachedDocument {
+  document: OpenApiDocument;
+  /** The serialised document, sent as is. */
+  json: string;
+  etag: string;
+  generatedAt: Date;
+}
+
+/**
+ * The OpenAPI document, built when the registry's contracts change (its 'change' event) and served from memory:
+ * a request never builds it. A build that fails keeps the last good document and is logged.
+ */
+export class OpenApiCache {
+  private cached?: CachedDocument;
+  private builds = 0;
+  private readonly onChange = (): void => this.rebuild();
+
+  constructor(
+    private readonly registry: ContractRegistry,
+    private readonly options: () => DocumentOptions,
+    private readonly log?: Pick<Logger, 'error'>,
+  ) {}
+
+  start(): this {
+    this.registry.on('change', this.onChange);
+    this.rebuild();
+    return this;
+  }
+
+  stop(): void {
+    this.registry.off('change', this.onChange);
+  }
+
+  current(): CachedDocument {
+    if (!this.cached) this.rebuild();
+    return this.cached as CachedDocument;
+  }
+
+  /** How many times the document was built (tests check that requests do not build it). */
+  buildCount(): number {
+    return this.builds;
+  }
+
+  private rebuild(): void {
+    try {
+      const document = buildOpenApiDocument(this.registry.contracts(), this.options());
+      const json = JSON.stringify(document);
+      this.builds += 1;
+      const etag = `"${createHash('sha256').update(json).digest('hex').slice(0, 32)}"`;
+      this.cached = { document, json, etag, generatedAt: new Date() };
+    } catch (err) {
+      this.log?.error(`openapi: could not build the document: ${err instanceof Error ? err.message : String(err)}`);
+      if (!this.cached) throw err;
+    }
+  }
+}
+
+const CACHES = new WeakMap<ContractRegistry, OpenApiCache>();
+
+/** The one cache of a registry, started on first use. */
+export function openApiCacheFor(registry: ContractRegistry, options: () => DocumentOptions, log?: Pick<Logger, 'error'>): OpenApiCache {
+  let cache = CACHES.get(registry);
+  if (!cache) {
+    cache = new OpenApiCache(registry, options, log).start();
+    CACHES.set(registry, cache);
+  }
+  return cache;
+}

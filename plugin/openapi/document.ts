@@ -1,0 +1,76 @@
+import { createHash } from 'node:crypto';
+import type { Contract, JsonSchema } from '../contracts/types';
+import { buildRouteTable, DEFAULT_ENDPOINT_PREFIX } from '../contracts/route-table';
+import { toOpenApiPath } from './paths';
+import { componentName, embedSchema } from './schema-embedding';
+import { contractOperation, type OperationContext } from './contract-operation';
+import { genericOperation, GENERIC_TAG } from './generic-operations';
+import { ERROR_BODY_SCHEMA, errorResponseComponents, HEADER_COMPONENTS } from './error-responses';
+import { OPERATIONS_SCHEMAS, OPERATIONS_TAG, operationsPaths } from './operations-paths';
+import { DEFAULT_SECURITY, SECURITY_SCHEMES } from './security';
+
+export interface DocumentOptions {
+  /** Names of generated endpoints (operationIds fall back to them); the plugin's generatedPrefix. */
+  prefix?: string;
+  /** List GET /debug/contracts (only when it is served). */
+  debugEndpoints?: boolean;
+  title?: string;
+}
+
+export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
+
+/** A short fingerprint of the contracts: the document's info.version, so a client can tell two API surfaces apart. */
+export function contractsFingerprint(contracts: readonly Contract[]): string {
+  const sorted = [...contracts].sort((a, b) => (a.messageType < b.messageType ? -1 : a.messageType > b.messageType ? 1 : 0));
+  return createHash('sha256').update(JSON.stringify(sorted)).digest('hex').slice(0, 12);
+}
+
+/**
+ * The OpenAPI 3.1 document of the API the gateway serves for these contracts: exactly the routes of the route
+ * table the config writer writes (buildRouteTable), plus the gateway's own endpoints. Pure: same contracts and
+ * options, same document.
+ */
+export function buildOpenApiDocument(contracts: readonly Contract[], options: DocumentOptions = {}): OpenApiDocument {
+  const sorted = [...contracts].sort((a, b) => (a.messageType < b.messageType ? -1 : a.messageType > b.messageType ? 1 : 0));
+  const byType = new Map(sorted.map((c) => [c.messageType, c] as const));
+  const schemas: Record<string, JsonSchema> = {};
+  for (const c of [...byType.values()]) {
+    schemas[componentName(c.messageType, 'Input')] = embedSchema(c.inputSchema, componentName(c.messageType, 'Input'));
+    schemas[componentName(c.messageType, 'Output')] = embedSchema(c.outputSchema, componentName(c.messageType, 'Output'));
+  }
+  const ctx: OperationContext = { contracts: byType, operationIds: new Set(), schemas };
+  const table = buildRouteTable([...byType.values()], { prefix: options.prefix ?? DEFAULT_ENDPOINT_PREFIX });
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const endpoint of table.endpoints) {
+    const operation = endpoint.dispatch ? genericOperation(endpoint, ctx) : contractOperation(endpoint, ctx);
+    if (!operation) continue;
+    const key = toOpenApiPath(endpoint.path);
+    paths[key] = { ...paths[key], [endpoint.method.toLowerCase()]: operation };
+  }
+  Object.assign(paths, operationsPaths({ debugEndpoints: options.debugEndpoints === true }));
+  const services = [...new Set(contracts.map((c) => c.targetService))].sort();
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: options.title ?? 'Contracts gateway API',
+      version: contractsFingerprint(contracts),
+      description:
+        'Generated from the service contracts the gateway discovered on the message bus; it changes when they do. ' +
+        'Each operation names its contract (`x-message-type`, `x-contracts`) and the permissions the caller must hold ' +
+        '(`x-required-permissions`; on the generic routes a map of message type → permissions). Errors use one body (`ErrorBody`).',
+    },
+    tags: [
+      ...services.map((name) => ({ name, description: `Contracts served by ${name}.` })),
+      { name: GENERIC_TAG, description: 'Generic routes: the request names the message type.' },
+      { name: OPERATIONS_TAG, description: 'The gateway\'s own endpoints.' },
+    ],
+    paths,
+    components: {
+      schemas: { ErrorBody: ERROR_BODY_SCHEMA, ...OPERATIONS_SCHEMAS, ...schemas },
+      responses: errorResponseComponents(),
+      headers: HEADER_COMPONENTS,
+      securitySchemes: SECURITY_SCHEMES,
+    },
+    security: DEFAULT_SECURITY,
+  };
+}

@@ -1,0 +1,211 @@
+import { errorResponses, TRACE_HEADERS } from './error-responses';
+import { DEFAULT_SECURITY, PUBLIC_SECURITY } from './security';
+
+export const OPERATIONS_TAG = 'operations';
+
+const BUS = {
+  type: 'object',
+  properties: {
+    kind: { type: 'string', enum: ['amqp', 'inprocess'] },
+    state: { type: 'string', enum: ['connecting', 'up', 'down', 'closed'] },
+  },
+  required: ['kind', 'state'],
+};
+
+const HEALTH_FIELDS = {
+  bus: { $ref: '#/components/schemas/BusStatus' },
+  contracts: { type: 'integer', minimum: 0, description: 'Contracts discovered now.' },
+  services: { type: 'integer', minimum: 0, description: 'Services with at least one live instance.' },
+  uptimeSeconds: { type: 'integer', minimum: 0 },
+};
+
+const INSTANCE = {
+  type: 'object',
+  properties: {
+    service: { type: 'string' },
+    instanceId: { type: 'string' },
+    lastSeen: { type: 'string', format: 'date-time', description: 'Its last announcement.' },
+    leaseExpiresAt: { type: 'string', format: 'date-time', description: 'Dropped then unless it announces again.' },
+  },
+  required: ['service', 'instanceId', 'lastSeen', 'leaseExpiresAt'],
+};
+
+/** Schemas of the operations endpoints' bodies (README "Operations endpoints"). */
+export const OPERATIONS_SCHEMAS = {
+  BusStatus: BUS,
+  Health: {
+    type: 'object',
+    properties: { status: { const: 'ok' }, ...HEALTH_FIELDS },
+    required: ['status', 'bus', 'contracts', 'services', 'uptimeSeconds'],
+  },
+  HealthUnavailable: {
+    description: 'The error body, plus the health fields.',
+    allOf: [
+      { $ref: '#/components/schemas/ErrorBody' },
+      {
+        type: 'object',
+        properties: { status: { const: 'unavailable' }, ...HEALTH_FIELDS },
+        required: ['status', 'bus', 'contracts', 'services', 'uptimeSeconds'],
+      },
+    ],
+  },
+  ServiceInstance: INSTANCE,
+  DiscoveredContract: {
+    type: 'object',
+    properties: {
+      messageType: { type: 'string' },
+      targetService: { type: 'string' },
+      public: { type: 'boolean' },
+      requiredPermissions: { type: 'array', items: { type: 'string' } },
+      timeoutMs: { type: 'integer' },
+      http: { type: 'object', properties: { method: { type: 'string' }, paths: { type: 'array', items: { type: 'string' } } } },
+      inputSchema: { type: 'object' },
+      outputSchema: { type: 'object' },
+      endpoints: {
+        type: 'array',
+        description: 'The generated routes that reach this contract (a contract that lost a route conflict has fewer).',
+        items: {
+          type: 'object',
+          properties: {
+            method: { type: 'string' },
+            path: { type: 'string', description: 'Express style, e.g. /api/users/:userId.' },
+            successStatus: { type: 'integer' },
+            whenQuery: { type: 'string', description: 'Reached on this path only when this query parameter is present.' },
+            generic: { type: 'boolean', description: 'A generic route (/api/actions, /api/data) that names the message type in the request.' },
+          },
+          required: ['method', 'path', 'successStatus'],
+        },
+      },
+      instances: { type: 'array', items: { $ref: '#/components/schemas/ServiceInstance' }, description: 'Instances announcing this message type.' },
+    },
+    required: ['messageType', 'targetService', 'public', 'requiredPermissions', 'inputSchema', 'outputSchema', 'endpoints', 'instances'],
+  },
+  DiscoveryListing: {
+    type: 'object',
+    properties: {
+      count: { type: 'integer', minimum: 0 },
+      services: { type: 'array', items: { type: 'string' } },
+      contracts: { type: 'array', items: { $ref: '#/components/schemas/DiscoveredContract' } },
+      conflicts: {
+        type: 'object',
+        properties: {
+          messageTypes: { type: 'array', items: { type: 'object', properties: { messageType: { type: 'string' }, services: { type: 'array', items: { type: 'string' } } } } },
+          routes: { type: 'array', items: { type: 'object' } },
+        },
+      },
+    },
+    required: ['count', 'services', 'contracts', 'conflicts'],
+  },
+  DebugSnapshot: {
+    type: 'object',
+    properties: {
+      now: { type: 'string', format: 'date-time' },
+      bus: { $ref: '#/components/schemas/BusStatus' },
+      entries: {
+        type: 'array',
+        description: 'One per cached contract.',
+        items: {
+          type: 'object',
+          properties: {
+            messageType: { type: 'string' },
+            targetService: { type: 'string' },
+            instanceIds: { type: 'array', items: { type: 'string' } },
+            ageMs: { type: 'integer', description: 'Since the freshest announcement carrying it.' },
+            leaseRemainingMs: { type: 'integer', description: 'Until the last lease carrying it runs out.' },
+          },
+        },
+      },
+      instances: {
+        type: 'array',
+        items: {
+          allOf: [
+            { $ref: '#/components/schemas/ServiceInstance' },
+            {
+              type: 'object',
+              properties: {
+                messageTypes: { type: 'array', items: { type: 'string' } },
+                ageMs: { type: 'integer' },
+                leaseRemainingMs: { type: 'integer' },
+              },
+            },
+          ],
+        },
+      },
+      conflicts: { type: 'array', items: { type: 'object' } },
+      openapi: { type: 'object', properties: { version: { type: 'string' }, generatedAt: { type: 'string', format: 'date-time' } } },
+    },
+    required: ['now', 'bus', 'entries', 'instances', 'conflicts'],
+  },
+} as const;
+
+function json(description: string, schemaName: string): Record<string, unknown> {
+  return { description, headers: { ...TRACE_HEADERS }, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName}` } } } };
+}
+
+/** The gateway's own endpoints. /debug/contracts is listed only when it is enabled. */
+export function operationsPaths(opts: { debugEndpoints: boolean }): Record<string, unknown> {
+  const paths: Record<string, unknown> = {
+    '/health': {
+      get: {
+        tags: [OPERATIONS_TAG],
+        operationId: 'health',
+        summary: 'Health check',
+        description: '200 while the message bus is connected; 503 (error body plus the same fields) while it is not.',
+        security: PUBLIC_SECURITY,
+        responses: {
+          '200': json('The gateway and its bus are up.', 'Health'),
+          '503': {
+            description: 'The message bus is down or still connecting.',
+            headers: { ...TRACE_HEADERS, 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/HealthUnavailable' } } },
+          },
+        },
+      },
+    },
+    '/api/discovery/contracts': {
+      get: {
+        tags: [OPERATIONS_TAG],
+        operationId: 'listDiscoveredContracts',
+        summary: 'Discovered contracts with their generated endpoints',
+        description: 'Every contract the gateway serves now, with its routes and the service instances announcing it. Any authenticated caller; no particular permission.',
+        security: DEFAULT_SECURITY,
+        'x-required-permissions': [],
+        responses: { '200': json('The listing.', 'DiscoveryListing'), ...errorResponses([401, 500, 503]) },
+      },
+    },
+    '/api-docs': {
+      get: {
+        tags: [OPERATIONS_TAG],
+        operationId: 'apiDocsPage',
+        summary: 'This documentation, as an interactive page (Swagger UI)',
+        security: PUBLIC_SECURITY,
+        responses: { '200': { description: 'An HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    },
+    '/api-docs/openapi.json': {
+      get: {
+        tags: [OPERATIONS_TAG],
+        operationId: 'openApiDocument',
+        summary: 'This document (OpenAPI 3.1), regenerated whenever the discovered contracts change',
+        security: PUBLIC_SECURITY,
+        responses: {
+          '200': { description: 'The document. Carries an ETag; If-None-Match gets 304.', content: { 'application/json': { schema: { type: 'object' } } } },
+          '304': { description: 'Unchanged since the ETag given.' },
+        },
+      },
+    },
+  };
+  if (opts.debugEndpoints) {
+    paths['/debug/contracts'] = {
+      get: {
+        tags: [OPERATIONS_TAG],
+        operationId: 'debugContracts',
+        summary: 'The contract cache (debug)',
+        description: 'Served only with the plugin setting `debugEndpoints: true` (or DEBUG_ENDPOINTS=true); 404 otherwise. No authentication: enable it only where the network is trusted.',
+        security: PUBLIC_SECURITY,
+        responses: { '200': json('The cache.', 'DebugSnapshot') },
+      },
+    };
+  }
+  return paths;
+}

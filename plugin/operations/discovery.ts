@@ -1,0 +1,94 @@
+import type { Request, Response } from 'express';
+import type { Contract } from '../contracts/types';
+import type { InstanceInfo, RegistryConflict } from '../contracts/registry';
+import { buildRouteTable, type Conflict } from '../contracts/route-table';
+import { successStatus } from '../../policies/contract-router/success-status';
+import { currentRuntime } from '../runtime';
+import { traceOf } from '../request/trace';
+import { sendError, sendJson } from '../http/respond';
+import { GatewayError } from '../errors';
+import { resolveAuthConfig } from '../auth/auth-config';
+import { obtainVerifier } from '../auth/verifiers';
+import { authenticateRequest } from '../auth/authenticate';
+
+export interface DiscoveredEndpoint {
+  method: string;
+  path: string;
+  successStatus: number;
+  whenQuery?: string;
+  generic?: true;
+}
+
+export interface InstanceView {
+  service: string;
+  instanceId: string;
+  lastSeen: string;
+  leaseExpiresAt: string;
+}
+
+export interface DiscoveredContract extends Contract {
+  public: boolean;
+  endpoints: DiscoveredEndpoint[];
+  instances: InstanceView[];
+}
+
+export interface DiscoveryListing {
+  count: number;
+  services: string[];
+  contracts: DiscoveredContract[];
+  conflicts: { messageTypes: RegistryConflict[]; routes: Conflict[] };
+}
+
+export function instanceView(i: InstanceInfo): InstanceView {
+  return { service: i.service, instanceId: i.instanceId, lastSeen: new Date(i.lastSeen).toISOString(), leaseExpiresAt: new Date(i.leaseExpiresAt).toISOString() };
+}
+
+/**
+ * GET /api/discovery/contracts's body: every contract with the routes the config writer generates for it (the same
+ * route table) and the instances announcing it. Pure, for tests.
+ */
+export function discoveryListing(contracts: readonly Contract[], instances: readonly InstanceInfo[], registryConflicts: RegistryConflict[] = []): DiscoveryListing {
+  const table = buildRouteTable(contracts);
+  const endpointsOf = new Map<string, DiscoveredEndpoint[]>();
+  const add = (messageType: string, e: DiscoveredEndpoint): void => {
+    endpointsOf.set(messageType, [...(endpointsOf.get(messageType) ?? []), e]);
+  };
+  for (const e of table.endpoints) {
+    if (e.dispatch) {
+      for (const t of e.messageTypes) add(t, { method: e.method, path: e.path, successStatus: successStatus(t, e.method), generic: true });
+      continue;
+    }
+    if (e.messageType) add(e.messageType, { method: e.method, path: e.path, successStatus: successStatus(e.messageType, e.method) });
+    for (const v of e.variants) add(v.messageType, { method: e.method, path: e.path, successStatus: successStatus(v.messageType, e.method), whenQuery: v.whenQuery });
+  }
+  const listed = contracts.map((c) => ({
+    ...structuredClone(c),
+    public: c.public === true,
+    endpoints: endpointsOf.get(c.messageType) ?? [],
+    instances: instances.filter((i) => i.messageTypes.includes(c.messageType)).map(instanceView),
+  }));
+  return {
+    count: listed.length,
+    services: [...new Set(instances.map((i) => i.service))].sort(),
+    contracts: listed,
+    conflicts: { messageTypes: registryConflicts, routes: table.conflicts },
+  };
+}
+
+/**
+ * GET /api/discovery/contracts. Under /api, so authenticated like every non-public /api endpoint (spec
+ * "Authentication" 1): any valid caller, no particular permission — it shows the API surface and which instances
+ * serve it, which is no secret to a client but is not for anonymous callers either.
+ */
+export async function discoveryHandler(req: Request, res: Response): Promise<void> {
+  const trace = traceOf(req, res);
+  try {
+    const config = resolveAuthConfig();
+    await authenticateRequest(req, obtainVerifier(config), config.developmentAuthEnabled);
+    const runtime = currentRuntime();
+    if (!runtime) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
+    sendJson(res, 200, discoveryListing(runtime.registry.contracts(), runtime.registry.instances(), runtime.registry.conflicts()));
+  } catch (err) {
+    sendError(res, err, trace.correlationId);
+  }
+}

@@ -1,0 +1,66 @@
+import { dirname } from 'node:path';
+import express, { type NextFunction, type Request, type Response } from 'express';
+
+export const DOCS_PATH = '/api-docs';
+export const OPENAPI_PATH = '/api-docs/openapi.json';
+export const ASSETS_PATH = '/api-docs/assets';
+
+/** Swagger UI's files, from the npm package, served by the gateway itself: the page works offline, no CDN. */
+const SWAGGER_UI_DIR = dirname(require.resolve('swagger-ui-dist/package.json'));
+const ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png']);
+
+/** Our initialiser (the package's own points at the petstore). A file, not inline, so a strict CSP can allow 'self' only. */
+export const INIT_SCRIPT = `window.addEventListener('load', function () {
+  window.ui = SwaggerUIBundle({
+    url: ${JSON.stringify(OPENAPI_PATH)},
+    dom_id: '#swagger-ui',
+    deepLinking: true,
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: 'BaseLayout',
+    validatorUrl: null,
+    displayOperationId: true,
+    showExtensions: true,
+    persistAuthorization: false
+  });
+});
+`;
+
+export const DOCS_HTML = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>API documentation</title>
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <link rel="stylesheet" href="${ASSETS_PATH}/swagger-ui.css">
+  <link rel="icon" type="image/png" href="${ASSETS_PATH}/favicon-32x32.png" sizes="32x32">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="${ASSETS_PATH}/swagger-ui-bundle.js"></script>
+  <script src="${ASSETS_PATH}/init.js"></script>
+</body>
+</html>
+`;
+
+/** Only what the page uses: the package also holds a demo page wired to a remote petstore. */
+function onlyKnownAssets(req: Request, _res: Response, next: NextFunction): void {
+  const name = req.path.replace(/^\//, '');
+  next(ASSETS.has(name) ? undefined : 'router');
+}
+
+/** Mounts GET /api-docs (the page) and /api-docs/assets/* on the gateway's express app. */
+export function mountDocsPage(app: express.Express): void {
+  app.get([DOCS_PATH, `${DOCS_PATH}/`], (_req, res) => {
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.end(DOCS_HTML);
+  });
+  app.get(`${ASSETS_PATH}/init.js`, (_req, res) => {
+    res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.end(INIT_SCRIPT);
+  });
+  const assets = express.Router();
+  assets.use(onlyKnownAssets, express.static(SWAGGER_UI_DIR, { index: false, fallthrough: true, maxAge: '1h' }));
+  app.use(ASSETS_PATH, assets);
+}

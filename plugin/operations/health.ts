@@ -1,0 +1,46 @@
+import type { Request, Response } from 'express';
+import { currentRuntime, type Runtime } from '../runtime';
+import { traceOf } from '../request/trace';
+import { sendError, sendJson } from '../http/respond';
+import { serviceUnavailable } from '../errors';
+
+/** The fields GET /health reports in both of its answers (README "Operations endpoints"). */
+export interface HealthFields {
+  bus: { kind: 'amqp' | 'inprocess'; state: string };
+  contracts: number;
+  services: number;
+  uptimeSeconds: number;
+}
+
+export function healthFields(runtime: Runtime, now = Date.now()): HealthFields {
+  return {
+    bus: { kind: runtime.transport.kind, state: runtime.transport.state() },
+    contracts: runtime.registry.contracts().length,
+    services: new Set(runtime.registry.instances().map((i) => i.service)).size,
+    uptimeSeconds: Math.max(0, Math.floor((now - runtime.startedAt) / 1000)),
+  };
+}
+
+const RETRY_AFTER_SECONDS = 5;
+
+/**
+ * GET /health: 200 `{ status: 'ok', …fields }` while the bus is up; otherwise 503 in the spec's error body
+ * (SERVICE_UNAVAILABLE, Retry-After) with `status: 'unavailable'` and the same fields, so a probe and a person
+ * both see why. Zero contracts is still healthy: the gateway works, nothing has announced yet.
+ */
+export function healthHandler(req: Request, res: Response): void {
+  const trace = traceOf(req, res);
+  res.setHeader('Cache-Control', 'no-store');
+  const runtime = currentRuntime();
+  if (!runtime) {
+    sendError(res, serviceUnavailable('The gateway is starting', RETRY_AFTER_SECONDS, { status: 'unavailable' }), trace.correlationId);
+    return;
+  }
+  const fields = healthFields(runtime);
+  if (fields.bus.state === 'up') {
+    sendJson(res, 200, { status: 'ok', ...fields });
+    return;
+  }
+  const err = serviceUnavailable(`The message bus is ${fields.bus.state}`, RETRY_AFTER_SECONDS, { status: 'unavailable', ...fields });
+  sendError(res, err, trace.correlationId);
+}

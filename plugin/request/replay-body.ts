@@ -1,0 +1,23 @@
+import { PassThrough } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+
+const RAW = Symbol('contracts.raw-body');
+
+/** express.json's `verify` hook: keeps the bytes it parsed, so the body can be sent on after it was read. */
+export function keepRawBody(req: IncomingMessage, _res: unknown, buf: Buffer): void {
+  (req as unknown as Record<symbol, Buffer>)[RAW] = buf;
+}
+
+/**
+ * A policy that read the body (schema-validation, a dispatch route) leaves the request stream consumed. The host's
+ * `proxy` sends `req.egContext.requestStream` instead of the request when it is set (as its own request-transformer
+ * does), so the read bytes are handed back there unchanged and a hand-written pipeline can proxy after validating.
+ */
+export function replayBodyForProxy(req: IncomingMessage): void {
+  const raw = (req as unknown as Record<symbol, Buffer | undefined>)[RAW];
+  const ctx = (req as unknown as { egContext?: { requestStream?: unknown } }).egContext;
+  if (!raw || !ctx || ctx.requestStream) return;
+  const stream = new PassThrough();
+  stream.end(raw);
+  ctx.requestStream = stream;
+}

@@ -1,0 +1,146 @@
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import { SETTINGS_SCHEMA } from './settings';
+import { checkAuthConfig } from './auth';
+
+/**
+ * Start-up check of the plugin's settings (the `plugins.contracts` block and the environment variables that
+ * stand in for it). The host validates a plugin's settings too, but on failure it only logs and starts without
+ * the plugin; this check instead names the one setting that is wrong, so the start can stop (see start-failure.ts).
+ */
+export class InvalidSettingError extends Error {
+  /** `plugins.contracts.<name>` or the environment variable's name. */
+  readonly setting: string;
+  constructor(setting: string, problem: string) {
+    super(`${setting} ${problem}`);
+    this.name = 'InvalidSettingError';
+    this.setting = setting;
+  }
+}
+
+/**
+ * Environment variables that stand in for a setting left out of system.config.yml. Each is checked against the
+ * schema of the property it feeds, so the constraint lives in one place (SETTINGS_SCHEMA); an entry whose property
+ * is not in the schema is skipped.
+ */
+export const SETTING_ENV: Readonly<Record<string, string>> = {
+  busUrl: 'BUS_URL',
+  busPrefix: 'BUS_PREFIX',
+  requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
+  generatedPrefix: 'GENERATED_PREFIX',
+  bodyLimitBytes: 'BODY_LIMIT_BYTES',
+  strictOutput: 'STRICT_OUTPUT',
+  debugEndpoints: 'DEBUG_ENDPOINTS',
+  shutdownGraceMs: 'SHUTDOWN_GRACE_MS',
+  corsOrigins: 'CORS_ORIGINS',
+  corsCredentials: 'CORS_CREDENTIALS',
+  corsAllowPatch: 'CORS_ALLOW_PATCH',
+  rateLimitMax: 'RATE_LIMIT_MAX',
+  rateLimitWindowMs: 'RATE_LIMIT_WINDOW_MS',
+  rateLimitPrefix: 'RATE_LIMIT_PREFIX',
+};
+
+/**
+ * What the host gets as the plugin's `schema`: the same $id and property names, without constraints, so the
+ * host's own check (which only logs and skips the plugin) never pre-empts validateSettings.
+ */
+export function hostSettingsSchema(): Record<string, unknown> {
+  const properties: Record<string, { description?: string }> = {};
+  for (const [name, prop] of Object.entries(schemaProperties())) {
+    properties[name] = 'description' in prop && typeof prop.description === 'string' ? { description: prop.description } : {};
+  }
+  return { $id: SETTINGS_SCHEMA.$id, type: 'object', properties };
+}
+
+/**
+ * Checks the settings block and the environment; returns the block with strings converted to the schema's types
+ * (the host substitutes `${VAR}` as text). Throws InvalidSettingError naming the first bad setting.
+ */
+export function validateSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): Record<string, unknown> {
+  const properties = schemaProperties();
+  // Read at validation time: settings added to the schema later are known here without a second list.
+  for (const key of Object.keys(raw)) {
+    if (!Object.hasOwn(properties, key)) {
+      throw new InvalidSettingError(`plugins.contracts.${key}`, `is not a setting of this plugin (known: ${Object.keys(properties).join(', ')})`);
+    }
+  }
+  const block = { ...raw };
+  for (const [key, value] of Object.entries(block)) {
+    // `busUrl:` with no value is null in YAML: left out, so the environment or the default applies.
+    if (value === undefined || value === null) delete block[key];
+    else block[key] = checkValue(`plugins.contracts.${key}`, key, value);
+  }
+  for (const [key, envName] of Object.entries(SETTING_ENV)) {
+    if (!Object.hasOwn(properties, key) || block[key] !== undefined) continue;
+    const value = env[envName];
+    if (value === undefined || value.trim() === '') continue;
+    checkValue(envName, key, value.trim());
+  }
+  try {
+    checkAuthConfig(env);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const name = /^[A-Z][A-Z0-9_]+(?= )/.exec(message)?.[0] ?? 'authentication settings';
+    throw new InvalidSettingError(name, message.slice(name.length).trim() || 'is invalid');
+  }
+  return block;
+}
+
+function schemaProperties(): Record<string, Record<string, unknown>> {
+  return SETTINGS_SCHEMA.properties as unknown as Record<string, Record<string, unknown>>;
+}
+
+const ajv = new Ajv({ allErrors: false, coerceTypes: true, strict: false });
+const validators = new Map<string, ValidateFunction>();
+
+/** One value against its property's schema (types coerced from strings); returns the coerced value. */
+function checkValue(label: string, key: string, value: unknown): unknown {
+  const prop = schemaProperties()[key];
+  let validate = validators.get(key);
+  if (!validate) {
+    validate = ajv.compile({ type: 'object', properties: { v: prop } });
+    validators.set(key, validate);
+  }
+  if (typeof value === 'string' && prop.type === 'boolean' && value !== 'true' && value !== 'false') {
+    throw new InvalidSettingError(label, `must be true or false (got ${JSON.stringify(value)})`);
+  }
+  const holder = { v: value };
+  if (!validate(holder)) throw new InvalidSettingError(label, describe(validate.errors?.[0], value));
+  if (key === 'busUrl') checkBusUrl(label, String(holder.v));
+  return holder.v;
+}
+
+function describe(error: ErrorObject | undefined, value: unknown): string {
+  const shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
+  if (!error) return `is invalid (got ${shown})`;
+  switch (error.keyword) {
+    case 'type':
+      return `must be ${article(String(error.params.type))} (got ${shown})`;
+    case 'pattern':
+      return `must match ${String(error.params.pattern)} (got ${shown})`;
+    case 'minimum':
+    case 'maximum':
+      return `must be ${error.keyword === 'minimum' ? '>=' : '<='} ${String(error.params.limit)} (got ${shown})`;
+    case 'enum':
+      return `must be one of ${(error.params.allowedValues as unknown[]).join(', ')} (got ${shown})`;
+    default:
+      return `${error.message ?? 'is invalid'} (got ${shown})`;
+  }
+}
+
+function article(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+/** `embedded`, or an amqp:// / amqps:// URL with a host; the message never repeats credentials. */
+function checkBusUrl(label: string, value: string): void {
+  if (value === 'embedded') return;
+  const problem = 'must be embedded or an amqp:// / amqps:// URL such as amqp://user:pass@rabbitmq:5672/vhost';
+  if (!/^amqps?:\/\//i.test(value)) throw new InvalidSettingError(label, problem);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidSettingError(label, `is not a valid URL; it ${problem}`);
+  }
+  if (url.hostname === '') throw new InvalidSettingError(label, `has no host; it ${problem}`);
+}

@@ -1,0 +1,101 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { serviceUnavailable } from '../errors/gateway-error';
+import { toErrorBody } from '../errors/error-body';
+
+/** Retry-After on the 503s of a stopping gateway: another instance is usually ready at once. */
+export const SHUTDOWN_RETRY_AFTER_S = 1;
+
+export function shuttingDown(): ReturnType<typeof serviceUnavailable> {
+  return serviceUnavailable('The gateway is shutting down; retry the request', SHUTDOWN_RETRY_AFTER_S);
+}
+
+/**
+ * One HTTP server of the host, made drainable: every request is counted until its response closes, and once
+ * draining starts the server accepts no new connection, and a request that still arrives on an open keep-alive
+ * connection is answered 503 with Retry-After (never passed to the pipelines).
+ */
+export class HttpDrain {
+  private readonly open = new Set<ServerResponse>();
+  private draining = false;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(private readonly server: Server) {
+    // The host's express app is the server's 'request' listener; it is called from here instead.
+    const listeners = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
+    server.removeAllListeners('request');
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      if (this.draining) return this.refuse(req, res);
+      this.open.add(res);
+      res.once('close', () => this.closed(res));
+      for (const l of listeners) l.call(server, req, res);
+    });
+  }
+
+  get inFlight(): number {
+    return this.open.size;
+  }
+
+  /** Stops accepting: the listening socket closes and idle keep-alive connections end. */
+  begin(): void {
+    if (this.draining) return;
+    this.draining = true;
+    // Busy keep-alive connections stay open: a request the client sends on one after its answer gets the 503
+    // below (with Connection: close) instead of vanishing with a closed socket.
+    this.server.close();
+  }
+
+  /** Resolves when no request is in flight, or after `ms`. */
+  idle(ms: number): Promise<void> {
+    if (this.open.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const waiter = (): void => done();
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.idleWaiters.push(waiter);
+    });
+  }
+
+  /** Answers every request still open with 503 + Retry-After (those not answered by their own pipeline). */
+  refuseRemaining(): void {
+    for (const res of this.open) {
+      if (!res.headersSent) this.answer503(res);
+    }
+  }
+
+  /** Ends every connection that is left (after the last answers were written). */
+  closeConnections(): void {
+    this.server.closeAllConnections();
+  }
+
+  private refuse(req: IncomingMessage, res: ServerResponse): void {
+    // The body is not read: drop it, and close the connection after the answer.
+    req.resume();
+    res.setHeader('Connection', 'close');
+    this.answer503(res);
+  }
+
+  /** Written on the plain response: a refused request never reached express, so none of its helpers exist. */
+  private answer503(res: ServerResponse): void {
+    const known = res.getHeader('X-Correlation-Id');
+    const correlationId = typeof known === 'string' ? known : randomUUID();
+    const { status, body, headers } = toErrorBody(shuttingDown(), correlationId);
+    res.statusCode = status;
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    if (known === undefined) res.setHeader('X-Correlation-Id', correlationId);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.end(JSON.stringify(body));
+  }
+
+  private closed(res: ServerResponse): void {
+    this.open.delete(res);
+    if (this.open.size === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+}

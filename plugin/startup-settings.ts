@@ -1,0 +1,45 @@
+import { resolveSettings, type Settings } from './settings';
+import { validateSettings } from './settings-validation';
+import type { Logger } from './logger';
+import { currentRuntime } from './runtime';
+
+/** Exit status of a start stopped by a bad setting (EX_CONFIG), so supervisors can tell it from a crash. */
+export const INVALID_SETTINGS_EXIT_CODE = 78;
+
+/**
+ * The settings the process starts with, or the end of the process: one line on stderr naming the bad setting and
+ * a non-zero exit. The host would only log a plugin's load error and run on without the plugin, serving nothing.
+ */
+export function startupSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): Settings {
+  try {
+    return resolveSettings(validateSettings(raw, env), env);
+  } catch (err) {
+    process.stderr.write(`[contracts] invalid setting: ${err instanceof Error ? err.message : String(err)}. The gateway does not start.\n`);
+    process.exit(INVALID_SETTINGS_EXIT_CODE);
+  }
+}
+
+/**
+ * A later init() (the host reloads its config): the running settings stay; a bad value in the edited block is
+ * reported and takes no effect, because stopping a serving gateway over an edit would turn a typo into an outage.
+ */
+export function checkReloadedSettings(raw: Record<string, unknown>, log: Logger): void {
+  try {
+    validateSettings(raw);
+  } catch (err) {
+    log.error(`invalid setting: ${err instanceof Error ? err.message : String(err)}; ignored until the next start`);
+  }
+}
+
+/**
+ * The settings for a plugin init(): validated (or the process ends) on the first one; on later ones (host reloads)
+ * the running settings, with the edited block only checked and reported.
+ */
+export function settingsForInit(raw: Record<string, unknown>, log: Logger): Settings {
+  const running = currentRuntime();
+  if (running?.hostAttached) {
+    checkReloadedSettings(raw, log);
+    return running.settings;
+  }
+  return startupSettings(raw);
+}

@@ -1,0 +1,89 @@
+import type { Request, Response, NextFunction } from 'express';
+import { schema } from './schema';
+import { traceOf } from '../../plugin/request/trace';
+import { sendError } from '../../plugin/http/respond';
+import { currentRuntime } from '../../plugin/runtime';
+import { resolveContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { resolveAuthConfig } from '../../plugin/auth/auth-config';
+import { obtainVerifier } from '../../plugin/auth/verifiers';
+import { authenticateRequest } from '../../plugin/auth/authenticate';
+import type { Contract } from '../../plugin/contracts/types';
+import { LimiterCache } from '../../plugin/edge/host-rate-limit';
+import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
+
+export type ContractRateLimitAction = RouteAction & ExplicitLimit;
+
+interface Counted {
+  key: string;
+  limit: AppliedLimit;
+}
+
+const COUNTED = Symbol('contracts.rate-limit');
+
+function countedOf(req: Request): Counted {
+  return (req as unknown as Record<symbol, Counted>)[COUNTED];
+}
+
+/** The host's limiter calls these; the key and limit were worked out (asynchronously) just before. */
+const limiters = new LimiterCache({
+  keyGenerator: (req) => countedOf(req).key,
+  handler: (req, res) => {
+    const reset = (req as Request & { rateLimit?: { resetTime?: unknown } }).rateLimit?.resetTime;
+    sendError(res, tooManyRequests(retryAfterSeconds(reset, countedOf(req).limit.windowMs)), traceOf(req, res).correlationId);
+  },
+});
+
+/** A store failure is logged at most this often: during a Redis outage every request would log otherwise. */
+const STORE_WARNING_INTERVAL_MS = 10000;
+let lastStoreWarning = 0;
+
+/**
+ * `contract-rate-limit`: the host's rate-limit (express-rate-limit on the host's Redis store, see
+ * plugin/edge/host-rate-limit.ts) with what YAML cannot give it: the limit of the request's contract or the
+ * gateway-wide one, a key of the verified caller (or the client address), the spec's 429 body, and no delay.
+ * It runs before jwt-dev-auth, so it asks the shared token verifier itself; the verified token is cached there and
+ * jwt-dev-auth finds it again without a second verification.
+ * A store that fails lets the request through (logged): a Redis outage must not become an API outage.
+ */
+function contractRateLimit(action: ContractRateLimitAction = {}) {
+  const auth = resolveAuthConfig({});
+  const verifier = obtainVerifier(auth);
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const trace = traceOf(req, res);
+    try {
+      const runtime = currentRuntime();
+      if (!runtime) return next();
+      const limit = limitFor(await contractOf(req, res, action), runtime.settings, action);
+      if (!limit) return next();
+      const caller = await callerKey(req, () => authenticateRequest(req, verifier, auth.developmentAuthEnabled));
+      (req as unknown as Record<symbol, Counted>)[COUNTED] = { key: counterKey(runtime.settings.rateLimitPrefix, limit, caller), limit };
+      limiters.limiter(limit.max, limit.windowMs)(req, res, (err?: unknown) => {
+        if (err !== undefined && err !== null) warnStoreFailure(trace.correlationId, err);
+        next();
+      });
+    } catch (err) {
+      currentRuntime()?.log.error(`[${trace.correlationId}] rate limit failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`);
+      sendError(res, err, trace.correlationId);
+    }
+  };
+}
+
+/** The request's contract when the route names one; one that cannot be resolved is answered by a later step. */
+async function contractOf(req: Request, res: Response, action: RouteAction): Promise<Contract | undefined> {
+  if (action.messageType === undefined && action.dispatch === undefined && (action.variants?.length ?? 0) === 0) return undefined;
+  try {
+    return (await resolveContract(req, res, action)).contract;
+  } catch {
+    return undefined;
+  }
+}
+
+function warnStoreFailure(correlationId: string, err: unknown): void {
+  const now = Date.now();
+  if (now - lastStoreWarning < STORE_WARNING_INTERVAL_MS) return;
+  lastStoreWarning = now;
+  const reason = err instanceof Error ? err.message : String(err);
+  currentRuntime()?.log.warn(`[${correlationId}] rate limit store unavailable (${reason}); requests pass unlimited until it is back`);
+}
+
+export const contractRateLimitPolicy = { name: 'contract-rate-limit', schema, policy: contractRateLimit };

@@ -1,0 +1,24 @@
+import type { NextFunction, Request, Response } from 'express';
+import { schema } from './schema';
+import { traceOf } from '../../plugin/request/trace';
+import { sendError } from '../../plugin/http/respond';
+import { GatewayError } from '../../plugin/errors';
+
+/**
+ * `not-found`: the step of the last generated pipeline, the catch-all under /api. A request that reaches it matched
+ * no contract route (unknown path, or a method the path does not serve), so it gets the spec's 404
+ * HANDLER_NOT_FOUND body with the trace headers instead of the host's HTML page. The answer names neither the path
+ * nor the method. OPTIONS is passed on: CORS preflights are answered by whatever comes after (or the host).
+ */
+function notFound() {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (req.method === 'OPTIONS') {
+      next();
+      return;
+    }
+    const trace = traceOf(req, res);
+    sendError(res, new GatewayError('HANDLER_NOT_FOUND', 'No contract handles this method and path'), trace.correlationId);
+  };
+}
+
+export const notFoundPolicy = { name: 'not-found', schema, policy: notFound };

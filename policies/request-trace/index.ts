@@ -1,0 +1,17 @@
+import type { Request, Response, NextFunction } from 'express';
+import { schema } from './schema';
+import { traceOf } from '../../plugin/request/trace';
+
+/**
+ * `request-trace`: the first step of every generated pipeline. It sets X-Correlation-Id and X-Request-Id on the
+ * response before anything can answer, so the preflight that the host's cors step ends, and every error, carry them.
+ * Nothing is logged here: this is the hot path.
+ */
+function requestTrace() {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    traceOf(req, res);
+    next();
+  };
+}
+
+export const requestTracePolicy = { name: 'request-trace', schema, policy: requestTrace };

@@ -1,0 +1,28 @@
+/**
+ * The reference users service alone, in its own process, on the RabbitMQ of BUS_URL (prefix BUS_PREFIX).
+ * The benchmark runs it beside a gateway started with START_REFERENCE_SERVICES=false, so the gateway and
+ * the service are separate processes, as in a deployment.
+ */
+import { createTransport } from '../plugin/bus';
+import { startUsersService } from '../examples/users-service';
+
+async function main(): Promise<void> {
+  const url = process.env.BUS_URL ?? '';
+  if (!/^amqps?:\/\//i.test(url)) throw new Error('BUS_URL must be an amqp:// URL (the embedded bus cannot reach another process)');
+  const transport = createTransport({ url, prefix: process.env.BUS_PREFIX });
+  await transport.start();
+  const service = await startUsersService(transport);
+  console.log(`[users-service] ready (${service.instanceId})`);
+  const stop = async () => {
+    await service.stop().catch(() => undefined);
+    await transport.close().catch(() => undefined);
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+main().catch((err) => {
+  console.error(`[users-service] start failed: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

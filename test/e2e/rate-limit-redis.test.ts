@@ -1,0 +1,72 @@
+import { expect } from 'chai';
+import Redis from 'ioredis';
+import { startGateway, type GatewayProcess } from '../support/gateway-process';
+import { httpAs } from '../support/http';
+import { uniquePrefix } from '../support/env';
+
+/** The Redis of this machine, as the gateways reach it through system.config.yml (REDIS_HOST / REDIS_PORT). */
+const REDIS = { host: process.env.TEST_REDIS_HOST ?? '127.0.0.1', port: Number(process.env.TEST_REDIS_PORT ?? 6379) };
+
+async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+    if (keys.length > 0) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+describe('rate limits shared by two gateway replicas through Redis', function () {
+  this.timeout(60000);
+  const prefix = uniquePrefix('rl');
+  const env = {
+    BUS_URL: 'embedded',
+    EG_DB_EMULATE: 'false',
+    REDIS_HOST: REDIS.host,
+    REDIS_PORT: String(REDIS.port),
+    RATE_LIMIT_MAX: '4',
+    RATE_LIMIT_WINDOW_MS: '60000',
+    RATE_LIMIT_PREFIX: prefix,
+  };
+  let redis: Redis;
+  let one: GatewayProcess;
+  let two: GatewayProcess;
+
+  before(async () => {
+    redis = new Redis({ ...REDIS, lazyConnect: true, maxRetriesPerRequest: 1 });
+    await redis.connect();
+    [one, two] = await Promise.all([startGateway(env), startGateway(env)]);
+  });
+  after(async () => {
+    await Promise.all([one?.stop(), two?.stop()]);
+    if (redis) {
+      await deleteKeys(redis, `rl:${prefix}:*`);
+      redis.disconnect();
+    }
+  });
+
+  it('counts one caller\'s requests on both replicas against one budget', async () => {
+    const user = httpAs(['admin:all'], 'replicated-user');
+    const remaining: Array<string | null> = [];
+    for (const gw of [one, two, one, two]) {
+      const res = await user('GET', `${gw.baseUrl}/api/users`);
+      expect(res.status, res.text).to.equal(200);
+      remaining.push(res.headers.get('x-ratelimit-remaining'));
+    }
+    expect(remaining).to.deep.equal(['3', '2', '1', '0']);
+    for (const gw of [one, two]) {
+      const over = await user('GET', `${gw.baseUrl}/api/users`);
+      expect(over.status).to.equal(429);
+      expect(over.body.code).to.equal('RATE_LIMIT_EXCEEDED');
+    }
+    // The counter is in Redis under this run's namespace, with the window as its expiry.
+    expect(await redis.get(`rl:${prefix}:all:u:replicated-user`)).to.equal('6');
+    expect(await redis.pttl(`rl:${prefix}:all:u:replicated-user`)).to.be.within(1, 60000);
+  });
+
+  it('keeps other callers\' budgets apart', async () => {
+    const res = await httpAs(['admin:all'], 'other-replicated-user')('GET', `${two.baseUrl}/api/users`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('x-ratelimit-remaining')).to.equal('3');
+  });
+});

@@ -1,0 +1,60 @@
+import { expect } from 'chai';
+import { resolveEdgeSettings } from '../../plugin/edge/edge-settings';
+import { corsAction, CORS_EXPOSED_HEADERS } from '../../plugin/edge/cors';
+import { resolveSettings } from '../../plugin/settings';
+
+describe('edge settings and the cors step', () => {
+  it('defaults: any origin, no credentials, no PATCH, no gateway-wide limit', () => {
+    expect(resolveEdgeSettings({}, {})).to.deep.equal({
+      corsOrigins: '*',
+      corsCredentials: false,
+      corsAllowPatch: false,
+      rateLimitMax: undefined,
+      rateLimitWindowMs: 60000,
+      rateLimitPrefix: 'contracts',
+    });
+  });
+
+  it('reads the environment when the settings block leaves a value out, the block first', () => {
+    const env = { CORS_ORIGINS: 'https://a.example, https://b.example', CORS_CREDENTIALS: 'true', CORS_ALLOW_PATCH: 'true', RATE_LIMIT_MAX: '50', RATE_LIMIT_WINDOW_MS: '30000', RATE_LIMIT_PREFIX: 'run-1' };
+    expect(resolveEdgeSettings({}, env)).to.deep.equal({
+      corsOrigins: ['https://a.example', 'https://b.example'],
+      corsCredentials: true,
+      corsAllowPatch: true,
+      rateLimitMax: 50,
+      rateLimitWindowMs: 30000,
+      rateLimitPrefix: 'run-1',
+    });
+    expect(resolveEdgeSettings({ corsCredentials: false, rateLimitMax: 7, corsOrigins: ['*'] }, env)).to.include({ corsCredentials: false, rateLimitMax: 7, corsOrigins: '*' });
+  });
+
+  it('ignores unusable values instead of guessing', () => {
+    const s = resolveEdgeSettings({}, { RATE_LIMIT_MAX: 'lots', RATE_LIMIT_WINDOW_MS: '10', RATE_LIMIT_PREFIX: 'bad prefix!', CORS_CREDENTIALS: 'yes' });
+    expect(s).to.include({ rateLimitMax: undefined, rateLimitWindowMs: 60000, rateLimitPrefix: 'contracts', corsCredentials: false });
+  });
+
+  it('is part of the plugin settings', () => {
+    expect(resolveSettings({}, { RATE_LIMIT_MAX: '3' })).to.include({ rateLimitMax: 3, corsOrigins: '*' });
+  });
+
+  it('builds the spec\'s CORS answer: *, methods, headers, exposed headers, max age 86400, 204', () => {
+    const action = corsAction();
+    expect(action).to.deep.equal({
+      origin: '*',
+      methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id', 'traceparent'],
+      exposedHeaders: CORS_EXPOSED_HEADERS,
+      credentials: false,
+      maxAge: 86400,
+      optionsSuccessStatus: 204,
+      preflightContinue: false,
+    });
+    expect(action.exposedHeaders).to.include.members(['X-Correlation-Id', 'X-Request-Id', 'Location', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']);
+  });
+
+  it('reflects the request origin when credentials are on with any origin (browsers refuse * with credentials)', () => {
+    expect(corsAction({ corsOrigins: '*', corsCredentials: true, corsAllowPatch: true })).to.include({ origin: true, credentials: true });
+    expect(corsAction({ corsOrigins: '*', corsCredentials: true, corsAllowPatch: true }).methods).to.deep.equal(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
+    expect(corsAction({ corsOrigins: ['https://app.example'], corsCredentials: true, corsAllowPatch: false }).origin).to.deep.equal(['https://app.example']);
+  });
+});

@@ -1,0 +1,44 @@
+import { expect } from 'chai';
+import { ContractRegistry } from '../../plugin/contracts/registry';
+import { OpenApiCache } from '../../plugin/openapi';
+import type { Contract } from '../../plugin/contracts/types';
+
+const widget = (messageType: string): Contract => ({ messageType, targetService: 'widgets', inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: ['widgets:x'] });
+
+describe('OpenApiCache', () => {
+  let registry: ContractRegistry;
+  let cache: OpenApiCache;
+  beforeEach(() => {
+    registry = new ContractRegistry();
+    cache = new OpenApiCache(registry, () => ({})).start();
+  });
+  afterEach(() => cache.stop());
+
+  it('serves the same built document to every request until the contracts change', () => {
+    const first = cache.current();
+    expect(cache.current()).to.equal(first);
+    expect(cache.current().json).to.equal(first.json);
+    expect(cache.buildCount()).to.equal(1);
+  });
+
+  it('rebuilds on the registry\'s change event, not on an unchanged re-announcement', () => {
+    const before = cache.current();
+    registry.apply({ service: 'widgets', instanceId: 'a', contracts: [widget('CreateWidgetCommand')], ttlMs: 60000 });
+    const after = cache.current();
+    expect(cache.buildCount()).to.equal(2);
+    expect(after.etag).not.to.equal(before.etag);
+    expect(after.document.paths).to.have.property('/api/widgets');
+    expect(before.document.paths).not.to.have.property('/api/widgets');
+    registry.apply({ service: 'widgets', instanceId: 'a', contracts: [widget('CreateWidgetCommand')], ttlMs: 60000 });
+    expect(cache.buildCount()).to.equal(2);
+    registry.apply({ service: 'widgets', instanceId: 'a', contracts: [], ttlMs: 0, withdrawn: true });
+    expect(cache.current().document.paths).not.to.have.property('/api/widgets');
+    expect(cache.buildCount()).to.equal(3);
+  });
+
+  it('stops following the registry once stopped', () => {
+    cache.stop();
+    registry.apply({ service: 'widgets', instanceId: 'a', contracts: [widget('CreateWidgetCommand')], ttlMs: 60000 });
+    expect(cache.buildCount()).to.equal(1);
+  });
+});

@@ -1,0 +1,163 @@
+import { expect } from 'chai';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, packTarball, run, startProcess, answers, type Started } from './support';
+import { AMQP_URL, freePort, uniquePrefix } from '../support/env';
+import { deleteBusTopology } from '../support/broker';
+import { eventually } from '../support/gateway-process';
+import { http, httpAs } from '../support/http';
+import { TEST_JWT_SECRET } from '../support/tokens';
+import { AmqpTransport } from '../../plugin/bus/amqp';
+import { serve } from '../../sdk';
+
+interface RuntimeStage {
+  env: Record<string, string>;
+  lines: string[];
+}
+
+/** The `gateway` stage of the Dockerfile: its ENV (what the image is configured with) and its instructions. */
+function runtimeStage(): RuntimeStage {
+  const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8').replace(/\\\n\s*/g, ' ');
+  const stages = text.split(/^FROM /m);
+  const stage = stages.find((s) => /^\S+ AS gateway\b/.test(s));
+  if (!stage) throw new Error('Dockerfile has no gateway stage');
+  const lines = stage.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const env: Record<string, string> = {};
+  for (const l of lines.filter((x) => x.startsWith('ENV '))) {
+    for (const m of l.slice(4).matchAll(/([A-Z_]+)=(\S+)/g)) env[m[1]] = m[2];
+  }
+  return { env, lines };
+}
+
+/**
+ * No container engine runs here, so this runs what the image runs: the Dockerfile's install script on the packed
+ * plugin, then its start command with its environment (paths moved to a temp dir), then requests.
+ */
+describe('sidecar image steps (scripts/container, as the Dockerfile uses them)', function () {
+  this.timeout(300000);
+  const stage = runtimeStage();
+  let tmp: string;
+  let app: string;
+
+  before(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'contracts-image-'));
+    const tarball = await packTarball(tmp);
+    app = join(tmp, 'app');
+    const r = await run('sh', [join(ROOT, 'scripts', 'container', 'install.sh'), tarball, app]);
+    expect(r.code, r.output).to.equal(0);
+  });
+
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('the Dockerfile installs and starts through these scripts: multi-stage, production dependencies only, non-root, HEALTHCHECK on /health', () => {
+    const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    expect(text.match(/^FROM /gm)!.length).to.be.greaterThan(1);
+    const { lines, env } = stage;
+    expect(lines).to.include('COPY scripts/container/ /opt/contracts/');
+    expect(lines.some((l) => l.startsWith('RUN /opt/contracts/install.sh /tmp/plugin.tgz /app'))).to.equal(true);
+    expect(lines).to.include('USER node');
+    expect(lines).to.include('CMD ["/app/start.sh"]');
+    expect(lines.some((l) => l.startsWith('HEALTHCHECK') && l.includes('/app/healthcheck.js'))).to.equal(true);
+    expect(readFileSync(join(ROOT, 'scripts', 'container', 'install.sh'), 'utf8')).to.match(/^npm ci --omit=dev/m);
+    expect(readFileSync(join(ROOT, 'scripts', 'container', 'healthcheck.js'), 'utf8')).to.include('/health');
+    expect(env).to.include({ APP_DIR: '/app', EG_CONFIG_DIR: '/var/lib/gateway', EG_CONFIG_SOURCE: '/etc/gateway', HOST: '0.0.0.0', PORT: '8080' });
+  });
+
+  it('installs production dependencies only', () => {
+    const lock = JSON.parse(readFileSync(join(app, 'package-lock.json'), 'utf8'));
+    expect(lock.packages['node_modules/express-gateway-plugin-contracts']).to.be.an('object');
+    expect(lock.packages).not.to.have.property('node_modules/mocha');
+    expect(lock.packages).not.to.have.property('node_modules/typescript');
+  });
+
+  describe('the start command', () => {
+    let gw: Started | undefined;
+    let prefix: string;
+    let port: number;
+    let state: string;
+    let mounted: string;
+    const handWritten = `# mounted read-only by the operator
+http:
+  port: \${PORT:-8080}
+  hostname: \${HOST:-127.0.0.1}
+apiEndpoints:
+  ping:
+    paths: ['/ping']
+serviceEndpoints: {}
+policies:
+  - terminate
+pipelines:
+  ping:
+    apiEndpoints: [ping]
+    policies:
+      - terminate:
+          - action: { statusCode: 200, message: pong }
+`;
+
+    before(async () => {
+      port = await freePort();
+      prefix = uniquePrefix('image');
+      state = join(tmp, 'var-lib-gateway');
+      mounted = join(tmp, 'etc-gateway');
+      mkdirSync(mounted);
+      writeFileSync(join(mounted, 'gateway.config.yml'), handWritten);
+      chmodSync(join(mounted, 'gateway.config.yml'), 0o444);
+      // The image's environment, with its paths moved into the temp dir and the test's broker, port and secret.
+      const env = { ...stage.env, APP_DIR: app, EG_CONFIG_DIR: state, EG_CONFIG_SOURCE: mounted, PORT: String(port), BUS_URL: AMQP_URL, BUS_PREFIX: prefix, JWT_SECRET: TEST_JWT_SECRET, LOG_LEVEL: 'warn' };
+      gw = await startProcess(join(app, 'start.sh'), [], { cwd: tmp, env }, () => answers(`http://127.0.0.1:${port}/health`));
+    });
+
+    after(async () => {
+      await gw?.stop();
+      await deleteBusTopology(AMQP_URL, prefix);
+    });
+
+    it('passes the HEALTHCHECK command', async () => {
+      await eventually(async () => {
+        const r = await run(process.execPath, [join(app, 'healthcheck.js')], { env: { PORT: String(port) }, timeoutMs: 10000 });
+        expect(r.code, r.output).to.equal(0);
+      }, 15000);
+      const health = await http('GET', `http://127.0.0.1:${port}/health`);
+      expect(health.status).to.equal(200);
+    });
+
+    it('serves the mounted hand-written pipeline and discovered contracts from the writable copy, leaving the mount alone', async () => {
+      const ping = await fetch(`http://127.0.0.1:${port}/ping`);
+      expect(ping.status).to.equal(200);
+      expect(await ping.text()).to.equal('pong');
+
+      const transport = new AmqpTransport(AMQP_URL, { prefix });
+      await transport.start();
+      const running = await serve({
+        transport,
+        service: 'gadget-service',
+        operations: [
+          {
+            contract: { messageType: 'ListGadgetsQuery', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: ['gadgets:read'] },
+            handle: async () => ({ items: [{ id: 'g1' }] }),
+          },
+        ],
+      });
+      try {
+        await eventually(async () => {
+          const r = await httpAs(['gadgets:read'])('GET', `http://127.0.0.1:${port}/api/gadgets`);
+          expect(r.status, r.text).to.equal(200);
+          expect(r.body).to.deep.equal({ items: [{ id: 'g1' }] });
+        }, 15000);
+      } finally {
+        await running.stop();
+        await transport.close();
+      }
+      const written = readFileSync(join(state, 'gateway.config.yml'), 'utf8');
+      expect(written).to.include('ping:').and.to.include('contracts-');
+      expect(readFileSync(join(mounted, 'gateway.config.yml'), 'utf8')).to.equal(handWritten);
+    });
+
+    it('stops on SIGTERM with exit status 0', async () => {
+      const code = await gw!.stop();
+      gw = undefined;
+      expect(code).to.equal(0);
+    });
+  });
+});

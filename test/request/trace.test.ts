@@ -1,0 +1,57 @@
+import { expect } from 'chai';
+import type { Request, Response } from 'express';
+import { traceOf, validTraceparent } from '../../plugin/request/trace';
+
+const TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+function exchange(headers: Record<string, string>) {
+  const set: Record<string, string> = {};
+  const req = { headers } as unknown as Request;
+  const res = { setHeader: (n: string, v: string) => (set[n] = v) } as unknown as Response;
+  return { req, res, set };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('trace ids', () => {
+  it('echoes a safe caller correlation id and sets both ids on the response at once', () => {
+    const { req, res, set } = exchange({ 'x-correlation-id': 'order-42:retry.1_a' });
+    const trace = traceOf(req, res);
+    expect(trace.correlationId).to.equal('order-42:retry.1_a');
+    expect(trace.requestId).to.match(UUID);
+    expect(set).to.deep.equal({ 'X-Correlation-Id': 'order-42:retry.1_a', 'X-Request-Id': trace.requestId });
+    expect(traceOf(req, res), 'once per request').to.equal(trace);
+  });
+
+  it('replaces an id that is too long or carries unsafe characters', () => {
+    for (const given of ['a'.repeat(129), 'x'.repeat(500), 'abc\r\nSet-Cookie: a=1', 'two words', '<script>', 'a, b', '']) {
+      const { req, res } = exchange({ 'x-correlation-id': given });
+      expect(traceOf(req, res).correlationId, JSON.stringify(given)).to.match(UUID);
+    }
+    const { req, res } = exchange({ 'x-correlation-id': 'a'.repeat(128) });
+    expect(traceOf(req, res).correlationId).to.equal('a'.repeat(128));
+  });
+
+  it('makes a new request id per request', () => {
+    const ids = new Set(Array.from({ length: 50 }, () => {
+      const { req, res } = exchange({ 'x-correlation-id': 'same' });
+      return traceOf(req, res).requestId;
+    }));
+    expect(ids.size).to.equal(50);
+  });
+
+  it('keeps a valid W3C traceparent only', () => {
+    expect(validTraceparent(TP)).to.equal(TP);
+    expect(validTraceparent(TP.toUpperCase()), 'upper-case hex').to.equal(undefined);
+    expect(validTraceparent(`ff${TP.slice(2)}`), 'version ff').to.equal(undefined);
+    expect(validTraceparent(`00-${'0'.repeat(32)}-00f067aa0ba902b7-01`), 'zero trace id').to.equal(undefined);
+    expect(validTraceparent(`00-4bf92f3577b34da6a3ce929d0e0e4736-${'0'.repeat(16)}-01`), 'zero parent id').to.equal(undefined);
+    expect(validTraceparent(`${TP}-extra`), 'version 00 has four fields').to.equal(undefined);
+    expect(validTraceparent(`01${TP.slice(2)}-future`), 'a later version: the four known fields').to.equal(`01${TP.slice(2)}`);
+    expect(validTraceparent('00-abc-def-01')).to.equal(undefined);
+    expect(validTraceparent(undefined)).to.equal(undefined);
+    expect(validTraceparent(`01${TP.slice(2)}-${'x'.repeat(600)}`), 'bounded').to.equal(undefined);
+    const { req, res } = exchange({ traceparent: TP });
+    expect(traceOf(req, res).traceparent).to.equal(TP);
+  });
+});
