@@ -14,7 +14,7 @@ import { TEST_JWT_SECRET } from '../support/tokens';
  * The operator's path, as the README tells it: `eg gateway create` (the host's generator, non-interactive flags),
  * `npm install <packed tarball>`, `eg plugins configure contracts`, `npm start`. Needs the npm registry (or its cache).
  */
-describe('install as a plugin (npm pack → eg gateway create → npm install → eg plugins configure → npm start)', function () {
+describe('install as a plugin (npm pack → eg gateway create → npm install → eg plugins configure → start)', function () {
   this.timeout(300000);
   let tmp: string;
   let tarball: string;
@@ -71,8 +71,9 @@ describe('install as a plugin (npm pack → eg gateway create → npm install �
       await deleteBusTopology(AMQP_URL, prefix);
     });
 
-    it('starts with `npm start`, serves a contract announced by a service using the installed SDK, and stops on SIGTERM with 0', async () => {
-      const gw: Started = await startProcess('npm', ['start', '--silent'], { cwd: gwDir, env: env() }, () => answers(`http://127.0.0.1:${port}/api/widgets/w1`));
+    it('starts as `npm start` does (node server.js), serves a contract announced by a service using the installed SDK, and stops on SIGTERM with 0', async () => {
+      // `npm start` runs `node server.js` here; run directly, as under a supervisor, so SIGTERM reaches the gateway.
+      const gw: Started = await startProcess(process.execPath, ['server.js'], { cwd: gwDir, env: env() }, () => answers(`http://127.0.0.1:${port}/api/widgets/w1`));
       // The SDK as a service written against the published package would load it.
       const sdk = require(join(gwDir, 'node_modules', 'express-gateway-plugin-contracts', 'dist', 'sdk'));
       const transport = sdk.createTransport({ url: AMQP_URL, prefix });
