@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { resolveContract, type RouteAction } from '../pipeline/resolve-contract';
+import { resolveContract, routeOf, type RouteAction } from '../pipeline/resolve-contract';
 
 /** What the auth steps need to know about an action: the route fields of generated pipelines, plus our own. */
 export interface AccessAction extends RouteAction {
@@ -36,7 +36,7 @@ export async function routeAccess(req: Request, res: Response, action: AccessAct
   if (known) return known;
   const extra = Array.isArray(action.required) ? action.required.filter((p) => typeof p === 'string') : [];
   let access: RouteAccess;
-  if (namesContract(action)) {
+  if (routeOf(req, action)) {
     try {
       const { contract } = await resolveContract(req, res, action);
       access = { public: contract.public === true, required: unique([...(contract.requiredPermissions ?? []), ...extra]) };
@@ -48,10 +48,6 @@ export async function routeAccess(req: Request, res: Response, action: AccessAct
   }
   cache.set(action, access);
   return access;
-}
-
-function namesContract(action: AccessAction): boolean {
-  return action.messageType !== undefined || action.dispatch !== undefined || (action.variants?.length ?? 0) > 0;
 }
 
 function unique(items: string[]): string[] {

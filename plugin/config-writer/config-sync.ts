@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { ContractRegistry } from '../contracts/registry';
 import { buildRouteTable, type Conflict } from '../contracts/route-table';
-import { GENERATED_POLICIES, generatedPipeline, preflightEndpoint } from '../pipeline/generated-pipeline';
+import { GENERATED_POLICIES, generatedPipeline, isContractEndpoint, preflightEndpoint, routeAction } from '../pipeline/generated-pipeline';
 import { corsAction } from '../edge/cors';
 import type { Settings } from '../settings';
 import type { Logger } from '../logger';
@@ -66,8 +66,12 @@ export class ConfigSync {
     // The preflight endpoint first: it must precede any catch-all endpoint for /api paths.
     // The not-found catch-all last: after it nothing under /api could be reached.
     const endpoints = [preflightEndpoint(this.settings.generatedPrefix), ...table.endpoints, notFoundEndpoint(this.settings.generatedPrefix)];
+    // Every contract route runs one shared pipeline; its route (`contract:`) is written on its apiEndpoint entry.
+    const shared = `${this.settings.generatedPrefix}routes`;
     return renderGatewayConfig(current, endpoints, {
       prefix: this.settings.generatedPrefix,
+      pipelineOf: (endpoint) => (isContractEndpoint(endpoint) ? shared : endpoint.name),
+      endpointExtra: (endpoint) => (isContractEndpoint(endpoint) ? { contract: routeAction(endpoint) } : undefined),
       pipelinePolicies: (endpoint) => (isCatchAll(endpoint) ? notFoundPolicies() : generatedPipeline(endpoint, cors)),
       requiredPolicyNames: [...GENERATED_POLICIES, NOT_FOUND_POLICY],
     });

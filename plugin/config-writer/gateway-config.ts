@@ -18,9 +18,17 @@ export interface WritableEndpoint {
 export interface RenderOptions<E extends WritableEndpoint> {
   /** Every apiEndpoints/pipelines key starting with this belongs to the plugin and is regenerated. */
   prefix: string;
+  /** The policies of an endpoint's pipeline; for a shared pipeline, asked of the first endpoint in it. */
   pipelinePolicies: (endpoint: E) => Array<Record<string, unknown>>;
   /** Policy names the generated pipelines use; the host refuses pipelines naming an unlisted policy. */
   requiredPolicyNames: string[];
+  /**
+   * The pipeline an endpoint runs; endpoints naming the same one share it (one pipeline for all contract routes
+   * keeps the host's memory and reload time flat as contracts grow). Default: a pipeline of its own, same name.
+   */
+  pipelineOf?: (endpoint: E) => string;
+  /** More properties for an endpoint's apiEndpoints entry (e.g. the route's `contract:` for a shared pipeline). */
+  endpointExtra?: (endpoint: E) => Record<string, unknown> | undefined;
 }
 
 /** Marks the generated block for people reading the file; it goes away with the entries it precedes. */
@@ -65,22 +73,40 @@ function renderOnce<E extends WritableEndpoint>(
   removePrefixed(apiEndpoints, opts.prefix);
   removePrefixed(pipelines, opts.prefix);
   removeMarker(doc);
+  const groups = pipelineGroups(endpoints, opts);
   // One createNode call for all entries, not one per entry: each call that makes an anchor (a pipeline's shared
   // action) scans the whole document for the names in use, which made 1,000 routes take a minute to render.
-  const endpointNodes = doc.createNode(endpoints.map((endpoint) => apiEndpointEntry(endpoint))) as YAMLSeq;
-  const pipelineNodes = doc.createNode(endpoints.map((endpoint) => ({ apiEndpoints: [endpoint.name], policies: opts.pipelinePolicies(endpoint) }))) as YAMLSeq;
-  endpoints.forEach((endpoint, index) => {
-    addEntry(doc, apiEndpoints, endpoint.name, endpointNodes.items[index], index === 0);
-    addEntry(doc, pipelines, endpoint.name, pipelineNodes.items[index], index === 0);
-  });
+  const endpointNodes = doc.createNode(endpoints.map((endpoint) => apiEndpointEntry(endpoint, opts.endpointExtra?.(endpoint)))) as YAMLSeq;
+  const pipelineNodes = doc.createNode(groups.map((g) => ({ apiEndpoints: g.endpointNames, policies: opts.pipelinePolicies(g.first) }))) as YAMLSeq;
+  endpoints.forEach((endpoint, index) => addEntry(doc, apiEndpoints, endpoint.name, endpointNodes.items[index], index === 0));
+  groups.forEach((g, index) => addEntry(doc, pipelines, g.name, pipelineNodes.items[index], index === 0));
   ensurePolicies(doc, opts.requiredPolicyNames);
   return doc.toString(style);
 }
 
-function apiEndpointEntry(endpoint: WritableEndpoint): Record<string, unknown> {
+function apiEndpointEntry(endpoint: WritableEndpoint, extra?: Record<string, unknown>): Record<string, unknown> {
   const entry: Record<string, unknown> = { host: '*', paths: endpoint.paths ?? [endpoint.path] };
   if (endpoint.method !== '*') entry.methods = [endpoint.method.toUpperCase()];
-  return entry;
+  return extra ? { ...entry, ...extra } : entry;
+}
+
+interface PipelineGroup<E> {
+  name: string;
+  first: E;
+  endpointNames: string[];
+}
+
+/** Pipelines in the order their first endpoint comes, each with every endpoint that runs it. */
+function pipelineGroups<E extends WritableEndpoint>(endpoints: readonly E[], opts: RenderOptions<E>): PipelineGroup<E>[] {
+  const byName = new Map<string, PipelineGroup<E>>();
+  for (const endpoint of endpoints) {
+    const name = opts.pipelineOf?.(endpoint) ?? endpoint.name;
+    if (!name.startsWith(opts.prefix)) throw new Error(`gateway config: pipeline name ${name} lacks prefix ${opts.prefix}`);
+    const group = byName.get(name);
+    if (group) group.endpointNames.push(endpoint.name);
+    else byName.set(name, { name, first: endpoint, endpointNames: [endpoint.name] });
+  }
+  return [...byName.values()];
 }
 
 function checkNames(endpoints: readonly WritableEndpoint[], prefix: string): void {

@@ -36,14 +36,14 @@ export function routeAction(endpoint: EndpointSpec): RouteAction {
   return action;
 }
 
-/** The `policies:` list of one generated pipeline; `cors` is the host cors step's action (plugin settings). */
-export function pipelinePolicies(endpoint: EndpointSpec, cors: CorsAction = corsAction()): Array<Record<string, unknown>> {
-  const action = routeAction(endpoint);
-  return GENERATED_POLICIES.map((name) => {
-    if (name === 'request-trace') return { [name]: [{ action: {} }] };
-    if (name === 'cors') return { [name]: [{ action: cors }] };
-    return { [name]: [{ action }] };
-  });
+/**
+ * The `policies:` list of the one pipeline every contract route shares. Its steps carry no route: each request's
+ * route is the `contract:` (routeAction) written on its apiEndpoint entry, read by routeOf(). One pipeline instead of
+ * one per route keeps the host's memory and reload time flat as the number of contracts grows.
+ * `cors` is the host cors step's action (plugin settings).
+ */
+export function contractPipeline(cors: CorsAction = corsAction()): Array<Record<string, unknown>> {
+  return GENERATED_POLICIES.map((name) => (name === 'cors' ? { [name]: [{ action: cors }] } : { [name]: [{ action: {} }] }));
 }
 
 /**
@@ -67,7 +67,12 @@ export type GeneratedEndpoint = EndpointSpec | PreflightEndpoint;
 
 export function generatedPipeline(endpoint: GeneratedEndpoint, cors: CorsAction = corsAction()): Array<Record<string, unknown>> {
   if ('preflight' in endpoint) return edgeSteps(cors);
-  return pipelinePolicies(endpoint, cors);
+  return contractPipeline(cors);
+}
+
+/** A contract route's endpoint, as opposed to the preflight and not-found endpoints the writer adds. */
+export function isContractEndpoint(endpoint: object): endpoint is EndpointSpec {
+  return 'messageTypes' in endpoint && !('preflight' in endpoint) && !('catchAll' in endpoint);
 }
 
 /**

@@ -39,6 +39,24 @@ export interface ResolvedContract {
 
 const KEY = Symbol('contracts.resolved');
 
+/** True when a step's action names the contract(s) of its route itself (hand-written pipelines may). */
+export function namesContract(action: RouteAction): boolean {
+  return action.messageType !== undefined || action.dispatch !== undefined || (action.variants?.length ?? 0) > 0;
+}
+
+type EndpointRequest = Request & { egContext?: { apiEndpoint?: { contract?: RouteAction } } };
+
+/**
+ * The route a request is for: the step's own action when it names a contract, else the `contract:` the generated
+ * apiEndpoint entry carries (every generated route runs one shared pipeline whose steps carry no route).
+ * Undefined for a hand-written route that serves no contract.
+ */
+export function routeOf(req: Request, action: RouteAction): RouteAction | undefined {
+  if (namesContract(action)) return action;
+  const onEndpoint = (req as EndpointRequest).egContext?.apiEndpoint?.contract;
+  return onEndpoint && typeof onEndpoint === 'object' && namesContract(onEndpoint) ? onEndpoint : undefined;
+}
+
 /**
  * Which contract this request is for; computed once per request and shared by every policy of the pipeline.
  * A contract that was withdrawn after the route was written answers 404 HANDLER_NOT_FOUND until the route goes.
@@ -49,11 +67,13 @@ export async function resolveContract(req: Request, res: Response, action: Route
   if (known) return known;
   const runtime = currentRuntime();
   if (!runtime) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
-  const body = action.dispatch === 'body' ? await readBody(req, res, runtime.settings.bodyLimitBytes) : undefined;
-  const messageType = pickMessageType(req, action, body);
+  const route = routeOf(req, action);
+  if (!route) throw new GatewayError('HANDLER_NOT_FOUND', 'No handler for this route');
+  const body = route.dispatch === 'body' ? await readBody(req, res, runtime.settings.bodyLimitBytes) : undefined;
+  const messageType = pickMessageType(req, route, body);
   const contract = runtime.contract(messageType);
   if (!contract) throw new GatewayError('HANDLER_NOT_FOUND', `No handler for ${messageType}`);
-  const resolved = { contract, dispatched: action.dispatch !== undefined };
+  const resolved = { contract, dispatched: route.dispatch !== undefined };
   holder[KEY] = resolved;
   return resolved;
 }

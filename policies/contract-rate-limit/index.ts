@@ -3,7 +3,7 @@ import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';
 import { currentRuntime } from '../../plugin/runtime';
-import { resolveContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { resolveContract, routeOf, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { resolveAuthConfig } from '../../plugin/auth/auth-config';
 import { obtainVerifier } from '../../plugin/auth/verifiers';
 import { authenticateRequest } from '../../plugin/auth/authenticate';
@@ -70,7 +70,7 @@ function contractRateLimit(action: ContractRateLimitAction = {}) {
 
 /** The request's contract when the route names one; one that cannot be resolved is answered by a later step. */
 async function contractOf(req: Request, res: Response, action: RouteAction): Promise<Contract | undefined> {
-  if (action.messageType === undefined && action.dispatch === undefined && (action.variants?.length ?? 0) === 0) return undefined;
+  if (!routeOf(req, action)) return undefined;
   try {
     return (await resolveContract(req, res, action)).contract;
   } catch {

@@ -1,7 +1,7 @@
 import type { Request, Response, NextFunction } from 'express';
 import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
-import { resolveContract, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { resolveContract, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { messageInput } from '../../plugin/pipeline/message-input';
 import { currentRuntime, type Runtime } from '../../plugin/runtime';
 import { sendError } from '../../plugin/http/respond';
@@ -16,10 +16,6 @@ interface ValidationAction extends RouteAction {
 
 /** Never the ajv text: a broken contract is the operator's problem, and the log says which one. */
 const BROKEN_CONTRACT = 'The service contract for this route is invalid';
-
-function servesContract(action: RouteAction): boolean {
-  return action.messageType !== undefined || (action.variants?.length ?? 0) > 0 || action.dispatch !== undefined;
-}
 
 /**
  * The step before contract-router: checks the message input (body + path parameters + query string, as
@@ -54,7 +50,7 @@ function schemaValidation(action: ValidationAction) {
 /** Which contract (if any) the request is for, and the validator its input must pass. */
 async function target(req: Request, res: Response, runtime: Runtime, action: ValidationAction, inline: Compiled | undefined): Promise<{ resolved: ResolvedContract; validator: Compiled }> {
   if (inline && action.schema) {
-    const base = servesContract(action)
+    const base = routeOf(req, action)
       ? await resolveContract(req, res, action)
       : { contract: { messageType: '', targetService: '', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }, dispatched: false };
     // The inline schema also decides how query-string values are converted, so they meet the schema that checks them.

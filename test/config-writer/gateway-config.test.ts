@@ -188,6 +188,21 @@ describe('renderGatewayConfig', () => {
     expect(out).to.include('\n  contracts-get-api-users:\n    host: "*"\n    paths:\n    - /api/users\n');
   });
 
+  it('writes endpoints that share a pipeline under one pipeline entry, with their extra properties', () => {
+    const ENDPOINTS = buildRouteTable(CONTRACTS).endpoints;
+    const text = renderGatewayConfig(HAND_WRITTEN, ENDPOINTS, {
+      ...OPTIONS,
+      pipelineOf: () => 'contracts-routes',
+      endpointExtra: (e) => ({ contract: { messageType: e.messageType ?? null } }),
+    });
+    const cfg = parse(text);
+    const names = ENDPOINTS.map((e) => e.name);
+    expect(Object.keys(cfg.pipelines).filter((k) => k.startsWith('contracts-'))).to.deep.equal(['contracts-routes']);
+    expect(cfg.pipelines['contracts-routes'].apiEndpoints).to.deep.equal(names);
+    for (const e of ENDPOINTS) expect(cfg.apiEndpoints[e.name].contract).to.deep.equal({ messageType: e.messageType ?? null });
+    expect(renderGatewayConfig(text, ENDPOINTS, { ...OPTIONS, pipelineOf: () => 'contracts-routes', endpointExtra: (e) => ({ contract: { messageType: e.messageType ?? null } }) })).to.equal(text);
+  });
+
   it('refuses text it cannot read rather than overwrite it', () => {
     expect(() => render('apiEndpoints: [unclosed\n')).to.throw(/not valid YAML/);
     expect(() => render('- a list\n')).to.throw(/mapping/);
@@ -196,9 +211,12 @@ describe('renderGatewayConfig', () => {
 
   it('refuses endpoint names it could not remove again', () => {
     const endpoint = { name: 'users', method: 'GET', path: '/api/users' };
-    expect(() => renderGatewayConfig(HAND_WRITTEN, [endpoint], { ...OPTIONS, pipelinePolicies: () => [] })).to.throw(/prefix/);
+    const opts = { prefix: OPTIONS.prefix, requiredPolicyNames: OPTIONS.requiredPolicyNames, pipelinePolicies: () => [] };
+    expect(() => renderGatewayConfig(HAND_WRITTEN, [endpoint], opts)).to.throw(/prefix/);
     const twice = [{ ...endpoint, name: 'contracts-a' }, { ...endpoint, name: 'contracts-a' }];
-    expect(() => renderGatewayConfig(HAND_WRITTEN, twice, { ...OPTIONS, pipelinePolicies: () => [] })).to.throw(/twice/);
+    expect(() => renderGatewayConfig(HAND_WRITTEN, twice, opts)).to.throw(/twice/);
+    const unprefixedPipeline = { ...opts, pipelineOf: () => 'shared' };
+    expect(() => renderGatewayConfig(HAND_WRITTEN, [{ ...endpoint, name: 'contracts-b' }], unprefixedPipeline)).to.throw(/pipeline name shared lacks prefix/);
   });
 });
 

@@ -75,19 +75,19 @@ describe('discovery through Express Gateway and RabbitMQ', function () {
     const cfg = parse(text);
     expect(cfg.apiEndpoints.ping).to.deep.equal({ host: '*', paths: ['/ping'] });
     expect(cfg.policies).to.include.members(['terminate', 'contract-router']);
-    expect(cfg.apiEndpoints['contracts-get-api-users-userid']).to.deep.equal({ host: '*', paths: ['/api/users/:userId'], methods: ['GET'] });
-    const action = { messageType: 'GetUserQuery' };
-    const steps = cfg.pipelines['contracts-get-api-users-userid'].policies;
-    expect(steps.map((s: Record<string, unknown>) => Object.keys(s)[0]), 'the pipeline order of DESIGN.md (plus tracing)').to.deep.equal([
-      'request-trace', 'cors', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router',
-    ]);
-    expect(steps.slice(2)).to.deep.equal([
-      { 'contract-rate-limit': [{ action }] }, { 'jwt-dev-auth': [{ action }] }, { permission: [{ action }] }, { 'schema-validation': [{ action }] }, { 'contract-router': [{ action }] },
-    ]);
-    const list = cfg.pipelines['contracts-get-api-users'].policies.find((p: Record<string, unknown>) => p['contract-router']);
-    expect(list['contract-router'][0].action).to.deep.equal({
+    // Each route is an apiEndpoint carrying its contract; every contract route runs the one shared pipeline.
+    expect(cfg.apiEndpoints['contracts-get-api-users-userid']).to.deep.equal({
+      host: '*', paths: ['/api/users/:userId'], methods: ['GET'], contract: { messageType: 'GetUserQuery' },
+    });
+    expect(cfg.apiEndpoints['contracts-get-api-users'].contract).to.deep.equal({
       messageType: 'ListUsersQuery', variants: [{ whenQuery: 'userId', messageType: 'GetUserQuery' }],
     });
+    const shared = cfg.pipelines['contracts-routes'];
+    expect(shared.apiEndpoints).to.include.members(['contracts-get-api-users-userid', 'contracts-get-api-users', 'contracts-post-api-users']);
+    expect(shared.policies.map((s: Record<string, unknown>) => Object.keys(s)[0]), 'the pipeline order of DESIGN.md (plus tracing)').to.deep.equal([
+      'request-trace', 'cors', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router',
+    ]);
+    expect(Object.keys(cfg.pipelines).filter((n) => n.startsWith('contracts-')).sort()).to.deep.equal(['contracts-not-found', 'contracts-options-api', 'contracts-routes']);
     const ping = await http('GET', `${gw.baseUrl}/ping`);
     expect(ping.status).to.equal(200);
     expect(ping.text).to.equal('pong');

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { parse } from 'yaml';
-import { GENERATED_POLICIES, generatedPipeline, pipelinePolicies, preflightEndpoint } from '../../plugin/pipeline/generated-pipeline';
+import { GENERATED_POLICIES, contractPipeline, generatedPipeline, isContractEndpoint, preflightEndpoint, routeAction } from '../../plugin/pipeline/generated-pipeline';
 import { buildRouteTable } from '../../plugin/contracts/route-table';
 import { corsAction } from '../../plugin/edge/cors';
 import { renderGatewayConfig } from '../../plugin/config-writer/gateway-config';
@@ -11,14 +11,18 @@ const table = buildRouteTable([
 
 describe('generated pipelines: the edge steps', () => {
   it('orders trace ▸ cors ▸ rate limit ▸ authentication ▸ permission ▸ validation ▸ router', () => {
-    const endpoint = table.endpoints.find((e) => e.name === 'contracts-get-api-users-userid')!;
     const cors = corsAction({ corsOrigins: '*', corsCredentials: true, corsAllowPatch: false });
-    const steps = pipelinePolicies(endpoint, cors);
+    const steps = contractPipeline(cors);
     expect(steps.map((s) => Object.keys(s)[0])).to.deep.equal([
       'request-trace', 'cors', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router',
     ]);
     expect(steps[1]).to.deep.equal({ cors: [{ action: cors }] });
-    expect(steps[2]).to.deep.equal({ 'contract-rate-limit': [{ action: { messageType: 'GetUserQuery' } }] });
+    // The shared pipeline's steps carry no route: it is on each endpoint entry.
+    expect(steps[2]).to.deep.equal({ 'contract-rate-limit': [{ action: {} }] });
+    const endpoint = table.endpoints.find((e) => e.name === 'contracts-get-api-users-userid')!;
+    expect(isContractEndpoint(endpoint)).to.equal(true);
+    expect(isContractEndpoint(preflightEndpoint('contracts-'))).to.equal(false);
+    expect(routeAction(endpoint)).to.deep.equal({ messageType: 'GetUserQuery' });
     expect([...GENERATED_POLICIES]).to.include.members(['cors', 'request-trace', 'contract-rate-limit']);
   });
 
