@@ -77,9 +77,15 @@ function freePort() {
   });
 }
 
+/**
+ * The old-space bound the sidecar image runs the gateway with (scripts/container/start.sh); every process of every
+ * configuration gets the same, so memory and throughput are compared under one rule.
+ */
+const HEAP_ARGS = ['--max-old-space-size=128'];
+
 /** Starts `node script` and resolves once its output contains `ready`. Every child is killed on exit. */
 function startNode(label, script, env, { ready = 'ready', ipc = false, nodeArgs = [] } = {}) {
-  const child = spawn(process.execPath, [...nodeArgs, script], {
+  const child = spawn(process.execPath, [...HEAP_ARGS, ...nodeArgs, script], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
@@ -429,7 +435,7 @@ function report(results, scale, meta) {
   if (OPTS.quick) L.push('> **Quick run (`npm run bench -- --quick`)**: 1 round of short runs with a short warm-up, on a shared machine. The numbers show the format and the rough picture only; the figures that count come from a full `npm run bench` on a quiet machine.', '');
   L.push(`Run ${meta.runId}, ${meta.date}. Node ${process.version}, ${cpus().length} cores, load average ${meta.loadBefore} before / ${meta.loadAfter} after. ` +
     `${OPTS.rounds} round(s) × ${OPTS.durationS} s per configuration and concurrency, configurations alternated (rotated each round), median of the rounds; warm-up ${OPTS.warmupRequests} requests per HTTP configuration. ` +
-    'Every request is `GET /api/users/<id>` of one user on 127.0.0.1; (a) and (b) send an HS256 JWT holding `users:read` and run the whole pipeline (the user is created through the gateway first). Total wall time: ' + `${fmt(meta.wallS)} s.`, '');
+    'Every request is `GET /api/users/<id>` of one user on 127.0.0.1; (a) and (b) send an HS256 JWT holding `users:read` and run the whole pipeline (the user is created through the gateway first). Every Node process runs with `' + HEAP_ARGS.join(' ') + '`, as the sidecar image runs the gateway. Total wall time: ' + `${fmt(meta.wallS)} s.`, '');
   L.push('## Configurations', '');
   for (const k of Object.keys(NAMES)) if (results[k]) L.push(`- **${NAMES[k]}**: ${TOPOLOGY[k]}`);
   L.push('');

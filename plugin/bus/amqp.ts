@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { newId } from '../request/ids';
 import * as amqp from 'amqplib';
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Message, RecoveringChannelModel } from 'amqplib';
 import type { Announcement } from '../contracts/types';
@@ -408,7 +409,7 @@ export class AmqpTransport implements Transport {
       return Promise.reject(new GatewayError('INTERNAL_ERROR', 'The request could not be encoded'));
     }
     const deadline = Math.max(1, Math.ceil(Number.isFinite(timeoutMs) ? timeoutMs : 1));
-    const id = randomUUID();
+    const id = newId();
     return new Promise<Reply>((resolve, reject) => {
       const timer = setTimeout(() => this.take(id)?.reject(gatewayTimeout(timeoutMs)), deadline);
       this.pending.set(id, { service, correlationId: String(message.headers.correlationId ?? ''), timer, resolve, reject });

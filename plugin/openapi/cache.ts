@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { ContractRegistry } from '../contracts/registry';
 import type { Logger } from '../logger';
-import { buildOpenApiDocument, type DocumentOptions, type OpenApiDocument } from './document';
+import { buildOpenApiDocument, type DocumentOptions } from './document';
 
 export interface CachedDocument {
-  document: OpenApiDocument;
-  /** The serialised document, sent as is. */
+  /** The serialised document, sent as is; only the text is kept (the object graph is several times larger). */
   json: string;
+  /** info.version of the document. */
+  version: string;
   etag: string;
   generatedAt: Date;
 }
@@ -52,7 +53,7 @@ export class OpenApiCache {
       const json = JSON.stringify(document);
       this.builds += 1;
       const etag = `"${createHash('sha256').update(json).digest('hex').slice(0, 32)}"`;
-      this.cached = { document, json, etag, generatedAt: new Date() };
+      this.cached = { json, version: String((document.info as { version?: unknown }).version ?? ''), etag, generatedAt: new Date() };
     } catch (err) {
       this.log?.error(`openapi: could not build the document: ${err instanceof Error ? err.message : String(err)}`);
       if (!this.cached) throw err;

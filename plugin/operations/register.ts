@@ -24,7 +24,7 @@ export function mountOperationsRoutes(app: express.Express): void {
   app.get(DISCOVERY_PATH, (req, res) => void discoveryHandler(req, res));
   app.get(DEBUG_PATH, debugHandler(() => {
     const doc = runtimeOpenApi()?.current();
-    return doc && { version: String((doc.document.info as { version: string }).version), generatedAt: doc.generatedAt };
+    return doc && { version: doc.version, generatedAt: doc.generatedAt };
   }));
   app.get(OPENAPI_PATH, openApiHandler);
   mountDocsPage(app);

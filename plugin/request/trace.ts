@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from './ids';
 import type { Request, Response } from 'express';
 
 export interface Trace {
@@ -23,9 +23,9 @@ export function traceOf(req: Request, res: Response): Trace {
   const known = holder[TRACE_KEY];
   if (known) return known;
   const given = req.headers['x-correlation-id'];
-  const correlationId = typeof given === 'string' && SAFE_ID.test(given) ? given : randomUUID();
+  const correlationId = typeof given === 'string' && SAFE_ID.test(given) ? given : newId();
   const tp = req.headers.traceparent;
-  const trace: Trace = { correlationId, requestId: randomUUID() };
+  const trace: Trace = { correlationId, requestId: newId() };
   const traceparent = validTraceparent(tp);
   if (traceparent) trace.traceparent = traceparent;
   holder[TRACE_KEY] = trace;

@@ -26,6 +26,9 @@ elif [ ! -d "$config/models" ]; then
 fi
 
 export EG_CONFIG_DIR="$config"
+# A bounded old space: the gateway's live set is small (tens of MB with 1,000 contracts), but V8 lets the heap
+# grow with the garbage of each route rewrite; the bound keeps RSS flat (bench/REPORT.md, discovery at scale).
+export NODE_OPTIONS="${NODE_OPTIONS:---max-old-space-size=128}"
 cd "$app"
 # exec: node replaces the shell, so SIGTERM reaches the gateway itself and it stops gracefully.
 exec node server.js

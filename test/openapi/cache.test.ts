@@ -27,12 +27,12 @@ describe('OpenApiCache', () => {
     const after = cache.current();
     expect(cache.buildCount()).to.equal(2);
     expect(after.etag).not.to.equal(before.etag);
-    expect(after.document.paths).to.have.property('/api/widgets');
-    expect(before.document.paths).not.to.have.property('/api/widgets');
+    expect(JSON.parse(after.json).paths).to.have.property('/api/widgets');
+    expect(JSON.parse(before.json).paths).not.to.have.property('/api/widgets');
     registry.apply({ service: 'widgets', instanceId: 'a', contracts: [widget('CreateWidgetCommand')], ttlMs: 60000 });
     expect(cache.buildCount()).to.equal(2);
     registry.apply({ service: 'widgets', instanceId: 'a', contracts: [], ttlMs: 0, withdrawn: true });
-    expect(cache.current().document.paths).not.to.have.property('/api/widgets');
+    expect(JSON.parse(cache.current().json).paths).not.to.have.property('/api/widgets');
     expect(cache.buildCount()).to.equal(3);
   });
 

@@ -42,3 +42,14 @@ describe('message input', () => {
     expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
   });
 });
+
+describe('request ids', () => {
+  it('are unique within a process and carry a random per-process part', () => {
+    const { newId } = require('../../plugin/request/ids') as typeof import('../../plugin/request/ids');
+    const ids = new Set(Array.from({ length: 10000 }, () => newId()));
+    expect(ids.size).to.equal(10000);
+    const [part] = [...ids][0]!.split('-');
+    expect(part).to.match(/^[0-9a-f]{16}$/);
+    for (const id of ids) expect(id).to.match(/^[A-Za-z0-9._:-]{1,128}$/, 'usable as a caller correlation id too');
+  });
+});
