@@ -10,7 +10,7 @@ export interface RouteVariant {
   kind: ContractKind;
 }
 
-/** One generated apiEndpoint + pipeline: a single method and path. */
+/** One generated apiEndpoint: a single method and path (every one runs the shared generated pipeline). */
 export interface EndpointSpec {
   /** apiEndpoints/pipelines key: prefix + method + path, lower-case, unique within the table. */
   name: string;

@@ -27,7 +27,9 @@ export class GracefulStop {
   private readonly drains: HttpDrain[] = [];
   private readonly hooks: Hook[] = [];
   private stopping?: Promise<void>;
-  private abort?: { promise: Promise<never>; reject(err: unknown): void };
+  /** The rejecters of the bus waits in progress; each removes itself when its wait settles. */
+  private readonly waits = new Set<(err: unknown) => void>();
+  private aborted = false;
   private signalsInstalled = false;
   /** Set by the first init() that hooked the host's event bus. */
   attachedToHost = false;
@@ -43,6 +45,11 @@ export class GracefulStop {
     this.hooks.push(hook);
   }
 
+  /** Bus waits in progress (each settled wait is forgotten at once). */
+  get pendingWaits(): number {
+    return this.waits.size;
+  }
+
   get isStopping(): boolean {
     return this.stopping !== undefined;
   }
@@ -52,13 +59,22 @@ export class GracefulStop {
    * run out: the caller is answered instead of cut off when the process ends.
    */
   untilStopped<T>(work: Promise<T>): Promise<T> {
-    if (!this.abort) {
-      let reject!: (err: unknown) => void;
-      const promise = new Promise<never>((_, r) => (reject = r));
-      promise.catch(() => undefined);
-      this.abort = { promise, reject };
-    }
-    return Promise.race([work, this.abort.promise]);
+    if (this.aborted) return Promise.reject(shuttingDown());
+    // Not Promise.race against one long-lived promise: every race would leave a reaction on it for good, and the
+    // gateway's heap grew with every request (bench/REPORT.md). Each wait registers and unregisters itself instead.
+    return new Promise<T>((resolve, reject) => {
+      this.waits.add(reject);
+      work.then(
+        (value) => {
+          this.waits.delete(reject);
+          resolve(value);
+        },
+        (err: unknown) => {
+          this.waits.delete(reject);
+          reject(err);
+        },
+      );
+    });
   }
 
   installSignalHandlers(graceMs: () => number): void {
@@ -94,7 +110,9 @@ export class GracefulStop {
     if (left > 0) {
       this.log.warn(`grace period over: answering ${left} request(s) still in flight with 503`);
       // The contract-router's waits end first, so they answer with their own trace ids; the rest is answered here.
-      this.abort?.reject(shuttingDown());
+      this.aborted = true;
+      for (const reject of this.waits) reject(shuttingDown());
+      this.waits.clear();
       await new Promise((r) => setImmediate(r));
       for (const d of this.drains) d.refuseRemaining();
       await Promise.all(this.drains.map((d) => d.idle(FLUSH_MS)));
