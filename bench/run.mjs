@@ -16,6 +16,7 @@
  * Env: BENCH_AMQP_URL (default amqp://guest:guest@127.0.0.1:5672; loopback only).
  */
 import { spawn, execFile } from 'node:child_process';
+import { parse as parseYaml } from 'yaml';
 import { createRequire } from 'node:module';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -390,7 +391,8 @@ async function scaleBenchmark() {
     });
   const get = (path) => fetch(`${target.base}${path}`, { headers: target.headers }).then(async (r) => (await r.arrayBuffer(), r.status));
   const lastAsset = (n) => `/api/asset${String(Math.floor((n - 1) / 4)).padStart(4, '0')}s/x`;
-  const endpoints = () => (readFileSync(join(target.configDir, 'gateway.config.yml'), 'utf8').match(/^ {2}contracts-[^\s:]+:/gm)?.length ?? 0) / 2;
+  // Contract routes: generated apiEndpoints that carry a `contract:` (not the preflight and not-found entries).
+  const endpoints = () => Object.values(parseYaml(readFileSync(join(target.configDir, 'gateway.config.yml'), 'utf8')).apiEndpoints ?? {}).filter((e) => e && e.contract).length;
   const usersContracts = 7;
   const small = 10 - usersContracts;
   const large = OPTS.scaleContracts;
