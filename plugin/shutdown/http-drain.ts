@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { serviceUnavailable } from '../errors/gateway-error';
 import { toErrorBody } from '../errors/error-body';
+import { finalHandler } from '../http/final-handler';
 
 /** Retry-After on the 503s of a stopping gateway: another instance is usually ready at once. */
 export const SHUTDOWN_RETRY_AFTER_S = 1;
@@ -28,7 +29,8 @@ export class HttpDrain {
       if (this.draining) return this.refuse(req, res);
       this.open.add(res);
       res.once('close', () => this.closed(res));
-      for (const l of listeners) l.call(server, req, res);
+      // The host's app gets our final handler: its own would answer failures with an HTML stack trace.
+      for (const l of listeners) (l as (req: IncomingMessage, res: ServerResponse, done: (err?: unknown) => void) => void).call(server, req, res, finalHandler(req, res));
     });
   }
 

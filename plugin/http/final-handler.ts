@@ -1,0 +1,41 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GatewayError, toErrorBody } from '../errors';
+import { newId } from '../request/ids';
+import { currentRuntime } from '../runtime';
+
+/**
+ * What answers when nothing in the host's app did, or when something in it failed outside our policies
+ * (e.g. Express cannot decode a path parameter). Without it Express's own final handler answers, and outside
+ * NODE_ENV=production it sends the stack trace with the server's paths. Here: the spec's error body, always.
+ */
+export function finalHandler(req: IncomingMessage, res: ServerResponse): (err?: unknown) => void {
+  return (err?: unknown) => {
+    if (res.headersSent) {
+      if (err) res.destroy();
+      return;
+    }
+    const known = res.getHeader('X-Correlation-Id');
+    const correlationId = typeof known === 'string' ? known : newId();
+    if (known === undefined) res.setHeader('X-Correlation-Id', correlationId);
+    if (err) currentRuntime()?.log.warn(`[${correlationId}] request failed before any policy answered: ${describe(err)}`);
+    const { status, body, headers } = toErrorBody(err ? fromHostError(err) : new GatewayError('NOT_FOUND', 'Nothing is served at this path'), correlationId);
+    res.statusCode = status;
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    req.resume();
+    res.end(JSON.stringify(body));
+  };
+}
+
+/** Express marks client errors with a 4xx `status`; anything else is ours to hide. */
+function fromHostError(err: unknown): GatewayError {
+  const status = (err as { status?: unknown; statusCode?: unknown })?.status ?? (err as { statusCode?: unknown })?.statusCode;
+  if (status === 413) return new GatewayError('PAYLOAD_TOO_LARGE', 'The request body is too large');
+  if (status === 415) return new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported request body');
+  if (typeof status === 'number' && status >= 400 && status < 500) return new GatewayError('BAD_REQUEST', 'The request is malformed');
+  return new GatewayError('INTERNAL_ERROR', 'An unexpected error occurred');
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
