@@ -3,12 +3,12 @@ import { settingsForInit } from './startup-settings';
 import { attachGracefulStop } from './shutdown';
 import { obtainRuntime } from './runtime';
 import type { PluginContext } from './host/plugin-context';
-import { contractRouterPolicy } from '../policies/contract-router';
-import { schemaValidationPolicy } from '../policies/schema-validation';
-import { jwtDevAuthPolicy } from '../policies/jwt-dev-auth';
-import { permissionPolicy } from '../policies/permission';
 import { requestTracePolicy } from '../policies/request-trace';
 import { contractRateLimitPolicy } from '../policies/contract-rate-limit';
+import { jwtDevAuthPolicy } from '../policies/jwt-dev-auth';
+import { permissionPolicy } from '../policies/permission';
+import { schemaValidationPolicy } from '../policies/schema-validation';
+import { contractRouterPolicy } from '../policies/contract-router';
 import { contractAvailableCondition } from '../conditions/contract-available';
 import { notFoundPolicy } from '../policies/not-found';
 import { mountOperationsRoutes } from './operations/register';
@@ -19,16 +19,17 @@ import { mountOperationsRoutes } from './operations/register';
  */
 const plugin = {
   version: '1.0.0',
-  policies: ['schema-validation', 'contract-router', 'jwt-dev-auth', 'permission', 'request-trace', 'contract-rate-limit', 'not-found'],
+  // In the order of a generated pipeline (plugin/pipeline/generated-pipeline.ts; `cors` is the host's), then the 404.
+  policies: ['request-trace', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router', 'not-found'],
   // Constraint-free for the host: on a bad value it would only log and skip the plugin; settingsForInit stops the start instead.
   schema: hostSettingsSchema(),
   init(ctx: PluginContext): void {
-    ctx.registerPolicy(schemaValidationPolicy);
-    ctx.registerPolicy(contractRouterPolicy);
-    ctx.registerPolicy(jwtDevAuthPolicy);
-    ctx.registerPolicy(permissionPolicy);
     ctx.registerPolicy(requestTracePolicy);
     ctx.registerPolicy(contractRateLimitPolicy);
+    ctx.registerPolicy(jwtDevAuthPolicy);
+    ctx.registerPolicy(permissionPolicy);
+    ctx.registerPolicy(schemaValidationPolicy);
+    ctx.registerPolicy(contractRouterPolicy);
     ctx.registerPolicy(notFoundPolicy);
     ctx.registerCondition(contractAvailableCondition);
     const runtime = obtainRuntime(settingsForInit(ctx.settings, ctx.logger), ctx.logger);
