@@ -14,17 +14,26 @@ export function finalHandler(req: IncomingMessage, res: ServerResponse): (err?: 
       if (err) res.destroy();
       return;
     }
-    const known = res.getHeader('X-Correlation-Id');
-    const correlationId = typeof known === 'string' ? known : newId();
-    if (known === undefined) res.setHeader('X-Correlation-Id', correlationId);
-    if (err) currentRuntime()?.log.warn(`[${correlationId}] request failed before any policy answered: ${describe(err)}`);
-    const { status, body, headers } = toErrorBody(err ? fromHostError(err) : new GatewayError('NOT_FOUND', 'Nothing is served at this path'), correlationId);
-    res.statusCode = status;
-    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
     req.resume();
-    res.end(JSON.stringify(body));
+    const correlationId = writeErrorBody(res, err ? fromHostError(err) : new GatewayError('NOT_FOUND', 'Nothing is served at this path'));
+    if (err) currentRuntime()?.log.warn(`[${correlationId}] request failed before any policy answered: ${describe(err)}`);
   };
+}
+
+/**
+ * The spec's error body on a plain ServerResponse, for answers given outside Express's helpers (the final handler,
+ * a stopping gateway's 503). Keeps the correlation id already set on the response, or sets one. Returns it.
+ */
+export function writeErrorBody(res: ServerResponse, err: unknown): string {
+  const known = res.getHeader('X-Correlation-Id');
+  const correlationId = typeof known === 'string' ? known : newId();
+  if (known === undefined) res.setHeader('X-Correlation-Id', correlationId);
+  const { status, body, headers } = toErrorBody(err, correlationId);
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify(body));
+  return correlationId;
 }
 
 /** Express marks client errors with a 4xx `status`; anything else is ours to hide. */

@@ -1,8 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { randomUUID } from 'node:crypto';
 import { serviceUnavailable } from '../errors/gateway-error';
-import { toErrorBody } from '../errors/error-body';
-import { finalHandler } from '../http/final-handler';
+import { finalHandler, writeErrorBody } from '../http/final-handler';
 
 /** Retry-After on the 503s of a stopping gateway: another instance is usually ready at once. */
 export const SHUTDOWN_RETRY_AFTER_S = 1;
@@ -82,14 +80,7 @@ export class HttpDrain {
 
   /** Written on the plain response: a refused request never reached express, so none of its helpers exist. */
   private answer503(res: ServerResponse): void {
-    const known = res.getHeader('X-Correlation-Id');
-    const correlationId = typeof known === 'string' ? known : randomUUID();
-    const { status, body, headers } = toErrorBody(shuttingDown(), correlationId);
-    res.statusCode = status;
-    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-    if (known === undefined) res.setHeader('X-Correlation-Id', correlationId);
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.end(JSON.stringify(body));
+    writeErrorBody(res, shuttingDown());
   }
 
   private closed(res: ServerResponse): void {
