@@ -3,6 +3,7 @@ import { settingsForInit } from './startup-settings';
 import { attachGracefulStop } from './shutdown';
 import { obtainRuntime } from './runtime';
 import type { PluginContext } from './host/plugin-context';
+import { routeTablePolicy } from '../policies/route-table';
 import { requestTracePolicy } from '../policies/request-trace';
 import { contractRateLimitPolicy } from '../policies/contract-rate-limit';
 import { jwtDevAuthPolicy } from '../policies/jwt-dev-auth';
@@ -19,11 +20,13 @@ import { mountOperationsRoutes } from './operations/register';
  */
 const plugin = {
   version: '1.0.0',
-  // In the order of a generated pipeline (plugin/pipeline/generated-pipeline.ts; `cors` is the host's), then the 404.
-  policies: ['request-trace', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router', 'not-found'],
+  // In the order of a generated pipeline (plugin/pipeline/generated-pipeline.ts; `cors` is the host's; route-table
+  // only with `routing: table`), then the 404.
+  policies: ['route-table', 'request-trace', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router', 'not-found'],
   // Constraint-free for the host: on a bad value it would only log and skip the plugin; settingsForInit stops the start instead.
   schema: hostSettingsSchema(),
   init(ctx: PluginContext): void {
+    ctx.registerPolicy(routeTablePolicy);
     ctx.registerPolicy(requestTracePolicy);
     ctx.registerPolicy(contractRateLimitPolicy);
     ctx.registerPolicy(jwtDevAuthPolicy);

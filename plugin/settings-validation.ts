@@ -31,6 +31,7 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   strictOutput: 'STRICT_OUTPUT',
   debugEndpoints: 'DEBUG_ENDPOINTS',
   shutdownGraceMs: 'SHUTDOWN_GRACE_MS',
+  routing: 'CONTRACT_ROUTING',
   corsOrigins: 'CORS_ORIGINS',
   corsCredentials: 'CORS_CREDENTIALS',
   corsAllowPatch: 'CORS_ALLOW_PATCH',

@@ -26,7 +26,16 @@ export interface Settings extends EdgeSettings {
   debugEndpoints: boolean;
   /** SIGTERM: how long requests in flight may take before they are answered 503 (plugin/shutdown). */
   shutdownGraceMs: number;
+  /**
+   * How generated routes reach the host (plugin/routing/routing-mode.ts): `endpoints`, one apiEndpoint per route in
+   * gateway.config.yml; `table`, one apiEndpoint for all of them and the plugin's own path table, for deployments
+   * with hundreds of routes (the host tries its routes one after another).
+   */
+  routing: RoutingMode;
 }
+
+export type RoutingMode = 'endpoints' | 'table';
+export const ROUTING_MODES: readonly RoutingMode[] = ['endpoints', 'table'];
 
 export const SETTINGS_SCHEMA = {
   $id: 'http://express-gateway.io/schemas/plugins/contracts.json',
@@ -43,6 +52,7 @@ export const SETTINGS_SCHEMA = {
     strictOutput: { type: 'boolean', description: 'answer 502 when a result does not match its outputSchema (env STRICT_OUTPUT=true)' },
     debugEndpoints: { type: 'boolean', description: 'serve GET /debug/contracts (env DEBUG_ENDPOINTS=true); off by default' },
     shutdownGraceMs: { type: 'integer', minimum: 0, maximum: 3600000, description: 'on SIGTERM, how long requests in flight may finish (env SHUTDOWN_GRACE_MS); default 10000' },
+    routing: { type: 'string', enum: ['endpoints', 'table'], description: 'endpoints (one apiEndpoint per route, default) or table (one for all, matched by the plugin; env CONTRACT_ROUTING)' },
     ...EDGE_SETTINGS_SCHEMA_PROPERTIES,
     package: { type: 'string' },
   },
@@ -51,6 +61,11 @@ export const SETTINGS_SCHEMA = {
 function intFrom(v: unknown, fallback: number): number {
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
   return Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+function routingMode(v: unknown): RoutingMode {
+  const text = typeof v === 'string' ? v.trim() : '';
+  return (ROUTING_MODES as readonly string[]).includes(text) ? (text as RoutingMode) : 'endpoints';
 }
 
 export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): Settings {
@@ -71,6 +86,7 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     // Off unless asked for: a strict gateway turns a service's schema drift into an outage.
     strictOutput: typeof raw.strictOutput === 'boolean' ? raw.strictOutput : env.STRICT_OUTPUT === 'true',
     debugEndpoints: typeof raw.debugEndpoints === 'boolean' ? raw.debugEndpoints : env.DEBUG_ENDPOINTS === 'true',
+    routing: routingMode(raw.routing ?? env.CONTRACT_ROUTING),
     shutdownGraceMs: raw.shutdownGraceMs === 0 || env.SHUTDOWN_GRACE_MS === '0' ? 0 : intFrom(raw.shutdownGraceMs ?? env.SHUTDOWN_GRACE_MS, 10_000),
   };
 }

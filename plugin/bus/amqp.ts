@@ -134,8 +134,13 @@ export class AmqpTransport implements Transport {
   private recovering: RecoveringChannelModel | null = null;
   /** The live connection; null while down. */
   private conn: ChannelModel | null = null;
-  /** The one long-lived confirm channel: every request and announcement is published on it, and it consumes direct reply-to. */
-  private pub: ConfirmChannel | null = null;
+  /**
+   * The publisher: requests go out on a plain channel that also consumes direct reply-to (the reply is the
+   * request's acknowledgement; publisher confirms on it cost the broker and the gateway a frame per request and
+   * only turned a rare broker nack from a timeout into a 503). Announcements and discovery requests, which have
+   * no reply, go out on a confirm channel. The two live and die together.
+   */
+  private pub: { rpc: Channel; confirm: ConfirmChannel } | null = null;
   private pubRetryTimer: NodeJS.Timeout | null = null;
   private pubFailures = 0;
   private readonly pending = new Map<string, PendingRequest>();
@@ -317,7 +322,7 @@ export class AmqpTransport implements Transport {
     await Promise.all([...this.registrations].map((reg) => this.closeRegistration(reg)));
     const pub = this.pub;
     this.pub = null;
-    if (pub) await pub.close().catch(noop);
+    if (pub) await Promise.all([pub.rpc.close().catch(noop), pub.confirm.close().catch(noop)]);
     const recovering = this.recovering;
     this.recovering = null;
     if (recovering) await recovering.close().catch(noop);
@@ -327,28 +332,37 @@ export class AmqpTransport implements Transport {
   // ---------------------------------------------------------------- publisher (gateway side)
 
   private async openPublisher(model: ChannelModel): Promise<void> {
-    const ch = await model.createConfirmChannel();
-    this.watchChannel(ch, 'publisher channel', () => this.onPublisherClosed(ch, model));
-    ch.on('return', (msg: Message) => this.onReturn(msg));
+    const rpc = await model.createChannel();
+    let confirm: ConfirmChannel | undefined;
+    const pair = { rpc, confirm: undefined as unknown as ConfirmChannel };
+    const onClosed = (): void => this.onPublisherClosed(pair, model);
+    this.watchChannel(rpc, 'publisher channel', onClosed);
+    rpc.on('return', (msg: Message) => this.onReturn(msg));
     try {
-      await this.declareExchanges(ch);
-      await ch.consume(REPLY_TO, (msg) => msg && this.onReply(msg), { noAck: true });
+      confirm = await model.createConfirmChannel();
+      pair.confirm = confirm;
+      this.watchChannel(confirm, 'announcement channel', onClosed);
+      await this.declareExchanges(rpc);
+      await rpc.consume(REPLY_TO, (msg) => msg && this.onReply(msg), { noAck: true });
     } catch (err) {
-      await ch.close().catch(noop);
+      await Promise.all([rpc.close().catch(noop), confirm?.close().catch(noop)]);
       throw err;
     }
     if (this.conn !== model || this.closing) {
-      await ch.close().catch(noop);
+      await Promise.all([rpc.close().catch(noop), confirm.close().catch(noop)]);
       return;
     }
-    this.pub = ch;
+    this.pub = pair;
     this.pubFailures = 0;
   }
 
-  private onPublisherClosed(ch: ConfirmChannel, model: ChannelModel): void {
-    if (this.pub !== ch) return;
+  private onPublisherClosed(pair: { rpc: Channel; confirm: ConfirmChannel }, model: ChannelModel): void {
+    if (this.pub !== pair) return;
     this.pub = null;
-    // Replies come back on this channel: whatever is in flight can no longer be answered.
+    // Either channel gone: close its twin, so both are re-opened together.
+    pair.rpc.close().catch(noop);
+    pair.confirm.close().catch(noop);
+    // Replies come back on the rpc channel: whatever is in flight can no longer be answered.
     this.failInFlight((p) => badGateway(p.service));
     // If the whole connection is going down, onConnectionLost follows and the timer finds nothing to do.
     this.schedulePublisherReopen(model);
@@ -392,7 +406,7 @@ export class AmqpTransport implements Transport {
 
   request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
     const service = message.targetService;
-    const ch = this.pub;
+    const ch = this.pub?.rpc;
     if (this.current !== 'up' || !ch) {
       return Promise.reject(serviceUnavailable('The message bus is not connected', RETRY_AFTER_S, { service }));
     }
@@ -414,6 +428,7 @@ export class AmqpTransport implements Transport {
       const timer = setTimeout(() => this.take(id)?.reject(gatewayTimeout(timeoutMs)), deadline);
       this.pending.set(id, { service, correlationId: String(message.headers.correlationId ?? ''), timer, resolve, reject });
       try {
+        // No confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back (basic.return, 503).
         ch.publish(
           this.rpcExchange,
           service,
@@ -426,17 +441,6 @@ export class AmqpTransport implements Transport {
             replyTo: REPLY_TO,
             contentType: JSON_TYPE,
             headers,
-          },
-          (err: unknown) => {
-            if (!err) return;
-            // A nack: the broker could not take the message. A closed channel: we cannot know whether it
-            // reached the service, and its reply can no longer arrive.
-            const nacked = err instanceof Error && err.message === 'message nacked';
-            this.take(id)?.reject(
-              nacked
-                ? serviceUnavailable(`Service '${service}' could not accept the request`, RETRY_AFTER_S, { service })
-                : badGateway(service),
-            );
           },
         );
       } catch (err) {
@@ -482,7 +486,7 @@ export class AmqpTransport implements Transport {
   }
 
   private publishConfirmed(exchange: string, routingKey: string, body: Buffer): Promise<void> {
-    const ch = this.pub;
+    const ch = this.pub?.confirm;
     if (this.current !== 'up' || !ch) return Promise.reject(serviceUnavailable('The message bus is not connected', RETRY_AFTER_S));
     return new Promise<void>((resolve, reject) => {
       try {

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { ContractRegistry } from '../contracts/registry';
-import { buildRouteTable, type Conflict } from '../contracts/route-table';
-import { GENERATED_POLICIES, generatedPipeline, isContractEndpoint, preflightEndpoint, routeAction } from '../pipeline/generated-pipeline';
+import { buildRouteTable, type Conflict, type EndpointSpec } from '../contracts/route-table';
+import { GENERATED_POLICIES, generatedPipeline, isContractEndpoint, preflightEndpoint, routeAction, TABLE_STEP, tableEndpoint } from '../pipeline/generated-pipeline';
+import { unfitPaths } from '../routing/path-table';
 import { corsAction } from '../edge/cors';
 import type { Settings } from '../settings';
 import type { Logger } from '../logger';
@@ -23,6 +24,7 @@ export interface HostConfig {
 export class ConfigSync {
   private timer?: NodeJS.Timeout;
   private lastConflicts = '';
+  private lastUnfit = '';
   private writing: Promise<void> = Promise.resolve();
   private readonly onChange = () => this.schedule();
 
@@ -63,9 +65,11 @@ export class ConfigSync {
     const table = buildRouteTable(this.registry.contracts(), { prefix: this.settings.generatedPrefix });
     this.report(table.conflicts);
     const cors = corsAction(this.settings);
+    const prefix = this.settings.generatedPrefix;
     // The preflight endpoint first: it must precede any catch-all endpoint for /api paths.
     // The not-found catch-all last: after it nothing under /api could be reached.
-    const endpoints = [preflightEndpoint(this.settings.generatedPrefix), ...table.endpoints, notFoundEndpoint(this.settings.generatedPrefix)];
+    const routes = this.useTable(table.endpoints) ? [tableEndpoint(prefix, table.endpoints.map((e) => e.path))] : table.endpoints;
+    const endpoints = [preflightEndpoint(prefix), ...routes, notFoundEndpoint(prefix)];
     // Every contract route runs one shared pipeline; its route (`contract:`) is written on its apiEndpoint entry.
     const shared = `${this.settings.generatedPrefix}routes`;
     return renderGatewayConfig(current, endpoints, {
@@ -73,8 +77,23 @@ export class ConfigSync {
       pipelineOf: (endpoint) => (isContractEndpoint(endpoint) ? shared : endpoint.name),
       endpointExtra: (endpoint) => (isContractEndpoint(endpoint) ? { contract: routeAction(endpoint) } : undefined),
       pipelinePolicies: (endpoint) => (isCatchAll(endpoint) ? notFoundPolicies() : generatedPipeline(endpoint, cors)),
-      requiredPolicyNames: [...GENERATED_POLICIES, NOT_FOUND_POLICY],
+      requiredPolicyNames: [...(this.settings.routing === 'table' ? [TABLE_STEP] : []), ...GENERATED_POLICIES, NOT_FOUND_POLICY],
     });
+  }
+
+  /**
+   * `routing: table`, unless a route's path is one the plugin's path table cannot match as Express would (an explicit
+   * `http.paths` with a pattern): then every route gets its endpoint, and the log says which path is why.
+   */
+  private useTable(endpoints: readonly EndpointSpec[]): boolean {
+    if (this.settings.routing !== 'table') return false;
+    const unfit = unfitPaths(endpoints).join(', ');
+    if (unfit !== this.lastUnfit) {
+      if (unfit) this.log.warn(`routing: table cannot hold ${unfit}; one apiEndpoint per route is written instead until that path goes`);
+      else if (this.lastUnfit) this.log.info('routing: table is in use again');
+    }
+    this.lastUnfit = unfit;
+    return unfit === '';
   }
 
   /** At init: write and make the host read the file now, so start-up serves the routes already known. */

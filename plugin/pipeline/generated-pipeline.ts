@@ -62,17 +62,44 @@ export function preflightEndpoint(prefix: string): PreflightEndpoint {
   return { name: `${prefix}options-api`, method: 'OPTIONS', path: '/api', paths: ['/api', '/api/*'], preflight: true };
 }
 
+/**
+ * `routing: table`: one endpoint instead of one per route, mounted on every first path segment the routes use
+ * (`/api` and `/api/*` for derived routes), whose pipeline starts with route-table, the plugin's own router; a
+ * request it does not know goes on to the entries after it.
+ */
+export interface TableEndpoint {
+  name: string;
+  method: '*';
+  path: string;
+  paths: string[];
+  table: true;
+}
+
+export const TABLE_STEP = 'route-table';
+
+export function tableEndpoint(prefix: string, routePaths: readonly string[]): TableEndpoint {
+  const roots = [...new Set(routePaths.map((p) => p.split('/')[1] ?? ''))].sort();
+  const paths = roots.flatMap((root) => (root === '' ? ['/'] : [`/${root}`, `/${root}/*`]));
+  return { name: `${prefix}api`, method: '*', path: paths[0] ?? '/api', paths: paths.length ? paths : ['/api', '/api/*'], table: true };
+}
+
+/** The pipeline of the table endpoint: route-table, then the lifecycle of any contract route. */
+export function tablePipeline(cors: CorsAction = corsAction()): Array<Record<string, unknown>> {
+  return [{ [TABLE_STEP]: [{ action: {} }] }, ...contractPipeline(cors)];
+}
+
 /** Either kind of generated endpoint, and the pipeline each gets. */
-export type GeneratedEndpoint = EndpointSpec | PreflightEndpoint;
+export type GeneratedEndpoint = EndpointSpec | PreflightEndpoint | TableEndpoint;
 
 export function generatedPipeline(endpoint: GeneratedEndpoint, cors: CorsAction = corsAction()): Array<Record<string, unknown>> {
   if ('preflight' in endpoint) return edgeSteps(cors);
+  if ('table' in endpoint) return tablePipeline(cors);
   return contractPipeline(cors);
 }
 
 /** A contract route's endpoint, as opposed to the preflight and not-found endpoints the writer adds. */
 export function isContractEndpoint(endpoint: object): endpoint is EndpointSpec {
-  return 'messageTypes' in endpoint && !('preflight' in endpoint) && !('catchAll' in endpoint);
+  return 'messageTypes' in endpoint && !('preflight' in endpoint) && !('catchAll' in endpoint) && !('table' in endpoint);
 }
 
 /**

@@ -3,6 +3,7 @@ import { readBody } from '../request/body';
 import { buildInput } from '../request/input';
 import { currentRuntime } from '../runtime';
 import type { ResolvedContract } from './resolve-contract';
+import { tableMatchOf } from '../routing/table-routes';
 
 const KEY = Symbol('contracts.input');
 
@@ -24,7 +25,9 @@ export async function messageInput(req: Request, res: Response, resolved: Resolv
     const inner = rawBody.input;
     body = inner && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Record<string, unknown>) : {};
   }
-  const input = buildInput({ body, query, params: req.params ?? {}, schema: resolved.contract.inputSchema });
+  // Path parameters: Express's (one endpoint per route) or the path table's (routing: table).
+  const params = tableMatchOf(req)?.params ?? req.params ?? {};
+  const input = buildInput({ body, query, params, schema: resolved.contract.inputSchema });
   holder[KEY] = input;
   return input;
 }

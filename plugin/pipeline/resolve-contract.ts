@@ -3,6 +3,7 @@ import { readBody } from '../request/body';
 import type { Contract } from '../contracts/types';
 import { GatewayError } from '../errors';
 import { currentRuntime } from '../runtime';
+import { tableMatchOf } from '../routing/table-routes';
 
 /**
  * The action every generated pipeline step carries: which contract(s) the route serves.
@@ -47,12 +48,14 @@ export function namesContract(action: RouteAction): boolean {
 type EndpointRequest = Request & { egContext?: { apiEndpoint?: { contract?: RouteAction } } };
 
 /**
- * The route a request is for: the step's own action when it names a contract, else the `contract:` the generated
- * apiEndpoint entry carries (every generated route runs one shared pipeline whose steps carry no route).
- * Undefined for a hand-written route that serves no contract.
+ * The route a request is for: the step's own action when it names a contract; else, with `routing: table`, what the
+ * route-table step found; else the `contract:` the generated apiEndpoint entry carries (every generated route runs
+ * one shared pipeline whose steps carry no route). Undefined for a hand-written route that serves no contract.
  */
 export function routeOf(req: Request, action: RouteAction): RouteAction | undefined {
   if (namesContract(action)) return action;
+  const matched = tableMatchOf(req);
+  if (matched) return matched.action;
   const onEndpoint = (req as EndpointRequest).egContext?.apiEndpoint?.contract;
   return onEndpoint && typeof onEndpoint === 'object' && namesContract(onEndpoint) ? onEndpoint : undefined;
 }

@@ -1,26 +1,22 @@
 import { expect } from 'chai';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { parse } from 'yaml';
-import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
+import { configDirWithGateway } from '../support/config-dir';
+import { eventually } from '../support/gateway-process';
+import { gatewayWithBus } from '../support/gateway-with-bus';
 import { httpAs } from '../support/http';
 
 /** Authenticated as an administrator: what is tested here lies behind authentication. */
 const http = httpAs(['admin:all']);
 import { AMQP_URL } from '../support/env';
 import { AmqpTransport } from '../../plugin/bus/amqp';
-import { serve, answer, ServiceError, type RunningService } from '../../sdk';
+import { serve, answer } from '../../sdk';
 
-const CONFIG_DEFAULTS = resolve(__dirname, '..', '..', '..', 'config');
 
 /** A config directory whose gateway.config.yml has hand-written entries and comments of an operator. */
 function handWrittenConfigDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'contracts-hand-'));
-  copyFileSync(join(CONFIG_DEFAULTS, 'system.config.yml'), join(dir, 'system.config.yml'));
-  mkdirSync(join(dir, 'models'));
-  for (const f of readdirSync(join(CONFIG_DEFAULTS, 'models'))) copyFileSync(join(CONFIG_DEFAULTS, 'models', f), join(dir, 'models', f));
-  writeFileSync(join(dir, 'gateway.config.yml'), `# Operator's gateway: keep this comment.
+  return configDirWithGateway(`# Operator's gateway: keep this comment.
 http:
   port: \${PORT:-8080}
   hostname: 127.0.0.1
@@ -44,31 +40,14 @@ pipelines:
           - action:
               statusCode: 200
               message: pong
-`);
-  return dir;
+`, 'contracts-hand-');
 }
 
 describe('discovery through Express Gateway and RabbitMQ', function () {
-  let gw: GatewayProcess;
-  let configDir: string;
-  let transport: AmqpTransport;
-  const running: RunningService[] = [];
-
-  before(async () => {
-    configDir = handWrittenConfigDir();
-    gw = await startGateway({ BUS_URL: AMQP_URL }, { configDir });
-    transport = new AmqpTransport(AMQP_URL, { prefix: gw.prefix });
-    await transport.start();
-  });
-  after(async () => {
-    for (const s of running) await s.stop();
-    await transport?.close();
-    await gw?.stop();
-    rmSync(configDir, { recursive: true, force: true });
-  });
+  const fx = gatewayWithBus({}, handWrittenConfigDir);
 
   it('writes the generated routes and keeps every hand-written entry and comment', async () => {
-    const text = gw.gatewayConfig();
+    const text = fx.gw.gatewayConfig();
     expect(text).to.contain("# Operator's gateway: keep this comment.");
     expect(text).to.contain('# a hand-written endpoint, answered by the host itself');
     expect(text).to.contain('- terminate # used by the ping pipeline');
@@ -88,26 +67,26 @@ describe('discovery through Express Gateway and RabbitMQ', function () {
       'request-trace', 'cors', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router',
     ]);
     expect(Object.keys(cfg.pipelines).filter((n) => n.startsWith('contracts-')).sort()).to.deep.equal(['contracts-not-found', 'contracts-options-api', 'contracts-routes']);
-    const ping = await http('GET', `${gw.baseUrl}/ping`);
+    const ping = await http('GET', `${fx.gw.baseUrl}/ping`);
     expect(ping.status).to.equal(200);
     expect(ping.text).to.equal('pong');
   });
 
   it('does not rewrite gateway.config.yml while the contracts stay the same (no reload loop)', async function () {
     this.timeout(10000);
-    const file = join(configDir, 'gateway.config.yml');
+    const file = join(fx.configDir, 'gateway.config.yml');
     const before = statSync(file);
-    const text = gw.gatewayConfig();
+    const text = fx.gw.gatewayConfig();
     // Longer than the host's watcher delay (~2 s) plus a reload and a round of re-announcements.
     await new Promise((r) => setTimeout(r, 3500));
     expect(statSync(file).mtimeMs).to.equal(before.mtimeMs);
     expect(statSync(file).ino).to.equal(before.ino);
-    expect(gw.gatewayConfig()).to.equal(text);
+    expect(fx.gw.gatewayConfig()).to.equal(text);
   });
 
   it('serves a contract announced after start, then removes it when the service stops', async () => {
     const widgets = await serve({
-      transport,
+      transport: fx.transport,
       service: 'widgets-service',
       ttlMs: 3000,
       operations: [
@@ -123,27 +102,27 @@ describe('discovery through Express Gateway and RabbitMQ', function () {
       ],
     });
     const created = await eventually(async () => {
-      const res = await http('POST', `${gw.baseUrl}/api/widgets`, { body: { name: 'gear', size: 3 } });
+      const res = await http('POST', `${fx.gw.baseUrl}/api/widgets`, { body: { name: 'gear', size: 3 } });
       expect(res.status, res.text).to.equal(201);
       return res;
     });
     expect(created.body).to.deep.equal({ widgetId: 'w1', name: 'gear', size: 3 });
     expect(created.headers.get('location')).to.equal('/api/widgets/w1');
-    expect(gw.gatewayConfig()).to.contain('contracts-post-api-widgets');
+    expect(fx.gw.gatewayConfig()).to.contain('contracts-post-api-widgets');
 
     await widgets.stop();
     await eventually(async () => {
-      const res = await http('POST', `${gw.baseUrl}/api/widgets`, { body: { name: 'gear' } });
+      const res = await http('POST', `${fx.gw.baseUrl}/api/widgets`, { body: { name: 'gear' } });
       expect(res.status).to.equal(404);
-      expect(gw.gatewayConfig()).not.to.contain('contracts-post-api-widgets');
+      expect(fx.gw.gatewayConfig()).not.to.contain('contracts-post-api-widgets');
     });
     // The rest of the API is untouched by the change.
-    expect((await http('GET', `${gw.baseUrl}/api/users`)).status).to.equal(200);
+    expect((await http('GET', `${fx.gw.baseUrl}/api/users`)).status).to.equal(200);
   });
 
   it('routes other commands to their kebab-case path and to /api/actions, other queries to /api/data', async () => {
-    running.push(await serve({
-      transport,
+    fx.running.push(await serve({
+      transport: fx.transport,
       service: 'ops-service',
       operations: [
         {
@@ -173,25 +152,25 @@ describe('discovery through Express Gateway and RabbitMQ', function () {
       ],
     }));
     const kebab = await eventually(async () => {
-      const res = await http('POST', `${gw.baseUrl}/api/reset-password`, { body: { email: 'a@b.c' }, headers: { 'x-correlation-id': 'kebab-1' } });
+      const res = await http('POST', `${fx.gw.baseUrl}/api/reset-password`, { body: { email: 'a@b.c' }, headers: { 'x-correlation-id': 'kebab-1' } });
       expect(res.status, res.text).to.equal(200);
       return res;
     });
     expect(kebab.body).to.deep.equal({ reset: 'a@b.c', correlationId: 'kebab-1' });
 
-    const generic = await http('POST', `${gw.baseUrl}/api/actions`, { body: { messageType: 'ResetPasswordCommand', input: { email: 'x@y.z' } } });
+    const generic = await http('POST', `${fx.gw.baseUrl}/api/actions`, { body: { messageType: 'ResetPasswordCommand', input: { email: 'x@y.z' } } });
     expect(generic.status, generic.text).to.equal(200);
     expect(generic.body.reset).to.equal('x@y.z');
 
-    const unknown = await http('POST', `${gw.baseUrl}/api/actions`, { body: { messageType: 'NoSuchCommand', input: {} } });
+    const unknown = await http('POST', `${fx.gw.baseUrl}/api/actions`, { body: { messageType: 'NoSuchCommand', input: {} } });
     expect(unknown.status).to.equal(404);
     expect(unknown.body.code).to.equal('HANDLER_NOT_FOUND');
 
-    const data = await http('GET', `${gw.baseUrl}/api/data?messageType=SalesReportQuery&year=2025`);
+    const data = await http('GET', `${fx.gw.baseUrl}/api/data?messageType=SalesReportQuery&year=2025`);
     expect(data.status, data.text).to.equal(200);
     expect(data.body).to.deep.equal({ year: 2025 });
 
-    const product = await http('POST', `${gw.baseUrl}/api/create-product`, { body: { name: 'Lamp', price: 19.5, categoryId: 'c1' } });
+    const product = await http('POST', `${fx.gw.baseUrl}/api/create-product`, { body: { name: 'Lamp', price: 19.5, categoryId: 'c1' } });
     expect(product.status, product.text).to.equal(200);
     expect(product.body.created).to.deep.equal({ name: 'Lamp', price: 19.5, categoryId: 'c1' });
   });
@@ -199,7 +178,7 @@ describe('discovery through Express Gateway and RabbitMQ', function () {
   it('answers 504 TIMEOUT with timeoutMs when the service is too slow, and 503 when nobody serves the contract', async () => {
     let release: () => void = () => undefined;
     const slow = await serve({
-      transport,
+      transport: fx.transport,
       service: 'slow-service',
       ttlMs: 60000,
       operations: [{
@@ -212,7 +191,7 @@ describe('discovery through Express Gateway and RabbitMQ', function () {
       }],
     });
     const timedOut = await eventually(async () => {
-      const res = await http('GET', `${gw.baseUrl}/api/slow-things/s1`);
+      const res = await http('GET', `${fx.gw.baseUrl}/api/slow-things/s1`);
       expect(res.status, res.text).to.equal(504);
       return res;
     });
@@ -221,11 +200,11 @@ describe('discovery through Express Gateway and RabbitMQ', function () {
 
     // The service's connection goes away without a withdrawal, as when it crashes: the route is still
     // there, nobody consumes its queue.
-    await transport.close();
-    transport = new AmqpTransport(AMQP_URL, { prefix: gw.prefix });
-    await transport.start();
+    await fx.transport.close();
+    fx.transport = new AmqpTransport(AMQP_URL, { prefix: fx.gw.prefix });
+    await fx.transport.start();
     const started = Date.now();
-    const res = await http('GET', `${gw.baseUrl}/api/slow-things/s1`);
+    const res = await http('GET', `${fx.gw.baseUrl}/api/slow-things/s1`);
     expect(res.status, res.text).to.equal(503);
     expect(res.body.code).to.equal('SERVICE_UNAVAILABLE');
     expect(res.headers.get('retry-after')).to.match(/^\d+$/);

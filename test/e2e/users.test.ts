@@ -10,13 +10,18 @@ import { AMQP_URL } from '../support/env';
  * The spec's Users table through the real Express Gateway and the reference users service:
  * once over RabbitMQ (gateway → broker → service → broker → gateway) and once on the embedded bus.
  */
-for (const bus of [{ name: 'RabbitMQ', url: AMQP_URL }, { name: 'embedded bus', url: 'embedded' }]) {
+// routing: table (one generated endpoint, the plugin's path table) must answer exactly as one endpoint per route.
+for (const bus of [
+  { name: 'RabbitMQ', url: AMQP_URL, routing: 'endpoints' },
+  { name: 'embedded bus', url: 'embedded', routing: 'endpoints' },
+  { name: 'RabbitMQ with routing: table', url: AMQP_URL, routing: 'table' },
+]) {
   describe(`users through Express Gateway on the ${bus.name}`, function () {
     let gw: GatewayProcess;
     let api: string;
 
     before(async () => {
-      gw = await startGateway({ BUS_URL: bus.url });
+      gw = await startGateway({ BUS_URL: bus.url, CONTRACT_ROUTING: bus.routing });
       api = `${gw.baseUrl}/api`;
     });
     after(async () => gw?.stop());

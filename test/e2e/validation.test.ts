@@ -1,8 +1,7 @@
 import { expect } from 'chai';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { rmSync } from 'node:fs';
 import { parse } from 'yaml';
+import { configDirWithGateway } from '../support/config-dir';
 import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
 import { httpAs, type HttpResult } from '../support/http';
 
@@ -12,7 +11,6 @@ import { AMQP_URL } from '../support/env';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { serve, ServiceError, type Operation, type RunningService } from '../../sdk';
 
-const CONFIG_DEFAULTS = resolve(__dirname, '..', '..', '..', 'config');
 
 /** Every error answer is the spec's body. */
 function expectErrorBody(res: HttpResult, status: number, code: string): void {
@@ -107,11 +105,7 @@ describe('validation through Express Gateway on the embedded bus (users service)
 
 /** A config directory with hand-written pipelines that use schema-validation with an inline schema. */
 function handWrittenConfigDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'contracts-validation-'));
-  copyFileSync(join(CONFIG_DEFAULTS, 'system.config.yml'), join(dir, 'system.config.yml'));
-  mkdirSync(join(dir, 'models'));
-  for (const f of readdirSync(join(CONFIG_DEFAULTS, 'models'))) copyFileSync(join(CONFIG_DEFAULTS, 'models', f), join(dir, 'models', f));
-  writeFileSync(join(dir, 'gateway.config.yml'), `http:
+  return configDirWithGateway(`http:
   port: \${PORT:-8080}
   hostname: 127.0.0.1
 
@@ -163,8 +157,7 @@ pipelines:
           - action:
               statusCode: 200
               message: checked
-`);
-  return dir;
+`, 'contracts-validation-');
 }
 
 const SERVICE = 'validation-test-service';

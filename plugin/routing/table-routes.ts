@@ -1,0 +1,52 @@
+import type { Request } from 'express';
+import { buildRouteTable } from '../contracts/route-table';
+import type { Contract } from '../contracts/types';
+import { routeAction } from '../pipeline/generated-pipeline';
+import type { RouteAction } from '../pipeline/resolve-contract';
+import type { Runtime } from '../runtime';
+import { endpointTable, type PathTable } from './path-table';
+
+/** What the route-table step found for a request: the route (as an endpoint's `contract:` would say) and its path parameters. */
+export interface TableMatch {
+  action: RouteAction;
+  params: Record<string, string>;
+}
+
+const MATCH = Symbol('contracts.table-match');
+
+export function tableMatchOf(req: Request): TableMatch | undefined {
+  return (req as unknown as Record<symbol, TableMatch | undefined>)[MATCH];
+}
+
+export function setTableMatch(req: Request, match: TableMatch): void {
+  (req as unknown as Record<symbol, TableMatch | undefined>)[MATCH] = match;
+}
+
+interface Cached {
+  table?: PathTable<RouteAction>;
+}
+
+const cached = new WeakMap<Runtime, Cached>();
+
+/**
+ * The path table of the contracts known now, built from the registry (not from gateway.config.yml, which the
+ * host reloads later): a contract announced is routed from its next request on. Rebuilt lazily after a change.
+ * Paths the table cannot hold are left out; with any of them the config writer goes back to one apiEndpoint per
+ * route (config-sync), and this step is then not in the pipeline.
+ */
+export function currentPathTable(runtime: Runtime): PathTable<RouteAction> {
+  let entry = cached.get(runtime);
+  if (!entry) {
+    const created: Cached = {};
+    cached.set(runtime, created);
+    runtime.registry.on('change', () => (created.table = undefined));
+    entry = created;
+  }
+  entry.table ??= pathTableOf(runtime.registry.contracts(), runtime.settings.generatedPrefix);
+  return entry.table;
+}
+
+export function pathTableOf(contracts: Contract[], prefix: string): PathTable<RouteAction> {
+  const { endpoints } = buildRouteTable(contracts, { prefix });
+  return endpointTable(endpoints, routeAction).table;
+}

@@ -1,0 +1,36 @@
+import type { Request, Response, NextFunction } from 'express';
+import { schema } from './schema';
+import { currentRuntime } from '../../plugin/runtime';
+import { currentPathTable, setTableMatch } from '../../plugin/routing/table-routes';
+import { ParamDecodeError } from '../../plugin/routing/path-table';
+import { traceOf } from '../../plugin/request/trace';
+import { sendError } from '../../plugin/http/respond';
+import { GatewayError } from '../../plugin/errors';
+
+/**
+ * `route-table`: the first step of the one generated endpoint of `routing: table`. It finds the request's route in
+ * the plugin's path table (plugin/routing/path-table.ts) and records it for the steps after it, which read it
+ * through routeOf() as they read an endpoint's `contract:` in `routing: endpoints`. A path or method no contract
+ * serves leaves this endpoint untouched (`next('router')`): the host goes on to the entries after it, hand-written
+ * ones and the JSON 404 last, exactly as when no generated endpoint matched.
+ */
+function routeTable() {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const runtime = currentRuntime();
+    if (!runtime) return next('router');
+    let match;
+    try {
+      match = currentPathTable(runtime).match(req.method, req.path);
+    } catch (err) {
+      if (!(err instanceof ParamDecodeError)) throw err;
+      // Express answers an undecodable parameter with 400 too (plugin/http/final-handler.ts).
+      sendError(res, new GatewayError('BAD_REQUEST', 'The request is malformed'), traceOf(req, res).correlationId);
+      return;
+    }
+    if (!match) return next('router');
+    setTableMatch(req, { action: match.value, params: match.params });
+    next();
+  };
+}
+
+export const routeTablePolicy = { name: 'route-table', schema, policy: routeTable };
