@@ -12,7 +12,8 @@
  * plus discovery at scale (1,000 contracts): time to a new contract's first 2xx, throughput vs 10 contracts, RSS.
  *
  * Flags: --quick (under 2 minutes, for development), --only=a,b,… , --skip-scale, --scale-routing=endpoints,table, --rounds=N, --duration=S,
- * --profile=<a|b> (runs that gateway with --cpu-prof into bench/profiles/), --report=<path>.
+ * --profile=<a|b> (runs that gateway with --cpu-prof into bench/profiles/), --heap-profile=<a|b> (--heap-prof: sampled
+ * allocations, for what makes the garbage), --report=<path>.
  * Env: BENCH_AMQP_URL (default amqp://guest:guest@127.0.0.1:5672; loopback only).
  */
 import { spawn, execFile } from 'node:child_process';
@@ -47,10 +48,11 @@ const OPTS = {
   scaleContracts: 1000,
   scaleRounds: Number(option('scale-rounds') ?? (QUICK ? 1 : 3)),
   scaleDurationS: QUICK ? 3 : 10,
-  only: (option('only')?.split(',') ?? ['a', 'b', 'c', 'd', 'e', 'f']).filter((k) => /^[a-f]$/.test(k)),
+  only: (option('only')?.split(',') ?? ['a', 'b', 'g', 'c', 'd', 'e', 'f']).filter((k) => /^[a-g]$/.test(k)),
   skipScale: flag('skip-scale'),
   scaleRouting: (option('scale-routing') ?? 'endpoints,table').split(','),
   profile: option('profile'),
+  heapProfile: option('heap-profile'),
   report: resolve(option('report') ?? join(BENCH, 'REPORT.md')),
 };
 const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -83,7 +85,7 @@ function freePort() {
  * The old-space bound the sidecar image runs the gateway with (scripts/container/start.sh); every process of every
  * configuration gets the same, so memory and throughput are compared under one rule.
  */
-const HEAP_ARGS = ['--max-old-space-size=128'];
+const HEAP_ARGS = (process.env.BENCH_HEAP_ARGS ?? '--max-old-space-size=128').split(' ');
 
 /** Starts `node script` and resolves once its output contains `ready`. Every child is killed on exit. */
 function startNode(label, script, env, { ready = 'ready', ipc = false, nodeArgs = [] } = {}) {
@@ -286,8 +288,9 @@ const TOPOLOGY = {
   d: 'ceiling: bare Express Gateway 1.16, one policy answering the JSON itself; no bus',
   e: 'peer: moleculer-web 0.11 gateway + moleculer 0.15 service, AMQP transporter (prefetch 16, Nagle off), separate processes, no auth',
   f: 'bus limit: amqplib RPC client with N requests in flight, no HTTP; same minimal service as (c)',
+  g: 'as (b), with `routing: table` (CONTRACT_ROUTING=table): one generated apiEndpoint, the path matched by the plugin',
 };
-const NAMES = { a: '(a) gateway, embedded', b: '(b) gateway, RabbitMQ', c: '(c) floor: EG + amqplib RPC', d: '(d) ceiling: EG answers', e: '(e) peer: moleculer-web', f: '(f) bus: amqplib RPC, no HTTP' };
+const NAMES = { a: '(a) gateway, embedded', b: '(b) gateway, RabbitMQ', g: '(g) gateway, RabbitMQ, routing: table', c: '(c) floor: EG + amqplib RPC', d: '(d) ceiling: EG answers', e: '(e) peer: moleculer-web', f: '(f) bus: amqplib RPC, no HTTP' };
 
 function tempDir(label) {
   const d = mkdtempSync(join(tmpdir(), `${RUN_ID}-${label}-`));
@@ -296,10 +299,12 @@ function tempDir(label) {
 }
 
 function profileArgs(key) {
-  if (OPTS.profile !== key) return [];
+  const cpu = OPTS.profile === key;
+  const heap = OPTS.heapProfile === key;
+  if (!cpu && !heap) return [];
   const dir = join(BENCH, 'profiles');
   mkdirSync(dir, { recursive: true });
-  return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+  return [...(cpu ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), ...(heap ? ['--heap-prof', `--heap-prof-dir=${dir}`] : [])];
 }
 
 async function startOurGateway(key, { overRabbit, routing = 'endpoints' }) {
@@ -456,6 +461,7 @@ function report(results, scales, meta) {
   row('(b) / (e) throughput: RabbitMQ pipeline vs moleculer-web', (c) => ratio(get('b', c)?.rps, get('e', c)?.rps));
   row('(b) / (e) p99 (≤ 1 is better)', (c) => ratio(get('b', c)?.p99, get('e', c)?.p99));
   row('(b) / (c) throughput: RabbitMQ pipeline vs floor', (c) => ratio(get('b', c)?.rps, get('c', c)?.rps));
+  row('(g) / (c) throughput: RabbitMQ pipeline, routing: table, vs floor', (c) => ratio(get('g', c)?.rps, get('c', c)?.rps));
   row('(a) / (c) throughput: embedded pipeline vs floor', (c) => ratio(get('a', c)?.rps, get('c', c)?.rps));
   row('(a) / (d) throughput: embedded pipeline vs ceiling', (c) => ratio(get('a', c)?.rps, get('d', c)?.rps));
   row('(c) / (d) floor vs ceiling', (c) => ratio(get('c', c)?.rps, get('d', c)?.rps));
@@ -518,7 +524,7 @@ async function main() {
   const t0 = Date.now();
   const meta = { runId: RUN_ID, date: new Date().toISOString(), loadBefore: loadavg().map((x) => x.toFixed(2)).join(' ') };
   log(`${RUN_ID}: ${OPTS.quick ? 'quick' : 'full'} run of ${OPTS.only.join(', ')}`);
-  const starters = { a: () => startOurGateway('a', { overRabbit: false }), b: () => startOurGateway('b', { overRabbit: true }), c: () => startBareEg('c', 'rpc'), d: () => startBareEg('d', 'direct'), e: () => startMoleculer('e'), f: () => startBus('f') };
+  const starters = { a: () => startOurGateway('a', { overRabbit: false }), b: () => startOurGateway('b', { overRabbit: true }), g: () => startOurGateway('g', { overRabbit: true, routing: 'table' }), c: () => startBareEg('c', 'rpc'), d: () => startBareEg('d', 'direct'), e: () => startMoleculer('e'), f: () => startBus('f') };
   const targets = [];
   for (const k of OPTS.only) {
     targets.push(await starters[k]());

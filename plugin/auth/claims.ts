@@ -43,11 +43,11 @@ export function toAuthenticatedUser(claims: Claims & { sub: string }): Authentic
   return user;
 }
 
-/** A copy the caller may change without touching a cached user. */
-export function copyUser(user: AuthenticatedUser): AuthenticatedUser {
-  const copy: AuthenticatedUser = { ...user, permissions: [...user.permissions] };
-  if (user.roles) copy.roles = [...user.roles];
-  return copy;
+/** A deep-frozen copy: one verified user shared by the requests of its token (token cache). */
+export function frozenUser(user: AuthenticatedUser): AuthenticatedUser {
+  const copy: AuthenticatedUser = { ...user, permissions: Object.freeze([...user.permissions]) as string[] };
+  if (user.roles) copy.roles = Object.freeze([...user.roles]) as string[];
+  return Object.freeze(copy);
 }
 
 function isString(v: unknown): v is string {

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { resolveContract, routeOf, type RouteAction } from '../pipeline/resolve-contract';
+import type { Contract } from '../contracts/types';
 
 /** What the auth steps need to know about an action: the route fields of generated pipelines, plus our own. */
 export interface AccessAction extends RouteAction {
@@ -10,44 +11,52 @@ export interface AccessAction extends RouteAction {
 }
 
 export interface RouteAccess {
-  public: boolean;
-  required: string[];
+  readonly public: boolean;
+  readonly required: readonly string[];
   /** The contract could not be resolved (unknown message type, bad body, …): answered by the next step that needs it. */
   contractError?: unknown;
 }
 
-const KEY = Symbol('contracts.route-access');
+/** Access of a hand-written route that serves no contract, by its step's action (which lives as long as its pipeline). */
+const byAction = new WeakMap<object, RouteAccess>();
+/** Access of a contract route, by contract then step action: the registry's contract objects are replaced, never changed. */
+const byContract = new WeakMap<object, WeakMap<object, RouteAccess>>();
 
 /**
- * The access rule of this request, worked out once and shared by jwt-dev-auth and permission:
+ * The access rule of this request, shared by jwt-dev-auth and permission:
  * - a generated route (the action names a contract) takes `public` and `requiredPermissions` from the contract
  *   (resolveContract), plus any `required` the action adds;
  * - a hand-written route (no contract fields) takes `public` and `required` from the action; nothing means
  *   "authenticated, no particular permission".
  * A contract that cannot be resolved makes the route non-public, so an anonymous caller learns nothing about
  * which message types exist (401 first, 404 after authentication).
+ * Rules depend only on the contract and the step's action, so they are worked out once for each pair, not per
+ * request (a hand-written pipeline gives jwt-dev-auth and permission different actions: each gets its own).
  */
 export async function routeAccess(req: Request, res: Response, action: AccessAction): Promise<RouteAccess> {
-  // Cached per request and per action: in a hand-written pipeline jwt-dev-auth and permission carry different
-  // actions (only permission has `required`), so one step's answer must not stand in for the other's.
-  const holder = req as unknown as Record<symbol, WeakMap<object, RouteAccess> | undefined>;
-  const cache = (holder[KEY] ??= new WeakMap());
-  const known = cache.get(action);
-  if (known) return known;
-  const extra = Array.isArray(action.required) ? action.required.filter((p) => typeof p === 'string') : [];
-  let access: RouteAccess;
-  if (routeOf(req, action)) {
-    try {
-      const { contract } = await resolveContract(req, res, action);
-      access = { public: contract.public === true, required: unique([...(contract.requiredPermissions ?? []), ...extra]) };
-    } catch (err) {
-      access = { public: false, required: extra, contractError: err };
-    }
-  } else {
-    access = { public: action.public === true, required: unique(extra) };
+  if (!routeOf(req, action)) {
+    let access = byAction.get(action);
+    if (!access) byAction.set(action, (access = Object.freeze({ public: action.public === true, required: unique(extraRequired(action)) })));
+    return access;
   }
-  cache.set(action, access);
+  let contract: Contract;
+  try {
+    ({ contract } = await resolveContract(req, res, action));
+  } catch (err) {
+    return { public: false, required: extraRequired(action), contractError: err };
+  }
+  let perAction = byContract.get(contract);
+  if (!perAction) byContract.set(contract, (perAction = new WeakMap()));
+  let access = perAction.get(action);
+  if (!access) {
+    access = Object.freeze({ public: contract.public === true, required: unique([...(contract.requiredPermissions ?? []), ...extraRequired(action)]) });
+    perAction.set(action, access);
+  }
   return access;
+}
+
+function extraRequired(action: AccessAction): string[] {
+  return Array.isArray(action.required) ? action.required.filter((p) => typeof p === 'string') : [];
 }
 
 function unique(items: string[]): string[] {

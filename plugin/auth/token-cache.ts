@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { copyUser, type AuthenticatedUser } from './claims';
+import { frozenUser, type AuthenticatedUser } from './claims';
 
 interface Entry {
   user: AuthenticatedUser;
@@ -36,7 +36,8 @@ export class TokenCache {
       return undefined;
     }
     this.hits++;
-    return copyUser(entry.user);
+    // Frozen, so every request of the token can share it without one changing what the next one sees.
+    return entry.user;
   }
 
   set(token: string, user: AuthenticatedUser, expSeconds: number): void {
@@ -44,7 +45,7 @@ export class TokenCache {
     const expiresAt = expSeconds * 1000;
     const ttl = Math.min(expiresAt - this.now(), this.maxTtlMs);
     if (!(ttl >= 1)) return; // accepted only thanks to the clock tolerance: not worth keeping
-    this.cache.set(digest(token), { user: copyUser(user), expiresAt }, { ttl: Math.floor(ttl) });
+    this.cache.set(digest(token), { user: Object.isFrozen(user) ? user : frozenUser(user), expiresAt }, { ttl: Math.floor(ttl) });
   }
 
   get size(): number {

@@ -1,6 +1,6 @@
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTVerifyOptions, type ProtectedHeaderParameters } from 'jose';
 import type { AuthConfig } from './auth-config';
-import { hasValidSubject, toAuthenticatedUser, type AuthenticatedUser, type Claims } from './claims';
+import { frozenUser, hasValidSubject, toAuthenticatedUser, type AuthenticatedUser, type Claims } from './claims';
 import { KeySetUnavailableError, RemoteKeySet, UnknownKeyError } from './key-set';
 import { TokenCache } from './token-cache';
 import { bearerToken } from './bearer';
@@ -83,7 +83,7 @@ export class TokenVerifier {
       if (typeof claims.exp !== 'number' || !hasValidSubject(claims)) throw invalidToken();
       // A refresh token (spec "Refresh token claims": type = refresh) is no access token.
       if (claims.type === 'refresh') throw invalidToken();
-      const user = toAuthenticatedUser(claims);
+      const user = frozenUser(toAuthenticatedUser(claims));
       this.cache.set(token, user, claims.exp);
       return user;
     } catch (err) {

@@ -115,6 +115,16 @@ function headerString(value: unknown): string | undefined {
   return undefined;
 }
 
+/** The user header's JSON, made once per cached (frozen) user rather than on each of its requests. */
+const userJson = new WeakMap<object, string>();
+
+function userHeader(user: object): string {
+  if (!Object.isFrozen(user)) return JSON.stringify(user);
+  let json = userJson.get(user);
+  if (json === undefined) userJson.set(user, (json = JSON.stringify(user)));
+  return json;
+}
+
 function encodeJson(value: unknown): Buffer {
   return Buffer.from(JSON.stringify(value), 'utf8');
 }
@@ -417,7 +427,7 @@ export class AmqpTransport implements Transport {
       const h: MessageHeaders = message.headers;
       headers.correlationId = String(h.correlationId ?? '');
       headers.requestId = String(h.requestId ?? '');
-      if (h.user) headers.user = JSON.stringify(h.user);
+      if (h.user) headers.user = userHeader(h.user);
       if (h.traceparent) headers.traceparent = h.traceparent;
     } catch {
       return Promise.reject(new GatewayError('INTERNAL_ERROR', 'The request could not be encoded'));

@@ -4,11 +4,12 @@ import { toErrorBody } from '../errors';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function sendJson(res: Response, status: number, body: unknown): void {
+  res.statusCode = status;
   if (status === 204 || body === undefined) {
-    res.status(status).end();
+    res.end();
     return;
   }
-  res.status(status).setHeader('Content-Type', JSON_TYPE);
+  res.setHeader('Content-Type', JSON_TYPE);
   res.end(JSON.stringify(body));
 }
 

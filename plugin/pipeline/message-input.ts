@@ -4,8 +4,8 @@ import { buildInput } from '../request/input';
 import { currentRuntime } from '../runtime';
 import type { ResolvedContract } from './resolve-contract';
 import { tableMatchOf } from '../routing/table-routes';
+import { requestState } from '../request/state';
 
-const KEY = Symbol('contracts.input');
 
 /**
  * The input of the message, built once per request (schema validation and the router both use it):
@@ -13,8 +13,8 @@ const KEY = Symbol('contracts.input');
  * POST /api/actions { messageType, input }, GET /api/data?messageType=…&field=….
  */
 export async function messageInput(req: Request, res: Response, resolved: ResolvedContract): Promise<Record<string, unknown>> {
-  const holder = req as unknown as Record<symbol, Record<string, unknown> | undefined>;
-  const known = holder[KEY];
+  const state = requestState(req);
+  const known = state.input as Record<string, unknown> | undefined;
   if (known) return known;
   const limit = currentRuntime()?.settings.bodyLimitBytes;
   const rawBody = await readBody(req, res, limit);
@@ -28,6 +28,6 @@ export async function messageInput(req: Request, res: Response, resolved: Resolv
   // Path parameters: Express's (one endpoint per route) or the path table's (routing: table).
   const params = tableMatchOf(req)?.params ?? req.params ?? {};
   const input = buildInput({ body, query, params, schema: resolved.contract.inputSchema });
-  holder[KEY] = input;
+  state.input = input;
   return input;
 }

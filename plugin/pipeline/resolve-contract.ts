@@ -4,6 +4,7 @@ import type { Contract } from '../contracts/types';
 import { GatewayError } from '../errors';
 import { currentRuntime } from '../runtime';
 import { tableMatchOf } from '../routing/table-routes';
+import { requestState } from '../request/state';
 
 /**
  * The action every generated pipeline step carries: which contract(s) the route serves.
@@ -38,7 +39,6 @@ export interface ResolvedContract {
   dispatched: boolean;
 }
 
-const KEY = Symbol('contracts.resolved');
 
 /** True when a step's action names the contract(s) of its route itself (hand-written pipelines may). */
 export function namesContract(action: RouteAction): boolean {
@@ -65,8 +65,8 @@ export function routeOf(req: Request, action: RouteAction): RouteAction | undefi
  * A contract that was withdrawn after the route was written answers 404 HANDLER_NOT_FOUND until the route goes.
  */
 export async function resolveContract(req: Request, res: Response, action: RouteAction): Promise<ResolvedContract> {
-  const holder = req as unknown as Record<symbol, ResolvedContract | undefined>;
-  const known = holder[KEY];
+  const state = requestState(req);
+  const known = state.resolved as ResolvedContract | undefined;
   if (known) return known;
   const runtime = currentRuntime();
   if (!runtime) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
@@ -77,7 +77,7 @@ export async function resolveContract(req: Request, res: Response, action: Route
   const contract = runtime.contract(messageType);
   if (!contract) throw new GatewayError('HANDLER_NOT_FOUND', `No handler for ${messageType}`);
   const resolved = { contract, dispatched: route.dispatch !== undefined };
-  holder[KEY] = resolved;
+  state.resolved = resolved;
   return resolved;
 }
 

@@ -1,13 +1,13 @@
 import type { Request } from 'express';
 import type { MessageUser } from '../bus/transport';
+import { requestState } from '../request/state';
 
-const KEY = Symbol.for('express-gateway-plugin-contracts.user');
 
 /** The authenticated caller, set by the authentication policy; undefined on public or unauthenticated routes. */
 export function requestUser(req: Request): MessageUser | undefined {
-  return (req as unknown as Record<symbol, MessageUser | undefined>)[KEY];
+  return requestState(req).user as MessageUser | undefined;
 }
 
 export function setRequestUser(req: Request, user: MessageUser): void {
-  (req as unknown as Record<symbol, MessageUser | undefined>)[KEY] = user;
+  requestState(req).user = user;
 }

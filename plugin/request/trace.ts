@@ -1,4 +1,5 @@
 import { newId } from './ids';
+import { requestState } from './state';
 import type { Request, Response } from 'express';
 
 export interface Trace {
@@ -12,15 +13,14 @@ const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** W3C Trace Context: version-traceid-parentid-flags, lower-case hex; later versions may append `-…` fields. */
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}(-.*)?$/;
 const TRACEPARENT_MAX = 512;
-const TRACE_KEY = Symbol('contracts.trace');
 
 /**
  * The request's trace ids, made once and set on the response at once, so that every answer,
  * errors included, carries them whichever of our policies runs first.
  */
 export function traceOf(req: Request, res: Response): Trace {
-  const holder = req as unknown as Record<symbol, Trace | undefined>;
-  const known = holder[TRACE_KEY];
+  const state = requestState(req);
+  const known = state.trace as Trace | undefined;
   if (known) return known;
   const given = req.headers['x-correlation-id'];
   const correlationId = typeof given === 'string' && SAFE_ID.test(given) ? given : newId();
@@ -28,7 +28,7 @@ export function traceOf(req: Request, res: Response): Trace {
   const trace: Trace = { correlationId, requestId: newId() };
   const traceparent = validTraceparent(tp);
   if (traceparent) trace.traceparent = traceparent;
-  holder[TRACE_KEY] = trace;
+  state.trace = trace;
   res.setHeader('X-Correlation-Id', trace.correlationId);
   res.setHeader('X-Request-Id', trace.requestId);
   return trace;

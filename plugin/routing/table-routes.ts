@@ -5,6 +5,7 @@ import { routeAction } from '../pipeline/generated-pipeline';
 import type { RouteAction } from '../pipeline/resolve-contract';
 import type { Runtime } from '../runtime';
 import { endpointTable, type PathTable } from './path-table';
+import { requestState } from '../request/state';
 
 /** What the route-table step found for a request: the route (as an endpoint's `contract:` would say) and its path parameters. */
 export interface TableMatch {
@@ -12,14 +13,13 @@ export interface TableMatch {
   params: Record<string, string>;
 }
 
-const MATCH = Symbol('contracts.table-match');
 
 export function tableMatchOf(req: Request): TableMatch | undefined {
-  return (req as unknown as Record<symbol, TableMatch | undefined>)[MATCH];
+  return requestState(req).tableMatch as TableMatch | undefined;
 }
 
 export function setTableMatch(req: Request, match: TableMatch): void {
-  (req as unknown as Record<symbol, TableMatch | undefined>)[MATCH] = match;
+  requestState(req).tableMatch = match;
 }
 
 interface Cached {

@@ -18,15 +18,21 @@ export class HttpDrain {
   private readonly open = new Set<ServerResponse>();
   private draining = false;
   private idleWaiters: Array<() => void> = [];
+  /** One listener for every response ('close' calls it with the response as `this`): no closure per request. */
+  private readonly onResponseClose: (this: ServerResponse) => void;
 
   constructor(private readonly server: Server) {
+    const drain = this;
+    this.onResponseClose = function (this: ServerResponse) {
+      drain.closed(this);
+    };
     // The host's express app is the server's 'request' listener; it is called from here instead.
     const listeners = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
     server.removeAllListeners('request');
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       if (this.draining) return this.refuse(req, res);
       this.open.add(res);
-      res.once('close', () => this.closed(res));
+      res.on('close', this.onResponseClose);
       // The host's app gets our final handler: its own would answer failures with an HTML stack trace.
       for (const l of listeners) (l as (req: IncomingMessage, res: ServerResponse, done: (err?: unknown) => void) => void).call(server, req, res, finalHandler(req, res));
     });

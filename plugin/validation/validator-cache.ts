@@ -34,6 +34,7 @@ export function tryCompile(schema: JsonSchema, role: SchemaRole, compile: Compil
  */
 export class ValidatorCache {
   private readonly entries = new Map<string, Entry>();
+  private readonly byContract = new WeakMap<Contract, Partial<Record<SchemaRole, Compiled>>>();
   private readonly compile: Compiler;
   private readonly log?: CacheLogger;
 
@@ -56,6 +57,20 @@ export class ValidatorCache {
 
   /** The validator of a contract's input or output schema; compiled here only if sync has not seen it. */
   validator(contract: Contract, role: SchemaRole): Compiled {
+    // The registry's contracts are frozen and replaced, never changed: a contract object asked before has its answer.
+    const byRole = Object.isFrozen(contract) ? this.byContract.get(contract) : undefined;
+    const seen = byRole?.[role];
+    if (seen) return seen;
+    const compiled = this.lookup(contract, role);
+    if (Object.isFrozen(contract)) {
+      const entry = byRole ?? {};
+      entry[role] = compiled;
+      if (!byRole) this.byContract.set(contract, entry);
+    }
+    return compiled;
+  }
+
+  private lookup(contract: Contract, role: SchemaRole): Compiled {
     const schema = role === 'input' ? contract.inputSchema : contract.outputSchema;
     const key = keyOf(contract.messageType, role);
     const hash = schemaHash(schema);

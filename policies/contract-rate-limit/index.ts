@@ -1,6 +1,7 @@
 import type { Request, Response, NextFunction } from 'express';
 import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
+import { requestState } from '../../plugin/request/state';
 import { sendError } from '../../plugin/http/respond';
 import { currentRuntime } from '../../plugin/runtime';
 import { resolveContract, routeOf, type RouteAction } from '../../plugin/pipeline/resolve-contract';
@@ -18,10 +19,9 @@ interface Counted {
   limit: AppliedLimit;
 }
 
-const COUNTED = Symbol('contracts.rate-limit');
 
 function countedOf(req: Request): Counted {
-  return (req as unknown as Record<symbol, Counted>)[COUNTED];
+  return requestState(req).counted as Counted;
 }
 
 /** The host's limiter calls these; the key and limit were worked out (asynchronously) just before. */
@@ -56,7 +56,7 @@ function contractRateLimit(action: ContractRateLimitAction = {}) {
       const limit = limitFor(await contractOf(req, res, action), runtime.settings, action);
       if (!limit) return next();
       const caller = await callerKey(req, () => authenticateRequest(req, verifier, auth.developmentAuthEnabled));
-      (req as unknown as Record<symbol, Counted>)[COUNTED] = { key: counterKey(runtime.settings.rateLimitPrefix, limit, caller), limit };
+      requestState(req).counted = { key: counterKey(runtime.settings.rateLimitPrefix, limit, caller), limit };
       limiters.limiter(limit.max, limit.windowMs)(req, res, (err?: unknown) => {
         if (err !== undefined && err !== null) warnStoreFailure(trace.correlationId, err);
         next();

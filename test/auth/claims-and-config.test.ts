@@ -117,14 +117,16 @@ describe('auth: small pieces', () => {
     expect(firstMissingPermission({ ...user, permissions: ['admin:all'] }, ['x'])).to.equal(undefined);
   });
 
-  it('TokenCache: never past exp, bounded, copies', () => {
+  it('TokenCache: never past exp, bounded, hands out a frozen user that no request can change', () => {
     let t = 1_000_000;
     const cache = new TokenCache(2, 60_000, () => t);
     const user = { userId: 'u', email: 'e', name: 'n', permissions: ['p'] };
     cache.set('tok', user, (t + 2_000) / 1000);
     const got = cache.get('tok');
-    got!.permissions.push('admin:all');
-    expect(cache.get('tok')?.permissions).to.deep.equal(['p']);
+    expect(() => got!.permissions.push('admin:all')).to.throw(TypeError);
+    expect(() => Object.assign(got!, { userId: 'other' })).to.throw(TypeError);
+    user.permissions.push('later');
+    expect(cache.get('tok')?.permissions, 'the cache keeps its own copy').to.deep.equal(['p']);
     t += 2_000;
     expect(cache.get('tok')).to.equal(undefined);
     cache.set('a', user, (t + 10_000) / 1000);

@@ -26,6 +26,8 @@ function fakeExchange(query: Record<string, unknown> = {}) {
     headersSent: false,
     setHeader(name: string, value: string) { sent.headers[name.toLowerCase()] = value; return this; },
     status(code: number) { sent.status = code; return this; },
+    set statusCode(code: number) { sent.status = code; },
+    get statusCode() { return sent.status ?? 200; },
     end(body?: string) { sent.body = body; },
   } as unknown as Response;
   return { req, res, sent };
