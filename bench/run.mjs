@@ -9,11 +9,13 @@
  *   (d) ceiling: bare Express Gateway, a policy answering the JSON itself
  *   (e) peer: moleculer-web 0.11 + moleculer 0.15, AMQP transporter, gateway and service in separate processes
  *   (f) bus limit: amqplib RPC with no HTTP, same minimal service as (c)
- * plus discovery at scale (1,000 contracts): time to a new contract's first 2xx, throughput vs 10 contracts, RSS.
+ *   (g) as (b) with `routing: table`;  (h) as (b) on a hand-written route running contract-router alone
+ * plus discovery at scale (1,000 contracts), in both routing modes: time to a new contract's first 2xx, throughput
+ * vs 10 contracts, RSS. `npm run bench:pipeline` (bench/pipeline.mjs) measures the plugin's own steps alone.
  *
  * Flags: --quick (under 2 minutes, for development), --only=a,b,… , --skip-scale, --scale-routing=endpoints,table, --rounds=N, --duration=S,
- * --profile=<a|b> (runs that gateway with --cpu-prof into bench/profiles/), --heap-profile=<a|b> (--heap-prof: sampled
- * allocations, for what makes the garbage), --report=<path>.
+ * --connections=16,64,256, --profile=<key> (runs that process with --cpu-prof into bench/profiles/),
+ * --heap-profile=<key> (--heap-prof), --report=<path>. Env: BENCH_HEAP_ARGS replaces `--max-old-space-size=128`.
  * Env: BENCH_AMQP_URL (default amqp://guest:guest@127.0.0.1:5672; loopback only).
  */
 import { spawn, execFile } from 'node:child_process';
@@ -48,7 +50,8 @@ const OPTS = {
   scaleContracts: 1000,
   scaleRounds: Number(option('scale-rounds') ?? (QUICK ? 1 : 3)),
   scaleDurationS: QUICK ? 2 : 10,
-  only: (option('only')?.split(',') ?? ['a', 'b', 'g', 'c', 'd', 'e', 'f']).filter((k) => /^[a-g]$/.test(k)),
+  // --quick leaves out (g) and (h), the diagnostic variants of (b), to stay under 2 minutes.
+  only: (option('only')?.split(',') ?? (QUICK ? ['a', 'b', 'c', 'd', 'e', 'f'] : ['a', 'b', 'g', 'h', 'c', 'd', 'e', 'f'])).filter((k) => /^[a-h]$/.test(k)),
   skipScale: flag('skip-scale'),
   scaleRouting: (option('scale-routing') ?? 'endpoints,table').split(','),
   profile: option('profile'),
@@ -289,8 +292,9 @@ const TOPOLOGY = {
   e: 'peer: moleculer-web 0.11 gateway + moleculer 0.15 service, AMQP transporter (prefetch 16, Nagle off), separate processes, no auth',
   f: 'bus limit: amqplib RPC client with N requests in flight, no HTTP; same minimal service as (c)',
   g: 'as (b), with `routing: table` (CONTRACT_ROUTING=table): one generated apiEndpoint, the path matched by the plugin',
+  h: 'as (b), but the request goes to a hand-written endpoint whose pipeline is contract-router alone: no trace ids, CORS, rate limit, token, permission or input check (the output check and the bus are the same)',
 };
-const NAMES = { a: '(a) gateway, embedded', b: '(b) gateway, RabbitMQ', g: '(g) gateway, RabbitMQ, routing: table', c: '(c) floor: EG + amqplib RPC', d: '(d) ceiling: EG answers', e: '(e) peer: moleculer-web', f: '(f) bus: amqplib RPC, no HTTP' };
+const NAMES = { a: '(a) gateway, embedded', b: '(b) gateway, RabbitMQ', g: '(g) gateway, RabbitMQ, routing: table', h: '(h) gateway, RabbitMQ, contract-router only', c: '(c) floor: EG + amqplib RPC', d: '(d) ceiling: EG answers', e: '(e) peer: moleculer-web', f: '(f) bus: amqplib RPC, no HTTP' };
 
 function tempDir(label) {
   const d = mkdtempSync(join(tmpdir(), `${RUN_ID}-${label}-`));
@@ -307,10 +311,34 @@ function profileArgs(key) {
   return [...(cpu ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), ...(heap ? ['--heap-prof', `--heap-prof-dir=${dir}`] : [])];
 }
 
-async function startOurGateway(key, { overRabbit, routing = 'endpoints' }) {
+/**
+ * (h): beside the generated routes, a hand-written endpoint whose pipeline is contract-router alone (no trace, CORS,
+ * rate limit, authentication, permission or input validation), so (b) against (h) is what those steps cost.
+ */
+const ROUTER_ONLY_CONFIG = `http:
+  port: \${PORT:-8080}
+  hostname: 127.0.0.1
+apiEndpoints:
+  bench-router-only:
+    host: '*'
+    paths: ['/bench/users/:userId']
+    methods: [GET]
+serviceEndpoints: {}
+policies:
+  - contract-router
+pipelines:
+  bench-router-only:
+    apiEndpoints: [bench-router-only]
+    policies:
+      - contract-router: [{ action: { messageType: GetUserQuery } }]
+`;
+
+async function startOurGateway(key, { overRabbit, routing = 'endpoints', routerOnly = false }) {
   const port = await freePort();
   const prefix = `${RUN_ID}-${key}`;
   const env = { PORT: String(port), EG_CONFIG_DIR: tempDir(key), BUS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: 'warn', BUS_URL: overRabbit ? AMQP_URL : 'embedded', CONTRACT_ROUTING: routing };
+  // start.js fills in the rest of the config directory from config/ and keeps a gateway.config.yml it finds.
+  if (routerOnly) writeFileSync(join(env.EG_CONFIG_DIR, 'gateway.config.yml'), ROUTER_ONLY_CONFIG);
   if (overRabbit) env.START_REFERENCE_SERVICES = 'false';
   const gw = await startNode(`gateway (${key})`, join(ROOT, 'dist', 'scripts', 'start.js'), env, { ready: 'gateway ready', nodeArgs: profileArgs(key) });
   const procs = [gw];
@@ -320,7 +348,7 @@ async function startOurGateway(key, { overRabbit, routing = 'endpoints' }) {
   await until(`${key}: POST /api/users routed`, async () => (await fetch(`${base}/api/users?page=1`, { headers: { authorization: admin } })).status === 200);
   const userId = await seedUser(base, admin);
   const reader = `Bearer ${await token(['users:read'])}`;
-  return { key, url: `${base}/api/users/${userId}`, base, headers: { authorization: reader }, rssPids: [gw.pid], servicePids: overRabbit ? [procs[1].pid] : undefined, procs, gateway: gw, configDir: env.EG_CONFIG_DIR, prefix };
+  return { key, url: routerOnly ? `${base}/bench/users/${userId}` : `${base}/api/users/${userId}`, base, headers: { authorization: reader }, rssPids: [gw.pid], servicePids: overRabbit ? [procs[1].pid] : undefined, procs, gateway: gw, configDir: env.EG_CONFIG_DIR, prefix };
 }
 
 async function startBareEg(key, mode) {
@@ -467,6 +495,8 @@ function report(results, scales, meta) {
   row('(b) / (e) p99 (≤ 1 is better)', (c) => ratio(get('b', c)?.p99, get('e', c)?.p99));
   row('(b) / (c) throughput: RabbitMQ pipeline vs floor', (c) => ratio(get('b', c)?.rps, get('c', c)?.rps));
   row('(g) / (c) throughput: RabbitMQ pipeline, routing: table, vs floor', (c) => ratio(get('g', c)?.rps, get('c', c)?.rps));
+  row('(b) / (h) throughput: full pipeline vs contract-router alone (what the steps before it cost)', (c) => ratio(get('b', c)?.rps, get('h', c)?.rps));
+  row('(h) / (c) throughput: contract-router alone vs floor (our bus message and output check vs a bare RPC)', (c) => ratio(get('h', c)?.rps, get('c', c)?.rps));
   row('(a) / (c) throughput: embedded pipeline vs floor', (c) => ratio(get('a', c)?.rps, get('c', c)?.rps));
   row('(a) / (d) throughput: embedded pipeline vs ceiling', (c) => ratio(get('a', c)?.rps, get('d', c)?.rps));
   row('(c) / (d) floor vs ceiling', (c) => ratio(get('c', c)?.rps, get('d', c)?.rps));
@@ -519,7 +549,7 @@ function report(results, scales, meta) {
     }
     L.push('');
   }
-  L.push('## Reproduce', '', '```sh', 'npm run build && npm run bench          # full run (RabbitMQ on 127.0.0.1:5672, guest/guest; installs bench/ deps on first use)', 'npm run bench -- --quick                 # < 2 minutes, for development', 'npm run bench -- --only=b,e --profile=b  # a subset; CPU profile of gateway (b) in bench/profiles/', '```', '');
+  L.push('## Reproduce', '', '```sh', 'npm run build && npm run bench          # full run (RabbitMQ on 127.0.0.1:5672, guest/guest; installs bench/ deps on first use)', 'npm run bench -- --quick                 # < 2 minutes, for development', 'npm run bench -- --only=b,e --profile=b  # a subset; CPU profile of gateway (b) in bench/profiles/', 'npm run bench:pipeline                   # the plugin\'s own steps alone: CPU µs per request, in process', '```', '');
   return L.join('\n');
 }
 
@@ -529,7 +559,7 @@ async function main() {
   const t0 = Date.now();
   const meta = { runId: RUN_ID, date: new Date().toISOString(), loadBefore: loadavg().map((x) => x.toFixed(2)).join(' ') };
   log(`${RUN_ID}: ${OPTS.quick ? 'quick' : 'full'} run of ${OPTS.only.join(', ')}`);
-  const starters = { a: () => startOurGateway('a', { overRabbit: false }), b: () => startOurGateway('b', { overRabbit: true }), g: () => startOurGateway('g', { overRabbit: true, routing: 'table' }), c: () => startBareEg('c', 'rpc'), d: () => startBareEg('d', 'direct'), e: () => startMoleculer('e'), f: () => startBus('f') };
+  const starters = { a: () => startOurGateway('a', { overRabbit: false }), b: () => startOurGateway('b', { overRabbit: true }), g: () => startOurGateway('g', { overRabbit: true, routing: 'table' }), h: () => startOurGateway('h', { overRabbit: true, routerOnly: true }), c: () => startBareEg('c', 'rpc'), d: () => startBareEg('d', 'direct'), e: () => startMoleculer('e'), f: () => startBus('f') };
   const targets = [];
   for (const k of OPTS.only) {
     targets.push(await starters[k]());

@@ -1,0 +1,146 @@
+#!/usr/bin/env node
+/**
+ * What the plugin's own steps cost per request, without HTTP, without Express Gateway and without a broker, so
+ * the figure does not drown in the machine's noise: `npm run bench:pipeline` (after `npm run build`).
+ *
+ * Two loops over the same in-process bus and the same reference users service (GET of one user):
+ * - "pipeline": request-trace ▸ contract-rate-limit ▸ jwt-dev-auth ▸ permission ▸ schema-validation ▸
+ *   contract-router, the policies of a generated route as the host builds them (a cached HS256 token with
+ *   users:read, the route given by the endpoint's `contract:` as on a generated apiEndpoint); the host's `cors`
+ *   step is not ours and not in the loop.
+ * - "bare": the least a policy can do with the bus: one request, the result written as JSON.
+ * Requests run 64 at a time, like the HTTP benchmark's middle concurrency. Reported: CPU µs per request of each
+ * loop and their difference (what our steps add), median of alternated rounds. The request and response objects
+ * are plain stand-ins with what the steps read and write; they are not what is measured.
+ */
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createHmac } from 'node:crypto';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+const dist = (p) => require(join(ROOT, 'dist', p));
+
+const SECRET = 'bench-pipeline-secret-0123456789abcdef0123456789';
+process.env.JWT_SECRET = SECRET;
+process.env.DEVELOPMENT_AUTH_ENABLED = 'false';
+
+const { resolveSettings } = dist('plugin/settings.js');
+const { obtainRuntime } = dist('plugin/runtime.js');
+const { createTransport } = dist('plugin/bus/index.js');
+const { startUsersService } = dist('examples/users-service/index.js');
+const { requestTracePolicy } = dist('policies/request-trace/index.js');
+const { contractRateLimitPolicy } = dist('policies/contract-rate-limit/index.js');
+const { jwtDevAuthPolicy } = dist('policies/jwt-dev-auth/index.js');
+const { permissionPolicy } = dist('policies/permission/index.js');
+const { schemaValidationPolicy } = dist('policies/schema-validation/index.js');
+const { contractRouterPolicy } = dist('policies/contract-router/index.js');
+
+const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+const ROUNDS = arg('rounds', 5);
+const REQUESTS = arg('requests', 40000);
+const CONCURRENCY = 64;
+
+const b64 = (v) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+function hs256(claims) {
+  const head = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(claims)}`;
+  return `${head}.${createHmac('sha256', SECRET).update(head).digest('base64url')}`;
+}
+
+const quiet = { debug() {}, info() {}, warn: (m) => console.warn(m), error: (m) => console.error(m) };
+const runtime = obtainRuntime(resolveSettings({ busUrl: 'embedded', writeConfig: false }, {}), quiet);
+await runtime.start();
+const transport = createTransport({ url: 'embedded', prefix: runtime.settings.busPrefix });
+await transport.start();
+const users = await startUsersService(transport, { bcryptRounds: 4 });
+for (let i = 0; i < 200 && !runtime.contract('GetUserQuery'); i++) await new Promise((r) => setTimeout(r, 10));
+const created = await runtime.transport.request(
+  { messageType: 'CreateUserCommand', targetService: 'users-service', input: { email: 'bench@example.com', firstName: 'Bench', lastName: 'Mark', password: 'long-enough-1' }, headers: { correlationId: 'seed', requestId: 'seed' } },
+  5000,
+);
+if (!created.ok) throw new Error(`seed failed: ${JSON.stringify(created.error)}`);
+const userId = created.result.userId;
+const authorization = `Bearer ${hs256({ sub: 'bench', permissions: ['users:read'], exp: Math.floor(Date.now() / 1000) + 3600 })}`;
+
+// As the host calls them: one instance per step, each with its step's action (empty on a generated pipeline).
+const steps = [requestTracePolicy, contractRateLimitPolicy, jwtDevAuthPolicy, permissionPolicy, schemaValidationPolicy, contractRouterPolicy].map((p) => p.policy({}));
+const endpoint = { contract: { messageType: 'GetUserQuery' } };
+
+function exchange(done) {
+  const req = { method: 'GET', url: `/api/users/${userId}`, path: `/api/users/${userId}`, headers: { authorization, host: 'bench' }, query: {}, params: { userId }, ip: '127.0.0.1', egContext: { apiEndpoint: endpoint } };
+  const headers = {};
+  const res = {
+    statusCode: 200,
+    headersSent: false,
+    setHeader(n, v) { headers[n.toLowerCase()] = v; return this; },
+    getHeader(n) { return headers[n.toLowerCase()]; },
+    status(c) { this.statusCode = c; return this; },
+    end(body) { this.headersSent = true; done(this.statusCode, body); },
+  };
+  return { req, res };
+}
+
+function pipeline(done) {
+  const { req, res } = exchange(done);
+  let i = 0;
+  const next = (err) => {
+    if (err) throw err;
+    const step = steps[i++];
+    step(req, res, next);
+  };
+  next();
+}
+
+function bare(done) {
+  const { req, res } = exchange(done);
+  runtime.transport
+    .request({ messageType: 'GetUserQuery', targetService: 'users-service', input: { userId: req.params.userId }, headers: { correlationId: 'c', requestId: 'r' } }, 30000)
+    .then((reply) => {
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.end(JSON.stringify(reply.result));
+    });
+}
+
+async function drive(run, total) {
+  let started = 0;
+  let failures = 0;
+  await new Promise((resolve) => {
+    let finished = 0;
+    const one = () => {
+      started++;
+      run((status) => {
+        if (status !== 200) failures++;
+        if (++finished === total) resolve();
+        else if (started < total) one();
+      });
+    };
+    for (let k = 0; k < CONCURRENCY; k++) one();
+  });
+  if (failures) throw new Error(`${failures} of ${total} requests did not answer 200`);
+}
+
+async function measure(run) {
+  const before = process.cpuUsage();
+  await drive(run, REQUESTS);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / REQUESTS;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+await drive(pipeline, 20000);
+await drive(bare, 20000);
+const samples = { pipeline: [], bare: [] };
+for (let r = 0; r < ROUNDS; r++) {
+  for (const [name, run] of r % 2 ? [['bare', bare], ['pipeline', pipeline]] : [['pipeline', pipeline], ['bare', bare]]) samples[name].push(await measure(run));
+}
+const p = median(samples.pipeline);
+const b = median(samples.bare);
+console.log(`CPU per request, in process, ${ROUNDS} rounds × ${REQUESTS} requests, ${CONCURRENCY} at a time (median):`);
+console.log(`  pipeline (our six steps + users service + in-process bus): ${p.toFixed(1)} µs`);
+console.log(`  bare (one bus request + JSON answer, same service and bus): ${b.toFixed(1)} µs`);
+console.log(`  our steps add: ${(p - b).toFixed(1)} µs per request`);
+await users.stop();
+await transport.close();
+await runtime.stop?.();
+process.exit(0);
