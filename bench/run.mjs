@@ -396,6 +396,8 @@ const median = (xs) => {
 function summarise(samples) {
   return {
     rps: median(samples.map((s) => s.rps)),
+    rpsMin: Math.min(...samples.map((s) => s.rps)),
+    rpsMax: Math.max(...samples.map((s) => s.rps)),
     p50: median(samples.map((s) => s.p50)),
     p99: median(samples.map((s) => s.p99)),
     errors: samples.reduce((n, s) => n + s.errors, 0),
@@ -482,10 +484,10 @@ function report(results, scales, meta) {
   for (const k of Object.keys(NAMES)) if (results[k]) L.push(`- **${NAMES[k]}**: ${TOPOLOGY[k]}`);
   L.push('');
   for (const c of conns) {
-    L.push(`## ${c} connections`, '', '| configuration | req/s | p50 ms | p99 ms | errors | gateway RSS MB | CPU µs/req: gateway | service | broker |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    L.push(`## ${c} connections`, '', '| configuration | req/s | min–max of rounds | p50 ms | p99 ms | errors | gateway RSS MB | CPU µs/req: gateway | service | broker |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const k of Object.keys(NAMES)) {
       const r = get(k, c);
-      if (r) L.push(`| ${NAMES[k]} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.errors} | ${fmt(r.rss)} | ${fmt(r.cpuPerReq)} | ${fmt(r.serviceCpuPerReq)} | ${fmt(r.brokerCpuPerReq)} |`);
+      if (r) L.push(`| ${NAMES[k]} | ${fmt(r.rps)} | ${fmt(r.rpsMin)}–${fmt(r.rpsMax)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.errors} | ${fmt(r.rss)} | ${fmt(r.cpuPerReq)} | ${fmt(r.serviceCpuPerReq)} | ${fmt(r.brokerCpuPerReq)} |`);
     }
     L.push('');
   }
