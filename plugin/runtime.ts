@@ -5,6 +5,7 @@ import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
 import { ConfigSync, type HostConfig } from './config-writer/config-sync';
 import { checkAuthConfig, warnIfDevelopmentMode } from './auth';
+import { errorMessage } from './errors';
 
 /**
  * What lives as long as the gateway process: the bus, the registry of discovered contracts and the
@@ -55,7 +56,7 @@ export class Runtime {
         await this.transport.start();
         break;
       } catch (err) {
-        this.log.warn(`bus not reachable (${err instanceof Error ? err.message : String(err)}); retrying in ${delay} ms`);
+        this.log.warn(`bus not reachable (${errorMessage(err)}); retrying in ${delay} ms`);
         await new Promise((r) => setTimeout(r, delay).unref());
       }
     }

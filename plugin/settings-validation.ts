@@ -1,6 +1,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { SETTINGS_SCHEMA } from './settings';
 import { checkAuthConfig } from './auth';
+import { errorMessage } from './errors';
 
 /**
  * Start-up check of the plugin's settings (the `plugins.contracts` block and the environment variables that
@@ -79,7 +80,7 @@ export function validateSettings(raw: Record<string, unknown> = {}, env: NodeJS.
   try {
     checkAuthConfig(env);
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     const name = /^[A-Z][A-Z0-9_]+(?= )/.exec(message)?.[0] ?? 'authentication settings';
     throw new InvalidSettingError(name, message.slice(name.length).trim() || 'is invalid');
   }

@@ -2,6 +2,7 @@ import { resolveSettings, type Settings } from './settings';
 import { validateSettings } from './settings-validation';
 import type { Logger } from './logger';
 import { currentRuntime } from './runtime';
+import { errorMessage } from './errors';
 
 /** Exit status of a start stopped by a bad setting (EX_CONFIG), so supervisors can tell it from a crash. */
 export const INVALID_SETTINGS_EXIT_CODE = 78;
@@ -14,7 +15,7 @@ export function startupSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
   try {
     return resolveSettings(validateSettings(raw, env), env);
   } catch (err) {
-    process.stderr.write(`[contracts] invalid setting: ${err instanceof Error ? err.message : String(err)}. The gateway does not start.\n`);
+    process.stderr.write(`[contracts] invalid setting: ${errorMessage(err)}. The gateway does not start.\n`);
     process.exit(INVALID_SETTINGS_EXIT_CODE);
   }
 }
@@ -27,7 +28,7 @@ export function checkReloadedSettings(raw: Record<string, unknown>, log: Logger)
   try {
     validateSettings(raw);
   } catch (err) {
-    log.error(`invalid setting: ${err instanceof Error ? err.message : String(err)}; ignored until the next start`);
+    log.error(`invalid setting: ${errorMessage(err)}; ignored until the next start`);
   }
 }
 

@@ -9,6 +9,7 @@ import { startAuthService } from '../examples/auth-service';
 import { UserStore } from '../examples/users-service/store';
 import { seedAdmin } from './seed-admin';
 import { stopOnSignals } from '../sdk';
+import { errorMessage } from '../plugin/errors';
 
 async function main(): Promise<void> {
   const url = process.env.BUS_URL ?? '';
@@ -23,6 +24,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(`[reference-services] start failed: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`[reference-services] start failed: ${errorMessage(err)}`);
   process.exit(1);
 });

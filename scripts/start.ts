@@ -15,6 +15,7 @@ import { UserStore } from '../examples/users-service/store';
 import { seedAdmin } from './seed-admin';
 import { randomBytes } from 'node:crypto';
 import type { RunningService } from '../sdk';
+import { errorMessage } from '../plugin/errors';
 
 const root = resolve(__dirname, '..', '..');
 
@@ -71,6 +72,6 @@ async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(`[contracts] start failed: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`[contracts] start failed: ${errorMessage(err)}`);
   process.exit(1);
 });

@@ -5,6 +5,7 @@
  */
 import { createTransport } from '../plugin/bus';
 import { startUsersService } from '../examples/users-service';
+import { errorMessage } from '../plugin/errors';
 
 async function main(): Promise<void> {
   const url = process.env.BUS_URL ?? '';
@@ -23,6 +24,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(`[users-service] start failed: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`[users-service] start failed: ${errorMessage(err)}`);
   process.exit(1);
 });

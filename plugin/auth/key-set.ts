@@ -1,4 +1,5 @@
 import { importJWK, type JWK } from 'jose';
+import { errorMessage } from '../errors';
 
 /** The key set could not be fetched or read; `retryAfterSeconds` says when the next fetch may happen. */
 export class KeySetUnavailableError extends Error {
@@ -114,7 +115,7 @@ export class RemoteKeySet {
       this.lastFailure = undefined;
       this.nextFetchAt = this.fetchedAt + this.opts.cooldownMs;
     } catch (err) {
-      this.lastFailure = err instanceof Error ? err.message : String(err);
+      this.lastFailure = errorMessage(err);
       this.nextFetchAt = this.now() + this.opts.failureBackoffMs;
       throw this.unavailable(this.lastFailure);
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Announcement } from '../contracts/types';
 import { GatewayError, gatewayTimeout, serviceUnavailable } from '../errors/gateway-error';
+import { describeError } from '../errors/describe';
 import type { BusLogger } from './index';
 import type {
   Reply,
@@ -40,10 +41,6 @@ export function isReply(value: unknown): value is Reply {
   if (r.ok === true) return true;
   if (r.ok !== false || !r.error || typeof r.error !== 'object') return false;
   return typeof (r.error as { code?: unknown }).code === 'string';
-}
-
-export function describeError(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError, toErrorBody } from '../errors';
+import { describeError, GatewayError, toErrorBody } from '../errors';
 import { newId } from '../request/ids';
 import { currentRuntime } from '../runtime';
 
@@ -16,7 +16,7 @@ export function finalHandler(req: IncomingMessage, res: ServerResponse): (err?: 
     }
     req.resume();
     const correlationId = writeErrorBody(res, err ? fromHostError(err) : new GatewayError('NOT_FOUND', 'Nothing is served at this path'));
-    if (err) currentRuntime()?.log.warn(`[${correlationId}] request failed before any policy answered: ${describe(err)}`);
+    if (err) currentRuntime()?.log.warn(`[${correlationId}] request failed before any policy answered: ${describeError(err)}`);
   };
 }
 
@@ -43,8 +43,4 @@ function fromHostError(err: unknown): GatewayError {
   if (status === 415) return new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported request body');
   if (typeof status === 'number' && status >= 400 && status < 500) return new GatewayError('BAD_REQUEST', 'The request is malformed');
   return new GatewayError('INTERNAL_ERROR', 'An unexpected error occurred');
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ContractRegistry } from '../contracts/registry';
 import type { Logger } from '../logger';
 import { buildOpenApiDocument, type DocumentOptions } from './document';
+import { errorMessage } from '../errors';
 
 export interface CachedDocument {
   /** The serialised document, sent as is; only the text is kept (the object graph is several times larger). */
@@ -55,7 +56,7 @@ export class OpenApiCache {
       const etag = `"${createHash('sha256').update(json).digest('hex').slice(0, 32)}"`;
       this.cached = { json, version: String((document.info as { version?: unknown }).version ?? ''), etag, generatedAt: new Date() };
     } catch (err) {
-      this.log?.error(`openapi: could not build the document: ${err instanceof Error ? err.message : String(err)}`);
+      this.log?.error(`openapi: could not build the document: ${errorMessage(err)}`);
       if (!this.cached) throw err;
     }
   }

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { HttpDrain, shuttingDown } from './http-drain';
 import { currentRuntime } from '../runtime';
 import { consoleLogger, type Logger } from '../logger';
+import { errorMessage } from '../errors';
 
 /** What the host's event bus (express-gateway lib/eventBus) offers; only what is used here. */
 export interface HostEventBus {
@@ -90,7 +91,7 @@ export class GracefulStop {
         this.stop(graceMs()).then(
           () => process.exit(0),
           (err) => {
-            this.log.error(`stop failed: ${err instanceof Error ? err.message : String(err)}`);
+            this.log.error(`stop failed: ${errorMessage(err)}`);
             process.exit(1);
           },
         );
@@ -120,7 +121,7 @@ export class GracefulStop {
     for (const hook of this.hooks) {
       await Promise.resolve()
         .then(hook)
-        .catch((err) => this.log.warn(`stop hook failed: ${err instanceof Error ? err.message : String(err)}`));
+        .catch((err) => this.log.warn(`stop hook failed: ${errorMessage(err)}`));
     }
     await currentRuntime()?.close();
     this.log.info('bus closed; stopped');

@@ -2,6 +2,7 @@ import type { ValidateFunction } from 'ajv';
 import type { Contract, JsonSchema } from '../contracts/types';
 import { compileSchema, type SchemaRole } from './ajv';
 import { schemaHash } from './schema-hash';
+import { errorMessage } from '../errors';
 
 /** A compiled schema, or why it could not be compiled (for the log only: never sent to a client). */
 export type Compiled = { ok: true; validate: ValidateFunction } | { ok: false; reason: string };
@@ -22,7 +23,7 @@ export function tryCompile(schema: JsonSchema, role: SchemaRole, compile: Compil
   try {
     return { ok: true, validate: compile(schema, role) };
   } catch (err) {
-    return { ok: false, reason: err instanceof Error ? err.message : String(err) };
+    return { ok: false, reason: errorMessage(err) };
   }
 }
 

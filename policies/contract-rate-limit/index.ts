@@ -11,6 +11,7 @@ import { authenticateRequest } from '../../plugin/auth/authenticate';
 import type { Contract } from '../../plugin/contracts/types';
 import { LimiterCache } from '../../plugin/edge/host-rate-limit';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
+import { errorMessage } from '../../plugin/errors';
 
 export type ContractRateLimitAction = RouteAction & ExplicitLimit;
 
@@ -62,7 +63,7 @@ function contractRateLimit(action: ContractRateLimitAction = {}) {
         next();
       });
     } catch (err) {
-      currentRuntime()?.log.error(`[${trace.correlationId}] rate limit failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`);
+      currentRuntime()?.log.error(`[${trace.correlationId}] rate limit failed unexpectedly: ${errorMessage(err)}`);
       sendError(res, err, trace.correlationId);
     }
   };
@@ -82,7 +83,7 @@ function warnStoreFailure(correlationId: string, err: unknown): void {
   const now = Date.now();
   if (now - lastStoreWarning < STORE_WARNING_INTERVAL_MS) return;
   lastStoreWarning = now;
-  const reason = err instanceof Error ? err.message : String(err);
+  const reason = errorMessage(err);
   currentRuntime()?.log.warn(`[${correlationId}] rate limit store unavailable (${reason}); requests pass unlimited until it is back`);
 }
 

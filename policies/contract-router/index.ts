@@ -6,7 +6,7 @@ import { messageInput } from '../../plugin/pipeline/message-input';
 import { requestUser } from '../../plugin/pipeline/user';
 import { currentRuntime } from '../../plugin/runtime';
 import { sendError, sendJson } from '../../plugin/http/respond';
-import { fromServiceError, GatewayError } from '../../plugin/errors';
+import { describeError, fromServiceError, GatewayError } from '../../plugin/errors';
 import { successStatus } from './success-status';
 import { responseBody } from '../../plugin/validation/output';
 import { gracefulStop } from '../../plugin/shutdown';
@@ -46,7 +46,7 @@ function contractRouter(action: RouterAction) {
       if (reply.location && isSafeLocation(reply.location)) res.setHeader('Location', reply.location);
       sendJson(res, status, body);
     } catch (err) {
-      if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] ${describe(err)}`);
+      if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] ${describeError(err)}`);
       sendError(res, err, trace.correlationId);
     }
   };
@@ -55,10 +55,6 @@ function contractRouter(action: RouterAction) {
 /** A service may only point at our own API. */
 function isSafeLocation(location: string): boolean {
   return /^\/api\/[A-Za-z0-9/._~%-]*$/.test(location);
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
 export const contractRouterPolicy = { name: 'contract-router', schema, policy: contractRouter };

@@ -5,7 +5,7 @@ import { resolveContract, routeOf, type ResolvedContract, type RouteAction } fro
 import { messageInput } from '../../plugin/pipeline/message-input';
 import { currentRuntime, type Runtime } from '../../plugin/runtime';
 import { sendError } from '../../plugin/http/respond';
-import { GatewayError } from '../../plugin/errors';
+import { GatewayError, errorMessage } from '../../plugin/errors';
 import type { JsonSchema } from '../../plugin/contracts/types';
 import { compileInline, contractValidators, inputValidationError, type Compiled } from '../../plugin/validation';
 
@@ -41,7 +41,7 @@ function schemaValidation(action: ValidationAction) {
       if (!validator.validate(input)) throw inputValidationError(validator.validate.errors);
       next();
     } catch (err) {
-      if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] schema-validation: ${err instanceof Error ? err.message : String(err)}`);
+      if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] schema-validation: ${errorMessage(err)}`);
       sendError(res, err, trace.correlationId);
     }
   };
