@@ -27,7 +27,7 @@ export interface Settings extends EdgeSettings {
   /** SIGTERM: how long requests in flight may take before they are answered 503 (plugin/shutdown). */
   shutdownGraceMs: number;
   /**
-   * How generated routes reach the host (plugin/routing/routing-mode.ts): `endpoints`, one apiEndpoint per route in
+   * How generated routes reach the host (plugin/routing/): `endpoints`, one apiEndpoint per route in
    * gateway.config.yml; `table`, one apiEndpoint for all of them and the plugin's own path table, for deployments
    * with hundreds of routes (the host tries its routes one after another).
    */

@@ -5,7 +5,8 @@ import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Message, Re
 import type { Announcement } from '../contracts/types';
 import { GatewayError, badGateway, gatewayTimeout, serviceUnavailable } from '../errors/gateway-error';
 import type { BusLogger } from './index';
-import { DEFAULT_PREFETCH, describeError, invokeHandler, isReply } from './inprocess';
+import { DEFAULT_PREFETCH, invokeHandler, isReply } from './inprocess';
+import { describeError } from '../errors/describe';
 import type {
   MessageHeaders,
   MessageUser,
@@ -125,6 +126,17 @@ function userHeader(user: object): string {
   return json;
 }
 
+/** The gateway's two publishing channels (see AmqpTransport.pub). */
+interface Publisher {
+  rpc: Channel;
+  confirm: ConfirmChannel;
+}
+
+/** Closes channels that may already be closed or closing. */
+function closeQuietly(...channels: Array<Channel | undefined>): Promise<unknown> {
+  return Promise.all(channels.map((ch) => ch?.close().catch(noop)));
+}
+
 function encodeJson(value: unknown): Buffer {
   return Buffer.from(JSON.stringify(value), 'utf8');
 }
@@ -150,7 +162,7 @@ export class AmqpTransport implements Transport {
    * only turned a rare broker nack from a timeout into a 503). Announcements and discovery requests, which have
    * no reply, go out on a confirm channel. The two live and die together.
    */
-  private pub: { rpc: Channel; confirm: ConfirmChannel } | null = null;
+  private pub: Publisher | null = null;
   private pubRetryTimer: NodeJS.Timeout | null = null;
   private pubFailures = 0;
   private readonly pending = new Map<string, PendingRequest>();
@@ -332,7 +344,7 @@ export class AmqpTransport implements Transport {
     await Promise.all([...this.registrations].map((reg) => this.closeRegistration(reg)));
     const pub = this.pub;
     this.pub = null;
-    if (pub) await Promise.all([pub.rpc.close().catch(noop), pub.confirm.close().catch(noop)]);
+    if (pub) await closeQuietly(pub.rpc, pub.confirm);
     const recovering = this.recovering;
     this.recovering = null;
     if (recovering) await recovering.close().catch(noop);
@@ -342,36 +354,38 @@ export class AmqpTransport implements Transport {
   // ---------------------------------------------------------------- publisher (gateway side)
 
   private async openPublisher(model: ChannelModel): Promise<void> {
+    // Set once both channels are ready; a close before that is handled by the failure path below.
+    let publisher: Publisher | undefined;
+    const onClosed = (): void => {
+      if (publisher) this.onPublisherClosed(publisher, model);
+    };
     const rpc = await model.createChannel();
-    let confirm: ConfirmChannel | undefined;
-    const pair = { rpc, confirm: undefined as unknown as ConfirmChannel };
-    const onClosed = (): void => this.onPublisherClosed(pair, model);
     this.watchChannel(rpc, 'publisher channel', onClosed);
     rpc.on('return', (msg: Message) => this.onReturn(msg));
+    let confirm: ConfirmChannel | undefined;
     try {
       confirm = await model.createConfirmChannel();
-      pair.confirm = confirm;
       this.watchChannel(confirm, 'announcement channel', onClosed);
       await this.declareExchanges(rpc);
       await rpc.consume(REPLY_TO, (msg) => msg && this.onReply(msg), { noAck: true });
     } catch (err) {
-      await Promise.all([rpc.close().catch(noop), confirm?.close().catch(noop)]);
+      await closeQuietly(rpc, confirm);
       throw err;
     }
     if (this.conn !== model || this.closing) {
-      await Promise.all([rpc.close().catch(noop), confirm.close().catch(noop)]);
+      await closeQuietly(rpc, confirm);
       return;
     }
-    this.pub = pair;
+    publisher = { rpc, confirm };
+    this.pub = publisher;
     this.pubFailures = 0;
   }
 
-  private onPublisherClosed(pair: { rpc: Channel; confirm: ConfirmChannel }, model: ChannelModel): void {
-    if (this.pub !== pair) return;
+  private onPublisherClosed(publisher: Publisher, model: ChannelModel): void {
+    if (this.pub !== publisher) return;
     this.pub = null;
     // Either channel gone: close its twin, so both are re-opened together.
-    pair.rpc.close().catch(noop);
-    pair.confirm.close().catch(noop);
+    void closeQuietly(publisher.rpc, publisher.confirm);
     // Replies come back on the rpc channel: whatever is in flight can no longer be answered.
     this.failInFlight((p) => badGateway(p.service));
     // If the whole connection is going down, onConnectionLost follows and the timer finds nothing to do.

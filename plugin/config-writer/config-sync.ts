@@ -9,6 +9,7 @@ import type { Settings } from '../settings';
 import type { Logger } from '../logger';
 import { renderGatewayConfig, writeIfChanged, writeIfChangedSync } from './gateway-config';
 import { isCatchAll, notFoundEndpoint, notFoundPolicies, NOT_FOUND_POLICY } from './not-found-endpoint';
+import { errorMessage } from '../errors';
 
 /** The parts of the host we use: its Config object and its event bus. */
 export interface HostConfig {
@@ -71,9 +72,9 @@ export class ConfigSync {
     const routes = this.useTable(table.endpoints) ? [tableEndpoint(prefix, table.endpoints.map((e) => e.path))] : table.endpoints;
     const endpoints = [preflightEndpoint(prefix), ...routes, notFoundEndpoint(prefix)];
     // Every contract route runs one shared pipeline; its route (`contract:`) is written on its apiEndpoint entry.
-    const shared = `${this.settings.generatedPrefix}routes`;
+    const shared = `${prefix}routes`;
     return renderGatewayConfig(current, endpoints, {
-      prefix: this.settings.generatedPrefix,
+      prefix,
       pipelineOf: (endpoint) => (isContractEndpoint(endpoint) ? shared : endpoint.name),
       endpointExtra: (endpoint) => (isContractEndpoint(endpoint) ? { contract: routeAction(endpoint) } : undefined),
       pipelinePolicies: (endpoint) => (isCatchAll(endpoint) ? notFoundPolicies() : generatedPipeline(endpoint, cors)),
@@ -106,7 +107,7 @@ export class ConfigSync {
         this.log.info(`routes written to ${path}`);
       }
     } catch (err) {
-      this.log.error(`could not write generated routes: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.error(`could not write generated routes: ${errorMessage(err)}`);
     }
   }
 
@@ -133,7 +134,7 @@ export class ConfigSync {
         this.log.info(`routes updated in ${path}`);
       }
     } catch (err) {
-      this.log.error(`could not write generated routes: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.error(`could not write generated routes: ${errorMessage(err)}`);
     }
   }
 

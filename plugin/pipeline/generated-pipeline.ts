@@ -78,9 +78,10 @@ export interface TableEndpoint {
 export const TABLE_STEP = 'route-table';
 
 export function tableEndpoint(prefix: string, routePaths: readonly string[]): TableEndpoint {
-  const roots = [...new Set(routePaths.map((p) => p.split('/')[1] ?? ''))].sort();
+  // With no route yet, /api: where every derived route lives.
+  const roots = routePaths.length ? [...new Set(routePaths.map((p) => p.split('/')[1] ?? ''))].sort() : ['api'];
   const paths = roots.flatMap((root) => (root === '' ? ['/'] : [`/${root}`, `/${root}/*`]));
-  return { name: `${prefix}api`, method: '*', path: paths[0] ?? '/api', paths: paths.length ? paths : ['/api', '/api/*'], table: true };
+  return { name: `${prefix}api`, method: '*', path: paths[0] as string, paths, table: true };
 }
 
 /** The pipeline of the table endpoint: route-table, then the lifecycle of any contract route. */

@@ -6,7 +6,6 @@ import type { ResolvedContract } from './resolve-contract';
 import { tableMatchOf } from '../routing/table-routes';
 import { requestState } from '../request/state';
 
-
 /**
  * The input of the message, built once per request (schema validation and the router both use it):
  * body + path parameters + query string. On the generic routes the envelope is taken off first:

@@ -39,7 +39,6 @@ export interface ResolvedContract {
   dispatched: boolean;
 }
 
-
 /** True when a step's action names the contract(s) of its route itself (hand-written pipelines may). */
 export function namesContract(action: RouteAction): boolean {
   return action.messageType !== undefined || action.dispatch !== undefined || (action.variants?.length ?? 0) > 0;

@@ -1,7 +1,7 @@
 import type { EndpointSpec } from '../contracts/route-table';
 
 /**
- * The plugin's own router for `routing: table` (plugin/routing/routing-mode.ts): finds a request's generated
+ * The plugin's own router for `routing: table` (see Settings.routing): finds a request's generated
  * route in one walk down a tree of path segments, whatever the number of routes, where the host tries one
  * Express route after another. It answers as Express would have with one route per endpoint, in the route
  * table's order: static segments case-insensitive, a `:param` matching one non-empty segment (decoded), one
@@ -123,11 +123,9 @@ function decodeParam(value: string): string {
   }
 }
 
-/** The table of a route table's endpoints that fit (each held as `valueOf` says); `unfit`: the paths that do not. */
-export function endpointTable<T>(endpoints: readonly EndpointSpec[], valueOf: (e: EndpointSpec) => T): { table: PathTable<T>; unfit: string[] } {
-  const unfit = unfitPaths(endpoints);
-  const table = new PathTable(endpoints.filter((e) => fitsTable(e.path)).map((e) => ({ method: e.method, path: e.path, value: valueOf(e) })));
-  return { table, unfit };
+/** The table of a route table's endpoints that fit, each held as `valueOf` says (unfitPaths names the others). */
+export function endpointTable<T>(endpoints: readonly EndpointSpec[], valueOf: (e: EndpointSpec) => T): PathTable<T> {
+  return new PathTable(endpoints.filter((e) => fitsTable(e.path)).map((e) => ({ method: e.method, path: e.path, value: valueOf(e) })));
 }
 
 export function unfitPaths(endpoints: readonly EndpointSpec[]): string[] {

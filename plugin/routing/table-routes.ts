@@ -48,5 +48,5 @@ export function currentPathTable(runtime: Runtime): PathTable<RouteAction> {
 
 export function pathTableOf(contracts: Contract[], prefix: string): PathTable<RouteAction> {
   const { endpoints } = buildRouteTable(contracts, { prefix });
-  return endpointTable(endpoints, routeAction).table;
+  return endpointTable(endpoints, routeAction);
 }

@@ -8,7 +8,6 @@ import { currentRuntime } from '../../plugin/runtime';
 import { resolveAuthConfig, type AuthOverrides } from '../../plugin/auth/auth-config';
 import { obtainVerifier } from '../../plugin/auth/verifiers';
 import { authenticateRequest } from '../../plugin/auth/authenticate';
-import { developmentUser } from '../../plugin/auth/dev-auth';
 import { routeAccess, type AccessAction } from '../../plugin/auth/route-access';
 import type { AuthenticatedUser } from '../../plugin/auth/claims';
 import type { TokenVerifier } from '../../plugin/auth/verify-token';
@@ -52,14 +51,10 @@ function jwtDevAuth(action: JwtDevAuthAction = {}) {
   };
 }
 
+/** The caller when the credentials check out (as authenticateRequest decides), else anonymous. */
 async function optionalUser(req: Request, verifier: TokenVerifier, dev: boolean): Promise<AuthenticatedUser | undefined> {
-  if (dev) {
-    const user = developmentUser(req.headers);
-    if (user) return user;
-  }
-  if (req.headers.authorization === undefined) return undefined;
   try {
-    return await verifier.authenticate(req.headers.authorization);
+    return await authenticateRequest(req, verifier, dev);
   } catch {
     return undefined;
   }
