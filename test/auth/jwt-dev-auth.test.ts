@@ -17,15 +17,16 @@ const HS: JwtDevAuthAction = { jwtSecret: SECRET };
 const RS: JwtDevAuthAction = { jwksUri: JWKS_URI, issuer: ISSUER, audience: AUDIENCE };
 const BOTH: JwtDevAuthAction = { ...HS, ...RS };
 
-/** Serves a key set whose keys the test can change; counts the fetches. */
-function keySetHost(keys: () => object[]): { fetches: () => number } {
+/** Serves a key set whose keys the test can change (null: the host answers 503); counts the fetches. */
+function keySetHost(keys: () => object[] | null): { fetches: () => number } {
   let n = 0;
   nock(JWKS_HOST)
     .persist()
     .get(JWKS_PATH)
     .reply(() => {
       n++;
-      return [200, { keys: keys() }];
+      const current = keys();
+      return current === null ? [503, 'down'] : [200, { keys: current }];
     });
   return { fetches: () => n };
 }
@@ -169,20 +170,13 @@ describe('jwt-dev-auth: accepted tokens', () => {
 
     it('keeps the keys it has while a refresh of a stale set fails', async () => {
       let up = true;
-      let n = 0;
-      nock(JWKS_HOST)
-        .persist()
-        .get(JWKS_PATH)
-        .reply(() => {
-          n++;
-          return up ? [200, { keys: [k1.jwk] }] : [503, 'down'];
-        });
+      const host = keySetHost(() => (up ? [k1.jwk] : null));
       const action = { ...RS, jwksMaxAgeMs: 50, jwksCooldownMs: 0, jwksFailureBackoffMs: 0, tokenCacheMax: 0 };
       expect((await authorize(action, { authorization: `Bearer ${rs256(k1, rsClaims())}` })).next).to.equal(true);
       up = false;
       await sleep(80);
       expect((await authorize(action, { authorization: `Bearer ${rs256(k1, rsClaims())}` })).next).to.equal(true);
-      expect(n).to.equal(2);
+      expect(host.fetches()).to.equal(2);
     });
 
     it('a token naming a host in jku or x5u never makes the gateway call it, even when signed by a configured key', async () => {

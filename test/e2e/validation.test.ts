@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { rmSync } from 'node:fs';
 import { parse } from 'yaml';
 import { configDirWithGateway } from '../support/config-dir';
+import { userWithWriteOnly } from '../validation/fixtures';
 import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
 import { httpAs, type HttpResult } from '../support/http';
 
@@ -161,15 +162,7 @@ pipelines:
 }
 
 const SERVICE = 'validation-test-service';
-const user = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    password: { type: 'string', writeOnly: true },
-    profile: { type: 'object', properties: { firstName: { type: 'string' }, pin: { type: 'string', writeOnly: true } } },
-  },
-  required: ['id'],
-};
+const user = { ...userWithWriteOnly, required: ['id'] };
 
 /** The test service: records what reaches it, so the tests can tell what never did. */
 function testService() {

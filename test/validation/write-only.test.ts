@@ -1,14 +1,8 @@
 import { expect } from 'chai';
 import { stripWriteOnly } from '../../plugin/validation/write-only';
+import { userWithWriteOnly } from './fixtures';
 
-const user = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    password: { type: 'string', writeOnly: true },
-    profile: { type: 'object', properties: { firstName: { type: 'string' }, pin: { type: 'string', writeOnly: true } } },
-  },
-};
+const user = userWithWriteOnly;
 
 describe('validation: writeOnly stripping', () => {
   it('drops writeOnly properties at every described depth and leaves the rest', () => {
