@@ -29,13 +29,14 @@ export interface Settings extends EdgeSettings {
   /**
    * How generated routes reach the host (plugin/routing/): `endpoints`, one apiEndpoint per route in
    * gateway.config.yml; `table`, one apiEndpoint for all of them and the plugin's own path table, for deployments
-   * with hundreds of routes (the host tries its routes one after another).
+   * with hundreds of routes (the host tries its routes one after another); `auto` (default), endpoints up to
+   * AUTO_TABLE_ABOVE routes, the table above.
    */
   routing: RoutingMode;
 }
 
-export type RoutingMode = 'endpoints' | 'table';
-export const ROUTING_MODES: readonly RoutingMode[] = ['endpoints', 'table'];
+export type RoutingMode = 'auto' | 'endpoints' | 'table';
+export const ROUTING_MODES: readonly RoutingMode[] = ['auto', 'endpoints', 'table'];
 
 export const SETTINGS_SCHEMA = {
   $id: 'http://express-gateway.io/schemas/plugins/contracts.json',
@@ -52,7 +53,7 @@ export const SETTINGS_SCHEMA = {
     strictOutput: { type: 'boolean', description: 'answer 502 when a result does not match its outputSchema (env STRICT_OUTPUT=true)' },
     debugEndpoints: { type: 'boolean', description: 'serve GET /debug/contracts (env DEBUG_ENDPOINTS=true); off by default' },
     shutdownGraceMs: { type: 'integer', minimum: 0, maximum: 3600000, description: 'on SIGTERM, how long requests in flight may finish (env SHUTDOWN_GRACE_MS); default 10000' },
-    routing: { type: 'string', enum: ['endpoints', 'table'], description: 'endpoints (one apiEndpoint per route, default) or table (one for all, matched by the plugin; env CONTRACT_ROUTING)' },
+    routing: { type: 'string', enum: ['auto', 'endpoints', 'table'], description: 'auto (default: one apiEndpoint per route up to 50 routes, the table above), endpoints (always one per route) or table (one for all, matched by the plugin); env CONTRACT_ROUTING' },
     ...EDGE_SETTINGS_SCHEMA_PROPERTIES,
     package: { type: 'string' },
   },
@@ -65,7 +66,7 @@ function intFrom(v: unknown, fallback: number): number {
 
 function routingMode(v: unknown): RoutingMode {
   const text = typeof v === 'string' ? v.trim() : '';
-  return (ROUTING_MODES as readonly string[]).includes(text) ? (text as RoutingMode) : 'endpoints';
+  return (ROUTING_MODES as readonly string[]).includes(text) ? (text as RoutingMode) : 'auto';
 }
 
 export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): Settings {

@@ -4,6 +4,7 @@ import type { ContractRegistry } from '../contracts/registry';
 import { buildRouteTable, type Conflict, type EndpointSpec } from '../contracts/route-table';
 import { GENERATED_POLICIES, generatedPipeline, isContractEndpoint, preflightEndpoint, routeAction, TABLE_STEP, tableEndpoint } from '../pipeline/generated-pipeline';
 import { unfitPaths } from '../routing/path-table';
+import { wantsTable } from '../routing/routing-mode';
 import { corsAction } from '../edge/cors';
 import type { Settings } from '../settings';
 import type { Logger } from '../logger';
@@ -26,6 +27,7 @@ export class ConfigSync {
   private timer?: NodeJS.Timeout;
   private lastConflicts = '';
   private lastUnfit = '';
+  private lastTable?: boolean;
   private writing: Promise<void> = Promise.resolve();
   private readonly onChange = () => this.schedule();
 
@@ -69,7 +71,8 @@ export class ConfigSync {
     const prefix = this.settings.generatedPrefix;
     // The preflight endpoint first: it must precede any catch-all endpoint for /api paths.
     // The not-found catch-all last: after it nothing under /api could be reached.
-    const routes = this.useTable(table.endpoints) ? [tableEndpoint(prefix, table.endpoints.map((e) => e.path))] : table.endpoints;
+    const useTable = this.useTable(table.endpoints);
+    const routes = useTable ? [tableEndpoint(prefix, table.endpoints.map((e) => e.path))] : table.endpoints;
     const endpoints = [preflightEndpoint(prefix), ...routes, notFoundEndpoint(prefix)];
     // Every contract route runs one shared pipeline; its route (`contract:`) is written on its apiEndpoint entry.
     const shared = `${prefix}routes`;
@@ -78,23 +81,35 @@ export class ConfigSync {
       pipelineOf: (endpoint) => (isContractEndpoint(endpoint) ? shared : endpoint.name),
       endpointExtra: (endpoint) => (isContractEndpoint(endpoint) ? { contract: routeAction(endpoint) } : undefined),
       pipelinePolicies: (endpoint) => (isCatchAll(endpoint) ? notFoundPolicies() : generatedPipeline(endpoint, cors)),
-      requiredPolicyNames: [...(this.settings.routing === 'table' ? [TABLE_STEP] : []), ...GENERATED_POLICIES, NOT_FOUND_POLICY],
+      requiredPolicyNames: [...(useTable ? [TABLE_STEP] : []), ...GENERATED_POLICIES, NOT_FOUND_POLICY],
     });
   }
 
   /**
-   * `routing: table`, unless a route's path is one the plugin's path table cannot match as Express would (an explicit
-   * `http.paths` with a pattern): then every route gets its endpoint, and the log says which path is why.
+   * `routing: table`, or `auto` with more routes than AUTO_TABLE_ABOVE, unless a route's path is one the plugin's
+   * path table cannot match as Express would (an explicit `http.paths` with a pattern): then every route gets its
+   * endpoint, and the log says which path is why.
    */
   private useTable(endpoints: readonly EndpointSpec[]): boolean {
-    if (this.settings.routing !== 'table') return false;
-    const unfit = unfitPaths(endpoints).join(', ');
-    if (unfit !== this.lastUnfit) {
-      if (unfit) this.log.warn(`routing: table cannot hold ${unfit}; one apiEndpoint per route is written instead until that path goes`);
-      else if (this.lastUnfit) this.log.info('routing: table is in use again');
+    const mode = this.settings.routing;
+    let use = wantsTable(mode, endpoints.length);
+    if (use) {
+      const unfit = unfitPaths(endpoints).join(', ');
+      if (unfit !== this.lastUnfit) {
+        if (unfit) this.log.warn(`routing: table cannot hold ${unfit}; one apiEndpoint per route is written instead until that path goes`);
+        else if (this.lastUnfit) this.log.info('routing: table is in use again');
+      }
+      this.lastUnfit = unfit;
+      use = unfit === '';
     }
-    this.lastUnfit = unfit;
-    return unfit === '';
+    // Auto's switch is worth a line: ops see gateway.config.yml change shape.
+    if (mode === 'auto' && this.lastTable !== undefined && use !== this.lastTable) {
+      this.log.info(use
+        ? `routing: auto: ${endpoints.length} routes, one apiEndpoint for all of them (the plugin's path table) from now on`
+        : `routing: auto: ${endpoints.length} routes, one apiEndpoint per route again`);
+    }
+    this.lastTable = use;
+    return use;
   }
 
   /** At init: write and make the host read the file now, so start-up serves the routes already known. */

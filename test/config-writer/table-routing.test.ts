@@ -9,6 +9,8 @@ import { resolveSettings } from '../../plugin/settings';
 import { validateSettings } from '../../plugin/settings-validation';
 import type { Logger } from '../../plugin/logger';
 import { referenceContracts } from '../openapi/support';
+import { buildRouteTable } from '../../plugin/contracts/route-table';
+import { AUTO_TABLE_ABOVE } from '../../plugin/routing/routing-mode';
 
 describe('config writer: routing: table', () => {
   let dir: string;
@@ -62,11 +64,91 @@ describe('config writer: routing: table', () => {
     expect(generated()).to.deep.equal(['contracts-options-api', 'contracts-api', 'contracts-not-found']);
   });
 
-  it('is a setting: endpoints by default, table by plugins.contracts.routing or CONTRACT_ROUTING, anything else refused', () => {
-    expect(resolveSettings({}, {}).routing).to.equal('endpoints');
+  it('is a setting: auto by default, endpoints or table by plugins.contracts.routing or CONTRACT_ROUTING, anything else refused', () => {
+    expect(resolveSettings({}, {}).routing).to.equal('auto');
     expect(resolveSettings({ routing: 'table' }, {}).routing).to.equal('table');
+    expect(resolveSettings({ routing: 'endpoints' }, {}).routing).to.equal('endpoints');
     expect(resolveSettings({}, { CONTRACT_ROUTING: 'table' }).routing).to.equal('table');
-    expect(() => validateSettings({}, { CONTRACT_ROUTING: 'trie' })).to.throw(/CONTRACT_ROUTING must be one of endpoints, table/);
-    expect(() => validateSettings({ routing: 'fast' }, {})).to.throw(/plugins\.contracts\.routing must be one of endpoints, table/);
+    expect(() => validateSettings({}, { CONTRACT_ROUTING: 'trie' })).to.throw(/CONTRACT_ROUTING must be one of auto, endpoints, table/);
+    expect(() => validateSettings({ routing: 'fast' }, {})).to.throw(/plugins\.contracts\.routing must be one of auto, endpoints, table/);
+  });
+});
+
+/** `count` GET routes of one service, each on its own path. */
+function bulkContracts(count: number) {
+  return Array.from({ length: count }, (_, i) => ({
+    messageType: `GetBulk${i}Query`, targetService: 'bulk-service', inputSchema: {}, outputSchema: {}, requiredPermissions: [],
+    http: { method: 'GET', paths: [`/api/bulk/items-${i}/:itemId`] },
+  }));
+}
+
+describe('config writer: routing: auto', () => {
+  let dir: string;
+  let file: string;
+  let registry: ContractRegistry;
+  const infos: string[] = [];
+  const log: Logger = { info: (m: string) => void infos.push(m), warn: () => undefined, error: () => undefined } as unknown as Logger;
+  const syncs: ConfigSync[] = [];
+
+  beforeEach(() => {
+    infos.length = 0;
+    dir = mkdtempSync(join(tmpdir(), 'contracts-auto-'));
+    file = join(dir, 'gateway.config.yml');
+    writeFileSync(file, 'apiEndpoints: {}\npipelines: {}\npolicies: []\n');
+    registry = new ContractRegistry();
+    registry.apply({ service: 'users-service', instanceId: 'u1', contracts: referenceContracts().filter((c) => c.targetService === 'users-service'), ttlMs: 60_000 });
+  });
+  afterEach(() => {
+    for (const s of syncs.splice(0)) s.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const startSync = (raw: Record<string, unknown>) => {
+    const host = { config: { gatewayConfigPath: file, loadConfig: () => undefined }, eventBus: { emit: () => undefined } };
+    const sync = new ConfigSync(registry, host, resolveSettings({ writeDebounceMs: 0, ...raw }, {}), log);
+    syncs.push(sync);
+    sync.start();
+    return sync;
+  };
+  const config = () => parse(readFileSync(file, 'utf8'));
+  const generated = () => Object.keys(config().apiEndpoints).filter((n) => n.startsWith('contracts-'));
+  const routeCount = () => generated().filter((n) => !['contracts-options-api', 'contracts-not-found'].includes(n)).length;
+  const announceBulk = (count: number) => registry.apply({ service: 'bulk-service', instanceId: 'b1', ttlMs: 60_000, contracts: bulkContracts(count) });
+
+  it(`writes one apiEndpoint per route up to ${AUTO_TABLE_ABOVE} routes, with no route-table step`, () => {
+    const usersRoutes = buildRouteTable(registry.contracts()).endpoints.length;
+    announceBulk(AUTO_TABLE_ABOVE - usersRoutes);
+    startSync({});
+    expect(routeCount()).to.equal(AUTO_TABLE_ABOVE);
+    expect(generated()).to.include('contracts-get-api-users-userid');
+    expect(generated()).not.to.include('contracts-api');
+    expect(config().policies).not.to.include('route-table');
+  });
+
+  it('switches to the table endpoint above that, back when routes go, and logs each switch', async () => {
+    const usersRoutes = buildRouteTable(registry.contracts()).endpoints.length;
+    const sync = startSync({});
+    expect(generated()).to.include('contracts-get-api-users-userid');
+    announceBulk(AUTO_TABLE_ABOVE - usersRoutes + 1);
+    await sync.settled();
+    expect(generated()).to.deep.equal(['contracts-options-api', 'contracts-api', 'contracts-not-found']);
+    expect(config().pipelines['contracts-api'].policies.map((s: Record<string, unknown>) => Object.keys(s)[0])[0]).to.equal('route-table');
+    expect(config().policies).to.include('route-table');
+    expect(infos.join('\n')).to.contain(`routing: auto: ${AUTO_TABLE_ABOVE + 1} routes, one apiEndpoint for all of them`);
+    registry.apply({ service: 'bulk-service', instanceId: 'b1', contracts: [], ttlMs: 0, withdrawn: true });
+    await sync.settled();
+    expect(generated()).to.include('contracts-get-api-users-userid');
+    expect(generated()).not.to.include('contracts-api');
+    expect(infos.join('\n')).to.contain(`routing: auto: ${usersRoutes} routes, one apiEndpoint per route again`);
+  });
+
+  it('is overridden by an explicit mode: endpoints keeps one per route however many there are, table uses the table for few', () => {
+    announceBulk(AUTO_TABLE_ABOVE * 2);
+    startSync({ routing: 'endpoints' });
+    expect(routeCount()).to.be.greaterThan(AUTO_TABLE_ABOVE * 2);
+    registry.apply({ service: 'bulk-service', instanceId: 'b1', contracts: [], ttlMs: 0, withdrawn: true });
+    syncs.splice(0).forEach((s) => s.stop());
+    startSync({ routing: 'table' });
+    expect(generated()).to.deep.equal(['contracts-options-api', 'contracts-api', 'contracts-not-found']);
   });
 });

@@ -7,6 +7,7 @@ import { eventually } from '../support/gateway-process';
 import { gatewayWithBus } from '../support/gateway-with-bus';
 import { http as anonymous, httpAs } from '../support/http';
 import { serve } from '../../sdk';
+import { AUTO_TABLE_ABOVE } from '../../plugin/routing/routing-mode';
 
 const http = httpAs(['admin:all']);
 
@@ -119,6 +120,55 @@ describe('routing: table, through Express Gateway and RabbitMQ', function () {
     fx.running.pop();
     await eventually(async () => {
       const r = await http('GET', `${fx.gw.baseUrl}/api/widgets/w1`);
+      if (r.status !== 404) throw new Error(`still ${r.status}`);
+    }, 8000);
+  });
+});
+
+describe('routing: auto (the default), through Express Gateway and RabbitMQ', function () {
+  const fx = gatewayWithBus({}, configDirWithHandWritten);
+  const generated = () => Object.keys(parse(fx.gw.gatewayConfig()).apiEndpoints).filter((n) => n.startsWith('contracts-'));
+
+  it(`moves to the table endpoint when a service brings the routes above ${AUTO_TABLE_ABOVE}, serving every route throughout, and back when it goes`, async () => {
+    expect(generated(), 'few routes: one apiEndpoint each').to.include('contracts-get-api-users-userid');
+    const count = AUTO_TABLE_ABOVE;
+    const bulk = await serve({
+      transport: fx.transport,
+      service: 'bulk-service',
+      ttlMs: 3000,
+      operations: Array.from({ length: count }, (_, i) => ({
+        contract: { messageType: `GetBulk${i}Query`, inputSchema: { type: 'object', properties: { itemId: { type: 'string' } } }, outputSchema: { type: 'object' }, requiredPermissions: [], http: { method: 'GET' as const, paths: [`/api/bulk/items-${i}/:itemId`] } },
+        handle: (input: Record<string, unknown>) => ({ item: i, itemId: input.itemId }),
+      })),
+    });
+    fx.running.push(bulk);
+    await eventually(async () => {
+      if (!generated().includes('contracts-api')) throw new Error('still one endpoint per route');
+    }, 8000);
+    expect(generated()).to.deep.equal(['contracts-options-api', 'contracts-api', 'contracts-not-found']);
+    const last = await eventually(async () => {
+      const r = await http('GET', `${fx.gw.baseUrl}/api/bulk/items-${count - 1}/x1`);
+      if (r.status !== 200) throw new Error(`still ${r.status}`);
+      return r;
+    }, 5000);
+    expect(last.body).to.deep.equal({ item: count - 1, itemId: 'x1' });
+    const created = await http('POST', `${fx.gw.baseUrl}/api/users`, { body: { email: 'auto@example.com', firstName: 'Au', lastName: 'To', password: 'long-enough-1' } });
+    expect(created.status, created.text).to.equal(201);
+    expect((await anonymous('GET', `${fx.gw.baseUrl}/api/status`)).text, 'hand-written entries still reachable').to.equal('up');
+
+    await bulk.stop();
+    fx.running.pop();
+    await eventually(async () => {
+      if (!generated().includes('contracts-get-api-users-userid')) throw new Error('still the table');
+    }, 8000);
+    const got = await eventually(async () => {
+      const r = await http('GET', `${fx.gw.baseUrl}/api/users/${created.body.userId as string}`);
+      if (r.status !== 200) throw new Error(`still ${r.status}`);
+      return r;
+    }, 5000);
+    expect(got.body.email).to.equal('auto@example.com');
+    await eventually(async () => {
+      const r = await http('GET', `${fx.gw.baseUrl}/api/bulk/items-0/x1`);
       if (r.status !== 404) throw new Error(`still ${r.status}`);
     }, 8000);
   });
