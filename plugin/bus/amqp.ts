@@ -64,7 +64,7 @@ interface PendingRequest {
   correlationId: string;
   timer: NodeJS.Timeout;
   resolve(reply: Reply): void;
-  reject(err: GatewayError): void;
+  reject(err: Error): void;
 }
 
 /** A consumer registered through serve/onAnnouncement/onDiscoveryRequest; re-created after every reconnect. */
@@ -323,7 +323,11 @@ export class AmqpTransport implements Transport {
     if (!this.closing && this.current === 'up') this.setState('down');
   }
 
-  private failInFlight(error: (p: PendingRequest) => GatewayError): void {
+  abortPending(error: () => Error): void {
+    this.failInFlight(error);
+  }
+
+  private failInFlight(error: (p: PendingRequest) => Error): void {
     for (const [id, p] of this.pending) {
       this.pending.delete(id);
       clearTimeout(p.timer);
@@ -419,6 +423,11 @@ export class AmqpTransport implements Transport {
     ch.on('close', onClose);
   }
 
+  /** A request's deadline passed with no reply: 504. One function for every request's timer (no closure each). */
+  private readonly onDeadline = (id: string, timeoutMs: number): void => {
+    this.take(id)?.reject(gatewayTimeout(timeoutMs));
+  };
+
   private take(id: string | undefined): PendingRequest | undefined {
     if (id === undefined) return undefined;
     const p = this.pending.get(id);
@@ -449,7 +458,7 @@ export class AmqpTransport implements Transport {
     const deadline = Math.max(1, Math.ceil(Number.isFinite(timeoutMs) ? timeoutMs : 1));
     const id = newId();
     return new Promise<Reply>((resolve, reject) => {
-      const timer = setTimeout(() => this.take(id)?.reject(gatewayTimeout(timeoutMs)), deadline);
+      const timer = setTimeout(this.onDeadline, deadline, id, timeoutMs);
       this.pending.set(id, { service, correlationId: String(message.headers.correlationId ?? ''), timer, resolve, reject });
       try {
         // No confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back (basic.return, 503).

@@ -207,7 +207,7 @@ interface PendingRequest {
   service: string;
   timer: NodeJS.Timeout;
   resolve(reply: Reply): void;
-  reject(err: GatewayError): void;
+  reject(err: Error): void;
 }
 
 /** The in-process Transport. All instances on one hub see each other; see the file comment. */
@@ -243,12 +243,20 @@ export class InProcessTransport implements Transport {
 
   private async shutdown(): Promise<void> {
     this.setState('closed');
+    this.failPending((p) => serviceUnavailable('The message bus is closing', 5, { service: p.service }));
+    await Promise.all([...this.subscriptions].map((s) => s.close()));
+  }
+
+  abortPending(error: () => Error): void {
+    this.failPending(error);
+  }
+
+  private failPending(error: (p: PendingRequest) => Error): void {
     for (const [id, p] of this.pending) {
       this.pending.delete(id);
       clearTimeout(p.timer);
-      p.reject(serviceUnavailable('The message bus is closing', 5, { service: p.service }));
+      p.reject(error(p));
     }
-    await Promise.all([...this.subscriptions].map((s) => s.close()));
   }
 
   onStateChange(listener: (state: TransportState) => void): void {

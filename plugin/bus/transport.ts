@@ -72,6 +72,11 @@ export interface Transport {
 
   // gateway side
   request(message: RequestMessage, timeoutMs: number): Promise<Reply>;
+  /**
+   * Rejects every request still waiting for its reply with `error()`: a graceful stop whose grace period ran out
+   * answers them (503) instead of leaving the callers cut off. Later requests are not affected.
+   */
+  abortPending(error: () => Error): void;
   /** Every announcement and withdrawal from any service instance. */
   onAnnouncement(listener: (announcement: Announcement) => void): Promise<Subscription>;
   /** Asks every running service to announce now (at gateway start and after a reconnect). */

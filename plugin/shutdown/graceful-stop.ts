@@ -3,6 +3,7 @@ import { HttpDrain, shuttingDown } from './http-drain';
 import { currentRuntime } from '../runtime';
 import { consoleLogger, type Logger } from '../logger';
 import { errorMessage } from '../errors';
+import type { Transport } from '../bus/transport';
 
 /** What the host's event bus (express-gateway lib/eventBus) offers; only what is used here. */
 export interface HostEventBus {
@@ -28,8 +29,6 @@ export class GracefulStop {
   private readonly drains: HttpDrain[] = [];
   private readonly hooks: Hook[] = [];
   private stopping?: Promise<void>;
-  /** The rejecters of the bus waits in progress; each removes itself when its wait settles. */
-  private readonly waits = new Set<(err: unknown) => void>();
   private aborted = false;
   private signalsInstalled = false;
   /** Set by the first init() that hooked the host's event bus. */
@@ -46,36 +45,19 @@ export class GracefulStop {
     this.hooks.push(hook);
   }
 
-  /** Bus waits in progress (each settled wait is forgotten at once). */
-  get pendingWaits(): number {
-    return this.waits.size;
-  }
+  /** The bus whose waiting requests a stop answers when the grace period runs out (the runtime's, unless a test says). */
+  constructor(private readonly transport: () => Pick<Transport, 'abortPending'> | undefined = () => currentRuntime()?.transport) {}
 
   get isStopping(): boolean {
     return this.stopping !== undefined;
   }
 
   /**
-   * `work` (a wait on the bus), or a 503 SERVICE_UNAVAILABLE with Retry-After once the grace period of a stop has
-   * run out: the caller is answered instead of cut off when the process ends.
+   * True once the grace period of a stop has run out: a request that reaches the bus now is answered 503 with
+   * Retry-After at once (those already waiting were answered by the transport's abortPending).
    */
-  untilStopped<T>(work: Promise<T>): Promise<T> {
-    if (this.aborted) return Promise.reject(shuttingDown());
-    // Not Promise.race against one long-lived promise: every race would leave a reaction on it for good, and the
-    // gateway's heap grew with every request (bench/REPORT.md). Each wait registers and unregisters itself instead.
-    return new Promise<T>((resolve, reject) => {
-      this.waits.add(reject);
-      work.then(
-        (value) => {
-          this.waits.delete(reject);
-          resolve(value);
-        },
-        (err: unknown) => {
-          this.waits.delete(reject);
-          reject(err);
-        },
-      );
-    });
+  get isAborted(): boolean {
+    return this.aborted;
   }
 
   installSignalHandlers(graceMs: () => number): void {
@@ -110,10 +92,10 @@ export class GracefulStop {
     const left = this.drains.reduce((n, d) => n + d.inFlight, 0);
     if (left > 0) {
       this.log.warn(`grace period over: answering ${left} request(s) still in flight with 503`);
-      // The contract-router's waits end first, so they answer with their own trace ids; the rest is answered here.
+      // The contract-router's bus waits end first, so they answer with their own trace ids; the rest is answered here.
+      // The transport fails them (not a promise wrapped around every request: that cost each request its closures).
       this.aborted = true;
-      for (const reject of this.waits) reject(shuttingDown());
-      this.waits.clear();
+      this.transport()?.abortPending(shuttingDown);
       await new Promise((r) => setImmediate(r));
       for (const d of this.drains) d.refuseRemaining();
       await Promise.all(this.drains.map((d) => d.idle(FLUSH_MS)));

@@ -9,7 +9,7 @@ import { sendError, sendJson } from '../../plugin/http/respond';
 import { describeError, fromServiceError, GatewayError } from '../../plugin/errors';
 import { successStatus } from './success-status';
 import { responseBody } from '../../plugin/validation/output';
-import { gracefulStop } from '../../plugin/shutdown';
+import { gracefulStop, shuttingDown } from '../../plugin/shutdown';
 
 interface RouterAction extends RouteAction {
   timeoutMs?: number;
@@ -29,8 +29,9 @@ function contractRouter(action: RouterAction) {
       const input = await messageInput(req, res, resolved);
       const { contract } = resolved;
       const timeoutMs = action.timeoutMs ?? contract.timeoutMs ?? runtime.settings.requestTimeoutMs;
-      // A stopping gateway answers 503 when its grace period ends rather than leave the caller cut off.
-      const reply = await gracefulStop().untilStopped(runtime.transport.request(
+      // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
+      if (gracefulStop().isAborted) throw shuttingDown();
+      const reply = await runtime.transport.request(
         {
           messageType: contract.messageType,
           targetService: contract.targetService,
@@ -38,7 +39,7 @@ function contractRouter(action: RouterAction) {
           headers: { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent },
         },
         timeoutMs,
-      ));
+      );
       if (!reply.ok) throw fromServiceError(reply.error);
       const status = reply.status !== undefined && reply.status >= 200 && reply.status < 300 ? reply.status : successStatus(contract.messageType, req.method);
       // Checked before any header is set: a result refused in strict mode must not leave a Location behind.

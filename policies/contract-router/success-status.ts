@@ -1,8 +1,25 @@
 import { classify } from '../../plugin/contracts/derive-routes';
 
+type Kind = ReturnType<typeof classify>['kind'];
+
+/** classify() runs its patterns over the name; contract-router asks on every request, so the kind is remembered. */
+const kinds = new Map<string, Kind>();
+/** Message types come from announced contracts; the cap only guards against a service inventing names forever. */
+const MAX_REMEMBERED = 10_000;
+
+function kindOf(messageType: string): Kind {
+  let kind = kinds.get(messageType);
+  if (kind === undefined) {
+    kind = classify(messageType).kind;
+    if (kinds.size >= MAX_REMEMBERED) kinds.clear();
+    kinds.set(messageType, kind);
+  }
+  return kind;
+}
+
 /** Spec "Status codes": create 201, delete 204, every other success 200. */
 export function successStatus(messageType: string, method: string): number {
-  const { kind } = classify(messageType);
+  const kind = kindOf(messageType);
   if (kind === 'create' && method === 'POST') return 201;
   if (kind === 'delete' && method === 'DELETE') return 204;
   return 200;

@@ -439,6 +439,28 @@ export function transportConformance(name: string, make: () => Promise<Conforman
         expect(err.status).to.equal(503);
       });
 
+      it('abortPending rejects the requests waiting for a reply with the error given; the next request is served', async () => {
+        const service = uniqueService('aborted');
+        const entered = deferred();
+        const release = deferred();
+        let calls = 0;
+        await t.service.serve(service, async (message) => {
+          calls += 1;
+          if (calls === 1) {
+            entered.resolve();
+            await release.promise;
+          }
+          return { ok: true, result: message.input };
+        });
+        const pending = t.gateway.request(requestFor(service, { n: 1 }), 10_000);
+        await entered.promise;
+        t.gateway.abortPending(() => new GatewayError('SERVICE_UNAVAILABLE', 'stopping', { status: 503 }));
+        const err = await rejection(pending);
+        expect(err).to.include({ code: 'SERVICE_UNAVAILABLE', message: 'stopping' });
+        release.resolve();
+        expect(await t.gateway.request(requestFor(service, { n: 2 }), 5000)).to.deep.equal({ ok: true, result: { n: 2 } });
+      });
+
       it('rejects a request in flight when the requester closes', async () => {
         const service = uniqueService('stuck');
         const entered = deferred();

@@ -1,42 +1,71 @@
 import { expect } from 'chai';
 import { GracefulStop } from '../../plugin/shutdown/graceful-stop';
 import { GatewayError } from '../../plugin/errors';
+import { InProcessHub, InProcessTransport } from '../../plugin/bus/inprocess';
+import { deferred, rejection, requestFor } from '../bus/conformance';
+
+const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** A stop whose grace period runs out: one request on its server never ends. */
+function stopWithStuckRequest(stop: GracefulStop): void {
+  stop.log = quiet;
+  (stop as unknown as { drains: Array<{ begin(): void; idle(): Promise<void>; inFlight: number; refuseRemaining(): void; closeConnections(): void }> }).drains.push({
+    begin: () => undefined, idle: () => Promise.resolve(), inFlight: 1, refuseRemaining: () => undefined, closeConnections: () => undefined,
+  });
+}
 
 describe('graceful stop: the bus waits', () => {
-  it('passes results and errors through and keeps nothing of a settled wait (no growth per request)', async () => {
-    const stop = new GracefulStop();
-    for (let i = 0; i < 1000; i++) expect(await stop.untilStopped(Promise.resolve(i))).to.equal(i);
-    const failure = new Error('upstream');
-    await stop.untilStopped(Promise.reject(failure)).then(
-      () => expect.fail('should reject'),
-      (err) => expect(err).to.equal(failure),
-    );
-    expect(stop.pendingWaits).to.equal(0);
+  let hub: InProcessHub;
+  let gateway: InProcessTransport;
+  let service: InProcessTransport;
+  beforeEach(async () => {
+    hub = new InProcessHub();
+    gateway = new InProcessTransport(hub);
+    service = new InProcessTransport(hub);
+    await gateway.start();
+    await service.start();
+  });
+  afterEach(async () => {
+    await gateway.close();
+    await service.close();
   });
 
-  it('tracks the waits in progress only while they last', async () => {
-    const stop = new GracefulStop();
-    let release!: (v: string) => void;
-    const waiting = stop.untilStopped(new Promise<string>((r) => (release = r)));
-    expect(stop.pendingWaits).to.equal(1);
-    release('done');
-    expect(await waiting).to.equal('done');
-    expect(stop.pendingWaits).to.equal(0);
-  });
-
-  it('answers every wait still in progress with 503 when the grace period runs out, and later ones at once', async () => {
-    const stop = new GracefulStop();
-    stop.log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-    const outcome = stop.untilStopped(new Promise<never>(() => undefined)).then(() => undefined, (e: unknown) => e);
-    // A server with one request that never ends, so the grace period runs out.
-    (stop as unknown as { drains: Array<{ begin(): void; idle(): Promise<void>; inFlight: number; refuseRemaining(): void; closeConnections(): void }> }).drains.push({
-      begin: () => undefined, idle: () => Promise.resolve(), inFlight: 1, refuseRemaining: () => undefined, closeConnections: () => undefined,
+  it('answers every request still waiting for its reply with 503 when the grace period runs out', async () => {
+    const entered = deferred();
+    const release = deferred();
+    await service.serve('stuck', async () => {
+      entered.resolve();
+      await release.promise; // past the grace period
+      return { ok: true, result: 'too late' };
     });
+    const waiting = rejection(gateway.request(requestFor('stuck'), 60_000));
+    await entered.promise;
+    const stop = new GracefulStop(() => gateway);
+    stopWithStuckRequest(stop);
+    expect(stop.isAborted).to.equal(false);
     await stop.stop(10);
-    const err = await outcome;
+    const err = await waiting;
     expect(err).to.be.instanceOf(GatewayError).and.to.include({ code: 'SERVICE_UNAVAILABLE', status: 503 });
-    const late = await stop.untilStopped(Promise.resolve(1)).then(() => undefined, (e: unknown) => e);
-    expect(late).to.be.instanceOf(GatewayError);
-    expect(stop.pendingWaits).to.equal(0);
+    expect(err.headers['Retry-After']).to.match(/^\d+$/);
+    expect(stop.isAborted, 'later requests are refused by contract-router').to.equal(true);
+    release.resolve();
+  });
+
+  it('leaves the bus waits alone when no request outlived the grace period', async () => {
+    const entered = deferred();
+    const release = deferred();
+    await service.serve('slow', async () => {
+      entered.resolve();
+      await release.promise;
+      return { ok: true, result: { done: true } };
+    });
+    const waiting = gateway.request(requestFor('slow'), 60_000);
+    await entered.promise;
+    const stop = new GracefulStop(() => gateway);
+    stop.log = quiet;
+    await stop.stop(10);
+    expect(stop.isAborted).to.equal(false);
+    release.resolve();
+    expect(await waiting).to.deep.equal({ ok: true, result: { done: true } });
   });
 });
