@@ -90,12 +90,16 @@ function freePort() {
  * configuration gets the same, so memory and throughput are compared under one rule.
  */
 const HEAP_ARGS = (process.env.BENCH_HEAP_ARGS ?? '--max-old-space-size=128').split(' ');
+/** Every child reports its garbage-collection time here (bench/lib/gc-probe.cjs). */
+const GC_DIR = mkdtempSync(join(tmpdir(), `${RUN_ID}-gc-`));
+tempDirs.push(GC_DIR);
+const GC_PROBE = ['--require', join(BENCH, 'lib', 'gc-probe.cjs')];
 
 /** Starts `node script` and resolves once its output contains `ready`. Every child is killed on exit. */
 function startNode(label, script, env, { ready = 'ready', ipc = false, nodeArgs = [] } = {}) {
-  const child = spawn(process.execPath, [...HEAP_ARGS, ...nodeArgs, script], {
+  const child = spawn(process.execPath, [...HEAP_ARGS, ...GC_PROBE, ...nodeArgs, script], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    env: { ...process.env, BENCH_GC_DIR: GC_DIR, ...env },
     stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
@@ -216,6 +220,30 @@ function cpuUs(pid) {
   }
 }
 
+function gcTotals(pid) {
+  try {
+    return JSON.parse(readFileSync(join(GC_DIR, `${pid}.json`), 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Milliseconds a process has spent in garbage collection so far: its probe writes them when sent SIGUSR2. */
+async function gcMs(pid) {
+  const before = gcTotals(pid)?.seq;
+  try {
+    process.kill(pid, 'SIGUSR2');
+  } catch {
+    return NaN;
+  }
+  for (let i = 0; i < 50; i++) {
+    const t = gcTotals(pid);
+    if (t && t.seq !== before) return t.minor + t.major + t.incremental + t.weakcb;
+    await sleep(10);
+  }
+  return NaN;
+}
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ------------------------------------------------------------------ HTTP helpers
@@ -268,11 +296,14 @@ async function measureHttp(target, connections, durationS) {
   try {
     const groups = [target.rssPids, target.servicePids ?? [], [findBroker()]];
     const cpu0 = groups.map((g) => g.map(cpuUs));
+    const gc0 = await Promise.all(target.rssPids.map(gcMs));
     const r = await cannon({ url: target.url, connections, duration: durationS, headers: target.headers });
     const n = Math.max(1, r.requests.total);
     const [gw, svc, broker] = groups.map((g, j) => g.reduce((sum, pid, i) => sum + cpuUs(pid) - cpu0[j][i], 0) / n);
+    const gc1 = await Promise.all(target.rssPids.map(gcMs));
+    const gc = (gc1.reduce((sum, t, i) => sum + t - gc0[i], 0) * 1000) / n;
     const ok = r['2xx'];
-    return { rps: ok / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx, rss: peak || NaN, cpuPerReq: gw, serviceCpuPerReq: target.servicePids ? svc : NaN, brokerCpuPerReq: broker };
+    return { rps: ok / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx, rss: peak || NaN, cpuPerReq: gw, gcPerReq: gc, serviceCpuPerReq: target.servicePids ? svc : NaN, brokerCpuPerReq: broker };
   } finally {
     clearInterval(sampler);
   }
@@ -382,7 +413,7 @@ async function measureBus(target, connections, durationS) {
   const proc = await startNode(`bus client (${connections})`, join(BENCH, 'services', 'bus-client.js'), { BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: target.queue, BENCH_CONCURRENCY: String(connections), BENCH_DURATION_MS: String(durationS * 1000) }, { ready: '"rps"' });
   const line = proc.output().split('\n').find((l) => l.includes('"rps"'));
   const r = JSON.parse(line);
-  return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, rss: NaN, cpuPerReq: NaN, serviceCpuPerReq: NaN, brokerCpuPerReq: NaN };
+  return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, rss: NaN, cpuPerReq: NaN, gcPerReq: NaN, serviceCpuPerReq: NaN, brokerCpuPerReq: NaN };
 }
 
 // ------------------------------------------------------------------ statistics
@@ -404,6 +435,7 @@ function summarise(samples) {
     errors: samples.reduce((n, s) => n + s.errors, 0),
     rss: Math.max(...samples.map((s) => (Number.isFinite(s.rss) ? s.rss : -1))),
     cpuPerReq: median(samples.map((s) => s.cpuPerReq)),
+    gcPerReq: median(samples.map((s) => s.gcPerReq)),
     serviceCpuPerReq: median(samples.map((s) => s.serviceCpuPerReq)),
     brokerCpuPerReq: median(samples.map((s) => s.brokerCpuPerReq)),
     runs: samples.length,
@@ -485,10 +517,10 @@ function report(results, scales, meta) {
   for (const k of Object.keys(NAMES)) if (results[k]) L.push(`- **${NAMES[k]}**: ${TOPOLOGY[k]}`);
   L.push('');
   for (const c of conns) {
-    L.push(`## ${c} connections`, '', '| configuration | req/s | min–max of rounds | p50 ms | p99 ms | errors | gateway RSS MB | CPU µs/req: gateway | service | broker |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    L.push(`## ${c} connections`, '', '| configuration | req/s | min–max of rounds | p50 ms | p99 ms | errors | gateway RSS MB | CPU µs/req: gateway | of which GC | service | broker |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const k of Object.keys(NAMES)) {
       const r = get(k, c);
-      if (r) L.push(`| ${NAMES[k]} | ${fmt(r.rps)} | ${fmt(r.rpsMin)}–${fmt(r.rpsMax)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.errors} | ${fmt(r.rss)} | ${fmt(r.cpuPerReq)} | ${fmt(r.serviceCpuPerReq)} | ${fmt(r.brokerCpuPerReq)} |`);
+      if (r) L.push(`| ${NAMES[k]} | ${fmt(r.rps)} | ${fmt(r.rpsMin)}–${fmt(r.rpsMax)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.errors} | ${fmt(r.rss)} | ${fmt(r.cpuPerReq)} | ${fmt(r.gcPerReq)} | ${fmt(r.serviceCpuPerReq)} | ${fmt(r.brokerCpuPerReq)} |`);
     }
     L.push('');
   }
@@ -508,6 +540,7 @@ function report(results, scales, meta) {
   row('(c) / (f) floor vs bus limit', (c) => ratio(get('c', c)?.rps, get('f', c)?.rps));
   row('gateway CPU per request, (b) / (c) (machine-noise resistant)', (c) => ratio(get('b', c)?.cpuPerReq, get('c', c)?.cpuPerReq));
   row('gateway CPU per request, (b) / (e)', (c) => ratio(get('b', c)?.cpuPerReq, get('e', c)?.cpuPerReq));
+  row('gateway GC per request, (b) / (c)', (c) => ratio(get('b', c)?.gcPerReq, get('c', c)?.gcPerReq));
   L.push('');
   L.push('## Targets', '', '| target | measured | status |', '|---|---|---|');
   const be = ratio(get('b', 64)?.rps, get('e', 64)?.rps);
@@ -581,7 +614,7 @@ async function main() {
       for (const t of order) {
         const r = t.bus ? await measureBus(t, c, OPTS.durationS) : await measureHttp(t, c, OPTS.durationS);
         ((samples[t.key] ??= {})[c] ??= []).push(r);
-        log(`round ${round + 1} ${t.key} @${c}: ${r.rps.toFixed(0)}/s p50 ${fmt(r.p50, 1)} p99 ${fmt(r.p99, 1)} errors ${r.errors} cpu µs/req gw ${fmt(r.cpuPerReq)} svc ${fmt(r.serviceCpuPerReq)} broker ${fmt(r.brokerCpuPerReq)}`);
+        log(`round ${round + 1} ${t.key} @${c}: ${r.rps.toFixed(0)}/s p50 ${fmt(r.p50, 1)} p99 ${fmt(r.p99, 1)} errors ${r.errors} cpu µs/req gw ${fmt(r.cpuPerReq)} (gc ${fmt(r.gcPerReq)}) svc ${fmt(r.serviceCpuPerReq)} broker ${fmt(r.brokerCpuPerReq)}`);
       }
     }
   }

@@ -6,6 +6,13 @@ import type { ResolvedContract } from './resolve-contract';
 import { tableMatchOf } from '../routing/table-routes';
 import { requestState } from '../request/state';
 
+declare module '../request/state' {
+  interface RequestState {
+    /** The message's input, built once (schema-validation and contract-router both use it). */
+    input?: Record<string, unknown>;
+  }
+}
+
 /**
  * The input of the message, built once per request (schema validation and the router both use it):
  * body + path parameters + query string. On the generic routes the envelope is taken off first:
@@ -13,7 +20,7 @@ import { requestState } from '../request/state';
  */
 export async function messageInput(req: Request, res: Response, resolved: ResolvedContract): Promise<Record<string, unknown>> {
   const state = requestState(req);
-  const known = state.input as Record<string, unknown> | undefined;
+  const known = state.input;
   if (known) return known;
   const limit = currentRuntime()?.settings.bodyLimitBytes;
   const rawBody = await readBody(req, res, limit);

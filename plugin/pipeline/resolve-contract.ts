@@ -39,6 +39,12 @@ export interface ResolvedContract {
   dispatched: boolean;
 }
 
+declare module '../request/state' {
+  interface RequestState {
+    resolved?: ResolvedContract;
+  }
+}
+
 /** True when a step's action names the contract(s) of its route itself (hand-written pipelines may). */
 export function namesContract(action: RouteAction): boolean {
   return action.messageType !== undefined || action.dispatch !== undefined || (action.variants?.length ?? 0) > 0;
@@ -65,7 +71,7 @@ export function routeOf(req: Request, action: RouteAction): RouteAction | undefi
  */
 export async function resolveContract(req: Request, res: Response, action: RouteAction): Promise<ResolvedContract> {
   const state = requestState(req);
-  const known = state.resolved as ResolvedContract | undefined;
+  const known = state.resolved;
   if (known) return known;
   const runtime = currentRuntime();
   if (!runtime) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });

@@ -8,6 +8,12 @@ export interface Trace {
   traceparent?: string;
 }
 
+declare module './state' {
+  interface RequestState {
+    trace?: Trace;
+  }
+}
+
 /** A caller's correlation id is echoed only when it is short and made of safe characters (no header injection, no log forging). */
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** W3C Trace Context: version-traceid-parentid-flags, lower-case hex; later versions may append `-…` fields. */
@@ -20,7 +26,7 @@ const TRACEPARENT_MAX = 512;
  */
 export function traceOf(req: Request, res: Response): Trace {
   const state = requestState(req);
-  const known = state.trace as Trace | undefined;
+  const known = state.trace;
   if (known) return known;
   const given = req.headers['x-correlation-id'];
   const correlationId = typeof given === 'string' && SAFE_ID.test(given) ? given : newId();

@@ -13,9 +13,15 @@ export interface TableMatch {
   params: Record<string, string>;
 }
 
+declare module '../request/state' {
+  interface RequestState {
+    tableMatch?: TableMatch;
+  }
+}
+
 
 export function tableMatchOf(req: Request): TableMatch | undefined {
-  return requestState(req).tableMatch as TableMatch | undefined;
+  return requestState(req).tableMatch;
 }
 
 export function setTableMatch(req: Request, match: TableMatch): void {

@@ -20,9 +20,17 @@ interface Counted {
   limit: AppliedLimit;
 }
 
+declare module '../../plugin/request/state' {
+  interface RequestState {
+    /** The caller's counter key and limit, worked out just before the host's limiter asks for them. */
+    counted?: Counted;
+  }
+}
+
 
 function countedOf(req: Request): Counted {
-  return requestState(req).counted as Counted;
+  // Set by this policy's own step just before the host's limiter runs.
+  return requestState(req).counted!;
 }
 
 /** The host's limiter calls these; the key and limit were worked out (asynchronously) just before. */

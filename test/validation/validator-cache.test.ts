@@ -86,6 +86,20 @@ describe('validation: compile cache', () => {
     expect(() => compileSchema({ $schema: 'http://json-schema.org/draft-04/schema#' }, 'input')).to.throw(/unsupported/);
   });
 
+  it('checks a date on input against the calendar, on output by its shape only (the check runs on every response)', () => {
+    const schema = { type: 'object', properties: { at: { type: 'string', format: 'date-time' }, on: { type: 'string', format: 'date' } } };
+    const input = compileSchema(schema, 'input');
+    const output = compileSchema(schema, 'output');
+    for (const validate of [input, output]) {
+      expect(validate({ at: '2024-02-29T10:00:00Z', on: '2024-02-29' })).to.equal(true);
+      expect(validate({ at: 'yesterday' })).to.equal(false);
+      expect(validate({ on: '29/02/2024' })).to.equal(false);
+    }
+    expect(input({ at: '2023-02-30T10:00:00Z' }), 'no February 30th on input').to.equal(false);
+    expect(input({ on: '2023-02-29' })).to.equal(false);
+    expect(output({ at: '2023-02-30T10:00:00Z' }), 'shape only on output').to.equal(true);
+  });
+
   it('checks formats, fills input defaults, never coerces or drops fields', () => {
     const validate = compileSchema({
       type: 'object',
