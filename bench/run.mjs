@@ -14,8 +14,9 @@
  * vs 10 contracts, RSS. `npm run bench:pipeline` (bench/pipeline.mjs) measures the plugin's own steps alone.
  *
  * Flags: --quick (under 2 minutes, for development), --only=a,b,… , --skip-scale, --scale-routing=auto,endpoints,table, --rounds=N, --duration=S,
- * --connections=16,64,256, --profile=<key> (runs that process with --cpu-prof into bench/profiles/),
- * --heap-profile=<key> (--heap-prof), --report=<path>. Env: BENCH_HEAP_ARGS replaces `--max-old-space-size=128`.
+ * --connections=16,64,256, --profile=<key>[,<key>] (a CPU profile of those configurations' gateways into bench/profiles/, one
+ * per measured run: start-up and warm-up left out), --alloc-profile=<key> (the same for allocations, freed ones
+ * included), --report=<path>. Env: BENCH_HEAP_ARGS replaces `--max-old-space-size=128`.
  * Env: BENCH_AMQP_URL (default amqp://guest:guest@127.0.0.1:5672; loopback only).
  */
 import { spawn, execFile } from 'node:child_process';
@@ -55,8 +56,8 @@ const OPTS = {
   skipScale: flag('skip-scale'),
   // auto (the default) is endpoints at 10 contracts and the table at 1,000; endpoints shows what auto avoids.
   scaleRouting: (option('scale-routing') ?? 'auto,endpoints').split(','),
-  profile: option('profile'),
-  heapProfile: option('heap-profile'),
+  profile: option('profile')?.split(',') ?? [],
+  allocProfile: option('alloc-profile')?.split(',') ?? [],
   report: resolve(option('report') ?? join(BENCH, 'REPORT.md')),
 };
 const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -90,16 +91,16 @@ function freePort() {
  * configuration gets the same, so memory and throughput are compared under one rule.
  */
 const HEAP_ARGS = (process.env.BENCH_HEAP_ARGS ?? '--max-old-space-size=128').split(' ');
-/** Every child reports its garbage-collection time here (bench/lib/gc-probe.cjs). */
-const GC_DIR = mkdtempSync(join(tmpdir(), `${RUN_ID}-gc-`));
-tempDirs.push(GC_DIR);
-const GC_PROBE = ['--require', join(BENCH, 'lib', 'gc-probe.cjs')];
+/** Every child reports its garbage-collection time here, and profiles itself when asked (bench/lib/probe.cjs). */
+const PROBE_DIR = mkdtempSync(join(tmpdir(), `${RUN_ID}-probe-`));
+tempDirs.push(PROBE_DIR);
+const PROBE = ['--require', join(BENCH, 'lib', 'probe.cjs')];
 
 /** Starts `node script` and resolves once its output contains `ready`. Every child is killed on exit. */
-function startNode(label, script, env, { ready = 'ready', ipc = false, nodeArgs = [] } = {}) {
-  const child = spawn(process.execPath, [...HEAP_ARGS, ...GC_PROBE, ...nodeArgs, script], {
+function startNode(label, script, env, { ready = 'ready', ipc = false } = {}) {
+  const child = spawn(process.execPath, [...HEAP_ARGS, ...PROBE, script], {
     cwd: ROOT,
-    env: { ...process.env, BENCH_GC_DIR: GC_DIR, ...env },
+    env: { ...process.env, BENCH_PROBE_DIR: PROBE_DIR, ...env },
     stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
@@ -222,7 +223,7 @@ function cpuUs(pid) {
 
 function gcTotals(pid) {
   try {
-    return JSON.parse(readFileSync(join(GC_DIR, `${pid}.json`), 'utf8'));
+    return JSON.parse(readFileSync(join(PROBE_DIR, `${pid}.json`), 'utf8'));
   } catch {
     return undefined;
   }
@@ -301,6 +302,11 @@ async function measureHttp(target, connections, durationS) {
     const n = Math.max(1, r.requests.total);
     const [gw, svc, broker] = groups.map((g, j) => g.reduce((sum, pid, i) => sum + cpuUs(pid) - cpu0[j][i], 0) / n);
     const gc1 = await Promise.all(target.rssPids.map(gcMs));
+    noteProfile(target, r.requests.total);
+    if (r.errors + r.timeouts + r.non2xx > 0) {
+      const codes = Object.entries(r.statusCodeStats ?? {}).filter(([code]) => !code.startsWith('2')).map(([code, s]) => `${code}×${s.count}`);
+      log(`${target.key} @${connections}: ${r.errors} errors, ${r.timeouts} timeouts, non-2xx ${codes.join(' ') || r.non2xx}`);
+    }
     const gc = (gc1.reduce((sum, t, i) => sum + t - gc0[i], 0) * 1000) / n;
     const ok = r['2xx'];
     return { rps: ok / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx, rss: peak || NaN, cpuPerReq: gw, gcPerReq: gc, serviceCpuPerReq: target.servicePids ? svc : NaN, brokerCpuPerReq: broker };
@@ -334,13 +340,25 @@ function tempDir(label) {
   return d;
 }
 
-function profileArgs(key) {
-  const cpu = OPTS.profile === key;
-  const heap = OPTS.heapProfile === key;
-  if (!cpu && !heap) return [];
+const profileRuns = new Map();
+
+/** A profiled gateway wrote one profile for the run that just ended: say which, and over how many requests. */
+function noteProfile(target, requests) {
+  const ext = OPTS.profile.includes(target.key) ? 'cpuprofile' : OPTS.allocProfile.includes(target.key) ? 'heapprofile' : undefined;
+  if (!ext) return;
+  const pid = target.rssPids[0];
+  const n = (profileRuns.get(pid) ?? 0) + 1;
+  profileRuns.set(pid, n);
+  log(`profile of this run: bench/profiles/${pid}-${n}.${ext} (${requests} requests; node bench/profile-summary.mjs <file> --requests=${requests})`);
+}
+
+/** Environment that makes the probe of `key`'s gateway profile the measured runs (see bench/lib/probe.cjs). */
+function profileEnv(key) {
+  const mode = OPTS.profile.includes(key) ? 'cpu' : OPTS.allocProfile.includes(key) ? 'alloc' : undefined;
+  if (!mode) return {};
   const dir = join(BENCH, 'profiles');
   mkdirSync(dir, { recursive: true });
-  return [...(cpu ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), ...(heap ? ['--heap-prof', `--heap-prof-dir=${dir}`] : [])];
+  return { BENCH_PROFILE: mode, BENCH_PROFILE_DIR: dir };
 }
 
 /**
@@ -372,7 +390,7 @@ async function startOurGateway(key, { overRabbit, routing = 'auto', routerOnly =
   // start.js fills in the rest of the config directory from config/ and keeps a gateway.config.yml it finds.
   if (routerOnly) writeFileSync(join(env.EG_CONFIG_DIR, 'gateway.config.yml'), ROUTER_ONLY_CONFIG);
   if (overRabbit) env.START_REFERENCE_SERVICES = 'false';
-  const gw = await startNode(`gateway (${key})`, join(ROOT, 'dist', 'scripts', 'start.js'), env, { ready: 'gateway ready', nodeArgs: profileArgs(key) });
+  const gw = await startNode(`gateway (${key})`, join(ROOT, 'dist', 'scripts', 'start.js'), { ...env, ...profileEnv(key) }, { ready: 'gateway ready' });
   const procs = [gw];
   if (overRabbit) procs.push(await startNode(`users-service (${key})`, join(ROOT, 'dist', 'scripts', 'users-service.js'), { BUS_URL: AMQP_URL, BUS_PREFIX: prefix }));
   const base = `http://127.0.0.1:${port}`;
@@ -388,7 +406,7 @@ async function startBareEg(key, mode) {
   const queue = `${RUN_ID}.${key}.users`;
   const procs = [];
   if (mode === 'rpc') procs.push(await startNode(`rpc-service (${key})`, join(BENCH, 'services', 'rpc-service.js'), { BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: queue }));
-  const gw = await startNode(`bench EG (${key})`, join(BENCH, 'eg-host', 'start.js'), { PORT: String(port), EG_CONFIG_DIR: tempDir(key), BENCH_MODE: mode, BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: queue, LOG_LEVEL: 'warn' }, { nodeArgs: profileArgs(key) });
+  const gw = await startNode(`bench EG (${key})`, join(BENCH, 'eg-host', 'start.js'), { PORT: String(port), EG_CONFIG_DIR: tempDir(key), BENCH_MODE: mode, BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: queue, LOG_LEVEL: 'warn', ...profileEnv(key) });
   procs.push(gw);
   return { key, url: `http://127.0.0.1:${port}/api/users/u-bench`, headers: {}, rssPids: [gw.pid], servicePids: mode === 'rpc' ? [procs[0].pid] : undefined, procs };
 }
@@ -397,7 +415,7 @@ async function startMoleculer(key) {
   const port = await freePort();
   const env = { BENCH_AMQP_URL: AMQP_URL, BENCH_NAMESPACE: `${RUN_ID}-${key}` };
   const svc = await startNode(`moleculer service (${key})`, join(BENCH, 'moleculer', 'service.js'), env);
-  const gw = await startNode(`moleculer-web (${key})`, join(BENCH, 'moleculer', 'gateway.js'), { ...env, PORT: String(port) });
+  const gw = await startNode(`moleculer-web (${key})`, join(BENCH, 'moleculer', 'gateway.js'), { ...env, PORT: String(port), ...profileEnv(key) });
   const url = `http://127.0.0.1:${port}/api/users/u-bench`;
   await until(`${key}: moleculer route`, async () => (await fetch(url)).status === 200);
   return { key, url, headers: {}, rssPids: [gw.pid], servicePids: [svc.pid], procs: [svc, gw] };
@@ -585,7 +603,8 @@ function report(results, scales, meta) {
     }
     L.push('');
   }
-  L.push('## Reproduce', '', '```sh', 'npm run build && npm run bench          # full run (RabbitMQ on 127.0.0.1:5672, guest/guest; installs bench/ deps on first use)', 'npm run bench -- --quick                 # < 2 minutes, for development', 'npm run bench -- --only=b,e --profile=b  # a subset; CPU profile of gateway (b) in bench/profiles/', 'npm run bench:pipeline                   # the plugin\'s own steps alone: CPU µs per request, in process', '```', '');
+  L.push('## Reproduce', '', '```sh', 'npm run build && npm run bench          # full run (RabbitMQ on 127.0.0.1:5672, guest/guest; installs bench/ deps on first use)', 'npm run bench -- --quick                 # < 2 minutes, for development', 'npm run bench -- --only=b,c --profile=b,c --rounds=1 --connections=64 --skip-scale  # CPU profiles of the measured runs in bench/profiles/',
+    'node bench/profile-summary.mjs bench/profiles/<b>.cpuprofile --requests=N --against=bench/profiles/<c>.cpuprofile --against-requests=M  # per request, (b) minus (c)', 'npm run bench:pipeline                   # the plugin\'s own steps alone: CPU µs per request, in process', '```', '');
   return L.join('\n');
 }
 
