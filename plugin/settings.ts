@@ -1,4 +1,5 @@
 import { EDGE_SETTINGS_SCHEMA_PROPERTIES, resolveEdgeSettings, type EdgeSettings } from './edge/edge-settings';
+import { AUTO_TABLE_ABOVE } from './routing/routing-mode';
 
 /**
  * Plugin settings: the `plugins.contracts` block of system.config.yml, with environment variables as the
@@ -53,7 +54,7 @@ export const SETTINGS_SCHEMA = {
     strictOutput: { type: 'boolean', description: 'answer 502 when a result does not match its outputSchema (env STRICT_OUTPUT=true)' },
     debugEndpoints: { type: 'boolean', description: 'serve GET /debug/contracts (env DEBUG_ENDPOINTS=true); off by default' },
     shutdownGraceMs: { type: 'integer', minimum: 0, maximum: 3600000, description: 'on SIGTERM, how long requests in flight may finish (env SHUTDOWN_GRACE_MS); default 10000' },
-    routing: { type: 'string', enum: ['auto', 'endpoints', 'table'], description: 'auto (default: one apiEndpoint per route up to 50 routes, the table above), endpoints (always one per route) or table (one for all, matched by the plugin); env CONTRACT_ROUTING' },
+    routing: { type: 'string', enum: ROUTING_MODES, description: `auto (default: one apiEndpoint per route up to ${AUTO_TABLE_ABOVE} routes, the table above), endpoints (always one per route) or table (one for all, matched by the plugin); env CONTRACT_ROUTING` },
     ...EDGE_SETTINGS_SCHEMA_PROPERTIES,
     package: { type: 'string' },
   },

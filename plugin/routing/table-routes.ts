@@ -19,7 +19,6 @@ declare module '../request/state' {
   }
 }
 
-
 export function tableMatchOf(req: Request): TableMatch | undefined {
   return requestState(req).tableMatch;
 }

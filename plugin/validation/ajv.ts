@@ -18,18 +18,18 @@ export type SchemaRole = 'input' | 'output';
  */
 const COMMON: Options = { allErrors: true, strict: false, removeAdditional: false, coerceTypes: false, logger: false };
 
-const ROLE_OPTIONS: Record<SchemaRole, Options> = {
-  input: { ...COMMON, useDefaults: true },
-  output: { ...COMMON, useDefaults: false },
-};
+type FormatsMode = 'full' | 'fast';
 
 /**
- * ajv-formats' mode per role. Input gets `full` (a date must exist: no February 30th). A result is checked on every
- * response only to notice a service drifting from its contract, and `full`'s date-time check (split, two regular
- * expressions, calendar arithmetic) was the largest part of that check's cost: `fast` checks the shape with one
- * regular expression.
+ * Per role: ajv's options, and ajv-formats' mode. Input gets `full` formats (a date must exist: no February 30th). A
+ * result is checked on every response only to notice a service drifting from its contract, and `full`'s date-time
+ * check (split, two regular expressions, calendar arithmetic) was the largest part of that check's cost: `fast`
+ * checks the shape with one regular expression.
  */
-const FORMATS_MODE: Record<SchemaRole, 'full' | 'fast'> = { input: 'full', output: 'fast' };
+const ROLES: Record<SchemaRole, { options: Options; formats: FormatsMode }> = {
+  input: { options: { ...COMMON, useDefaults: true }, formats: 'full' },
+  output: { options: { ...COMMON, useDefaults: false }, formats: 'fast' },
+};
 
 type Dialect = '2020-12' | '2019-09' | 'draft-07';
 
@@ -46,7 +46,7 @@ export function dialectOf(schema: JsonSchema): Dialect {
 
 type AjvInstance = InstanceType<typeof Ajv>;
 
-function newAjv(dialect: Dialect, options: Options, formats: 'full' | 'fast' = 'full'): AjvInstance {
+function newAjv(dialect: Dialect, options: Options, formats: FormatsMode = 'full'): AjvInstance {
   const ajv = dialect === '2020-12' ? new Ajv2020(options) : dialect === '2019-09' ? new Ajv2019(options) : new Ajv(options);
   addFormats(ajv, { mode: formats });
   return ajv;
@@ -72,5 +72,6 @@ function assertValidSchema(schema: JsonSchema, dialect: Dialect): void {
 export function compileSchema(schema: JsonSchema, role: SchemaRole): ValidateFunction {
   const dialect = dialectOf(schema);
   assertValidSchema(schema, dialect);
-  return newAjv(dialect, { ...ROLE_OPTIONS[role], validateSchema: false }, FORMATS_MODE[role]).compile(schema);
+  const { options, formats } = ROLES[role];
+  return newAjv(dialect, { ...options, validateSchema: false }, formats).compile(schema);
 }

@@ -27,7 +27,6 @@ declare module '../../plugin/request/state' {
   }
 }
 
-
 function countedOf(req: Request): Counted {
   // Set by this policy's own step just before the host's limiter runs.
   return requestState(req).counted!;
