@@ -10,6 +10,7 @@
  *   (e) peer: moleculer-web 0.11 + moleculer 0.15, AMQP transporter, gateway and service in separate processes
  *   (f) bus limit: amqplib RPC with no HTTP, same minimal service as (c)
  *   (g) as (b) with `routing: table`;  (h) as (b) on a hand-written route running contract-router alone
+ *   (p) as (c) with the bus message the product sends and its reply envelope: the protocol floor
  * plus discovery at scale (1,000 contracts), with routing: auto (the default) and endpoints: time to a new contract's first 2xx, throughput
  * vs 10 contracts, RSS. `npm run bench:pipeline` (bench/pipeline.mjs) measures the plugin's own steps alone.
  *
@@ -52,7 +53,7 @@ const OPTS = {
   scaleRounds: Number(option('scale-rounds') ?? (QUICK ? 1 : 3)),
   scaleDurationS: QUICK ? 2 : 10,
   // --quick leaves out (g) and (h), the diagnostic variants of (b), to stay under 2 minutes.
-  only: (option('only')?.split(',') ?? (QUICK ? ['a', 'b', 'c', 'd', 'e', 'f'] : ['a', 'b', 'g', 'h', 'c', 'd', 'e', 'f'])).filter((k) => /^[a-h]$/.test(k)),
+  only: (option('only')?.split(',') ?? (QUICK ? ['a', 'b', 'c', 'd', 'e', 'f'] : ['a', 'b', 'g', 'h', 'c', 'p', 'd', 'e', 'f'])).filter((k) => /^[a-hp]$/.test(k)),
   skipScale: flag('skip-scale'),
   // auto (the default) is endpoints at 10 contracts and the table at 1,000; endpoints shows what auto avoids.
   scaleRouting: (option('scale-routing') ?? 'auto,endpoints').split(','),
@@ -326,13 +327,14 @@ const TOPOLOGY = {
   a: 'this gateway, full pipeline (jwt-dev-auth HS256 ▸ permission ▸ schema-validation ▸ contract-router), embedded bus; the users service in the gateway process (`npm start`)',
   b: 'this gateway, full pipeline, RabbitMQ; the users service in its own process (`dist/scripts/users-service.js`)',
   c: 'floor: bare Express Gateway 1.16, one policy doing one amqplib RPC (reply bytes passed on); minimal amqplib service in its own process',
+  p: 'protocol floor: as (c), but the policy sends the message the product sends (`{input}` body, ids and the user as headers, expiration, mandatory, a deadline timer) and unwraps the `{ok, result}` reply (parsed and serialised again); no authentication, permission, validation or trace ids',
   d: 'ceiling: bare Express Gateway 1.16, one policy answering the JSON itself; no bus',
   e: 'peer: moleculer-web 0.11 gateway + moleculer 0.15 service, AMQP transporter (prefetch 16, Nagle off), separate processes, no auth',
   f: 'bus limit: amqplib RPC client with N requests in flight, no HTTP; same minimal service as (c)',
   g: 'as (b), with `routing: table` (CONTRACT_ROUTING=table): one generated apiEndpoint, the path matched by the plugin',
   h: 'as (b), but the request goes to a hand-written endpoint whose pipeline is contract-router alone: no trace ids, CORS, rate limit, token, permission or input check (the output check and the bus are the same)',
 };
-const NAMES = { a: '(a) gateway, embedded', b: '(b) gateway, RabbitMQ', g: '(g) gateway, RabbitMQ, routing: table', h: '(h) gateway, RabbitMQ, contract-router only', c: '(c) floor: EG + amqplib RPC', d: '(d) ceiling: EG answers', e: '(e) peer: moleculer-web', f: '(f) bus: amqplib RPC, no HTTP' };
+const NAMES = { a: '(a) gateway, embedded', b: '(b) gateway, RabbitMQ', g: '(g) gateway, RabbitMQ, routing: table', h: '(h) gateway, RabbitMQ, contract-router only', c: '(c) floor: EG + amqplib RPC', p: '(p) protocol floor: (c) with our bus message', d: '(d) ceiling: EG answers', e: '(e) peer: moleculer-web', f: '(f) bus: amqplib RPC, no HTTP' };
 
 function tempDir(label) {
   const d = mkdtempSync(join(tmpdir(), `${RUN_ID}-${label}-`));
@@ -405,10 +407,11 @@ async function startBareEg(key, mode) {
   const port = await freePort();
   const queue = `${RUN_ID}.${key}.users`;
   const procs = [];
-  if (mode === 'rpc') procs.push(await startNode(`rpc-service (${key})`, join(BENCH, 'services', 'rpc-service.js'), { BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: queue }));
+  const rpc = mode === 'rpc' || mode === 'protocol';
+  if (rpc) procs.push(await startNode(`rpc-service (${key})`, join(BENCH, 'services', 'rpc-service.js'), { BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: queue }));
   const gw = await startNode(`bench EG (${key})`, join(BENCH, 'eg-host', 'start.js'), { PORT: String(port), EG_CONFIG_DIR: tempDir(key), BENCH_MODE: mode, BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: queue, LOG_LEVEL: 'warn', ...profileEnv(key) });
   procs.push(gw);
-  return { key, url: `http://127.0.0.1:${port}/api/users/u-bench`, headers: {}, rssPids: [gw.pid], servicePids: mode === 'rpc' ? [procs[0].pid] : undefined, procs };
+  return { key, url: `http://127.0.0.1:${port}/api/users/u-bench`, headers: {}, rssPids: [gw.pid], servicePids: rpc ? [procs[0].pid] : undefined, procs };
 }
 
 async function startMoleculer(key) {
@@ -559,6 +562,8 @@ function report(results, scales, meta) {
   row('(g) / (c) throughput: RabbitMQ pipeline, routing: table, vs floor', (c) => ratio(get('g', c)?.rps, get('c', c)?.rps));
   row('(b) / (h) throughput: full pipeline vs contract-router alone (what the steps before it cost)', (c) => ratio(get('b', c)?.rps, get('h', c)?.rps));
   row('(h) / (c) throughput: contract-router alone vs floor (our bus message and output check vs a bare RPC)', (c) => ratio(get('h', c)?.rps, get('c', c)?.rps));
+  row('(p) / (c) throughput: protocol floor vs floor (what the bus message the design asks for costs by itself)', (c) => ratio(get('p', c)?.rps, get('c', c)?.rps));
+  row('(b) / (p) throughput: RabbitMQ pipeline vs protocol floor (what the policies cost beyond the protocol)', (c) => ratio(get('b', c)?.rps, get('p', c)?.rps));
   row('(a) / (c) throughput: embedded pipeline vs floor', (c) => ratio(get('a', c)?.rps, get('c', c)?.rps));
   row('(a) / (d) throughput: embedded pipeline vs ceiling', (c) => ratio(get('a', c)?.rps, get('d', c)?.rps));
   row('(c) / (d) floor vs ceiling', (c) => ratio(get('c', c)?.rps, get('d', c)?.rps));
@@ -623,7 +628,7 @@ async function main() {
   const t0 = Date.now();
   const meta = { runId: RUN_ID, date: new Date().toISOString(), loadBefore: loadavg().map((x) => x.toFixed(2)).join(' ') };
   log(`${RUN_ID}: ${OPTS.quick ? 'quick' : 'full'} run of ${OPTS.only.join(', ')}`);
-  const starters = { a: () => startOurGateway('a', { overRabbit: false }), b: () => startOurGateway('b', { overRabbit: true }), g: () => startOurGateway('g', { overRabbit: true, routing: 'table' }), h: () => startOurGateway('h', { overRabbit: true, routerOnly: true }), c: () => startBareEg('c', 'rpc'), d: () => startBareEg('d', 'direct'), e: () => startMoleculer('e'), f: () => startBus('f') };
+  const starters = { a: () => startOurGateway('a', { overRabbit: false }), b: () => startOurGateway('b', { overRabbit: true }), g: () => startOurGateway('g', { overRabbit: true, routing: 'table' }), h: () => startOurGateway('h', { overRabbit: true, routerOnly: true }), c: () => startBareEg('c', 'rpc'), p: () => startBareEg('p', 'protocol'), d: () => startBareEg('d', 'direct'), e: () => startMoleculer('e'), f: () => startBus('f') };
   const targets = [];
   for (const k of OPTS.only) {
     targets.push(await starters[k]());

@@ -1,7 +1,7 @@
 'use strict';
 /**
  * A bare Express Gateway (the product's host, same version) with the bench plugin, for the floor (c) and the
- * ceiling (d). BENCH_MODE=rpc|direct picks the policy of GET /api/users/:userId; PORT, EG_CONFIG_DIR (an empty
+ * ceiling (d) and the protocol floor (p). BENCH_MODE=rpc|protocol|direct picks the policy of GET /api/users/:userId; PORT, EG_CONFIG_DIR (an empty
  * temporary directory), BENCH_AMQP_URL and BENCH_QUEUE come from bench/run.mjs.
  */
 const fs = require('node:fs');
@@ -9,7 +9,8 @@ const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const dir = process.env.EG_CONFIG_DIR;
-const mode = process.env.BENCH_MODE === 'rpc' ? 'bench-rpc' : 'bench-direct';
+const MODES = { rpc: 'bench-rpc', protocol: 'bench-rpc-protocol', direct: 'bench-direct' };
+const mode = MODES[process.env.BENCH_MODE] ?? 'bench-direct';
 fs.mkdirSync(path.join(dir, 'models'), { recursive: true });
 for (const f of fs.readdirSync(path.join(ROOT, 'config', 'models'))) fs.copyFileSync(path.join(ROOT, 'config', 'models', f), path.join(dir, 'models', f));
 fs.writeFileSync(

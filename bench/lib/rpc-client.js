@@ -28,6 +28,34 @@ async function rpcClient(url, queue) {
     { noAck: true },
   );
   return {
+    /**
+     * The message the product's gateway sends (docs/bus-protocol.md): `{input}` body, correlation/request ids and the
+     * user as headers, the deadline as expiration, mandatory, the message type; a timer per request for the deadline.
+     * Resolves to the reply's envelope, parsed.
+     */
+    callProtocol(messageType, input, headers, timeoutMs) {
+      const id = String(++seq);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          if (pending.delete(id)) reject(new Error('timeout'));
+        }, timeoutMs);
+        pending.set(id, {
+          resolve: (content) => {
+            clearTimeout(timer);
+            try {
+              resolve(JSON.parse(content.toString('utf8')));
+            } catch (err) {
+              reject(err);
+            }
+          },
+          reject,
+        });
+        ch.sendToQueue(queue, Buffer.from(JSON.stringify({ input })), {
+          correlationId: id, replyTo: REPLY_TO, contentType: 'application/json', type: messageType,
+          expiration: String(timeoutMs), mandatory: true, headers,
+        });
+      });
+    },
     /** Resolves to the reply's bytes. */
     call(payload) {
       const id = String(++seq);
@@ -54,12 +82,19 @@ async function rpcService(url, queue, prefetch = 16) {
   await ch.consume(queue, (msg) => {
     if (!msg) return;
     let userId = 'unknown';
+    let enveloped = false;
     try {
-      userId = String(JSON.parse(msg.content.toString('utf8')).userId);
+      const body = JSON.parse(msg.content.toString('utf8'));
+      // The protocol floor (p) sends {input} and reads the {ok, result} envelope; the floor (c) sends and reads bare JSON.
+      enveloped = body.input !== undefined;
+      userId = String(enveloped ? body.input.userId : body.userId);
+      if (enveloped && msg.properties.headers?.user) JSON.parse(String(msg.properties.headers.user));
     } catch {
       // a malformed request still gets an answer
     }
-    ch.sendToQueue(msg.properties.replyTo, Buffer.from(JSON.stringify(benchUser(userId))), { correlationId: msg.properties.correlationId, contentType: 'application/json' });
+    const user = benchUser(userId);
+    const reply = enveloped ? { ok: true, result: user } : user;
+    ch.sendToQueue(msg.properties.replyTo, Buffer.from(JSON.stringify(reply)), { correlationId: msg.properties.correlationId, contentType: 'application/json' });
     ch.ack(msg);
   });
   return { close: () => conn.close().catch(() => undefined) };
