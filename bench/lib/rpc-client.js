@@ -88,6 +88,7 @@ async function rpcService(url, queue, prefetch = 16) {
       // The protocol floor (p) sends {input} and reads the {ok, result} envelope; the floor (c) sends and reads bare JSON.
       enveloped = body.input !== undefined;
       userId = String(enveloped ? body.input.userId : body.userId);
+      // A service reads the caller from the user header: the protocol floor's service pays for that too.
       if (enveloped && msg.properties.headers?.user) JSON.parse(String(msg.properties.headers.user));
     } catch {
       // a malformed request still gets an answer

@@ -59,16 +59,10 @@ export class ValidatorCache {
   /** The validator of a contract's input or output schema; compiled here only if sync has not seen it. */
   validator(contract: Contract, role: SchemaRole): Compiled {
     // The registry's contracts are frozen and replaced, never changed: a contract object asked before has its answer.
-    const byRole = Object.isFrozen(contract) ? this.byContract.get(contract) : undefined;
-    const seen = byRole?.[role];
-    if (seen) return seen;
-    const compiled = this.lookup(contract, role);
-    if (Object.isFrozen(contract)) {
-      const entry = byRole ?? {};
-      entry[role] = compiled;
-      if (!byRole) this.byContract.set(contract, entry);
-    }
-    return compiled;
+    if (!Object.isFrozen(contract)) return this.lookup(contract, role);
+    let byRole = this.byContract.get(contract);
+    if (!byRole) this.byContract.set(contract, (byRole = {}));
+    return (byRole[role] ??= this.lookup(contract, role));
   }
 
   private lookup(contract: Contract, role: SchemaRole): Compiled {

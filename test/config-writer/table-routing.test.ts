@@ -12,30 +12,63 @@ import { referenceContracts } from '../openapi/support';
 import { buildRouteTable } from '../../plugin/contracts/route-table';
 import { AUTO_TABLE_ABOVE } from '../../plugin/routing/routing-mode';
 
+/** An empty gateway.config.yml in a temporary directory, a registry holding the reference users service, and the writers made on them. */
+class WriterFixture {
+  readonly dir = mkdtempSync(join(tmpdir(), 'contracts-routing-'));
+  readonly file = join(this.dir, 'gateway.config.yml');
+  readonly registry = new ContractRegistry();
+  private readonly syncs: ConfigSync[] = [];
+
+  constructor() {
+    writeFileSync(this.file, 'apiEndpoints: {}\npipelines: {}\npolicies: []\n');
+    this.registry.apply({ service: 'users-service', instanceId: 'u1', contracts: referenceContracts().filter((c) => c.targetService === 'users-service'), ttlMs: 60_000 });
+  }
+
+  /** A config writer on the file (not started), with these plugin settings. */
+  writer(raw: Record<string, unknown>, log: Logger): ConfigSync {
+    const host = { config: { gatewayConfigPath: this.file, loadConfig: () => undefined }, eventBus: { emit: () => undefined } };
+    const sync = new ConfigSync(this.registry, host, resolveSettings({ writeDebounceMs: 0, ...raw }, {}), log);
+    this.syncs.push(sync);
+    return sync;
+  }
+
+  /** Stops the writers made so far. */
+  stopWriters(): void {
+    for (const s of this.syncs.splice(0)) s.stop();
+  }
+
+  config() {
+    return parse(readFileSync(this.file, 'utf8'));
+  }
+
+  /** The generated apiEndpoints' names, in file order. */
+  generated(): string[] {
+    return Object.keys(this.config().apiEndpoints).filter((n) => n.startsWith('contracts-'));
+  }
+
+  close(): void {
+    this.stopWriters();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
 describe('config writer: routing: table', () => {
-  let dir: string;
+  let fx: WriterFixture;
+  let sync: ConfigSync;
   let file: string;
   let registry: ContractRegistry;
-  let sync: ConfigSync;
   const warnings: string[] = [];
   const log: Logger = { info: () => undefined, warn: (m: string) => void warnings.push(m), error: () => undefined } as unknown as Logger;
 
   beforeEach(() => {
     warnings.length = 0;
-    dir = mkdtempSync(join(tmpdir(), 'contracts-table-'));
-    file = join(dir, 'gateway.config.yml');
-    writeFileSync(file, 'apiEndpoints: {}\npipelines: {}\npolicies: []\n');
-    registry = new ContractRegistry();
-    registry.apply({ service: 'users-service', instanceId: 'u1', contracts: referenceContracts().filter((c) => c.targetService === 'users-service'), ttlMs: 60_000 });
-    const host = { config: { gatewayConfigPath: file, loadConfig: () => undefined }, eventBus: { emit: () => undefined } };
-    sync = new ConfigSync(registry, host, resolveSettings({ writeDebounceMs: 0, routing: 'table' }, {}), log);
+    fx = new WriterFixture();
+    ({ file, registry } = fx);
+    sync = fx.writer({ routing: 'table' }, log);
   });
-  afterEach(() => {
-    sync.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => fx.close());
 
-  const generated = () => Object.keys(parse(readFileSync(file, 'utf8')).apiEndpoints).filter((n) => n.startsWith('contracts-'));
+  const generated = () => fx.generated();
 
   it('writes the preflight, one table endpoint and the 404, and leaves the file alone when contracts come and go', async () => {
     sync.start();
@@ -83,35 +116,25 @@ function bulkContracts(count: number) {
 }
 
 describe('config writer: routing: auto', () => {
-  let dir: string;
-  let file: string;
+  let fx: WriterFixture;
   let registry: ContractRegistry;
   const infos: string[] = [];
   const log: Logger = { info: (m: string) => void infos.push(m), warn: () => undefined, error: () => undefined } as unknown as Logger;
-  const syncs: ConfigSync[] = [];
 
   beforeEach(() => {
     infos.length = 0;
-    dir = mkdtempSync(join(tmpdir(), 'contracts-auto-'));
-    file = join(dir, 'gateway.config.yml');
-    writeFileSync(file, 'apiEndpoints: {}\npipelines: {}\npolicies: []\n');
-    registry = new ContractRegistry();
-    registry.apply({ service: 'users-service', instanceId: 'u1', contracts: referenceContracts().filter((c) => c.targetService === 'users-service'), ttlMs: 60_000 });
+    fx = new WriterFixture();
+    ({ registry } = fx);
   });
-  afterEach(() => {
-    for (const s of syncs.splice(0)) s.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => fx.close());
 
   const startSync = (raw: Record<string, unknown>) => {
-    const host = { config: { gatewayConfigPath: file, loadConfig: () => undefined }, eventBus: { emit: () => undefined } };
-    const sync = new ConfigSync(registry, host, resolveSettings({ writeDebounceMs: 0, ...raw }, {}), log);
-    syncs.push(sync);
+    const sync = fx.writer(raw, log);
     sync.start();
     return sync;
   };
-  const config = () => parse(readFileSync(file, 'utf8'));
-  const generated = () => Object.keys(config().apiEndpoints).filter((n) => n.startsWith('contracts-'));
+  const config = () => fx.config();
+  const generated = () => fx.generated();
   const routeCount = () => generated().filter((n) => !['contracts-options-api', 'contracts-not-found'].includes(n)).length;
   const announceBulk = (count: number) => registry.apply({ service: 'bulk-service', instanceId: 'b1', ttlMs: 60_000, contracts: bulkContracts(count) });
 
@@ -147,7 +170,7 @@ describe('config writer: routing: auto', () => {
     startSync({ routing: 'endpoints' });
     expect(routeCount()).to.be.greaterThan(AUTO_TABLE_ABOVE * 2);
     registry.apply({ service: 'bulk-service', instanceId: 'b1', contracts: [], ttlMs: 0, withdrawn: true });
-    syncs.splice(0).forEach((s) => s.stop());
+    fx.stopWriters();
     startSync({ routing: 'table' });
     expect(generated()).to.deep.equal(['contracts-options-api', 'contracts-api', 'contracts-not-found']);
   });
