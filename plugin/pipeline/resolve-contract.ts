@@ -42,6 +42,8 @@ export interface ResolvedContract {
 declare module '../request/state' {
   interface RequestState {
     resolved?: ResolvedContract;
+    /** The route the generated apiEndpoint's `contract:` names, read once (null: none). */
+    endpointRoute?: RouteAction | null;
   }
 }
 
@@ -61,8 +63,17 @@ export function routeOf(req: Request, action: RouteAction): RouteAction | undefi
   if (namesContract(action)) return action;
   const matched = tableMatchOf(req);
   if (matched) return matched.action;
-  const onEndpoint = (req as EndpointRequest).egContext?.apiEndpoint?.contract;
-  return onEndpoint && typeof onEndpoint === 'object' && namesContract(onEndpoint) ? onEndpoint : undefined;
+  return endpointRoute(req);
+}
+
+/** Read once per request: the host's per-request objects are slow to read from (see request/state.ts). */
+function endpointRoute(req: Request): RouteAction | undefined {
+  const state = requestState(req);
+  if (state.endpointRoute === undefined) {
+    const onEndpoint = (req as EndpointRequest).egContext?.apiEndpoint?.contract;
+    state.endpointRoute = onEndpoint && typeof onEndpoint === 'object' && namesContract(onEndpoint) ? onEndpoint : null;
+  }
+  return state.endpointRoute ?? undefined;
 }
 
 /**

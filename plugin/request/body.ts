@@ -2,6 +2,14 @@ import express from 'express';
 import type { Request, Response } from 'express';
 import { GatewayError } from '../errors';
 import { keepRawBody, replayBodyForProxy } from './replay-body';
+import { requestState } from './state';
+
+declare module './state' {
+  interface RequestState {
+    /** The JSON body, once read (the request stream can be read only once). */
+    body?: Record<string, unknown>;
+  }
+}
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -25,8 +33,8 @@ function parserFor(limit: number): ReturnType<typeof express.json> {
  * too large → 413; malformed → 400. Errors carry no parser text.
  */
 export function readBody(req: Request, res: Response, limit = DEFAULT_BODY_LIMIT): Promise<Record<string, unknown>> {
-  const already = (req as { _contractsBody?: Record<string, unknown> })._contractsBody;
-  if (already) return Promise.resolve(already);
+  const state = requestState(req);
+  if (state.body) return Promise.resolve(state.body);
   if (!BODY_METHODS.has(req.method)) return Promise.resolve({});
   const length = req.headers['content-length'];
   const chunked = req.headers['transfer-encoding'] !== undefined;
@@ -44,7 +52,7 @@ export function readBody(req: Request, res: Response, limit = DEFAULT_BODY_LIMIT
         return reject(new GatewayError('BAD_REQUEST', 'The request body must be a JSON object'));
       }
       const obj = body as Record<string, unknown>;
-      (req as { _contractsBody?: Record<string, unknown> })._contractsBody = obj;
+      state.body = obj;
       replayBodyForProxy(req);
       resolve(obj);
     });

@@ -1,11 +1,18 @@
 import { PassThrough } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
+import type { Request } from 'express';
+import { requestState } from './state';
 
-const RAW = Symbol('contracts.raw-body');
+declare module './state' {
+  interface RequestState {
+    /** The bytes express.json parsed, for a proxy step after ours. */
+    rawBody?: Buffer;
+  }
+}
 
 /** express.json's `verify` hook: keeps the bytes it parsed, so the body can be sent on after it was read. */
 export function keepRawBody(req: IncomingMessage, _res: unknown, buf: Buffer): void {
-  (req as unknown as Record<symbol, Buffer>)[RAW] = buf;
+  requestState(req as Request).rawBody = buf;
 }
 
 /**
@@ -13,8 +20,8 @@ export function keepRawBody(req: IncomingMessage, _res: unknown, buf: Buffer): v
  * `proxy` sends `req.egContext.requestStream` instead of the request when it is set (as its own request-transformer
  * does), so the read bytes are handed back there unchanged and a hand-written pipeline can proxy after validating.
  */
-export function replayBodyForProxy(req: IncomingMessage): void {
-  const raw = (req as unknown as Record<symbol, Buffer | undefined>)[RAW];
+export function replayBodyForProxy(req: Request): void {
+  const raw = requestState(req).rawBody;
   const ctx = (req as unknown as { egContext?: { requestStream?: unknown } }).egContext;
   if (!raw || !ctx || ctx.requestStream) return;
   const stream = new PassThrough();
