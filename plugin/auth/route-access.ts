@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { resolveContract, routeOf, type RouteAction } from '../pipeline/resolve-contract';
 import type { Contract } from '../contracts/types';
+import type { Maybe } from '../pipeline/maybe';
 
 /** What the auth steps need to know about an action: the route fields of generated pipelines, plus our own. */
 export interface AccessAction extends RouteAction {
@@ -33,18 +34,27 @@ const byContract = new WeakMap<object, WeakMap<object, RouteAccess>>();
  * Rules depend only on the contract and the step's action, so they are worked out once for each pair, not per
  * request (a hand-written pipeline gives jwt-dev-auth and permission different actions: each gets its own).
  */
-export async function routeAccess(req: Request, res: Response, action: AccessAction): Promise<RouteAccess> {
+export function routeAccess(req: Request, res: Response, action: AccessAction): Maybe<RouteAccess> {
   if (!routeOf(req, action)) {
     let access = byAction.get(action);
     if (!access) byAction.set(action, (access = Object.freeze({ public: action.public === true, required: unique(extraRequired(action)) })));
     return access;
   }
-  let contract: Contract;
+  let resolved: ReturnType<typeof resolveContract>;
   try {
-    ({ contract } = await resolveContract(req, res, action));
+    resolved = resolveContract(req, res, action);
   } catch (err) {
-    return { public: false, required: extraRequired(action), contractError: err };
+    return unresolved(action, err);
   }
+  if (!(resolved instanceof Promise)) return contractAccess(resolved.contract, action);
+  return resolved.then((r) => contractAccess(r.contract, action), (err: unknown) => unresolved(action, err));
+}
+
+function unresolved(action: AccessAction, err: unknown): RouteAccess {
+  return { public: false, required: extraRequired(action), contractError: err };
+}
+
+function contractAccess(contract: Contract, action: AccessAction): RouteAccess {
   let perAction = byContract.get(contract);
   if (!perAction) byContract.set(contract, (perAction = new WeakMap()));
   let access = perAction.get(action);

@@ -6,6 +6,7 @@ import { TokenCache } from './token-cache';
 import { bearerToken } from './bearer';
 import { invalidToken, keySetUnavailable, noAuthHeader, tokenExpired } from './auth-errors';
 import { GatewayError } from '../errors';
+import type { Maybe } from '../pipeline/maybe';
 
 /** Algorithms the gateway accepts (spec "Bearer tokens" 3); anything else is refused before a key is looked up. */
 export const ACCEPTED_ALGORITHMS = ['HS256', 'RS256'] as const;
@@ -48,21 +49,29 @@ export class TokenVerifier {
     this.cache = new TokenCache(config.tokenCacheMax, config.tokenCacheMaxTtlMs);
   }
 
-  /** The caller of an Authorization header value. */
-  async authenticate(authorization: string | string[] | undefined): Promise<AuthenticatedUser> {
+  /** The caller of an Authorization header value; at once for a token in the cache. Throws or rejects GatewayErrors. */
+  authenticate(authorization: string | string[] | undefined): Maybe<AuthenticatedUser> {
     const token = bearerToken(authorization);
     if (token === undefined) throw noAuthHeader();
-    return this.verify(token);
+    return this.tokenUser(token);
   }
 
   /** The caller a token stands for (without the "Bearer " prefix). */
   async verify(token: string): Promise<AuthenticatedUser> {
+    return this.tokenUser(token);
+  }
+
+  private tokenUser(token: string): Maybe<AuthenticatedUser> {
     if (token === '' || Buffer.byteLength(token) > this.config.maxTokenBytes || !COMPACT_JWS.test(token)) throw invalidToken();
     const cached = this.cache.get(token);
     if (cached) {
       this.stats.cacheHits++;
       return cached;
     }
+    return this.verifyToken(token);
+  }
+
+  private async verifyToken(token: string): Promise<AuthenticatedUser> {
     const header = readHeader(token);
     const alg = header.alg as AcceptedAlgorithm;
     this.stats.verifications++;

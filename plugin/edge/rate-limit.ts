@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import type { Contract } from '../contracts/types';
 import { GatewayError } from '../errors';
 import { DEFAULT_RATE_WINDOW_MS, type EdgeSettings } from './edge-settings';
+import type { Maybe } from '../pipeline/maybe';
 
 /** The budget a request is counted against: `scope` names the counter family. */
 export interface AppliedLimit {
@@ -44,13 +45,19 @@ export function limitFor(
  * development mode's headers), else the client address. A token that does not verify counts as its address, so a
  * caller cannot get fresh budgets by rotating the `sub` of unsigned tokens. Long user ids are hashed to bound the key.
  */
-export async function callerKey(req: Request, authenticate: () => Promise<{ userId: string }>): Promise<string> {
+export function callerKey(req: Request, authenticate: () => Maybe<{ userId: string }>): Maybe<string> {
+  const byAddress = (): string => `ip:${clientAddress(req)}`;
+  let user: Maybe<{ userId: string }>;
   try {
-    const { userId } = await authenticate();
-    return userId.length <= 128 ? `u:${userId}` : `uh:${createHash('sha256').update(userId).digest('base64url')}`;
+    user = authenticate();
   } catch {
-    return `ip:${clientAddress(req)}`;
+    return byAddress();
   }
+  return user instanceof Promise ? user.then(userKey, byAddress) : userKey(user);
+}
+
+function userKey({ userId }: { userId: string }): string {
+  return userId.length <= 128 ? `u:${userId}` : `uh:${createHash('sha256').update(userId).digest('base64url')}`;
 }
 
 /** The socket's peer (Express `req.ip`); X-Forwarded-For counts only where the host app trusts a proxy. */

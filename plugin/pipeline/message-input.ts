@@ -5,6 +5,7 @@ import { currentRuntime } from '../runtime';
 import type { ResolvedContract } from './resolve-contract';
 import { tableMatchOf } from '../routing/table-routes';
 import { requestState } from '../request/state';
+import { andThen, type Maybe } from './maybe';
 
 declare module '../request/state' {
   interface RequestState {
@@ -18,12 +19,19 @@ declare module '../request/state' {
  * body + path parameters + query string. On the generic routes the envelope is taken off first:
  * POST /api/actions { messageType, input }, GET /api/data?messageType=…&field=….
  */
-export async function messageInput(req: Request, res: Response, resolved: ResolvedContract): Promise<Record<string, unknown>> {
+export function messageInput(req: Request, res: Response, resolved: ResolvedContract): Maybe<Record<string, unknown>> {
   const state = requestState(req);
   const known = state.input;
   if (known) return known;
   const limit = currentRuntime()?.settings.bodyLimitBytes;
-  const rawBody = await readBody(req, res, limit);
+  return andThen(readBody(req, res, limit), (rawBody) => {
+    const input = inputOf(req, resolved, rawBody);
+    state.input = input;
+    return input;
+  });
+}
+
+function inputOf(req: Request, resolved: ResolvedContract, rawBody: Record<string, unknown>): Record<string, unknown> {
   const query = { ...(req.query as Record<string, unknown>) };
   let body = rawBody;
   if (resolved.dispatched) {
@@ -33,7 +41,5 @@ export async function messageInput(req: Request, res: Response, resolved: Resolv
   }
   // Path parameters: Express's (one endpoint per route) or the path table's (routing: table).
   const params = tableMatchOf(req)?.params ?? req.params ?? {};
-  const input = buildInput({ body, query, params, schema: resolved.contract.inputSchema });
-  state.input = input;
-  return input;
+  return buildInput({ body, query, params, schema: resolved.contract.inputSchema });
 }

@@ -4,7 +4,9 @@ import type { Contract } from '../contracts/types';
 import { GatewayError } from '../errors';
 import { currentRuntime } from '../runtime';
 import { tableMatchOf } from '../routing/table-routes';
-import { requestState } from '../request/state';
+import { requestState, type RequestState } from '../request/state';
+import { andThen, type Maybe } from './maybe';
+import type { Runtime } from '../runtime';
 
 /**
  * The action every generated pipeline step carries: which contract(s) the route serves.
@@ -80,7 +82,7 @@ function endpointRoute(req: Request): RouteAction | undefined {
  * Which contract this request is for; computed once per request and shared by every policy of the pipeline.
  * A contract that was withdrawn after the route was written answers 404 HANDLER_NOT_FOUND until the route goes.
  */
-export async function resolveContract(req: Request, res: Response, action: RouteAction): Promise<ResolvedContract> {
+export function resolveContract(req: Request, res: Response, action: RouteAction): Maybe<ResolvedContract> {
   const state = requestState(req);
   const known = state.resolved;
   if (known) return known;
@@ -88,7 +90,12 @@ export async function resolveContract(req: Request, res: Response, action: Route
   if (!runtime) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
   const route = routeOf(req, action);
   if (!route) throw new GatewayError('HANDLER_NOT_FOUND', 'No handler for this route');
-  const body = route.dispatch === 'body' ? await readBody(req, res, runtime.settings.bodyLimitBytes) : undefined;
+  // Only POST /api/actions names its contract in the body; every other route knows it without reading.
+  if (route.dispatch !== 'body') return remember(state, req, runtime, route, undefined);
+  return andThen(readBody(req, res, runtime.settings.bodyLimitBytes), (body) => remember(state, req, runtime, route, body));
+}
+
+function remember(state: RequestState, req: Request, runtime: Runtime, route: RouteAction, body: Record<string, unknown> | undefined): ResolvedContract {
   const messageType = pickMessageType(req, route, body);
   const contract = runtime.contract(messageType);
   if (!contract) throw new GatewayError('HANDLER_NOT_FOUND', `No handler for ${messageType}`);

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { GatewayError } from '../errors';
 import { keepRawBody, replayBodyForProxy } from './replay-body';
 import { requestState } from './state';
+import type { Maybe } from '../pipeline/maybe';
 
 declare module './state' {
   interface RequestState {
@@ -29,21 +30,23 @@ function parserFor(limit: number): ReturnType<typeof express.json> {
 }
 
 /**
- * Reads the JSON body once per request. An empty body is `{}`; a non-JSON content type with a body → 415;
- * too large → 413; malformed → 400. Errors carry no parser text.
+ * Reads the JSON body once per request; at once (no promise) when there is none or it was read already. An empty
+ * body is `{}`; a non-JSON content type with a body → 415; too large → 413; malformed → 400 (thrown, or the
+ * promise rejected). Errors carry no parser text.
  */
-export function readBody(req: Request, res: Response, limit = DEFAULT_BODY_LIMIT): Promise<Record<string, unknown>> {
+export function readBody(req: Request, res: Response, limit = DEFAULT_BODY_LIMIT): Maybe<Record<string, unknown>> {
   const state = requestState(req);
-  if (state.body) return Promise.resolve(state.body);
-  if (!BODY_METHODS.has(req.method)) return Promise.resolve({});
-  const length = req.headers['content-length'];
-  const chunked = req.headers['transfer-encoding'] !== undefined;
-  if (!chunked && (length === undefined || length === '0')) return Promise.resolve({});
-  const type = req.headers['content-type'];
+  if (state.body) return state.body;
+  if (!BODY_METHODS.has(req.method)) return {};
+  const headers = req.headers;
+  const length = headers['content-length'];
+  const chunked = headers['transfer-encoding'] !== undefined;
+  if (!chunked && (length === undefined || length === '0')) return {};
+  const type = headers['content-type'];
   if (!type || !/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
-    return Promise.reject(new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json)'));
+    throw new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json)');
   }
-  return new Promise((resolve, reject) => {
+  return new Promise<Record<string, unknown>>((resolve, reject) => {
     parserFor(limit)(req, res, (err?: unknown) => {
       if (err) return reject(bodyError(err, limit));
       const body: unknown = req.body;

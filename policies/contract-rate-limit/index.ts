@@ -12,6 +12,9 @@ import type { Contract } from '../../plugin/contracts/types';
 import { LimiterCache } from '../../plugin/edge/host-rate-limit';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
 import { errorMessage } from '../../plugin/errors';
+import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
+import type { Runtime } from '../../plugin/runtime';
+import type { TokenVerifier } from '../../plugin/auth/verify-token';
 
 export type ContractRateLimitAction = RouteAction & ExplicitLimit;
 
@@ -56,34 +59,48 @@ let lastStoreWarning = 0;
 function contractRateLimit(action: ContractRateLimitAction = {}) {
   const auth = resolveAuthConfig({});
   const verifier = obtainVerifier(auth);
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  const dev = auth.developmentAuthEnabled;
+  return (req: Request, res: Response, next: NextFunction): void => {
     const trace = traceOf(req, res);
-    try {
-      const runtime = currentRuntime();
-      if (!runtime) return next();
-      const limit = limitFor(await contractOf(req, res, action), runtime.settings, action);
-      if (!limit) return next();
-      const caller = await callerKey(req, () => authenticateRequest(req, verifier, auth.developmentAuthEnabled));
-      requestState(req).counted = { key: counterKey(runtime.settings.rateLimitPrefix, limit, caller), limit };
-      limiters.limiter(limit.max, limit.windowMs)(req, res, (err?: unknown) => {
-        if (err !== undefined && err !== null) warnStoreFailure(trace.correlationId, err);
-        next();
-      });
-    } catch (err) {
-      currentRuntime()?.log.error(`[${trace.correlationId}] rate limit failed unexpectedly: ${errorMessage(err)}`);
-      sendError(res, err, trace.correlationId);
-    }
+    const runtime = currentRuntime();
+    if (!runtime) return next();
+    settle(
+      () => counted(req, res, runtime, action, verifier, dev),
+      (count) => {
+        if (!count) return next();
+        requestState(req).counted = count;
+        limiters.limiter(count.limit.max, count.limit.windowMs)(req, res, (err?: unknown) => {
+          if (err !== undefined && err !== null) warnStoreFailure(trace.correlationId, err);
+          next();
+        });
+      },
+      (err) => {
+        currentRuntime()?.log.error(`[${trace.correlationId}] rate limit failed unexpectedly: ${errorMessage(err)}`);
+        sendError(res, err, trace.correlationId);
+      },
+    );
   };
 }
 
+/** The counter and limit of this request, or undefined when no limit applies. */
+function counted(req: Request, res: Response, runtime: Runtime, action: ContractRateLimitAction, verifier: TokenVerifier, dev: boolean): Maybe<Counted | undefined> {
+  return andThen(contractOf(req, res, action), (contract) => {
+    const limit = limitFor(contract, runtime.settings, action);
+    if (!limit) return undefined;
+    return andThen(callerKey(req, () => authenticateRequest(req, verifier, dev)), (caller) => ({ key: counterKey(runtime.settings.rateLimitPrefix, limit, caller), limit }));
+  });
+}
+
 /** The request's contract when the route names one; one that cannot be resolved is answered by a later step. */
-async function contractOf(req: Request, res: Response, action: RouteAction): Promise<Contract | undefined> {
+function contractOf(req: Request, res: Response, action: RouteAction): Maybe<Contract | undefined> {
   if (!routeOf(req, action)) return undefined;
+  let resolved: ReturnType<typeof resolveContract>;
   try {
-    return (await resolveContract(req, res, action)).contract;
+    resolved = resolveContract(req, res, action);
   } catch {
     return undefined;
   }
+  return resolved instanceof Promise ? resolved.then((r) => r.contract, () => undefined) : resolved.contract;
 }
 
 function warnStoreFailure(correlationId: string, err: unknown): void {

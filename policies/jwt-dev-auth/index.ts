@@ -11,6 +11,7 @@ import { authenticateRequest } from '../../plugin/auth/authenticate';
 import { routeAccess, type AccessAction } from '../../plugin/auth/route-access';
 import type { AuthenticatedUser } from '../../plugin/auth/claims';
 import type { TokenVerifier } from '../../plugin/auth/verify-token';
+import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
 
 export type JwtDevAuthAction = AccessAction & AuthOverrides;
 
@@ -33,31 +34,31 @@ function jwtDevAuth(action: JwtDevAuthAction = {}) {
   const config = resolveAuthConfig(overridesOf(action));
   const verifier = obtainVerifier(config);
   const dev = config.developmentAuthEnabled;
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  return (req: Request, res: Response, next: NextFunction): void => {
     const trace = traceOf(req, res);
-    try {
-      const access = await routeAccess(req, res, action);
-      if (access.public) {
-        const user = await optionalUser(req, verifier, dev);
+    settle(
+      () => andThen(routeAccess(req, res, action), (access) => (access.public ? optionalUser(req, verifier, dev) : authenticateRequest(req, verifier, dev))),
+      (user) => {
         if (user) setRequestUser(req, user);
-      } else {
-        setRequestUser(req, await authenticateRequest(req, verifier, dev));
-      }
-      next();
-    } catch (err) {
-      if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] authentication failed unexpectedly`);
-      sendError(res, err, trace.correlationId);
-    }
+        next();
+      },
+      (err) => {
+        if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] authentication failed unexpectedly`);
+        sendError(res, err, trace.correlationId);
+      },
+    );
   };
 }
 
 /** The caller when the credentials check out (as authenticateRequest decides), else anonymous. */
-async function optionalUser(req: Request, verifier: TokenVerifier, dev: boolean): Promise<AuthenticatedUser | undefined> {
+function optionalUser(req: Request, verifier: TokenVerifier, dev: boolean): Maybe<AuthenticatedUser | undefined> {
+  let user: Maybe<AuthenticatedUser>;
   try {
-    return await authenticateRequest(req, verifier, dev);
+    user = authenticateRequest(req, verifier, dev);
   } catch {
     return undefined;
   }
+  return user instanceof Promise ? user.catch(() => undefined) : user;
 }
 
 function overridesOf(action: JwtDevAuthAction): AuthOverrides {

@@ -8,6 +8,8 @@ import { currentRuntime } from '../../plugin/runtime';
 import { routeAccess, type AccessAction } from '../../plugin/auth/route-access';
 import { firstMissingPermission } from '../../plugin/auth/permissions';
 import { insufficientPermissions, unauthorized } from '../../plugin/auth/auth-errors';
+import { settle } from '../../plugin/pipeline/maybe';
+import type { RouteAccess } from '../../plugin/auth/route-access';
 
 /**
  * `permission`: the caller set by jwt-dev-auth must hold every permission the route requires (the contract's
@@ -21,23 +23,31 @@ import { insufficientPermissions, unauthorized } from '../../plugin/auth/auth-er
  * try a route both with and without a permission. It is not a security boundary in development mode.
  */
 function permission(action: AccessAction = {}) {
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  return (req: Request, res: Response, next: NextFunction): void => {
     const trace = traceOf(req, res);
-    try {
-      const access = await routeAccess(req, res, action);
-      if (access.public) return next();
-      const user = requestUser(req);
-      if (!user) throw unauthorized();
-      // A contract that could not be resolved is answered now that the caller is known (404, 400, …).
-      if (access.contractError !== undefined) throw access.contractError;
-      const missing = firstMissingPermission(user, access.required);
-      if (missing !== undefined) throw insufficientPermissions(missing);
-      next();
-    } catch (err) {
-      if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] permission check failed unexpectedly`);
-      sendError(res, err, trace.correlationId);
-    }
+    settle(
+      () => routeAccess(req, res, action),
+      (access) => {
+        check(req, access);
+        next();
+      },
+      (err) => {
+        if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] permission check failed unexpectedly`);
+        sendError(res, err, trace.correlationId);
+      },
+    );
   };
+}
+
+/** Throws the answer when the caller may not go on. */
+function check(req: Request, access: RouteAccess): void {
+  if (access.public) return;
+  const user = requestUser(req);
+  if (!user) throw unauthorized();
+  // A contract that could not be resolved is answered now that the caller is known (404, 400, …).
+  if (access.contractError !== undefined) throw access.contractError;
+  const missing = firstMissingPermission(user, access.required);
+  if (missing !== undefined) throw insufficientPermissions(missing);
 }
 
 export const permissionPolicy = { name: 'permission', schema, policy: permission };

@@ -8,6 +8,7 @@ import { sendError } from '../../plugin/http/respond';
 import { GatewayError, errorMessage } from '../../plugin/errors';
 import type { JsonSchema } from '../../plugin/contracts/types';
 import { compileInline, contractValidators, inputValidationError, type Compiled } from '../../plugin/validation';
+import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
 
 interface ValidationAction extends RouteAction {
   /** Validate against this instead of the contract's inputSchema (hand-written pipelines). */
@@ -29,38 +30,48 @@ function schemaValidation(action: ValidationAction) {
   // Binds the compile cache to discovery now, so a contract's broken schema is logged when it is announced.
   if (runtime) contractValidators(runtime);
 
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  return (req: Request, res: Response, next: NextFunction): void => {
     const trace = traceOf(req, res);
-    try {
-      const rt = currentRuntime();
-      if (!rt) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
-      const { resolved, validator } = await target(req, res, rt, action, inline);
-      if (!validator.ok) throw new GatewayError('INTERNAL_ERROR', BROKEN_CONTRACT);
-      // The input object is the one contract-router sends: defaults filled in here travel with the message.
-      const input = await messageInput(req, res, resolved);
-      if (!validator.validate(input)) throw inputValidationError(validator.validate.errors);
-      next();
-    } catch (err) {
-      if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] schema-validation: ${errorMessage(err)}`);
-      sendError(res, err, trace.correlationId);
-    }
+    settle(
+      () => validInput(req, res, action, inline),
+      () => next(),
+      (err) => {
+        if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] schema-validation: ${errorMessage(err)}`);
+        sendError(res, err, trace.correlationId);
+      },
+    );
   };
 }
 
+/** Settles once the request's input passed its schema (defaults filled in); throws or rejects with the answer when not. */
+function validInput(req: Request, res: Response, action: ValidationAction, inline: Compiled | undefined): Maybe<void> {
+  const runtime = currentRuntime();
+  if (!runtime) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
+  return andThen(target(req, res, runtime, action, inline), ({ resolved, validator }) => {
+    if (!validator.ok) throw new GatewayError('INTERNAL_ERROR', BROKEN_CONTRACT);
+    // The input object is the one contract-router sends: defaults filled in here travel with the message.
+    return andThen(messageInput(req, res, resolved), (input) => {
+      if (!validator.validate(input)) throw inputValidationError(validator.validate.errors);
+    });
+  });
+}
+
 /** Which contract (if any) the request is for, and the validator its input must pass. */
-async function target(req: Request, res: Response, runtime: Runtime, action: ValidationAction, inline: Compiled | undefined): Promise<{ resolved: ResolvedContract; validator: Compiled }> {
+function target(req: Request, res: Response, runtime: Runtime, action: ValidationAction, inline: Compiled | undefined): Maybe<{ resolved: ResolvedContract; validator: Compiled }> {
   if (inline && action.schema) {
-    const base = routeOf(req, action)
-      ? await resolveContract(req, res, action)
+    const schema = action.schema;
+    const base: Maybe<ResolvedContract> = routeOf(req, action)
+      ? resolveContract(req, res, action)
       : { contract: { messageType: '', targetService: '', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }, dispatched: false };
     // The inline schema also decides how query-string values are converted, so they meet the schema that checks them.
-    return { resolved: { ...base, contract: { ...base.contract, inputSchema: action.schema } }, validator: inline };
+    return andThen(base, (b) => ({ resolved: { ...b, contract: { ...b.contract, inputSchema: schema } }, validator: inline }));
   }
-  const resolved = await resolveContract(req, res, action);
-  const validators = contractValidators(runtime);
-  // A contract with any schema that does not compile is refused before it reaches the service: its output could not be checked either.
-  const output = validators.validator(resolved.contract, 'output');
-  return { resolved, validator: output.ok ? validators.validator(resolved.contract, 'input') : output };
+  return andThen(resolveContract(req, res, action), (resolved) => {
+    const validators = contractValidators(runtime);
+    // A contract with any schema that does not compile is refused before it reaches the service: its output could not be checked either.
+    const output = validators.validator(resolved.contract, 'output');
+    return { resolved, validator: output.ok ? validators.validator(resolved.contract, 'input') : output };
+  });
 }
 
 export const schemaValidationPolicy = { name: 'schema-validation', schema, policy: schemaValidation };

@@ -1,0 +1,134 @@
+import '../auth/support';
+import { expect } from 'chai';
+import type { Request, Response } from 'express';
+import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
+import { jwtDevAuthPolicy } from '../../policies/jwt-dev-auth';
+import { permissionPolicy } from '../../policies/permission';
+import { requestUser } from '../../plugin/pipeline/user';
+import { resetVerifiers } from '../../plugin/auth/verifiers';
+import { SECRET, claims, fakeReq, hs256, isolateAuthEnv, run } from '../auth/support';
+
+/** Outcome of settle(): what was called, and whether it was called before settle() returned. */
+function settleNow<T>(work: () => Maybe<T>): { outcome: Promise<{ done?: T; failed?: unknown }>; syncResult: string } {
+  let syncResult = 'pending';
+  const outcome = new Promise<{ done?: T; failed?: unknown }>((resolve) => {
+    settle(
+      work,
+      (v) => {
+        syncResult = syncResult === 'pending' ? 'done' : syncResult;
+        resolve({ done: v });
+      },
+      (err) => {
+        syncResult = syncResult === 'pending' ? 'failed' : syncResult;
+        resolve({ failed: err });
+      },
+    );
+  });
+  const seen = syncResult;
+  syncResult = 'returned';
+  return { outcome, syncResult: seen };
+}
+
+describe('maybe: steps that run synchronously when nothing has to be waited for', () => {
+  it('andThen applies at once to a value and after settling to a promise', async () => {
+    expect(andThen(2, (v) => v * 3)).to.equal(6);
+    const later = andThen(Promise.resolve(2), (v) => v * 3);
+    expect(later).to.be.instanceOf(Promise);
+    expect(await later).to.equal(6);
+    expect(() => andThen(2, () => {
+      throw new Error('now');
+    })).to.throw('now');
+  });
+
+  it('settle calls done before returning when the work has its value at hand', async () => {
+    const r = settleNow(() => 5);
+    expect(r.syncResult).to.equal('done');
+    expect(await r.outcome).to.deep.equal({ done: 5 });
+  });
+
+  it('settle waits for a promise, and a rejection goes to fail', async () => {
+    const ok = settleNow(() => Promise.resolve('later'));
+    expect(ok.syncResult).to.equal('pending');
+    expect(await ok.outcome).to.deep.equal({ done: 'later' });
+    const bad = new Error('rejected');
+    const ko = settleNow(() => Promise.reject(bad));
+    expect(ko.syncResult).to.equal('pending');
+    expect((await ko.outcome).failed).to.equal(bad);
+  });
+
+  it('settle sends what the work or done throws to fail, on both paths, and never calls done after it', async () => {
+    const thrown = new Error('thrown');
+    const r1 = settleNow(() => {
+      throw thrown;
+    });
+    expect(r1.syncResult).to.equal('failed');
+    expect((await r1.outcome).failed).to.equal(thrown);
+
+    for (const work of [() => 1, () => Promise.resolve(1)]) {
+      const calls: string[] = [];
+      await new Promise<void>((resolve) => {
+        settle(
+          work,
+          () => {
+            calls.push('done');
+            throw thrown;
+          },
+          (err) => {
+            calls.push(err === thrown ? 'fail' : 'other');
+            resolve();
+          },
+        );
+      });
+      expect(calls).to.deep.equal(['done', 'fail']);
+    }
+  });
+});
+
+describe('maybe: policies on the fast path', () => {
+  isolateAuthEnv();
+  beforeEach(() => resetVerifiers());
+
+  const quietRes = (): Response => ({ setHeader: () => undefined, getHeader: () => undefined, headersSent: false }) as unknown as Response;
+
+  it('jwt-dev-auth and permission call next() before they return once the token is in the cache', async () => {
+    const token = hs256(claims({ permissions: ['things:read'] }));
+    const auth = jwtDevAuthPolicy.policy({ jwtSecret: SECRET });
+    const permission = permissionPolicy.policy({ required: ['things:read'] });
+
+    // First use: the signature is verified (jose is asynchronous), so the step answers later.
+    const first = fakeReq({ authorization: `Bearer ${token}` });
+    let nextNow = false;
+    const outcome = run((req, res, next) => {
+      auth(req, res, () => {
+        nextNow = true;
+        next();
+      });
+      expect(nextNow).to.equal(false);
+    }, first);
+    expect((await outcome).next).to.equal(true);
+    expect(requestUser(first)?.userId).to.equal('user-1');
+
+    // The same token again: verified already, so both steps go on synchronously.
+    const second = fakeReq({ authorization: `Bearer ${token}` });
+    const order: string[] = [];
+    auth(second as Request, quietRes(), () => {
+      order.push('auth');
+      permission(second as Request, quietRes(), () => order.push('permission'));
+    });
+    order.push('returned');
+    expect(order).to.deep.equal(['auth', 'permission', 'returned']);
+    expect(requestUser(second)?.permissions).to.deep.equal(['things:read']);
+  });
+
+  it('the fast path answers as the slow one: a missing permission is 403 with the spec body', async () => {
+    const token = hs256(claims({ permissions: ['other'] }));
+    const auth = jwtDevAuthPolicy.policy({ jwtSecret: SECRET });
+    const permission = permissionPolicy.policy({ required: ['things:read'] });
+    const req = fakeReq({ authorization: `Bearer ${token}` });
+    await run(auth, req);
+    const out = await run(permission, req);
+    expect(out.next).to.equal(false);
+    expect(out.status).to.equal(403);
+    expect(out.body).to.include({ code: 'INSUFFICIENT_PERMISSIONS', requiredPermission: 'things:read' });
+  });
+});
