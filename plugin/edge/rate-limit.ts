@@ -47,13 +47,12 @@ export function limitFor(
  */
 export function callerKey(req: Request, authenticate: () => Maybe<{ userId: string }>): Maybe<string> {
   const byAddress = (): string => `ip:${clientAddress(req)}`;
-  let user: Maybe<{ userId: string }>;
   try {
-    user = authenticate();
+    const user = authenticate();
+    return user instanceof Promise ? user.then(userKey).catch(byAddress) : userKey(user);
   } catch {
     return byAddress();
   }
-  return user instanceof Promise ? user.then(userKey, byAddress) : userKey(user);
 }
 
 function userKey({ userId }: { userId: string }): string {

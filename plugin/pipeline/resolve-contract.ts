@@ -44,8 +44,6 @@ export interface ResolvedContract {
 declare module '../request/state' {
   interface RequestState {
     resolved?: ResolvedContract;
-    /** The route the generated apiEndpoint's `contract:` names, read once (null: none). */
-    endpointRoute?: RouteAction | null;
   }
 }
 
@@ -65,17 +63,10 @@ export function routeOf(req: Request, action: RouteAction): RouteAction | undefi
   if (namesContract(action)) return action;
   const matched = tableMatchOf(req);
   if (matched) return matched.action;
-  return endpointRoute(req);
-}
-
-/** Read once per request: the host's per-request objects are slow to read from (see request/state.ts). */
-function endpointRoute(req: Request): RouteAction | undefined {
-  const state = requestState(req);
-  if (state.endpointRoute === undefined) {
-    const onEndpoint = (req as EndpointRequest).egContext?.apiEndpoint?.contract;
-    state.endpointRoute = onEndpoint && typeof onEndpoint === 'object' && namesContract(onEndpoint) ? onEndpoint : null;
-  }
-  return state.endpointRoute ?? undefined;
+  // Read each time, not kept per request: a request that a hand-written pipeline passes on (all its steps call
+  // next()) reaches the next matching endpoint with a new egContext.
+  const onEndpoint = (req as EndpointRequest).egContext?.apiEndpoint?.contract;
+  return onEndpoint && typeof onEndpoint === 'object' && namesContract(onEndpoint) ? onEndpoint : undefined;
 }
 
 /**
@@ -90,7 +81,7 @@ export function resolveContract(req: Request, res: Response, action: RouteAction
   if (!runtime) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
   const route = routeOf(req, action);
   if (!route) throw new GatewayError('HANDLER_NOT_FOUND', 'No handler for this route');
-  // Only POST /api/actions names its contract in the body; every other route knows it without reading.
+  // Only a route that dispatches on the body (POST /api/actions) names its contract there; the others know it unread.
   if (route.dispatch !== 'body') return remember(state, req, runtime, route, undefined);
   return andThen(readBody(req, res, runtime.settings.bodyLimitBytes), (body) => remember(state, req, runtime, route, body));
 }

@@ -31,8 +31,8 @@ function parserFor(limit: number): ReturnType<typeof express.json> {
 
 /**
  * Reads the JSON body once per request; at once (no promise) when there is none or it was read already. An empty
- * body is `{}`; a non-JSON content type with a body → 415; too large → 413; malformed → 400 (thrown, or the
- * promise rejected). Errors carry no parser text.
+ * body is `{}`; a non-JSON content type with a body → 415, thrown at once; too large → 413 and malformed → 400,
+ * the promise rejected. Errors carry no parser text.
  */
 export function readBody(req: Request, res: Response, limit = DEFAULT_BODY_LIMIT): Maybe<Record<string, unknown>> {
   const state = requestState(req);

@@ -35,7 +35,7 @@ function countedOf(req: Request): Counted {
   return requestState(req).counted!;
 }
 
-/** The host's limiter calls these; the key and limit were worked out (asynchronously) just before. */
+/** The host's limiter calls these; the key and limit were worked out just before (counted below). */
 const limiters = new LimiterCache({
   keyGenerator: (req) => countedOf(req).key,
   handler: (req, res) => {

@@ -6,6 +6,7 @@ import { requestState } from '../../plugin/request/state';
 import { readBody } from '../../plugin/request/body';
 import { replayBodyForProxy } from '../../plugin/request/replay-body';
 import { setRequestUser, requestUser } from '../../plugin/pipeline/user';
+import { routeOf } from '../../plugin/pipeline/resolve-contract';
 
 /**
  * The per-request state lives beside the host's request object, never on it: a property added to a request that
@@ -36,6 +37,15 @@ describe('request state', () => {
       expect(s.user).to.deep.equal({ userId: 'u1', permissions: [] });
     }
     expect(states[0]).to.not.equal(states[1]);
+  });
+
+  it('a request passed on by a hand-written pipeline finds the route of the endpoint it reaches next', () => {
+    // The host gives the request a new egContext for each endpoint it enters; nothing of the first may stick.
+    const req = { egContext: { apiEndpoint: {} } } as unknown as Request;
+    expect(routeOf(req, {})).to.equal(undefined);
+    const route = { messageType: 'GetUserQuery' };
+    (req as unknown as { egContext: object }).egContext = { apiEndpoint: { contract: route } };
+    expect(routeOf(req, {})).to.equal(route);
   });
 
   it('keeps the read body (and its bytes for a proxy) in the state: read once, handed out again', async () => {

@@ -22,15 +22,17 @@ function fakeRuntime(contracts: Contract[]) {
 function fakeExchange(query: Record<string, unknown> = {}) {
   const req = { method: 'GET', headers: {}, query, params: {} } as unknown as Request;
   const sent: { status?: number; body?: string; headers: Record<string, string> } = { headers: {} };
+  let answered!: () => void;
+  const ended = new Promise<void>((resolve) => (answered = resolve));
   const res = {
     headersSent: false,
     setHeader(name: string, value: string) { sent.headers[name.toLowerCase()] = value; return this; },
     status(code: number) { sent.status = code; return this; },
     set statusCode(code: number) { sent.status = code; },
     get statusCode() { return sent.status ?? 200; },
-    end(body?: string) { sent.body = body; },
+    end(body?: string) { sent.body = body; answered(); },
   } as unknown as Response;
-  return { req, res, sent };
+  return { req, res, sent, ended };
 }
 
 const good: Contract = {
@@ -61,7 +63,14 @@ describe('validation: the schema-validation policy', () => {
     const handler = schemaValidationPolicy.policy({ messageType });
     const ex = fakeExchange(query);
     let nextCalled = false;
-    await handler(ex.req, ex.res, () => { nextCalled = true; });
+    // The step settles by calling next() or answering, at once or later (a body to read): wait for either.
+    await Promise.race([
+      ex.ended,
+      new Promise<void>((resolve) => handler(ex.req, ex.res, () => {
+        nextCalled = true;
+        resolve();
+      })),
+    ]);
     return { ...ex, nextCalled };
   }
 
