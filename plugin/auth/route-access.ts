@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { resolveContract, routeOf, type RouteAction } from '../pipeline/resolve-contract';
 import type { Contract } from '../contracts/types';
-import type { Maybe } from '../pipeline/maybe';
+import { attempt, type Maybe } from '../pipeline/maybe';
 
 /** What the auth steps need to know about an action: the route fields of generated pipelines, plus our own. */
 export interface AccessAction extends RouteAction {
@@ -40,14 +40,11 @@ export function routeAccess(req: Request, res: Response, action: AccessAction): 
     if (!access) byAction.set(action, (access = Object.freeze({ public: action.public === true, required: unique(extraRequired(action)) })));
     return access;
   }
-  let resolved: ReturnType<typeof resolveContract>;
-  try {
-    resolved = resolveContract(req, res, action);
-  } catch (err) {
-    return unresolved(action, err);
-  }
-  if (!(resolved instanceof Promise)) return contractAccess(resolved.contract, action);
-  return resolved.then((r) => contractAccess(r.contract, action), (err: unknown) => unresolved(action, err));
+  return attempt(
+    () => resolveContract(req, res, action),
+    (resolved) => contractAccess(resolved.contract, action),
+    (err) => unresolved(action, err),
+  );
 }
 
 function unresolved(action: AccessAction, err: unknown): RouteAccess {

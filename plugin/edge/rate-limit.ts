@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import type { Contract } from '../contracts/types';
 import { GatewayError } from '../errors';
 import { DEFAULT_RATE_WINDOW_MS, type EdgeSettings } from './edge-settings';
-import type { Maybe } from '../pipeline/maybe';
+import { andThen, attempt, type Maybe } from '../pipeline/maybe';
 
 /** The budget a request is counted against: `scope` names the counter family. */
 export interface AppliedLimit {
@@ -46,13 +46,8 @@ export function limitFor(
  * caller cannot get fresh budgets by rotating the `sub` of unsigned tokens. Long user ids are hashed to bound the key.
  */
 export function callerKey(req: Request, authenticate: () => Maybe<{ userId: string }>): Maybe<string> {
-  const byAddress = (): string => `ip:${clientAddress(req)}`;
-  try {
-    const user = authenticate();
-    return user instanceof Promise ? user.then(userKey).catch(byAddress) : userKey(user);
-  } catch {
-    return byAddress();
-  }
+  // The user's key is part of the work: whatever fails in it counts the caller by address.
+  return attempt(() => andThen(authenticate(), userKey), (key) => key, () => `ip:${clientAddress(req)}`);
 }
 
 function userKey({ userId }: { userId: string }): string {

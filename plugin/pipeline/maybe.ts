@@ -11,6 +11,20 @@ export function andThen<T, R>(value: Maybe<T>, f: (v: T) => Maybe<R>): Maybe<R> 
   return value instanceof Promise ? value.then(f) : f(value);
 }
 
+/**
+ * `then(work())`, or `otherwise(err)` when the work throws or its promise rejects (what `then` throws is not caught):
+ * a fallback for work that may fail either way, as `try { then(await work()) } catch { … }` around the work only.
+ */
+export function attempt<T, R>(work: () => Maybe<T>, then: (v: T) => R, otherwise: (err: unknown) => R): Maybe<R> {
+  let value: Maybe<T>;
+  try {
+    value = work();
+  } catch (err) {
+    return otherwise(err);
+  }
+  return value instanceof Promise ? value.then(then, otherwise) : then(value);
+}
+
 /** Runs `work`, then `done` with its value; whatever either throws, and a rejection, goes to `fail`. */
 export function settle<T>(work: () => Maybe<T>, done: (v: T) => void, fail: (err: unknown) => void): void {
   let value: Maybe<T>;

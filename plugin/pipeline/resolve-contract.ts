@@ -2,11 +2,10 @@ import type { Request, Response } from 'express';
 import { readBody } from '../request/body';
 import type { Contract } from '../contracts/types';
 import { GatewayError } from '../errors';
-import { currentRuntime } from '../runtime';
+import { currentRuntime, type Runtime } from '../runtime';
 import { tableMatchOf } from '../routing/table-routes';
 import { requestState, type RequestState } from '../request/state';
 import { andThen, type Maybe } from './maybe';
-import type { Runtime } from '../runtime';
 
 /**
  * The action every generated pipeline step carries: which contract(s) the route serves.

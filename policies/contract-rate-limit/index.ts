@@ -3,7 +3,7 @@ import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
 import { requestState } from '../../plugin/request/state';
 import { sendError } from '../../plugin/http/respond';
-import { currentRuntime } from '../../plugin/runtime';
+import { currentRuntime, type Runtime } from '../../plugin/runtime';
 import { resolveContract, routeOf, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { resolveAuthConfig } from '../../plugin/auth/auth-config';
 import { obtainVerifier } from '../../plugin/auth/verifiers';
@@ -12,8 +12,7 @@ import type { Contract } from '../../plugin/contracts/types';
 import { LimiterCache } from '../../plugin/edge/host-rate-limit';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
 import { errorMessage } from '../../plugin/errors';
-import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
-import type { Runtime } from '../../plugin/runtime';
+import { andThen, attempt, settle, type Maybe } from '../../plugin/pipeline/maybe';
 import type { TokenVerifier } from '../../plugin/auth/verify-token';
 
 export type ContractRateLimitAction = RouteAction & ExplicitLimit;
@@ -94,13 +93,7 @@ function counted(req: Request, res: Response, runtime: Runtime, action: Contract
 /** The request's contract when the route names one; one that cannot be resolved is answered by a later step. */
 function contractOf(req: Request, res: Response, action: RouteAction): Maybe<Contract | undefined> {
   if (!routeOf(req, action)) return undefined;
-  let resolved: ReturnType<typeof resolveContract>;
-  try {
-    resolved = resolveContract(req, res, action);
-  } catch {
-    return undefined;
-  }
-  return resolved instanceof Promise ? resolved.then((r) => r.contract, () => undefined) : resolved.contract;
+  return attempt(() => resolveContract(req, res, action), (resolved) => resolved.contract, () => undefined);
 }
 
 function warnStoreFailure(correlationId: string, err: unknown): void {

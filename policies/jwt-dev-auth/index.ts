@@ -11,7 +11,7 @@ import { authenticateRequest } from '../../plugin/auth/authenticate';
 import { routeAccess, type AccessAction } from '../../plugin/auth/route-access';
 import type { AuthenticatedUser } from '../../plugin/auth/claims';
 import type { TokenVerifier } from '../../plugin/auth/verify-token';
-import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
+import { andThen, attempt, settle, type Maybe } from '../../plugin/pipeline/maybe';
 
 export type JwtDevAuthAction = AccessAction & AuthOverrides;
 
@@ -52,13 +52,7 @@ function jwtDevAuth(action: JwtDevAuthAction = {}) {
 
 /** The caller when the credentials check out (as authenticateRequest decides), else anonymous. */
 function optionalUser(req: Request, verifier: TokenVerifier, dev: boolean): Maybe<AuthenticatedUser | undefined> {
-  let user: Maybe<AuthenticatedUser>;
-  try {
-    user = authenticateRequest(req, verifier, dev);
-  } catch {
-    return undefined;
-  }
-  return user instanceof Promise ? user.catch(() => undefined) : user;
+  return attempt<AuthenticatedUser, AuthenticatedUser | undefined>(() => authenticateRequest(req, verifier, dev), (user) => user, () => undefined);
 }
 
 function overridesOf(action: JwtDevAuthAction): AuthOverrides {

@@ -1,7 +1,7 @@
 import '../auth/support';
 import { expect } from 'chai';
 import type { Request, Response } from 'express';
-import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
+import { andThen, attempt, settle, type Maybe } from '../../plugin/pipeline/maybe';
 import { jwtDevAuthPolicy } from '../../policies/jwt-dev-auth';
 import { permissionPolicy } from '../../policies/permission';
 import { requestUser } from '../../plugin/pipeline/user';
@@ -38,6 +38,26 @@ describe('maybe: steps that run synchronously when nothing has to be waited for'
     expect(() => andThen(2, () => {
       throw new Error('now');
     })).to.throw('now');
+  });
+
+  it('attempt falls back when the work throws or rejects, at once or later, and lets what `then` throws through', async () => {
+    const twice = (v: number) => v * 2;
+    const fallback = (err: unknown) => (err instanceof Error && err.message === 'now' ? -2 : -3);
+    expect(attempt(() => 4, twice, () => -1)).to.equal(8);
+    expect(attempt((): number => {
+      throw new Error('now');
+    }, twice, fallback)).to.equal(-2);
+    const later = attempt(() => Promise.resolve(4), twice, () => -1);
+    expect(later).to.be.instanceOf(Promise);
+    expect(await later).to.equal(8);
+    expect(await attempt((): Promise<number> => Promise.reject(new Error('later')), twice, fallback)).to.equal(-3);
+    const thenFails = () => {
+      throw new Error('in then');
+    };
+    expect(() => attempt(() => 4, thenFails, () => -1)).to.throw('in then');
+    let rejected: unknown;
+    await (attempt(() => Promise.resolve(4), thenFails, () => -1) as Promise<unknown>).catch((err: unknown) => (rejected = err));
+    expect((rejected as Error).message).to.equal('in then');
   });
 
   it('settle calls done before returning when the work has its value at hand', async () => {
