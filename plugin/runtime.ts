@@ -5,7 +5,7 @@ import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
 import { ConfigSync, type HostConfig } from './config-writer/config-sync';
 import { checkAuthConfig, warnIfDevelopmentMode } from './auth';
-import { errorMessage } from './errors';
+import { errorMessage, GatewayError } from './errors';
 
 /**
  * What lives as long as the gateway process: the bus, the registry of discovered contracts and the
@@ -114,4 +114,16 @@ export function obtainRuntime(settings: Settings, log: Logger = consoleLogger): 
 
 export function currentRuntime(): Runtime | undefined {
   return (globalThis as Holder)[KEY];
+}
+
+/** 503 SERVICE_UNAVAILABLE for a request that arrives before the plugin has started its runtime. */
+export function gatewayStarting(): GatewayError {
+  return new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
+}
+
+/** The runtime a request needs; throws gatewayStarting() while there is none. */
+export function startedRuntime(): Runtime {
+  const runtime = currentRuntime();
+  if (!runtime) throw gatewayStarting();
+  return runtime;
 }

@@ -3,10 +3,9 @@ import type { Contract } from '../contracts/types';
 import type { InstanceInfo, RegistryConflict } from '../contracts/registry';
 import { buildRouteTable, type Conflict } from '../contracts/route-table';
 import { successStatus } from '../../policies/contract-router/success-status';
-import { currentRuntime } from '../runtime';
+import { startedRuntime } from '../runtime';
 import { traceOf } from '../request/trace';
 import { sendError, sendJson } from '../http/respond';
-import { GatewayError } from '../errors';
 import { resolveAuthConfig } from '../auth/auth-config';
 import { obtainVerifier } from '../auth/verifiers';
 import { authenticateRequest } from '../auth/authenticate';
@@ -85,8 +84,7 @@ export async function discoveryHandler(req: Request, res: Response): Promise<voi
   try {
     const config = resolveAuthConfig();
     await authenticateRequest(req, obtainVerifier(config), config.developmentAuthEnabled);
-    const runtime = currentRuntime();
-    if (!runtime) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
+    const runtime = startedRuntime();
     sendJson(res, 200, discoveryListing(runtime.registry.contracts(), runtime.registry.instances(), runtime.registry.conflicts()));
   } catch (err) {
     sendError(res, err, trace.correlationId);

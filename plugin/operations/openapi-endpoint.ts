@@ -1,9 +1,8 @@
 import type { Request, Response } from 'express';
-import { currentRuntime } from '../runtime';
+import { currentRuntime, gatewayStarting } from '../runtime';
 import { openApiCacheFor, type OpenApiCache } from '../openapi';
 import { traceOf } from '../request/trace';
 import { sendError } from '../http/respond';
-import { GatewayError } from '../errors';
 
 /** The document cache of the process's runtime (built on the registry's changes, never per request). */
 export function runtimeOpenApi(): OpenApiCache | undefined {
@@ -21,7 +20,7 @@ export function openApiHandler(req: Request, res: Response): void {
   const trace = traceOf(req, res);
   const cache = runtimeOpenApi();
   if (!cache) {
-    sendError(res, new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 }), trace.correlationId);
+    sendError(res, gatewayStarting(), trace.correlationId);
     return;
   }
   const { json, etag } = cache.current();

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { readBody } from '../request/body';
 import type { Contract } from '../contracts/types';
 import { GatewayError } from '../errors';
-import { currentRuntime, type Runtime } from '../runtime';
+import { startedRuntime, type Runtime } from '../runtime';
 import { tableMatchOf } from '../routing/table-routes';
 import { requestState, type RequestState } from '../request/state';
 import { andThen, type Maybe } from './maybe';
@@ -76,8 +76,7 @@ export function resolveContract(req: Request, res: Response, action: RouteAction
   const state = requestState(req);
   const known = state.resolved;
   if (known) return known;
-  const runtime = currentRuntime();
-  if (!runtime) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
+  const runtime = startedRuntime();
   const route = routeOf(req, action);
   if (!route) throw new GatewayError('HANDLER_NOT_FOUND', 'No handler for this route');
   // Only a route that dispatches on the body (POST /api/actions) names its contract there; the others know it unread.

@@ -4,7 +4,7 @@ import { traceOf } from '../../plugin/request/trace';
 import { resolveContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { messageInput } from '../../plugin/pipeline/message-input';
 import { requestUser } from '../../plugin/pipeline/user';
-import { currentRuntime } from '../../plugin/runtime';
+import { currentRuntime, startedRuntime } from '../../plugin/runtime';
 import { sendError, sendJson } from '../../plugin/http/respond';
 import { describeError, fromServiceError, GatewayError } from '../../plugin/errors';
 import { successStatus } from './success-status';
@@ -23,8 +23,7 @@ function contractRouter(action: RouterAction) {
   return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
     const trace = traceOf(req, res);
     try {
-      const runtime = currentRuntime();
-      if (!runtime) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
+      const runtime = startedRuntime();
       const resolved = await resolveContract(req, res, action);
       const input = await messageInput(req, res, resolved);
       const { contract } = resolved;

@@ -3,7 +3,7 @@ import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
 import { resolveContract, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { messageInput } from '../../plugin/pipeline/message-input';
-import { currentRuntime, type Runtime } from '../../plugin/runtime';
+import { currentRuntime, startedRuntime, type Runtime } from '../../plugin/runtime';
 import { sendError } from '../../plugin/http/respond';
 import { GatewayError, errorMessage } from '../../plugin/errors';
 import type { JsonSchema } from '../../plugin/contracts/types';
@@ -45,8 +45,7 @@ function schemaValidation(action: ValidationAction) {
 
 /** Settles once the request's input passed its schema (defaults filled in); throws or rejects with the answer when not. */
 function validInput(req: Request, res: Response, action: ValidationAction, inline: Compiled | undefined): Maybe<void> {
-  const runtime = currentRuntime();
-  if (!runtime) throw new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
+  const runtime = startedRuntime();
   return andThen(target(req, res, runtime, action, inline), ({ resolved, validator }) => {
     if (!validator.ok) throw new GatewayError('INTERNAL_ERROR', BROKEN_CONTRACT);
     // The input object is the one contract-router sends: defaults filled in here travel with the message.
