@@ -57,10 +57,6 @@ export class TokenVerifier {
   }
 
   /** The caller a token stands for (without the "Bearer " prefix). */
-  async verify(token: string): Promise<AuthenticatedUser> {
-    return this.tokenUser(token);
-  }
-
   private tokenUser(token: string): Maybe<AuthenticatedUser> {
     if (token === '' || Buffer.byteLength(token) > this.config.maxTokenBytes || !COMPACT_JWS.test(token)) throw invalidToken();
     const cached = this.cache.get(token);
