@@ -13,6 +13,8 @@ export interface WritableEndpoint {
   path: string;
   /** Several paths for one entry (the not-found catch-all); `[path]` when absent. */
   paths?: string[];
+  /** Mounted on this pattern instead of paths (the host's `pathRegex`). */
+  pathRegex?: string;
 }
 
 export interface RenderOptions<E extends WritableEndpoint> {
@@ -77,6 +79,7 @@ function renderOnce<E extends WritableEndpoint>(
   // One createNode call for all entries, not one per entry: each call that makes an anchor (a pipeline's shared
   // action) scans the whole document for the names in use, which made 1,000 routes take a minute to render.
   const endpointNodes = doc.createNode(endpoints.map((endpoint) => apiEndpointEntry(endpoint, opts.endpointExtra?.(endpoint)))) as YAMLSeq;
+  quotePatterns(endpointNodes);
   const pipelineNodes = doc.createNode(groups.map((g) => ({ apiEndpoints: g.endpointNames, policies: opts.pipelinePolicies(g.first) }))) as YAMLSeq;
   endpoints.forEach((endpoint, index) => addEntry(doc, apiEndpoints, endpoint.name, endpointNodes.items[index], index === 0));
   groups.forEach((g, index) => addEntry(doc, pipelines, g.name, pipelineNodes.items[index], index === 0));
@@ -84,8 +87,19 @@ function renderOnce<E extends WritableEndpoint>(
   return doc.toString(style);
 }
 
+/** A pathRegex single-quoted: its brackets then never read as a flow sequence, by YAML or by detectStyle. */
+function quotePatterns(node: YAMLSeq): void {
+  visit(node, {
+    Pair(_, pair) {
+      if (isScalar(pair.key) && pair.key.value === 'pathRegex' && isScalar(pair.value)) pair.value.type = 'QUOTE_SINGLE';
+    },
+  });
+}
+
 function apiEndpointEntry(endpoint: WritableEndpoint, extra?: Record<string, unknown>): Record<string, unknown> {
-  const entry: Record<string, unknown> = { host: '*', paths: endpoint.paths ?? [endpoint.path] };
+  const entry: Record<string, unknown> = endpoint.pathRegex
+    ? { host: '*', pathRegex: endpoint.pathRegex }
+    : { host: '*', paths: endpoint.paths ?? [endpoint.path] };
   if (endpoint.method !== '*') entry.methods = [endpoint.method.toUpperCase()];
   return extra ? { ...entry, ...extra } : entry;
 }
@@ -239,9 +253,10 @@ export function detectStyle(text: string): ToStringOptions {
         else if (dash > lead) indentedSeq += 1;
       }
     }
-    // Flow collections only: `${ENV:-default}` is a plain string, not a flow map.
-    padded += (line.match(/(?<![$\w])[[{] [^\s\]}]/g) ?? []).length;
-    tight += (line.match(/(?<![$\w])[[{][^\s\]}]/g) ?? []).length;
+    // Flow collections only: `${ENV:-default}` is a plain string, not a flow map, and a quoted string holds none.
+    const bare = line.replace(/'(?:[^']|'')*'|"(?:[^"\\]|\\.)*"/g, "''");
+    padded += (bare.match(/(?<![$\w])[[{] [^\s\]}]/g) ?? []).length;
+    tight += (bare.match(/(?<![$\w])[[{][^\s\]}]/g) ?? []).length;
   }
   return {
     indent: indent > 0 && indent <= 8 ? indent : 2,

@@ -64,14 +64,17 @@ export function preflightEndpoint(prefix: string): PreflightEndpoint {
 
 /**
  * `routing: table`: one endpoint instead of one per route, mounted on every first path segment the routes use
- * (`/api` and `/api/*` for derived routes), whose pipeline starts with route-table, the plugin's own router; a
- * request it does not know goes on to the entries after it.
+ * (`/api` and everything under it, for derived routes), whose pipeline starts with route-table, the plugin's own
+ * router; a request it does not know goes on to the entries after it.
+ * Mounted with a `pathRegex` without capture groups rather than `paths: ['/api', '/api/*']`: a `*` path gives the
+ * request a numeric parameter, which Express copies (mergeParams) at every step of the pipeline, ~0.7 µs each
+ * for an index key against ~0.05 µs for none; the table finds the route's parameters itself.
  */
 export interface TableEndpoint {
   name: string;
   method: '*';
   path: string;
-  paths: string[];
+  pathRegex: string;
   table: true;
 }
 
@@ -80,8 +83,21 @@ export const TABLE_STEP = 'route-table';
 export function tableEndpoint(prefix: string, routePaths: readonly string[]): TableEndpoint {
   // With no route yet, /api: where every derived route lives.
   const roots = routePaths.length ? [...new Set(routePaths.map((p) => p.split('/')[1] ?? ''))].sort() : ['api'];
-  const paths = roots.flatMap((root) => (root === '' ? ['/'] : [`/${root}`, `/${root}/*`]));
-  return { name: `${prefix}api`, method: '*', path: paths[0] as string, paths, table: true };
+  // A first segment that is a parameter matches any segment (the table's segments are :names or plain characters).
+  const named = roots.filter((root) => root !== '').map((root) => (root.startsWith(':') ? '[^/]+' : caseInsensitive(root)));
+  const alternatives = named.length ? [`/(?:${named.join('|')})(?:/.*)?`] : [];
+  if (roots.includes('')) alternatives.push('/');
+  return { name: `${prefix}api`, method: '*', path: `/${roots[0]}`, pathRegex: `^(?:${alternatives.join('|')})$`, table: true };
+}
+
+/**
+ * A path segment as a pattern matching it in any case, as Express matches `paths` (the host compiles `pathRegex`
+ * without flags, and the path table compares static segments case-insensitively).
+ */
+function caseInsensitive(segment: string): string {
+  return [...segment]
+    .map((c) => (c.toLowerCase() !== c.toUpperCase() ? `[${c.toLowerCase()}${c.toUpperCase()}]` : c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')))
+    .join('');
 }
 
 /** The pipeline of the table endpoint: route-table, then the lifecycle of any contract route. */

@@ -188,6 +188,17 @@ describe('renderGatewayConfig', () => {
     expect(out).to.include('\n  contracts-get-api-users:\n    host: "*"\n    paths:\n    - /api/users\n');
   });
 
+  it('keeps padded flow sequences when a quoted string (a pathRegex) holds brackets', () => {
+    const text = "apiEndpoints:\n  api:\n    host: localhost\n    pathRegex: '^/(?:[aA][pP][iI])$'\n    methods: [ GET, POST ]\npolicies: [ proxy, cors ]\n";
+    const regexEndpoint = { name: 'contracts-api', method: '*', path: '/api', pathRegex: '^(?:/(?:[aA][pP][iI])(?:/.*)?)$' };
+    const options = { prefix: 'contracts-', pipelinePolicies: () => [], requiredPolicyNames: ['proxy'] };
+    const out = renderGatewayConfig(text, [regexEndpoint], options);
+    expect(out).to.include("    pathRegex: '^(?:/(?:[aA][pP][iI])(?:/.*)?)$'\n");
+    expect(out).to.include('policies: [ proxy, cors ]');
+    expect(renderGatewayConfig(out, [regexEndpoint], options), 'idempotent').to.equal(out);
+    expect(parse(out).apiEndpoints['contracts-api']).to.deep.equal({ host: '*', pathRegex: regexEndpoint.pathRegex });
+  });
+
   it('writes endpoints that share a pipeline under one pipeline entry, with their extra properties', () => {
     const ENDPOINTS = buildRouteTable(CONTRACTS).endpoints;
     const text = renderGatewayConfig(HAND_WRITTEN, ENDPOINTS, {

@@ -41,7 +41,7 @@ describe('routing: table, through Express Gateway and RabbitMQ', function () {
     const cfg = parse(fx.gw.gatewayConfig());
     const generated = Object.keys(cfg.apiEndpoints).filter((n) => n.startsWith('contracts-'));
     expect(generated).to.deep.equal(['contracts-options-api', 'contracts-api', 'contracts-not-found']);
-    expect(cfg.apiEndpoints['contracts-api']).to.deep.equal({ host: '*', paths: ['/api', '/api/*'] });
+    expect(cfg.apiEndpoints['contracts-api']).to.deep.equal({ host: '*', pathRegex: '^(?:/(?:[aA][pP][iI])(?:/.*)?)$' });
     expect(cfg.pipelines['contracts-api'].policies.map((s: Record<string, unknown>) => Object.keys(s)[0])).to.deep.equal([
       'route-table', 'request-trace', 'cors', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router',
     ]);
