@@ -526,6 +526,32 @@ const fmt = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '—');
 const ratio = (x, y) => (Number.isFinite(x) && Number.isFinite(y) && y > 0 ? x / y : NaN);
 const mark = (ok) => (ok === undefined ? '' : ok ? '✅ met' : '❌ not met');
 
+/**
+ * What a throughput target leaves the gateway, in CPU per request, on this machine: the gateway, the service and the
+ * broker share its cores, so (b)'s req/s × their CPU per request is the share of the machine they got; at the same
+ * share, a target rate leaves the gateway what the service and the broker do not take. Set beside what a reference
+ * gateway spends in the same run, it says whether any plugin could meet the target here.
+ */
+function cpuBudget(b, targets) {
+  if (!b || ![b.rps, b.cpuPerReq, b.serviceCpuPerReq, b.brokerCpuPerReq].every(Number.isFinite)) return '';
+  const cores = cpus().length;
+  const others = b.serviceCpuPerReq + b.brokerCpuPerReq;
+  const share = (b.rps * (b.cpuPerReq + others)) / (cores * 1e6);
+  const lines = targets
+    .filter((t) => Number.isFinite(t.rps) && Number.isFinite(t.against?.cpuPerReq))
+    .map((t) => {
+      const left = (share * cores * 1e6) / t.rps - others;
+      return `${t.label} (${fmt(t.rps)} req/s) leaves the gateway ${fmt(left)} µs per request, against ${fmt(t.against.cpuPerReq)} µs for ${t.what}`;
+    });
+  if (!lines.length) return '';
+  return (
+    `CPU budget at 64 connections: (b)'s gateway, service and broker spent ${fmt(b.cpuPerReq)} + ${fmt(b.serviceCpuPerReq)} + ${fmt(b.brokerCpuPerReq)} µs of CPU per request and got ` +
+    `${fmt(share * 100)}% of the machine's ${cores} cores. At that share, ${lines.join('; ')}. ` +
+    'A target that leaves the gateway less than its reference spends cannot be met on this machine by the plugin alone; (b) spent ' +
+    `${fmt(b.cpuPerReq)} µs.`
+  );
+}
+
 function report(results, scales, meta) {
   const L = [];
   const conns = OPTS.connections;
@@ -597,6 +623,11 @@ function report(results, scales, meta) {
       '',
     );
   }
+  const budget = cpuBudget(get('b', 64), [
+    { label: '1.2× moleculer-web', rps: 1.2 * (get('e', 64)?.rps ?? NaN), against: get('d', 64), what: "(d)'s gateway, Express Gateway answering with no bus at all" },
+    { label: '0.85× the floor', rps: 0.85 * (get('c', 64)?.rps ?? NaN), against: get('p', 64), what: "(p)'s gateway, the protocol floor with no policy" },
+  ]);
+  if (budget) L.push(budget, '');
   if (scales.length) {
     L.push('## Discovery at scale', '',
       `Topology as (b): the gateway with the users service (7 contracts) in its own process, plus one process announcing synthetic CRUD contracts (Create/Get/Update/List per resource \`Asset<n>\`) over the plugin's SDK. ` +
