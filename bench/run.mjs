@@ -541,14 +541,14 @@ function cpuBudget(b, targets) {
     .filter((t) => Number.isFinite(t.rps) && Number.isFinite(t.against?.cpuPerReq))
     .map((t) => {
       const left = (share * cores * 1e6) / t.rps - others;
-      return `${t.label} (${fmt(t.rps)} req/s) leaves the gateway ${fmt(left)} µs per request, against ${fmt(t.against.cpuPerReq)} µs for ${t.what}`;
+      return `${t.label} (${fmt(t.rps)} req/s) leaves the gateway ${left > 0 ? `${fmt(left)} µs` : 'nothing'} per request, against ${fmt(t.against.cpuPerReq)} µs for ${t.what}`;
     });
   if (!lines.length) return '';
   return (
-    `CPU budget at 64 connections: (b)'s gateway, service and broker spent ${fmt(b.cpuPerReq)} + ${fmt(b.serviceCpuPerReq)} + ${fmt(b.brokerCpuPerReq)} µs of CPU per request and got ` +
-    `${fmt(share * 100)}% of the machine's ${cores} cores. At that share, ${lines.join('; ')}. ` +
-    'A target that leaves the gateway less than its reference spends cannot be met on this machine by the plugin alone; (b) spent ' +
-    `${fmt(b.cpuPerReq)} µs.`
+    `CPU budget at 64 connections (from the medians above): (b)'s gateway, service and broker spent ${fmt(b.cpuPerReq)} + ${fmt(b.serviceCpuPerReq)} + ${fmt(b.brokerCpuPerReq)} µs of CPU per request, ` +
+    `${fmt(share * 100)}% of the machine's ${cores} cores at (b)'s rate (the rest went to the load generator, which runs on the same cores, and idle time). ` +
+    `At that share, ${lines.join('; ')}. (b)'s gateway spent ${fmt(b.cpuPerReq)} µs. ` +
+    'Where a target leaves the gateway less than its reference spends, the plugin cannot meet it on this machine at that share; only a larger share (less CPU for the broker, the service or the load generator, or more cores) could.'
   );
 }
 

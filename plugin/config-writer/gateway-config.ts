@@ -254,7 +254,8 @@ export function detectStyle(text: string): ToStringOptions {
       }
     }
     // Flow collections only: `${ENV:-default}` is a plain string, not a flow map, and a quoted string holds none.
-    const bare = line.replace(/'(?:[^']|'')*'|"(?:[^"\\]|\\.)*"/g, "''");
+    // A quote opens a string only where a value can start (an apostrophe inside a plain word does not).
+    const bare = line.replace(/(^|[\s[{,:])(?:'(?:[^']|'')*'|"(?:[^"\\]|\\.)*")/g, "$1''");
     padded += (bare.match(/(?<![$\w])[[{] [^\s\]}]/g) ?? []).length;
     tight += (bare.match(/(?<![$\w])[[{][^\s\]}]/g) ?? []).length;
   }

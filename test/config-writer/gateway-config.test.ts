@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse } from 'yaml';
 import {
+  detectStyle,
   GENERATED_COMMENT,
   renderGatewayConfig,
   writeIfChanged,
@@ -228,6 +229,22 @@ describe('renderGatewayConfig', () => {
     expect(() => renderGatewayConfig(HAND_WRITTEN, twice, opts)).to.throw(/twice/);
     const unprefixedPipeline = { ...opts, pipelineOf: () => 'shared' };
     expect(() => renderGatewayConfig(HAND_WRITTEN, [{ ...endpoint, name: 'contracts-b' }], unprefixedPipeline)).to.throw(/pipeline name shared lacks prefix/);
+  });
+});
+
+describe('detectStyle: flow collection padding', () => {
+  const padding = (text: string) => detectStyle(text).flowCollectionPadding;
+
+  it('does not count brackets inside quoted strings, whatever their escapes', () => {
+    // One tight flow sequence; each string hides a padded bracket after an escaped quote (a tie would read as padded).
+    expect(padding("note: 'it''s [ x'\nlist: [a, b]\n")).to.equal(false);
+    expect(padding('note: "q \\" [ x"\nlist: [a, b]\n')).to.equal(false);
+    expect(padding("note: '[x]'\nlist: [ a, b ]\n")).to.equal(true);
+  });
+
+  it('takes an apostrophe inside a plain word for no quote', () => {
+    expect(padding("it's: [ a, 'b' ]\n")).to.equal(true);
+    expect(padding("it's: [a, 'b']\n")).to.equal(false);
   });
 });
 
