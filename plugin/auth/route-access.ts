@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { resolveContract, routeOf, type RouteAction } from '../pipeline/resolve-contract';
+import { resolveContract, routeOf, type ResolvedContract, type RouteAction } from '../pipeline/resolve-contract';
 import type { Contract } from '../contracts/types';
 import { attempt, type Maybe } from '../pipeline/maybe';
 
@@ -40,14 +40,14 @@ export function routeAccess(req: Request, res: Response, action: AccessAction): 
     if (!access) byAction.set(action, (access = Object.freeze({ public: action.public === true, required: unique(extraRequired(action)) })));
     return access;
   }
-  return attempt(
-    () => resolveContract(req, res, action),
-    (resolved) => contractAccess(resolved.contract, action),
-    (err) => unresolved(action, err),
-  );
+  return attempt(resolveContract, resolvedAccess, unresolved, req, res, action);
 }
 
-function unresolved(action: AccessAction, err: unknown): RouteAccess {
+function resolvedAccess(resolved: ResolvedContract, _req: Request, _res: Response, action: AccessAction): RouteAccess {
+  return contractAccess(resolved.contract, action);
+}
+
+function unresolved(err: unknown, _req: Request, _res: Response, action: AccessAction): RouteAccess {
   return { public: false, required: extraRequired(action), contractError: err };
 }
 

@@ -4,6 +4,8 @@ import type { Contract } from '../contracts/types';
 import { GatewayError } from '../errors';
 import { DEFAULT_RATE_WINDOW_MS, type EdgeSettings } from './edge-settings';
 import { andThen, attempt, type Maybe } from '../pipeline/maybe';
+import { authenticateRequest } from '../auth/authenticate';
+import type { TokenVerifier } from '../auth/verify-token';
 
 /** The budget a request is counted against: `scope` names the counter family. */
 export interface AppliedLimit {
@@ -45,9 +47,21 @@ export function limitFor(
  * development mode's headers), else the client address. A token that does not verify counts as its address, so a
  * caller cannot get fresh budgets by rotating the `sub` of unsigned tokens. Long user ids are hashed to bound the key.
  */
-export function callerKey(req: Request, authenticate: () => Maybe<{ userId: string }>): Maybe<string> {
+export function callerKey(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): Maybe<string> {
   // The user's key is part of the work: whatever fails in it counts the caller by address.
-  return attempt(() => andThen(authenticate(), userKey), (key) => key, () => `ip:${clientAddress(req)}`);
+  return attempt(verifiedUserKey, sameKey, addressKey, req, verifier, developmentAuthEnabled);
+}
+
+function verifiedUserKey(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): Maybe<string> {
+  return andThen(authenticateRequest(req, verifier, developmentAuthEnabled), userKey);
+}
+
+function sameKey(key: string): string {
+  return key;
+}
+
+function addressKey(_err: unknown, req: Request): string {
+  return `ip:${clientAddress(req)}`;
 }
 
 function userKey({ userId }: { userId: string }): string {

@@ -4,7 +4,7 @@ import { buildInput } from '../request/input';
 import { currentRuntime } from '../runtime';
 import type { ResolvedContract } from './resolve-contract';
 import { tableMatchOf } from '../routing/table-routes';
-import { requestState } from '../request/state';
+import { requestState, type RequestState } from '../request/state';
 import { andThen, type Maybe } from './maybe';
 
 declare module '../request/state' {
@@ -24,11 +24,13 @@ export function messageInput(req: Request, res: Response, resolved: ResolvedCont
   const known = state.input;
   if (known) return known;
   const limit = currentRuntime()?.settings.bodyLimitBytes;
-  return andThen(readBody(req, res, limit), (rawBody) => {
-    const input = inputOf(req, resolved, rawBody);
-    state.input = input;
-    return input;
-  });
+  return andThen(readBody(req, res, limit), rememberInput, req, resolved, state);
+}
+
+function rememberInput(rawBody: Record<string, unknown>, req: Request, resolved: ResolvedContract, state: RequestState): Record<string, unknown> {
+  const input = inputOf(req, resolved, rawBody);
+  state.input = input;
+  return input;
 }
 
 function inputOf(req: Request, resolved: ResolvedContract, rawBody: Record<string, unknown>): Record<string, unknown> {

@@ -81,7 +81,11 @@ export function resolveContract(req: Request, res: Response, action: RouteAction
   if (!route) throw new GatewayError('HANDLER_NOT_FOUND', 'No handler for this route');
   // Only a route that dispatches on the body (POST /api/actions) names its contract there; the others know it unread.
   if (route.dispatch !== 'body') return remember(state, req, runtime, route, undefined);
-  return andThen(readBody(req, res, runtime.settings.bodyLimitBytes), (body) => remember(state, req, runtime, route, body));
+  return andThen(readBody(req, res, runtime.settings.bodyLimitBytes), rememberBody, req, runtime, route);
+}
+
+function rememberBody(body: Record<string, unknown>, req: Request, runtime: Runtime, route: RouteAction): ResolvedContract {
+  return remember(requestState(req), req, runtime, route, body);
 }
 
 function remember(state: RequestState, req: Request, runtime: Runtime, route: RouteAction, body: Record<string, unknown> | undefined): ResolvedContract {

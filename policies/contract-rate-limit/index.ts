@@ -3,17 +3,15 @@ import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
 import { requestState } from '../../plugin/request/state';
 import { sendError } from '../../plugin/http/respond';
-import { currentRuntime, type Runtime } from '../../plugin/runtime';
-import { resolveContract, routeOf, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { currentRuntime, startedRuntime, type Runtime } from '../../plugin/runtime';
+import { resolveContract, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { resolveAuthConfig } from '../../plugin/auth/auth-config';
 import { obtainVerifier } from '../../plugin/auth/verifiers';
-import { authenticateRequest } from '../../plugin/auth/authenticate';
 import type { Contract } from '../../plugin/contracts/types';
 import { LimiterCache } from '../../plugin/edge/host-rate-limit';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
 import { errorMessage } from '../../plugin/errors';
 import { andThen, attempt, settle, type Maybe } from '../../plugin/pipeline/maybe';
-import type { TokenVerifier } from '../../plugin/auth/verify-token';
 
 export type ContractRateLimitAction = RouteAction & ExplicitLimit;
 
@@ -59,41 +57,53 @@ function contractRateLimit(action: ContractRateLimitAction = {}) {
   const auth = resolveAuthConfig({});
   const verifier = obtainVerifier(auth);
   const dev = auth.developmentAuthEnabled;
+  // Made once per policy; settle and andThen hand each request to them (no closure per request).
+  const limited = (contract: Contract | undefined, req: Request, runtime: Runtime): Maybe<Counted | undefined> => {
+    const limit = limitFor(contract, runtime.settings, action);
+    if (!limit) return undefined;
+    return andThen(callerKey(req, verifier, dev), countedAs, runtime.settings.rateLimitPrefix, limit);
+  };
+  const counted = (req: Request, res: Response): Maybe<Counted | undefined> => andThen(contractOf(req, res, action), limited, req, startedRuntime());
   return (req: Request, res: Response, next: NextFunction): void => {
-    const trace = traceOf(req, res);
-    const runtime = currentRuntime();
-    if (!runtime) return next();
-    settle(
-      () => counted(req, res, runtime, action, verifier, dev),
-      (count) => {
-        if (!count) return next();
-        requestState(req).counted = count;
-        limiters.limiter(count.limit.max, count.limit.windowMs)(req, res, (err?: unknown) => {
-          if (err !== undefined && err !== null) warnStoreFailure(trace.correlationId, err);
-          next();
-        });
-      },
-      (err) => {
-        currentRuntime()?.log.error(`[${trace.correlationId}] rate limit failed unexpectedly: ${errorMessage(err)}`);
-        sendError(res, err, trace.correlationId);
-      },
-    );
+    traceOf(req, res);
+    if (!currentRuntime()) return next();
+    settle(counted, count, failed, req, res, next);
   };
 }
 
 /** The counter and limit of this request, or undefined when no limit applies. */
-function counted(req: Request, res: Response, runtime: Runtime, action: ContractRateLimitAction, verifier: TokenVerifier, dev: boolean): Maybe<Counted | undefined> {
-  return andThen(contractOf(req, res, action), (contract) => {
-    const limit = limitFor(contract, runtime.settings, action);
-    if (!limit) return undefined;
-    return andThen(callerKey(req, () => authenticateRequest(req, verifier, dev)), (caller) => ({ key: counterKey(runtime.settings.rateLimitPrefix, limit, caller), limit }));
+function countedAs(caller: string, prefix: string, limit: AppliedLimit): Counted {
+  return { key: counterKey(prefix, limit, caller), limit };
+}
+
+/** Counts the request against its limit (the host's rate-limit answers 429 past it), or lets it by when none applies. */
+function count(counted: Counted | undefined, req: Request, res: Response, next: NextFunction): void {
+  if (!counted) return next();
+  requestState(req).counted = counted;
+  limiters.limiter(counted.limit.max, counted.limit.windowMs)(req, res, (err?: unknown) => {
+    if (err !== undefined && err !== null) warnStoreFailure(traceOf(req, res).correlationId, err);
+    next();
   });
+}
+
+function failed(err: unknown, req: Request, res: Response): void {
+  const { correlationId } = traceOf(req, res);
+  currentRuntime()?.log.error(`[${correlationId}] rate limit failed unexpectedly: ${errorMessage(err)}`);
+  sendError(res, err, correlationId);
 }
 
 /** The request's contract when the route names one; one that cannot be resolved is answered by a later step. */
 function contractOf(req: Request, res: Response, action: RouteAction): Maybe<Contract | undefined> {
   if (!routeOf(req, action)) return undefined;
-  return attempt(() => resolveContract(req, res, action), (resolved) => resolved.contract, () => undefined);
+  return attempt(resolveContract, contractOfResolved, noContract, req, res, action);
+}
+
+function contractOfResolved(resolved: ResolvedContract): Contract {
+  return resolved.contract;
+}
+
+function noContract(): undefined {
+  return undefined;
 }
 
 function warnStoreFailure(correlationId: string, err: unknown): void {

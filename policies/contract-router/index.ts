@@ -1,7 +1,7 @@
 import type { Request, Response, NextFunction } from 'express';
 import { schema } from './schema';
-import { traceOf, type Trace } from '../../plugin/request/trace';
-import { resolveContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { traceOf } from '../../plugin/request/trace';
+import { resolveContract, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { messageInput } from '../../plugin/pipeline/message-input';
 import { requestUser } from '../../plugin/pipeline/user';
 import { currentRuntime, startedRuntime, type Runtime } from '../../plugin/runtime';
@@ -25,17 +25,21 @@ interface RouterAction extends RouteAction {
  * by the steps before), so only the bus reply is waited for (each await of a known value costs a promise and a tick).
  */
 function contractRouter(action: RouterAction) {
+  // Made once per policy; settle and andThen hand each request to them (no closure per request): the contract,
+  // then the message input (both nearly always at hand), then the message, whose reply is the one thing waited for.
+  const send = (input: Record<string, unknown>, req: Request, res: Response, contract: Contract): Promise<Answer> => sendMessage(req, res, contract, input, action.timeoutMs);
+  const withInput = (resolved: ResolvedContract, req: Request, res: Response): Maybe<Answer> => andThen(messageInput(req, res, resolved), send, req, res, resolved.contract);
+  const forward = (req: Request, res: Response): Maybe<Answer> => andThen(resolveContract(req, res, action), withInput, req, res);
   return (req: Request, res: Response, _next: NextFunction): void => {
-    const trace = traceOf(req, res);
-    settle(
-      () => forward(req, res, action, trace),
-      (answer) => respond(req, res, answer, trace),
-      (err) => {
-        if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] ${describeError(err)}`);
-        sendError(res, err, trace.correlationId);
-      },
-    );
+    traceOf(req, res);
+    settle(forward, respond, failed, req, res);
   };
+}
+
+function failed(err: unknown, req: Request, res: Response): void {
+  const { correlationId } = traceOf(req, res);
+  if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${correlationId}] ${describeError(err)}`);
+  sendError(res, err, correlationId);
 }
 
 interface Answer {
@@ -45,28 +49,24 @@ interface Answer {
 }
 
 /** The request as a message to the contract's service; settles with the service's reply. */
-function forward(req: Request, res: Response, action: RouterAction, trace: Trace): Maybe<Answer> {
+function sendMessage(req: Request, res: Response, contract: Contract, input: Record<string, unknown>, actionTimeoutMs: number | undefined): Promise<Answer> {
   const runtime = startedRuntime();
-  return andThen(resolveContract(req, res, action), (resolved) =>
-    andThen(messageInput(req, res, resolved), (input) => {
-      const { contract } = resolved;
-      const timeoutMs = action.timeoutMs ?? contract.timeoutMs ?? runtime.settings.requestTimeoutMs;
-      // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
-      if (gracefulStop().isAborted) throw shuttingDown();
-      const headers = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent };
-      return runtime.transport
-        .request({ messageType: contract.messageType, targetService: contract.targetService, input, headers }, timeoutMs)
-        .then((reply): Answer => ({ runtime, contract, reply }));
-    }),
-  );
+  const trace = traceOf(req, res);
+  const timeoutMs = actionTimeoutMs ?? contract.timeoutMs ?? runtime.settings.requestTimeoutMs;
+  // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
+  if (gracefulStop().isAborted) throw shuttingDown();
+  const headers = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent };
+  return runtime.transport
+    .request({ messageType: contract.messageType, targetService: contract.targetService, input, headers }, timeoutMs)
+    .then((reply): Answer => ({ runtime, contract, reply }));
 }
 
 /** The service's reply as the HTTP answer: its status, its checked result, its Location. */
-function respond(req: Request, res: Response, { runtime, contract, reply }: Answer, trace: Trace): void {
+function respond({ runtime, contract, reply }: Answer, req: Request, res: Response): void {
   if (!reply.ok) throw fromServiceError(reply.error);
   const status = reply.status !== undefined && reply.status >= 200 && reply.status < 300 ? reply.status : successStatus(contract.messageType, req.method);
   // Checked before any header is set: a result refused in strict mode must not leave a Location behind.
-  const body = status === 204 ? undefined : responseBody(runtime, contract, reply.result ?? null, trace.correlationId);
+  const body = status === 204 ? undefined : responseBody(runtime, contract, reply.result ?? null, traceOf(req, res).correlationId);
   if (reply.location && isSafeLocation(reply.location)) res.setHeader('Location', reply.location);
   sendJson(res, status, body);
 }

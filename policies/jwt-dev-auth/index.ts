@@ -8,7 +8,7 @@ import { currentRuntime } from '../../plugin/runtime';
 import { resolveAuthConfig, type AuthOverrides } from '../../plugin/auth/auth-config';
 import { obtainVerifier } from '../../plugin/auth/verifiers';
 import { authenticateRequest } from '../../plugin/auth/authenticate';
-import { routeAccess, type AccessAction } from '../../plugin/auth/route-access';
+import { routeAccess, type AccessAction, type RouteAccess } from '../../plugin/auth/route-access';
 import type { AuthenticatedUser } from '../../plugin/auth/claims';
 import type { TokenVerifier } from '../../plugin/auth/verify-token';
 import { andThen, attempt, settle, type Maybe } from '../../plugin/pipeline/maybe';
@@ -34,25 +34,38 @@ function jwtDevAuth(action: JwtDevAuthAction = {}) {
   const config = resolveAuthConfig(overridesOf(action));
   const verifier = obtainVerifier(config);
   const dev = config.developmentAuthEnabled;
+  // Made once per policy; settle and andThen hand each request to them (no closure per request).
+  const callerFor = (access: RouteAccess, req: Request): Maybe<AuthenticatedUser | undefined> =>
+    access.public ? optionalUser(req, verifier, dev) : authenticateRequest(req, verifier, dev);
+  const caller = (req: Request, res: Response): Maybe<AuthenticatedUser | undefined> => andThen(routeAccess(req, res, action), callerFor, req);
   return (req: Request, res: Response, next: NextFunction): void => {
-    const trace = traceOf(req, res);
-    settle(
-      () => andThen(routeAccess(req, res, action), (access) => (access.public ? optionalUser(req, verifier, dev) : authenticateRequest(req, verifier, dev))),
-      (user) => {
-        if (user) setRequestUser(req, user);
-        next();
-      },
-      (err) => {
-        if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] authentication failed unexpectedly`);
-        sendError(res, err, trace.correlationId);
-      },
-    );
+    traceOf(req, res);
+    settle(caller, authenticated, failed, req, res, next);
   };
+}
+
+function authenticated(user: AuthenticatedUser | undefined, req: Request, _res: Response, next: NextFunction): void {
+  if (user) setRequestUser(req, user);
+  next();
+}
+
+function failed(err: unknown, req: Request, res: Response): void {
+  const { correlationId } = traceOf(req, res);
+  if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${correlationId}] authentication failed unexpectedly`);
+  sendError(res, err, correlationId);
 }
 
 /** The caller when the credentials check out (as authenticateRequest decides), else anonymous. */
 function optionalUser(req: Request, verifier: TokenVerifier, dev: boolean): Maybe<AuthenticatedUser | undefined> {
-  return attempt<AuthenticatedUser, AuthenticatedUser | undefined>(() => authenticateRequest(req, verifier, dev), (user) => user, () => undefined);
+  return attempt<AuthenticatedUser, AuthenticatedUser | undefined, Request, TokenVerifier, boolean>(authenticateRequest, sameUser, anonymous, req, verifier, dev);
+}
+
+function sameUser(user: AuthenticatedUser): AuthenticatedUser {
+  return user;
+}
+
+function anonymous(): undefined {
+  return undefined;
 }
 
 function overridesOf(action: JwtDevAuthAction): AuthOverrides {

@@ -8,7 +8,7 @@ import { currentRuntime } from '../../plugin/runtime';
 import { routeAccess, type AccessAction } from '../../plugin/auth/route-access';
 import { firstMissingPermission } from '../../plugin/auth/permissions';
 import { insufficientPermissions, unauthorized } from '../../plugin/auth/auth-errors';
-import { settle } from '../../plugin/pipeline/maybe';
+import { settle, type Maybe } from '../../plugin/pipeline/maybe';
 import type { RouteAccess } from '../../plugin/auth/route-access';
 
 /**
@@ -23,20 +23,23 @@ import type { RouteAccess } from '../../plugin/auth/route-access';
  * try a route both with and without a permission. It is not a security boundary in development mode.
  */
 function permission(action: AccessAction = {}) {
+  // Made once per policy; settle hands each request to it (no closure per request).
+  const access = (req: Request, res: Response): Maybe<RouteAccess> => routeAccess(req, res, action);
   return (req: Request, res: Response, next: NextFunction): void => {
-    const trace = traceOf(req, res);
-    settle(
-      () => routeAccess(req, res, action),
-      (access) => {
-        check(req, access);
-        next();
-      },
-      (err) => {
-        if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] permission check failed unexpectedly`);
-        sendError(res, err, trace.correlationId);
-      },
-    );
+    traceOf(req, res);
+    settle(access, allowed, failed, req, res, next);
   };
+}
+
+function allowed(access: RouteAccess, req: Request, _res: Response, next: NextFunction): void {
+  check(req, access);
+  next();
+}
+
+function failed(err: unknown, req: Request, res: Response): void {
+  const { correlationId } = traceOf(req, res);
+  if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${correlationId}] permission check failed unexpectedly`);
+  sendError(res, err, correlationId);
 }
 
 /** Throws the answer when the caller may not go on. */

@@ -30,33 +30,42 @@ function schemaValidation(action: ValidationAction) {
   // Binds the compile cache to discovery now, so a contract's broken schema is logged when it is announced.
   if (runtime) contractValidators(runtime);
 
+  // Made once per policy; settle hands each request to it (no closure per request).
+  const valid = (req: Request, res: Response): Maybe<void> => andThen(target(req, res, startedRuntime(), action, inline), validate, req, res);
   return (req: Request, res: Response, next: NextFunction): void => {
-    const trace = traceOf(req, res);
-    settle(
-      () => validInput(req, res, action, inline),
-      () => next(),
-      (err) => {
-        if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${trace.correlationId}] schema-validation: ${errorMessage(err)}`);
-        sendError(res, err, trace.correlationId);
-      },
-    );
+    traceOf(req, res);
+    settle(valid, goOn, failed, req, res, next);
   };
 }
 
 /** Settles once the request's input passed its schema (defaults filled in); throws or rejects with the answer when not. */
-function validInput(req: Request, res: Response, action: ValidationAction, inline: Compiled | undefined): Maybe<void> {
-  const runtime = startedRuntime();
-  return andThen(target(req, res, runtime, action, inline), ({ resolved, validator }) => {
-    if (!validator.ok) throw new GatewayError('INTERNAL_ERROR', BROKEN_CONTRACT);
-    // The input object is the one contract-router sends: defaults filled in here travel with the message.
-    return andThen(messageInput(req, res, resolved), (input) => {
-      if (!validator.validate(input)) throw inputValidationError(validator.validate.errors);
-    });
-  });
+function validate({ resolved, validator }: Target, req: Request, res: Response): Maybe<void> {
+  if (!validator.ok) throw new GatewayError('INTERNAL_ERROR', BROKEN_CONTRACT);
+  // The input object is the one contract-router sends: defaults filled in here travel with the message.
+  return andThen(messageInput(req, res, resolved), checkInput, validator);
+}
+
+function checkInput(input: Record<string, unknown>, validator: Compiled): void {
+  if (validator.ok && !validator.validate(input)) throw inputValidationError(validator.validate.errors);
+}
+
+function goOn(_valid: void, _req: Request, _res: Response, next: NextFunction): void {
+  next();
+}
+
+function failed(err: unknown, req: Request, res: Response): void {
+  const { correlationId } = traceOf(req, res);
+  if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${correlationId}] schema-validation: ${errorMessage(err)}`);
+  sendError(res, err, correlationId);
+}
+
+interface Target {
+  resolved: ResolvedContract;
+  validator: Compiled;
 }
 
 /** Which contract (if any) the request is for, and the validator its input must pass. */
-function target(req: Request, res: Response, runtime: Runtime, action: ValidationAction, inline: Compiled | undefined): Maybe<{ resolved: ResolvedContract; validator: Compiled }> {
+function target(req: Request, res: Response, runtime: Runtime, action: ValidationAction, inline: Compiled | undefined): Maybe<Target> {
   if (inline && action.schema) {
     const schema = action.schema;
     const base: Maybe<ResolvedContract> = routeOf(req, action)
@@ -65,12 +74,14 @@ function target(req: Request, res: Response, runtime: Runtime, action: Validatio
     // The inline schema also decides how query-string values are converted, so they meet the schema that checks them.
     return andThen(base, (b) => ({ resolved: { ...b, contract: { ...b.contract, inputSchema: schema } }, validator: inline }));
   }
-  return andThen(resolveContract(req, res, action), (resolved) => {
-    const validators = contractValidators(runtime);
-    // A contract with any schema that does not compile is refused before it reaches the service: its output could not be checked either.
-    const output = validators.validator(resolved.contract, 'output');
-    return { resolved, validator: output.ok ? validators.validator(resolved.contract, 'input') : output };
-  });
+  return andThen(resolveContract(req, res, action), contractTarget, runtime);
+}
+
+function contractTarget(resolved: ResolvedContract, runtime: Runtime): Target {
+  const validators = contractValidators(runtime);
+  // A contract with any schema that does not compile is refused before it reaches the service: its output could not be checked either.
+  const output = validators.validator(resolved.contract, 'output');
+  return { resolved, validator: output.ok ? validators.validator(resolved.contract, 'input') : output };
 }
 
 export const schemaValidationPolicy = { name: 'schema-validation', schema, policy: schemaValidation };

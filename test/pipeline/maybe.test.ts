@@ -104,6 +104,41 @@ describe('maybe: steps that run synchronously when nothing has to be waited for'
   });
 });
 
+describe('maybe: arguments passed on to the callbacks (module-level callbacks, no closure per request)', () => {
+  const sum = (v: number, a: number, b: number, c: number) => v + a * 10 + b * 100 + c * 1000;
+
+  it('andThen passes a, b and c to f, at once and after settling', async () => {
+    expect(andThen(1, sum, 2, 3, 4)).to.equal(4321);
+    expect(await andThen(Promise.resolve(1), sum, 2, 3, 4)).to.equal(4321);
+  });
+
+  it('attempt passes them to the work, to then and to otherwise, on both paths', async () => {
+    const work = (a: number, b: number, c: number) => a + b + c;
+    const fallback = (err: unknown, a: number, b: number, c: number) => (err instanceof Error ? -(a + b + c) : 0);
+    expect(attempt(work, sum, fallback, 1, 2, 3)).to.equal(6 + 3210);
+    expect(await attempt((a: number, b: number, c: number) => Promise.resolve(work(a, b, c)), sum, fallback, 1, 2, 3)).to.equal(6 + 3210);
+    const throws = (): number => {
+      throw new Error('now');
+    };
+    expect(attempt(throws, sum, fallback, 1, 2, 3)).to.equal(-6);
+    expect(await attempt((): Promise<number> => Promise.reject(new Error('later')), sum, fallback, 1, 2, 3)).to.equal(-6);
+  });
+
+  it('settle passes them to work, done and fail, on both paths', async () => {
+    for (const work of [(a: string) => `${a}!`, (a: string) => Promise.resolve(`${a}!`)]) {
+      const seen = await new Promise<unknown[]>((resolve) => settle(work, (v, a, b, c) => resolve([v, a, b, c]), (err) => resolve([err]), 'x', 2, true));
+      expect(seen).to.deep.equal(['x!', 'x', 2, true]);
+    }
+    const bad = new Error('bad');
+    for (const work of [(): string => {
+      throw bad;
+    }, (): Promise<string> => Promise.reject(bad)]) {
+      const seen = await new Promise<unknown[]>((resolve) => settle(work, () => resolve(['done']), (err, a, b, c) => resolve([err, a, b, c]), 'x', 2, true));
+      expect(seen).to.deep.equal([bad, 'x', 2, true]);
+    }
+  });
+});
+
 describe('maybe: policies on the fast path', () => {
   isolateAuthEnv();
   beforeEach(() => resetVerifiers());
