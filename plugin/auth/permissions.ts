@@ -11,5 +11,6 @@ export function firstMissingPermission(user: AuthenticatedUser, required: readon
   // A user holds a handful of permissions: a scan beats building a Set on every request.
   const held = user.permissions;
   if (held.includes(ADMIN_ALL)) return undefined;
-  return required.find((p) => !held.includes(p));
+  for (const p of required) if (!held.includes(p)) return p;
+  return undefined;
 }

@@ -43,8 +43,8 @@ export function limitFor(
 }
 
 /**
- * Who is counted: the user the verifier confirms (`authenticate` is the shared token verifier with its cache, or
- * development mode's headers), else the client address. A token that does not verify counts as its address, so a
+ * Who is counted: the user the shared token verifier confirms (from its cache when it verified the token before), or
+ * in development mode the one development headers name, else the client address. A token that does not verify counts as its address, so a
  * caller cannot get fresh budgets by rotating the `sub` of unsigned tokens. Long user ids are hashed to bound the key.
  */
 export function callerKey(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): Maybe<string> {

@@ -10,7 +10,11 @@
  */
 export type Maybe<T> = T | Promise<T>;
 
+/** The arguments passed on: none to three, each callback taking exactly these (checked by the overloads below). */
+type Passed = [] | [unknown] | [unknown, unknown] | [unknown, unknown, unknown];
+
 /** `f(value, a, b, c)`: at once when the value is there, once it settles when it is a promise. */
+export function andThen<T, R, P extends Passed = []>(value: Maybe<T>, f: (v: T, ...args: P) => Maybe<R>, ...args: P): Maybe<R>;
 export function andThen<T, R, A = void, B = void, C = void>(value: Maybe<T>, f: (v: T, a: A, b: B, c: C) => Maybe<R>, a?: A, b?: B, c?: C): Maybe<R> {
   // The arguments a caller leaves out are the ones its callbacks do not take.
   return value instanceof Promise ? value.then((v) => f(v, a as A, b as B, c as C)) : f(value, a as A, b as B, c as C);
@@ -20,6 +24,12 @@ export function andThen<T, R, A = void, B = void, C = void>(value: Maybe<T>, f: 
  * `then(work(…), …)`, or `otherwise(err, …)` when the work throws or its promise rejects (what `then` throws is not
  * caught): a fallback for work that may fail either way, as `try { then(await work()) } catch { … }` around the work only.
  */
+export function attempt<T, R, P extends Passed = []>(
+  work: (...args: P) => Maybe<T>,
+  then: (v: T, ...args: P) => R,
+  otherwise: (err: unknown, ...args: P) => R,
+  ...args: P
+): Maybe<R>;
 export function attempt<T, R, A = void, B = void, C = void>(
   work: (a: A, b: B, c: C) => Maybe<T>,
   then: (v: T, a: A, b: B, c: C) => R,
@@ -42,6 +52,12 @@ export function attempt<T, R, A = void, B = void, C = void>(
 }
 
 /** Runs `work`, then `done` with its value; whatever either throws, and a rejection, goes to `fail`. */
+export function settle<T, P extends Passed = []>(
+  work: (...args: P) => Maybe<T>,
+  done: (v: T, ...args: P) => void,
+  fail: (err: unknown, ...args: P) => void,
+  ...args: P
+): void;
 export function settle<T, A = void, B = void, C = void>(
   work: (a: A, b: B, c: C) => Maybe<T>,
   done: (v: T, a: A, b: B, c: C) => void,

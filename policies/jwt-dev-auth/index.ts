@@ -57,7 +57,7 @@ function failed(err: unknown, req: Request, res: Response): void {
 
 /** The caller when the credentials check out (as authenticateRequest decides), else anonymous. */
 function optionalUser(req: Request, verifier: TokenVerifier, dev: boolean): Maybe<AuthenticatedUser | undefined> {
-  return attempt<AuthenticatedUser, AuthenticatedUser | undefined, Request, TokenVerifier, boolean>(authenticateRequest, sameUser, anonymous, req, verifier, dev);
+  return attempt(authenticateRequest, sameUser, anonymous, req, verifier, dev);
 }
 
 function sameUser(user: AuthenticatedUser): AuthenticatedUser {

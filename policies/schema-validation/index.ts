@@ -72,9 +72,13 @@ function target(req: Request, res: Response, runtime: Runtime, action: Validatio
       ? resolveContract(req, res, action)
       : { contract: { messageType: '', targetService: '', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }, dispatched: false };
     // The inline schema also decides how query-string values are converted, so they meet the schema that checks them.
-    return andThen(base, (b) => ({ resolved: { ...b, contract: { ...b.contract, inputSchema: schema } }, validator: inline }));
+    return andThen(base, inlineTarget, schema, inline);
   }
   return andThen(resolveContract(req, res, action), contractTarget, runtime);
+}
+
+function inlineTarget(base: ResolvedContract, schema: JsonSchema, inline: Compiled): Target {
+  return { resolved: { ...base, contract: { ...base.contract, inputSchema: schema } }, validator: inline };
 }
 
 function contractTarget(resolved: ResolvedContract, runtime: Runtime): Target {

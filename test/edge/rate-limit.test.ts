@@ -5,7 +5,6 @@ import { LimiterCache, type LimiterFactory } from '../../plugin/edge/host-rate-l
 import { toErrorBody } from '../../plugin/errors';
 import { TokenVerifier } from '../../plugin/auth/verify-token';
 import { resolveAuthConfig } from '../../plugin/auth/auth-config';
-import { authenticateRequest } from '../../plugin/auth/authenticate';
 import { mintToken, TEST_JWT_SECRET } from '../support/tokens';
 
 const settings = { rateLimitMax: 100, rateLimitWindowMs: 60000 };

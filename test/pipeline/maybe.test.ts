@@ -113,26 +113,29 @@ describe('maybe: arguments passed on to the callbacks (module-level callbacks, n
   });
 
   it('attempt passes them to the work, to then and to otherwise, on both paths', async () => {
-    const work = (a: number, b: number, c: number) => a + b + c;
-    const fallback = (err: unknown, a: number, b: number, c: number) => (err instanceof Error ? -(a + b + c) : 0);
-    expect(attempt(work, sum, fallback, 1, 2, 3)).to.equal(6 + 3210);
-    expect(await attempt((a: number, b: number, c: number) => Promise.resolve(work(a, b, c)), sum, fallback, 1, 2, 3)).to.equal(6 + 3210);
+    // Weighted, so that arguments passed in the wrong order give another number.
+    const work = (a: number, b: number, c: number) => a + b * 10 + c * 100;
+    const fallback = (err: unknown, a: number, b: number, c: number) => (err instanceof Error ? -(a + b * 10 + c * 100) : 0);
+    expect(attempt(work, sum, fallback, 1, 2, 3)).to.equal(321 + 3210);
+    expect(await attempt((a: number, b: number, c: number) => Promise.resolve(work(a, b, c)), sum, fallback, 1, 2, 3)).to.equal(321 + 3210);
     const throws = (): number => {
       throw new Error('now');
     };
-    expect(attempt(throws, sum, fallback, 1, 2, 3)).to.equal(-6);
-    expect(await attempt((): Promise<number> => Promise.reject(new Error('later')), sum, fallback, 1, 2, 3)).to.equal(-6);
+    expect(attempt(throws, sum, fallback, 1, 2, 3)).to.equal(-321);
+    expect(await attempt((): Promise<number> => Promise.reject(new Error('later')), sum, fallback, 1, 2, 3)).to.equal(-321);
   });
 
   it('settle passes them to work, done and fail, on both paths', async () => {
-    for (const work of [(a: string) => `${a}!`, (a: string) => Promise.resolve(`${a}!`)]) {
+    const both = [(a: string, b: number, c: boolean) => [a, b, c], (a: string, b: number, c: boolean) => Promise.resolve([a, b, c])];
+    for (const work of both) {
       const seen = await new Promise<unknown[]>((resolve) => settle(work, (v, a, b, c) => resolve([v, a, b, c]), (err) => resolve([err]), 'x', 2, true));
-      expect(seen).to.deep.equal(['x!', 'x', 2, true]);
+      expect(seen).to.deep.equal([['x', 2, true], 'x', 2, true]);
     }
     const bad = new Error('bad');
-    for (const work of [(): string => {
+    const failing = [(_a: string, _b: number, _c: boolean): string => {
       throw bad;
-    }, (): Promise<string> => Promise.reject(bad)]) {
+    }, (_a: string, _b: number, _c: boolean): Promise<string> => Promise.reject(bad)];
+    for (const work of failing) {
       const seen = await new Promise<unknown[]>((resolve) => settle(work, () => resolve(['done']), (err, a, b, c) => resolve([err, a, b, c]), 'x', 2, true));
       expect(seen).to.deep.equal([bad, 'x', 2, true]);
     }
