@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import type { Contract } from '../contracts/types';
 import { GatewayError } from '../errors';
 import { DEFAULT_RATE_WINDOW_MS, type EdgeSettings } from './edge-settings';
-import { andThen, attempt, type Maybe } from '../pipeline/maybe';
+import { andThen, attempt, same, type Maybe } from '../pipeline/maybe';
 import { authenticateRequest } from '../auth/authenticate';
 import type { TokenVerifier } from '../auth/verify-token';
 
@@ -49,15 +49,11 @@ export function limitFor(
  */
 export function callerKey(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): Maybe<string> {
   // The user's key is part of the work: whatever fails in it counts the caller by address.
-  return attempt(verifiedUserKey, sameKey, addressKey, req, verifier, developmentAuthEnabled);
+  return attempt(verifiedUserKey, same, addressKey, req, verifier, developmentAuthEnabled);
 }
 
 function verifiedUserKey(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): Maybe<string> {
   return andThen(authenticateRequest(req, verifier, developmentAuthEnabled), userKey);
-}
-
-function sameKey(key: string): string {
-  return key;
 }
 
 function addressKey(_err: unknown, req: Request): string {

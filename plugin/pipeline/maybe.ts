@@ -51,6 +51,16 @@ export function attempt<T, R, A = void, B = void, C = void>(
   );
 }
 
+/** The value itself: the `then` of an attempt that only needs its fallback. */
+export function same<T>(value: T): T {
+  return value;
+}
+
+/** No value: the fallback of an attempt whose failure means "none". */
+export function nothing(): undefined {
+  return undefined;
+}
+
 /** Runs `work`, then `done` with its value; whatever either throws, and a rejection, goes to `fail`. */
 export function settle<T, P extends Passed = []>(
   work: (...args: P) => Maybe<T>,

@@ -11,7 +11,7 @@ import type { Contract } from '../../plugin/contracts/types';
 import { LimiterCache } from '../../plugin/edge/host-rate-limit';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
 import { errorMessage } from '../../plugin/errors';
-import { andThen, attempt, settle, type Maybe } from '../../plugin/pipeline/maybe';
+import { andThen, attempt, nothing, settle, type Maybe } from '../../plugin/pipeline/maybe';
 
 export type ContractRateLimitAction = RouteAction & ExplicitLimit;
 
@@ -95,15 +95,11 @@ function failed(err: unknown, req: Request, res: Response): void {
 /** The request's contract when the route names one; one that cannot be resolved is answered by a later step. */
 function contractOf(req: Request, res: Response, action: RouteAction): Maybe<Contract | undefined> {
   if (!routeOf(req, action)) return undefined;
-  return attempt(resolveContract, contractOfResolved, noContract, req, res, action);
+  return attempt(resolveContract, contractOfResolved, nothing, req, res, action);
 }
 
 function contractOfResolved(resolved: ResolvedContract): Contract {
   return resolved.contract;
-}
-
-function noContract(): undefined {
-  return undefined;
 }
 
 function warnStoreFailure(correlationId: string, err: unknown): void {

@@ -4,13 +4,14 @@ import { traceOf } from '../../plugin/request/trace';
 import { resolveContract, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { messageInput } from '../../plugin/pipeline/message-input';
 import { requestUser } from '../../plugin/pipeline/user';
-import { currentRuntime, startedRuntime, type Runtime } from '../../plugin/runtime';
-import { sendError, sendJson } from '../../plugin/http/respond';
-import { describeError, fromServiceError, GatewayError } from '../../plugin/errors';
+import { startedRuntime, type Runtime } from '../../plugin/runtime';
+import { sendJson } from '../../plugin/http/respond';
+import { describeError, fromServiceError } from '../../plugin/errors';
 import { successStatus } from './success-status';
 import { responseBody } from '../../plugin/validation/output';
 import { gracefulStop, shuttingDown } from '../../plugin/shutdown';
 import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
+import { answerStepError } from '../../plugin/pipeline/step-error';
 import type { Contract } from '../../plugin/contracts/types';
 import type { Reply } from '../../plugin/bus/transport';
 
@@ -36,11 +37,7 @@ function contractRouter(action: RouterAction) {
   };
 }
 
-function failed(err: unknown, req: Request, res: Response): void {
-  const { correlationId } = traceOf(req, res);
-  if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${correlationId}] ${describeError(err)}`);
-  sendError(res, err, correlationId);
-}
+const failed = answerStepError(describeError);
 
 interface Answer {
   runtime: Runtime;

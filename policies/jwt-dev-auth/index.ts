@@ -2,16 +2,14 @@ import type { Request, Response, NextFunction } from 'express';
 import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
 import { setRequestUser } from '../../plugin/pipeline/user';
-import { sendError } from '../../plugin/http/respond';
-import { GatewayError } from '../../plugin/errors';
-import { currentRuntime } from '../../plugin/runtime';
 import { resolveAuthConfig, type AuthOverrides } from '../../plugin/auth/auth-config';
 import { obtainVerifier } from '../../plugin/auth/verifiers';
 import { authenticateRequest } from '../../plugin/auth/authenticate';
 import { routeAccess, type AccessAction, type RouteAccess } from '../../plugin/auth/route-access';
 import type { AuthenticatedUser } from '../../plugin/auth/claims';
 import type { TokenVerifier } from '../../plugin/auth/verify-token';
-import { andThen, attempt, settle, type Maybe } from '../../plugin/pipeline/maybe';
+import { andThen, attempt, nothing, same, settle, type Maybe } from '../../plugin/pipeline/maybe';
+import { answerStepError } from '../../plugin/pipeline/step-error';
 
 export type JwtDevAuthAction = AccessAction & AuthOverrides;
 
@@ -49,23 +47,11 @@ function authenticated(user: AuthenticatedUser | undefined, req: Request, _res: 
   next();
 }
 
-function failed(err: unknown, req: Request, res: Response): void {
-  const { correlationId } = traceOf(req, res);
-  if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${correlationId}] authentication failed unexpectedly`);
-  sendError(res, err, correlationId);
-}
+const failed = answerStepError(() => 'authentication failed unexpectedly');
 
 /** The caller when the credentials check out (as authenticateRequest decides), else anonymous. */
 function optionalUser(req: Request, verifier: TokenVerifier, dev: boolean): Maybe<AuthenticatedUser | undefined> {
-  return attempt(authenticateRequest, sameUser, anonymous, req, verifier, dev);
-}
-
-function sameUser(user: AuthenticatedUser): AuthenticatedUser {
-  return user;
-}
-
-function anonymous(): undefined {
-  return undefined;
+  return attempt(authenticateRequest, same, nothing, req, verifier, dev);
 }
 
 function overridesOf(action: JwtDevAuthAction): AuthOverrides {

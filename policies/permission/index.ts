@@ -2,13 +2,11 @@ import type { Request, Response, NextFunction } from 'express';
 import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
 import { requestUser } from '../../plugin/pipeline/user';
-import { sendError } from '../../plugin/http/respond';
-import { GatewayError } from '../../plugin/errors';
-import { currentRuntime } from '../../plugin/runtime';
 import { routeAccess, type AccessAction } from '../../plugin/auth/route-access';
 import { firstMissingPermission } from '../../plugin/auth/permissions';
 import { insufficientPermissions, unauthorized } from '../../plugin/auth/auth-errors';
 import { settle, type Maybe } from '../../plugin/pipeline/maybe';
+import { answerStepError } from '../../plugin/pipeline/step-error';
 import type { RouteAccess } from '../../plugin/auth/route-access';
 
 /**
@@ -36,11 +34,7 @@ function allowed(access: RouteAccess, req: Request, _res: Response, next: NextFu
   next();
 }
 
-function failed(err: unknown, req: Request, res: Response): void {
-  const { correlationId } = traceOf(req, res);
-  if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${correlationId}] permission check failed unexpectedly`);
-  sendError(res, err, correlationId);
-}
+const failed = answerStepError(() => 'permission check failed unexpectedly');
 
 /** Throws the answer when the caller may not go on. */
 function check(req: Request, access: RouteAccess): void {

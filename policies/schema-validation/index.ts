@@ -4,11 +4,12 @@ import { traceOf } from '../../plugin/request/trace';
 import { resolveContract, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { messageInput } from '../../plugin/pipeline/message-input';
 import { currentRuntime, startedRuntime, type Runtime } from '../../plugin/runtime';
-import { sendError } from '../../plugin/http/respond';
 import { GatewayError, errorMessage } from '../../plugin/errors';
 import type { JsonSchema } from '../../plugin/contracts/types';
 import { compileInline, contractValidators, inputValidationError, type Compiled } from '../../plugin/validation';
 import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
+import { answerStepError } from '../../plugin/pipeline/step-error';
+import type { ValidateFunction } from 'ajv';
 
 interface ValidationAction extends RouteAction {
   /** Validate against this instead of the contract's inputSchema (hand-written pipelines). */
@@ -42,22 +43,18 @@ function schemaValidation(action: ValidationAction) {
 function validate({ resolved, validator }: Target, req: Request, res: Response): Maybe<void> {
   if (!validator.ok) throw new GatewayError('INTERNAL_ERROR', BROKEN_CONTRACT);
   // The input object is the one contract-router sends: defaults filled in here travel with the message.
-  return andThen(messageInput(req, res, resolved), checkInput, validator);
+  return andThen(messageInput(req, res, resolved), checkInput, validator.validate);
 }
 
-function checkInput(input: Record<string, unknown>, validator: Compiled): void {
-  if (validator.ok && !validator.validate(input)) throw inputValidationError(validator.validate.errors);
+function checkInput(input: Record<string, unknown>, validate: ValidateFunction): void {
+  if (!validate(input)) throw inputValidationError(validate.errors);
 }
 
 function goOn(_valid: void, _req: Request, _res: Response, next: NextFunction): void {
   next();
 }
 
-function failed(err: unknown, req: Request, res: Response): void {
-  const { correlationId } = traceOf(req, res);
-  if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${correlationId}] schema-validation: ${errorMessage(err)}`);
-  sendError(res, err, correlationId);
-}
+const failed = answerStepError((err) => `schema-validation: ${errorMessage(err)}`);
 
 interface Target {
   resolved: ResolvedContract;
