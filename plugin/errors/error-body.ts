@@ -1,5 +1,5 @@
 import { codeInfo, isKnownCode } from './codes';
-import { GatewayError, serviceUnavailable } from './gateway-error';
+import { GatewayError, badGateway, serviceUnavailable } from './gateway-error';
 
 /** The spec's error body. Fields beyond these come from GatewayError.extra. */
 export interface ErrorBody {
@@ -45,8 +45,9 @@ function reasonFor(status: number): string {
 /**
  * Maps a service's `{ ok: false, error }` reply to a GatewayError. Only known codes pass through;
  * the service's message is kept for 4xx (it is the service's answer to the caller) and replaced for 5xx.
+ * `service` names the replying service on a 502, as the gateway's own 502s do.
  */
-export function fromServiceError(error: unknown): GatewayError {
+export function fromServiceError(error: unknown, service?: string): GatewayError {
   const e = (error && typeof error === 'object' ? error : {}) as Record<string, unknown>;
   if (!isKnownCode(e.code)) return new GatewayError('INTERNAL_ERROR', 'The service failed to handle the request');
   const code = e.code;
@@ -54,6 +55,7 @@ export function fromServiceError(error: unknown): GatewayError {
   if (typeof e.status === 'number' && allowedStatus(code, e.status)) status = e.status;
   const retryAfter = retryAfterOf(e.retryAfter);
   if (code === 'SERVICE_UNAVAILABLE' && status === 503) return serviceUnavailable('The service is temporarily unavailable', retryAfter ?? 5);
+  if (code === 'SERVICE_UNAVAILABLE' && service !== undefined) return badGateway(service);
   if (status >= 500) {
     return new GatewayError(code, code === 'INTERNAL_ERROR' ? 'The service failed to handle the request' : String(codeInfo(code).error), { status });
   }

@@ -60,7 +60,7 @@ function sendMessage(req: Request, res: Response, contract: Contract, input: Rec
 
 /** The service's reply as the HTTP answer: its status, its checked result, its Location. */
 function respond({ runtime, contract, reply }: Answer, req: Request, res: Response): void {
-  if (!reply.ok) throw fromServiceError(reply.error);
+  if (!reply.ok) throw fromServiceError(reply.error, contract.targetService);
   const status = reply.status !== undefined && reply.status >= 200 && reply.status < 300 ? reply.status : successStatus(contract.messageType, req.method);
   // Checked before any header is set: a result refused in strict mode must not leave a Location behind.
   const body = status === 204 ? undefined : responseBody(runtime, contract, reply.result ?? null, traceOf(req, res).correlationId);

@@ -87,4 +87,13 @@ describe('service errors with a retry time', () => {
     const odd = toErrorBody(fromServiceError({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: 'soon' }));
     expect(odd.headers).not.to.have.property('Retry-After');
   });
+
+  it('answers a service 502 with the replying service and no retry time, as the gateway\'s own 502', () => {
+    const bad = toErrorBody(fromServiceError({ code: 'SERVICE_UNAVAILABLE', status: 502, retryAfter: 9, message: 'db-3 down' }, 'orders-service'));
+    expect(bad.status).to.equal(502);
+    expect(bad.body).to.include({ code: 'SERVICE_UNAVAILABLE', service: 'orders-service' });
+    expect(bad.body).not.to.have.property('retryAfter');
+    expect(bad.headers).not.to.have.property('Retry-After');
+    expect(bad.body.message).not.to.contain('db-3');
+  });
 });
