@@ -15,6 +15,8 @@ export interface MessageHeaders {
   requestId: string;
   user?: MessageUser;
   traceparent?: string;
+  /** When the gateway stops waiting for the reply, in ms since the Unix epoch: a service can skip work nobody awaits. */
+  deadline?: number;
 }
 
 /** A command or query on its way to a service. */

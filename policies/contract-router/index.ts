@@ -52,7 +52,7 @@ function sendMessage(req: Request, res: Response, contract: Contract, input: Rec
   const timeoutMs = actionTimeoutMs ?? contract.timeoutMs ?? runtime.settings.requestTimeoutMs;
   // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
   if (gracefulStop().isAborted) throw shuttingDown();
-  const headers = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent };
+  const headers = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent, deadline: Date.now() + Math.ceil(timeoutMs) };
   return runtime.transport
     .request({ messageType: contract.messageType, targetService: contract.targetService, input, headers }, timeoutMs)
     .then((reply): Answer => ({ runtime, contract, reply }));

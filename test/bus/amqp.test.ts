@@ -215,7 +215,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
           messageType: 'DoThingCommand',
           targetService: 'foreign',
           input: { x: 1 },
-          headers: { correlationId: 'trace-corr', requestId: 'rq', user, traceparent: '00-abc-def-01' },
+          headers: { correlationId: 'trace-corr', requestId: 'rq', user, traceparent: '00-abc-def-01', deadline: 1795419583500 },
         },
         4000,
       );
@@ -231,7 +231,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
       expect(p.expiration).to.equal('4000');
       expect(p.replyTo).to.match(/^amq\.rabbitmq\.reply-to\./);
       expect(p.correlationId).to.be.a('string').and.not.equal('trace-corr');
-      expect(p.headers).to.deep.include({ correlationId: 'trace-corr', requestId: 'rq', traceparent: '00-abc-def-01' });
+      expect(p.headers).to.deep.include({ correlationId: 'trace-corr', requestId: 'rq', traceparent: '00-abc-def-01', deadline: '1795419583500' });
       expect(JSON.parse(String(p.headers!.user))).to.deep.equal(user);
     });
 

@@ -146,6 +146,16 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', f
       expect(res.body).to.deep.equal({ correlationId: 'order-42.retry-1', requestId: res.headers.get('x-request-id'), traceparent: null, userId: 'trace-user' });
     });
 
+    it('tells the service when the gateway stops waiting: the deadline header, the request time plus its timeout', async () => {
+      const before = Date.now();
+      const res = await httpAs([], 'deadline-user')('GET', `${api}/echo`, { headers: { 'x-correlation-id': 'deadline-1' } });
+      const after = Date.now();
+      expect(res.status, res.text).to.equal(200);
+      const ctx = seen.find((c) => c.correlationId === 'deadline-1');
+      // The default REQUEST_TIMEOUT_MS (30000), counted from when the gateway sent the message.
+      expect(ctx?.deadline).to.be.a('number').within(before + 30000, after + 30000);
+    });
+
     it('replaces a correlation id that is too long or unsafe, and sends the replacement to the service', async () => {
       for (const given of ['x'.repeat(500), 'a'.repeat(129), 'abc%0d%0aSet-Cookie:%20a=1', 'two words', '"quoted"']) {
         const res = await admin('GET', `${api}/echo`, { headers: { 'x-correlation-id': given } });
