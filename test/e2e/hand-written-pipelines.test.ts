@@ -11,7 +11,7 @@ import { AmqpTransport } from '../../plugin/bus/amqp';
 import { serve, type RunningService } from '../../sdk';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
-/** The operator's example, shown verbatim in the README: the test runs exactly that file. */
+/** The operator's example, shown verbatim in docs/design.md: the test runs exactly that file. */
 const EXAMPLE = join(ROOT, 'deploy', 'gateway.config.example.yml');
 
 interface Seen {
@@ -36,7 +36,7 @@ async function backend(name: string, seen: Seen[]): Promise<{ server: Server; ur
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-describe('hand-written pipelines (the README example, deploy/gateway.config.example.yml)', function () {
+describe('hand-written pipelines (the example of docs/design.md, deploy/gateway.config.example.yml)', function () {
   this.timeout(60000);
   const ordersSeen: Seen[] = [];
   const legacySeen: Seen[] = [];
@@ -68,9 +68,9 @@ describe('hand-written pipelines (the README example, deploy/gateway.config.exam
     await new Promise((r) => legacy.server.close(r));
   });
 
-  it('the README shows the example file verbatim', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    expect(readme).to.include(readFileSync(EXAMPLE, 'utf8').trim());
+  it('docs/design.md shows the example file verbatim', () => {
+    const design = readFileSync(join(ROOT, 'docs', 'design.md'), 'utf8');
+    expect(design).to.include(readFileSync(EXAMPLE, 'utf8').trim());
   });
 
   it('proxy behind jwt-dev-auth + permission: 401 without a token, 403 naming orders:read without it, proxied with it', async () => {
