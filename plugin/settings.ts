@@ -10,7 +10,7 @@ export interface Settings extends EdgeSettings {
   busUrl: string;
   /** Prefix of every exchange and queue, so deployments (and test runs) sharing a broker stay apart. */
   busPrefix: string;
-  /** Default upstream deadline when a contract has no timeoutMs (spec: 30000). */
+  /** Default upstream deadline when a contract has no timeoutMs (30000). */
   requestTimeoutMs: number;
   /** Names of generated apiEndpoints/pipelines start with this; everything else in the file is hand-written. */
   generatedPrefix: string;

@@ -1,6 +1,6 @@
 import type { ReplyError } from '../plugin/bus/transport';
 
-/** Thrown by a handler to answer with one of the spec's error codes (NOT_FOUND, RESOURCE_CONFLICT, …). */
+/** Thrown by a handler to answer with one of the gateway's error codes (NOT_FOUND, RESOURCE_CONFLICT, …). */
 export class ServiceError extends Error {
   readonly code: string;
   readonly fields: Omit<ReplyError, 'code' | 'message'>;

@@ -11,7 +11,7 @@ const authUser = {
     permissions: { type: 'array', items: { type: 'string' } }, roles: { type: 'array', items: { type: 'string' } },
   },
 };
-/** The spec's "Authentication result". */
+/** The authentication result: the tokens and the user they were issued to. */
 const authResult = {
   type: 'object',
   properties: {
@@ -21,7 +21,7 @@ const authResult = {
   required: ['accessToken', 'refreshToken', 'expiresIn'],
 };
 
-/** Both path families of the spec are served: /api/auth/… and the short /api/… paths. */
+/** Both path families are served: /api/auth/… and the short /api/… paths. */
 export const authenticate: OwnContract = {
   messageType: 'AuthenticateCommand',
   http: { method: 'POST', paths: ['/api/auth/authenticate', '/api/login'] },
@@ -79,8 +79,8 @@ export const externalLogin: OwnContract = {
 };
 
 /**
- * Links (or creates) a user from an identity another trusted backend has already verified. The spec does not
- * say who may call it; since it mints tokens for any email, it needs the `auth:external` permission.
+ * Links (or creates) a user from an identity another trusted backend has already verified. It mints tokens for
+ * any email, so it needs the `auth:external` permission.
  */
 export const authenticateExternalUser: OwnContract = {
   messageType: 'AuthenticateExternalUserCommand',

@@ -11,7 +11,7 @@ const fetchKeySet = async (...args: Parameters<typeof fetch>): Promise<Response>
   }
 };
 
-/** The three external identity providers the spec's external login accepts, by their lower-case names. */
+/** The three external identity providers external login accepts, by their lower-case names. */
 export const PROVIDERS = ['google', 'microsoft', 'apple'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 

@@ -30,7 +30,7 @@ function isAdmin(ctx: HandlerContext): boolean {
 export function authHandlers(deps: AuthDeps) {
   const { store, signer, refreshTokens, throttle } = deps;
 
-  /** The authentication result of the spec, with a fresh access and refresh token. */
+  /** The authentication result, with a fresh access and refresh token. */
   async function issue(user: UserRecord) {
     const subject = subjectOf(user);
     const accessToken = await signer.accessToken(subject);

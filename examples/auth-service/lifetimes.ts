@@ -1,4 +1,4 @@
-/** Token lifetimes (spec "Token lifetimes"): ACCESS_TOKEN_EXPIRY and REFRESH_TOKEN_EXPIRY, in seconds or with a unit (300, 5m, 1h, 7d). */
+/** Token lifetimes: ACCESS_TOKEN_EXPIRY and REFRESH_TOKEN_EXPIRY, in seconds or with a unit (300, 5m, 1h, 7d). */
 export interface Lifetimes {
   accessSeconds: number;
   refreshSeconds: number;
@@ -16,8 +16,8 @@ export function parseDuration(name: string, value: string): number {
 }
 
 /**
- * Access tokens live 3600 s by default (the lifetime the spec's responses state; set 300 for the 5-minute
- * variant). Refresh tokens live 7 days by default and may be set between 7 and 30 days.
+ * Access tokens live 3600 s by default (the `expiresIn` the login answers state; set 300 for
+ * five-minute tokens). Refresh tokens live 7 days by default and may be set between 7 and 30 days.
  */
 export function lifetimesFromEnv(env: NodeJS.ProcessEnv = process.env): Lifetimes {
   const accessSeconds = env.ACCESS_TOKEN_EXPIRY ? parseDuration('ACCESS_TOKEN_EXPIRY', env.ACCESS_TOKEN_EXPIRY) : 3600;

@@ -6,7 +6,7 @@ interface Entry {
   revoked?: RevocationReason;
 }
 
-/** Issued refresh tokens by jti, so a refresh can be refused once revoked (spec: revocation reasons). */
+/** Issued refresh tokens by jti, so a refresh can be refused once revoked (logout, password change, a deleted user). */
 export class RefreshStore {
   private readonly byJti = new Map<string, Entry>();
 

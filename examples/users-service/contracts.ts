@@ -20,7 +20,7 @@ const userOutput = {
   required: ['userId', 'id', 'email'],
 };
 
-/** The spec's Users table as contracts. Both create variants are accepted: firstName/lastName, or name/role/password/profile. */
+/** The users API as contracts. Both create variants are accepted: firstName/lastName, or name/role/password/profile. */
 export const createUser: OwnContract = {
   messageType: 'CreateUserCommand',
   requiredPermissions: ['users:create'],
@@ -97,7 +97,7 @@ export const listUsers: OwnContract = {
 
 const permission = { type: 'string', pattern: '^[A-Za-z0-9_-]+:[A-Za-z0-9_*-]+$', maxLength: 100 };
 
-/** GET /api/users/:userId/permissions — the spec's troubleshooting endpoint. */
+/** GET /api/users/:userId/permissions — what an operator reads when a caller gets 403. */
 export const getUserPermissions: OwnContract = {
   messageType: 'GetUserPermissionsQuery',
   http: { method: 'GET', paths: ['/api/users/:userId/permissions'] },

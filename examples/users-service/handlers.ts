@@ -23,7 +23,7 @@ function emailConflict(): ServiceError {
   return new ServiceError('RESOURCE_CONFLICT', 'A user with this email already exists', { conflictingField: 'email' });
 }
 
-/** Handlers of the spec's Users table. Input has passed the contract's schema at the gateway (once that policy runs). */
+/** Handlers of the users API. Input has passed the contract's schema at the gateway (once that policy runs). */
 export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } = {}) {
   const rounds = opts.bcryptRounds ?? 10;
 

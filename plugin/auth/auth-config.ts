@@ -1,5 +1,5 @@
 /**
- * Configuration of token verification and development mode. Environment variables (the spec's names) are the
+ * Configuration of token verification and development mode. Environment variables (JWT_SECRET, JWKS_URI, …) are the
  * base; the action parameters of a jwt-dev-auth policy step may override each of them.
  * Read once per policy creation, never per request.
  */
@@ -95,7 +95,7 @@ export function checkAuthConfig(env: NodeJS.ProcessEnv = process.env): void {
   resolveAuthConfig({}, env);
 }
 
-/** Spec "Development mode" 1: on only when the variable is exactly `true` (not TRUE, 1 or yes). */
+/** Development mode is on only when the variable is exactly `true` (not TRUE, 1 or yes). */
 export function isDevelopmentAuthEnv(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.DEVELOPMENT_AUTH_ENABLED === 'true';
 }

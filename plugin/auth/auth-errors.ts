@@ -31,7 +31,7 @@ export function insufficientPermissions(requiredPermission: string): GatewayErro
   });
 }
 
-/** The key set could not be loaded: the token may be fine, the gateway cannot tell (spec: 503, Retry-After). */
+/** The key set could not be loaded: the token may be fine, the gateway cannot tell (503, Retry-After). */
 export function keySetUnavailable(retryAfterSeconds: number): GatewayError {
   return serviceUnavailable('The token signing keys are temporarily unavailable', retryAfterSeconds);
 }

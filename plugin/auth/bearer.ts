@@ -1,5 +1,5 @@
 /**
- * The token of an Authorization header. Spec "Bearer tokens" 2: a leading "Bearer " is stripped when present
+ * The token of an Authorization header: a leading "Bearer " is stripped when present
  * (scheme case-insensitive); a header without a scheme is taken as the token itself. Returns:
  * - undefined when there is no header, or it is empty (→ NO_AUTH_HEADER);
  * - '' when the header is there but carries no token (`Bearer`, `Bearer   `) (→ INVALID_TOKEN);

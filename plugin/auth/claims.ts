@@ -1,12 +1,12 @@
 import type { MessageUser } from '../bus/transport';
 
-/** Spec "AuthenticatedUser": the caller as the gateway hands it to services (message headers). */
+/** The caller as the gateway hands it to services (message headers). */
 export type AuthenticatedUser = MessageUser;
 
 export type Claims = Record<string, unknown>;
 
 /**
- * Spec "Bearer tokens" 4, in order:
+ * A token's permissions, in order:
  *   1. the `permissions` array (its string items);
  *   2. else the first claim (in the token's own order) whose name contains "permissions" (any case) and holds an
  *      array of strings, e.g. `https://example.com/permissions`;
@@ -25,12 +25,12 @@ export function extractPermissions(claims: Claims): string[] {
   return [];
 }
 
-/** True when `sub` is usable as the user id (spec "Bearer tokens" 5: a token without sub is rejected). */
+/** True when `sub` is usable as the user id (a token without sub is rejected). */
 export function hasValidSubject(claims: Claims): claims is Claims & { sub: string } {
   return typeof claims.sub === 'string' && claims.sub.trim() !== '';
 }
 
-/** Builds the AuthenticatedUser with the spec's defaults: email `<sub>@unknown`, name = sub, permissions []. */
+/** Builds the AuthenticatedUser with its defaults: email `<sub>@unknown`, name = sub, permissions []. */
 export function toAuthenticatedUser(claims: Claims & { sub: string }): AuthenticatedUser {
   const userId = claims.sub;
   const user: AuthenticatedUser = {

@@ -4,7 +4,7 @@ import type { Logger } from '../logger';
 import { isDevelopmentAuthEnv } from './auth-config';
 
 /**
- * Spec "Development mode": when DEVELOPMENT_AUTH_ENABLED is exactly `true`, X-Dev-User-Id (required) and
+ * Development mode: when DEVELOPMENT_AUTH_ENABLED is exactly `true`, X-Dev-User-Id (required) and
  * X-Dev-Permissions (comma-separated, trimmed, empties dropped) stand for the caller; no token is verified.
  * Node lower-cases header names, so they match in any case. Returns undefined when X-Dev-User-Id is absent or
  * blank: development authentication then yields no user and the request is handled as any other.

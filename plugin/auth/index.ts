@@ -1,4 +1,4 @@
-/** Authentication and permissions (spec "Authentication"); the policies live in policies/jwt-dev-auth and policies/permission. */
+/** Authentication and permissions (docs/security.md); the policies live in policies/jwt-dev-auth and policies/permission. */
 export { checkAuthConfig, resolveAuthConfig, isDevelopmentAuthEnv, AUTH_DEFAULTS, MIN_SECRET_LENGTH, type AuthConfig, type AuthOverrides } from './auth-config';
 export { developmentModeWarning, warnIfDevelopmentMode, developmentUser } from './dev-auth';
 export { extractPermissions, toAuthenticatedUser, type AuthenticatedUser } from './claims';

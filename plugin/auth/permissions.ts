@@ -1,6 +1,6 @@
 import type { AuthenticatedUser } from './claims';
 
-/** Holding this grants every permission (spec "Access token claims": admin:all also appears). */
+/** Holding this grants every permission (administrators' tokens carry it). */
 export const ADMIN_ALL = 'admin:all';
 
 /**

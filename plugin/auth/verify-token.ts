@@ -8,7 +8,7 @@ import { invalidToken, keySetUnavailable, noAuthHeader, tokenExpired } from './a
 import { GatewayError } from '../errors';
 import type { Maybe } from '../pipeline/maybe';
 
-/** Algorithms the gateway accepts (spec "Bearer tokens" 3); anything else is refused before a key is looked up. */
+/** Algorithms the gateway accepts; anything else is refused before a key is looked up. */
 export const ACCEPTED_ALGORITHMS = ['HS256', 'RS256'] as const;
 type AcceptedAlgorithm = (typeof ACCEPTED_ALGORITHMS)[number];
 
@@ -78,7 +78,7 @@ export class TokenVerifier {
         clockTolerance: this.config.clockToleranceSeconds,
         requiredClaims: ['exp', 'sub'],
       };
-      // Spec: issuer and audience are checked on RS256 (identity-provider) tokens; HS256 tokens are our own.
+      // Issuer and audience are checked on RS256 (identity-provider) tokens; HS256 tokens are our own.
       if (alg === 'RS256') {
         if (this.config.issuer !== undefined) options.issuer = this.config.issuer;
         if (this.config.audience !== undefined) options.audience = this.config.audience;
@@ -86,7 +86,7 @@ export class TokenVerifier {
       const { payload } = await jwtVerify(token, key, options);
       const claims = payload as Claims;
       if (typeof claims.exp !== 'number' || !hasValidSubject(claims)) throw invalidToken();
-      // A refresh token (spec "Refresh token claims": type = refresh) is no access token.
+      // A refresh token (claim type = refresh) is no access token.
       if (claims.type === 'refresh') throw invalidToken();
       const user = frozenUser(toAuthenticatedUser(claims));
       this.cache.set(token, user, claims.exp);
@@ -102,7 +102,7 @@ export class TokenVerifier {
       return this.secret;
     }
     if (!this.keySet) throw invalidToken();
-    // Spec: an RS256 token without kid is refused (no guessing among the keys).
+    // An RS256 token without kid is refused (no guessing among the keys).
     if (typeof header.kid !== 'string' || header.kid === '') throw invalidToken();
     const key = await this.keySet.keyFor(header.kid);
     return key as CryptoKey;

@@ -34,7 +34,7 @@ export function jsonCopy<T>(value: T): T {
   return (text === undefined ? undefined : JSON.parse(text)) as T;
 }
 
-/** Whether a value has the shape of the reply envelope (DESIGN.md "The bus protocol"). */
+/** Whether a value has the shape of the reply envelope (docs/bus-protocol.md "Replies"). */
 export function isReply(value: unknown): value is Reply {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
   const r = value as { ok?: unknown; error?: unknown };

@@ -1,6 +1,6 @@
 import type { Announcement } from '../contracts/types';
 
-/** The authenticated caller as the gateway passes it to services (spec: AuthenticatedUser). */
+/** The authenticated caller as the gateway passes it to services. */
 export interface MessageUser {
   userId: string;
   email: string;
@@ -27,18 +27,18 @@ export interface RequestMessage {
   headers: MessageHeaders;
 }
 
-/** A service error as it crosses the bus: a code of the spec's table plus its extra fields. */
+/** A service error as it crosses the bus: a code of the error table (plugin/errors/codes.ts) plus its extra fields. */
 export interface ReplyError {
   code: string;
   message?: string;
   details?: Record<string, unknown>;
-  /** Only where the spec allows two statuses (422 for VALIDATION_ERROR, 502/503). */
+  /** Only where a code has two statuses (422 for VALIDATION_ERROR, 502/503). */
   status?: number;
   [extra: string]: unknown;
 }
 
 /**
- * The reply envelope (DESIGN.md "The bus protocol"). `status` lets a service pick another 2xx;
+ * The reply envelope (docs/bus-protocol.md "Replies"). `status` lets a service pick another 2xx;
  * `location` becomes the Location header of a create.
  */
 export type Reply =

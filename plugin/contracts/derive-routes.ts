@@ -7,7 +7,7 @@ export const ACTIONS_PATH = '/api/actions';
 /** The generic route every "other" query can be sent through; the query string names the message type. */
 export const DATA_PATH = '/api/data';
 
-/** How a message type reads under the spec's naming table. `resource` is the PascalCase resource words. */
+/** How a message type reads under the naming table (README). `resource` is the PascalCase resource words. */
 export interface Classification {
   kind: ContractKind;
   /** For create/update/delete/get/list: the resource as written in the name (e.g. `OrderItem`, `Users`). */
@@ -16,7 +16,7 @@ export interface Classification {
   action?: string;
 }
 
-// Resource patterns of the spec's table. The resource must start upper-case so that e.g.
+// Resource patterns of the naming table. The resource must start upper-case so that e.g.
 // `Getaway…Query` or `Updates…` are not read as a verb plus resource.
 const RESOURCE_PATTERNS: ReadonlyArray<[RegExp, ContractKind]> = [
   [/^Create([A-Z][A-Za-z0-9]*)Command$/, 'create'],
@@ -26,7 +26,7 @@ const RESOURCE_PATTERNS: ReadonlyArray<[RegExp, ContractKind]> = [
   [/^List([A-Z][A-Za-z0-9]*)Query$/, 'list'],
 ];
 
-/** Classifies a message type by the spec's table; anything unmatched is a command or query. */
+/** Classifies a message type by the naming table; anything unmatched is a command or query. */
 export function classify(messageType: string): Classification {
   for (const [pattern, kind] of RESOURCE_PATTERNS) {
     const match = pattern.exec(messageType);
@@ -34,7 +34,7 @@ export function classify(messageType: string): Classification {
   }
   if (messageType.endsWith('Query')) return { kind: 'query', action: messageType.slice(0, -'Query'.length) };
   if (messageType.endsWith('Command')) return { kind: 'command', action: messageType.slice(0, -'Command'.length) };
-  // No suffix at all (`CreateProduct`, `create-product`): an action-style command (spec table, "other").
+  // No suffix at all (`CreateProduct`, `create-product`): an action-style command (the table's "other").
   return { kind: 'command', action: messageType };
 }
 
@@ -55,7 +55,7 @@ function resourceNames(resource: string): ResourceNames {
   return { plural: pluralWords.join('-'), singular: camelCase(singularWords.join(' ')) };
 }
 
-/** `:<resource>Id` when the input schema declares that field (spec: "The id is :id or :userId"), else `id`. */
+/** `:<resource>Id` when the input schema declares that field, else `id`. */
 function idParameter(contract: Contract, singular: string): string {
   const candidate = `${singular}Id`;
   const properties = contract.inputSchema?.properties;
@@ -79,7 +79,7 @@ function resourceRoutes(contract: Contract, kind: ContractKind, resource: string
     case 'delete':
       return [{ method: 'DELETE', path: item, messageType, kind }];
     case 'get':
-      // The id may also come as a query-string parameter on the collection path (spec rules).
+      // The id may also come as a query-string parameter on the collection path.
       return [
         { method: 'GET', path: item, messageType, kind },
         { method: 'GET', path: collection, messageType, kind, whenQuery: id },
@@ -99,7 +99,7 @@ function commandRoutes(messageType: string, action: string): DerivedRoute[] {
 }
 
 /**
- * The HTTP routes of one contract (spec: "How contracts become endpoints"). Pure: the same contract
+ * The HTTP routes of one contract. Pure: the same contract
  * always gives the same routes, in the same order.
  */
 export function deriveRoutes(contract: Contract): DerivedRoute[] {

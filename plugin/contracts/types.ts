@@ -1,13 +1,13 @@
 /** JSON Schema as carried in a contract; validated by ajv where it matters. */
 export type JsonSchema = Record<string, unknown>;
 
-/** Explicit routes for a contract whose message type the naming rules cannot map (DESIGN.md "Contracts"). */
+/** Explicit routes for a contract whose message type the naming rules cannot map. */
 export interface HttpOverride {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
   paths: string[];
 }
 
-/** What a service announces for each message type it handles (spec: "What the service does", 6). */
+/** What a service announces for each message type it handles (docs/bus-protocol.md). */
 export interface Contract {
   messageType: string;
   targetService: string;
@@ -38,7 +38,7 @@ export interface Announcement {
 
 export type HttpMethod = HttpOverride['method'];
 
-/** The shape a message type has under the spec's naming table. */
+/** The shape a message type has under the naming table. */
 export type ContractKind = 'create' | 'update' | 'delete' | 'get' | 'list' | 'command' | 'query';
 
 /**

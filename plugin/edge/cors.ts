@@ -1,6 +1,6 @@
 import type { EdgeSettings } from './edge-settings';
 
-/** Request headers a browser may send cross-origin (spec "CORS", plus our tracing headers). */
+/** Request headers a browser may send cross-origin (the API's own, plus our tracing headers). */
 export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id', 'traceparent'];
 
 /** Response headers a browser script may read: the trace ids, Location of a create, and the rate limit answers. */

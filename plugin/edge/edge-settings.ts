@@ -7,7 +7,7 @@ export interface EdgeSettings {
   corsOrigins: '*' | string[];
   /** Access-Control-Allow-Credentials: true. With `*` origins the request's Origin is reflected (browsers refuse `*` with credentials). */
   corsCredentials: boolean;
-  /** PATCH among the allowed methods (the spec's variant). */
+  /** PATCH among the allowed methods (off by default). */
   corsAllowPatch: boolean;
   /** Gateway-wide requests per caller per window; undefined: no limit unless a contract sets its own. */
   rateLimitMax?: number;

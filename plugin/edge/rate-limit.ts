@@ -80,7 +80,7 @@ export function retryAfterSeconds(resetTime: unknown, windowMs: number, now: num
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
-/** 429 RATE_LIMIT_EXCEEDED (spec "Errors"): `retryAfter` in the body, Retry-After in the headers. */
+/** 429 RATE_LIMIT_EXCEEDED: `retryAfter` in the body, Retry-After in the headers. */
 export function tooManyRequests(retryAfter: number): GatewayError {
   return new GatewayError('RATE_LIMIT_EXCEEDED', 'Too many requests, please try again later', {
     extra: { retryAfter },

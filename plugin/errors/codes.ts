@@ -1,6 +1,6 @@
 /**
- * The one table of error codes: code → HTTP status and the `error` text of the spec's error body
- * (spec "Errors" → "Codes"). Every error that leaves the gateway passes through here.
+ * The one table of error codes: code → HTTP status and the `error` text of the error body.
+ * Every error that leaves the gateway passes through here.
  */
 export interface CodeInfo {
   status: number;

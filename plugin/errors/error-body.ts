@@ -1,7 +1,7 @@
 import { codeInfo, isKnownCode } from './codes';
 import { GatewayError, badGateway, serviceUnavailable } from './gateway-error';
 
-/** The spec's error body. Fields beyond these come from GatewayError.extra. */
+/** The error body of every error answer. Fields beyond these come from GatewayError.extra. */
 export interface ErrorBody {
   error: string;
   message: string;
@@ -72,7 +72,7 @@ function retryAfterOf(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= 86400 ? v : undefined;
 }
 
-/** The spec gives two statuses for some codes; a service may pick between them and nothing else. */
+/** Some codes have two statuses; a service may pick between them and nothing else. */
 function allowedStatus(code: string, status: number): boolean {
   if (code === 'VALIDATION_ERROR') return status === 400 || status === 422;
   if (code === 'SERVICE_UNAVAILABLE') return status === 502 || status === 503;

@@ -1,9 +1,9 @@
 import { codeInfo } from './codes';
 
 /**
- * An error meant for the client. `extra` carries the code-specific fields of the spec
+ * An error meant for the client. `extra` carries the code-specific fields
  * (requiredPermission, resourceType, retryAfter, timeoutMs, …); `status` overrides the table
- * where the spec allows two (SERVICE_UNAVAILABLE 502/503, VALIDATION_ERROR 400/422).
+ * where a code has two (SERVICE_UNAVAILABLE 502/503, VALIDATION_ERROR 400/422).
  */
 export class GatewayError extends Error {
   readonly code: string;
@@ -28,7 +28,7 @@ export class GatewayError extends Error {
   }
 }
 
-/** 503 that tells the client when to come back (spec: Retry-After on 503, retryAfter in the body). */
+/** 503 that tells the client when to come back (Retry-After on 503, retryAfter in the body). */
 export function serviceUnavailable(message: string, retryAfterSeconds = 5, extra: Record<string, unknown> = {}): GatewayError {
   return new GatewayError('SERVICE_UNAVAILABLE', message, {
     status: 503,

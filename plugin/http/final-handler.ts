@@ -6,7 +6,7 @@ import { currentRuntime } from '../runtime';
 /**
  * What answers when nothing in the host's app did, or when something in it failed outside our policies
  * (e.g. Express cannot decode a path parameter). Without it Express's own final handler answers, and outside
- * NODE_ENV=production it sends the stack trace with the server's paths. Here: the spec's error body, always.
+ * NODE_ENV=production it sends the stack trace with the server's paths. Here: the JSON error body, always.
  */
 export function finalHandler(req: IncomingMessage, res: ServerResponse): (err?: unknown) => void {
   return (err?: unknown) => {
@@ -21,7 +21,7 @@ export function finalHandler(req: IncomingMessage, res: ServerResponse): (err?: 
 }
 
 /**
- * The spec's error body on a plain ServerResponse, for answers given outside Express's helpers (the final handler,
+ * The error body on a plain ServerResponse, for answers given outside Express's helpers (the final handler,
  * a stopping gateway's 503). Keeps the correlation id already set on the response, or sets one. Returns it.
  */
 export function writeErrorBody(res: ServerResponse, err: unknown): string {

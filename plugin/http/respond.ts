@@ -13,7 +13,7 @@ export function sendJson(res: Response, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-/** Every error answer goes through here: the spec's body, its headers, and nothing internal. */
+/** Every error answer goes through here: the error body, its headers, and nothing internal. */
 export function sendError(res: Response, err: unknown, correlationId?: string): void {
   if (res.headersSent) {
     res.destroy();

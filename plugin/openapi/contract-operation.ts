@@ -32,7 +32,7 @@ export function claimOperationId(ctx: OperationContext, preferred: string, fallb
   return id;
 }
 
-/** Error statuses an operation can answer with (spec "Status codes" and "Errors"), as they apply. */
+/** Error statuses an operation can answer with, as they apply. */
 export function errorStatusesFor(method: string, isPublic: boolean, kinds: ReadonlyArray<ContractKind | undefined>): number[] {
   const statuses = [400, 404, 429, 500, 502, 503, 504];
   if (!isPublic) statuses.push(401, 403);

@@ -1,12 +1,12 @@
 import { ERROR_CODES, GatewayError, toErrorBody } from '../errors';
 
 /**
- * The spec's error body ("Errors" → "Body shape", with the extra fields by code) as a schema, and one reusable
+ * The error body (with the extra fields by code) as a schema, and one reusable
  * response per status the gateway can answer with. Codes per status come from the one error table.
  */
 export const ERROR_BODY_SCHEMA = {
   type: 'object',
-  description: 'The error body of every error answer (spec "Errors"). Fields beyond the first six depend on the code.',
+  description: 'The error body of every error answer. Fields beyond the first six depend on the code.',
   properties: {
     error: { type: 'string', description: 'Category of the error, e.g. "Not Found", "Validation failed".' },
     message: { type: 'string', description: 'Human-readable text.' },

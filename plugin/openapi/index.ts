@@ -1,4 +1,4 @@
-/** OpenAPI 3.1 generation from the discovered contracts (README "OpenAPI and the docs page"). */
+/** OpenAPI 3.1 generation from the discovered contracts (docs/operations.md "Operations endpoints"). */
 export { buildOpenApiDocument, contractsFingerprint, type DocumentOptions, type OpenApiDocument } from './document';
 export { OpenApiCache, openApiCacheFor, type CachedDocument } from './cache';
 export { toOpenApiPath, pathParameterNames } from './paths';

@@ -30,7 +30,7 @@ const INSTANCE = {
   required: ['service', 'instanceId', 'lastSeen', 'leaseExpiresAt'],
 };
 
-/** Schemas of the operations endpoints' bodies (README "Operations endpoints"). */
+/** Schemas of the operations endpoints' bodies (docs/operations.md "Operations endpoints"). */
 export const OPERATIONS_SCHEMAS = {
   BusStatus: BUS,
   Health: {

@@ -1,5 +1,5 @@
 /**
- * Security schemes (spec "Authentication"): Bearer JWTs, and the development headers, which the gateway reads only
+ * Security schemes: Bearer JWTs, and the development headers, which the gateway reads only
  * when DEVELOPMENT_AUTH_ENABLED is exactly `true`.
  */
 export const SECURITY_SCHEMES = {

@@ -75,8 +75,8 @@ export function discoveryListing(contracts: readonly Contract[], instances: read
 }
 
 /**
- * GET /api/discovery/contracts. Under /api, so authenticated like every non-public /api endpoint (spec
- * "Authentication" 1): any valid caller, no particular permission — it shows the API surface and which instances
+ * GET /api/discovery/contracts. Under /api, so authenticated like every non-public /api endpoint:
+ * any valid caller, no particular permission — it shows the API surface and which instances
  * serve it, which is no secret to a client but is not for anonymous callers either.
  */
 export async function discoveryHandler(req: Request, res: Response): Promise<void> {

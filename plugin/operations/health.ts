@@ -4,7 +4,7 @@ import { traceOf } from '../request/trace';
 import { sendError, sendJson } from '../http/respond';
 import { serviceUnavailable } from '../errors';
 
-/** The fields GET /health reports in both of its answers (README "Operations endpoints"). */
+/** The fields GET /health reports in both of its answers (docs/operations.md "Operations endpoints"). */
 export interface HealthFields {
   bus: { kind: 'amqp' | 'inprocess'; state: string };
   contracts: number;
@@ -24,7 +24,7 @@ export function healthFields(runtime: Runtime, now = Date.now()): HealthFields {
 const RETRY_AFTER_SECONDS = 5;
 
 /**
- * GET /health: 200 `{ status: 'ok', …fields }` while the bus is up; otherwise 503 in the spec's error body
+ * GET /health: 200 `{ status: 'ok', …fields }` while the bus is up; otherwise 503 in the error body
  * (SERVICE_UNAVAILABLE, Retry-After) with `status: 'unavailable'` and the same fields, so a probe and a person
  * both see why. Zero contracts is still healthy: the gateway works, nothing has announced yet.
  */

@@ -3,12 +3,12 @@ import type { RouteAction } from './resolve-contract';
 import { corsAction, type CorsAction } from '../edge/cors';
 
 /**
- * The request lifecycle of a generated route, in order (DESIGN.md "Data flow of one request", plus tracing):
+ * The request lifecycle of a generated route, in order (docs/design.md "One request"):
  *   request-trace ▸ cors ▸ contract-rate-limit ▸ jwt-dev-auth ▸ permission ▸ schema-validation ▸ contract-router
  * - request-trace first: X-Correlation-Id / X-Request-Id are on every answer, the preflight cors ends included.
  * - cors (the host's policy) before anything that can refuse: a preflight gets its 204 without credentials, and
  *   401/403/404/429 answers carry the CORS headers a browser needs to read them.
- * - contract-rate-limit (the host's rate-limit underneath) before authentication, as DESIGN.md orders it: it keys by
+ * - contract-rate-limit (the host's rate-limit underneath) before authentication: it keys by
  *   the user that the shared token verifier confirms (cached, so jwt-dev-auth does not verify the token again) or by
  *   the client address, so floods of bad tokens are limited too and an unverified `sub` never picks the budget.
  * Each policy listed here lands in every generated pipeline and in gateway.config.yml's `policies:`.
@@ -47,7 +47,7 @@ export function contractPipeline(cors: CorsAction = corsAction()): Array<Record<
 }
 
 /**
- * One generated endpoint answers every CORS preflight under /api (spec: OPTIONS on any /api path → 204), before
+ * One generated endpoint answers every CORS preflight under /api (OPTIONS on any /api path → 204), before
  * authentication and whether or not the path exists; the contract endpoints list only their own method.
  */
 export interface PreflightEndpoint {

@@ -5,7 +5,7 @@ import { sendError } from '../http/respond';
 import { GatewayError } from '../errors';
 
 /**
- * The failure branch the policy steps share (settle's `fail`): the error answered in the spec's body with the
+ * The failure branch the policy steps share (settle's `fail`): the error answered in the error body with the
  * request's correlation id. One that is not a GatewayError is a bug rather than an answer, so it is logged too, in
  * the words `logged` gives it (never sent to the client). Made once per policy, at module level.
  */

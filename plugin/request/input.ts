@@ -15,8 +15,8 @@ export interface InputParts {
 }
 
 /**
- * The message input: query string, then body, then path parameters (spec: "the path parameter is passed to
- * the handler as the input field of the same name"). A body field that contradicts the path is refused
+ * The message input: query string, then body, then path parameters (each passed to
+ * the handler as the input field of the same name). A body field that contradicts the path is refused
  * rather than silently overwritten.
  */
 export function buildInput({ body, query, params, schema }: InputParts): Record<string, unknown> {
@@ -56,7 +56,7 @@ function typesOf(prop?: JsonSchema): string[] {
 
 /**
  * Query strings only carry text. Where the contract's schema names a type, convert to it; where there is
- * no schema at all, numbers are recognisable (spec: "Numeric values arrive as numbers").
+ * no schema at all, numbers are recognisable (a client's numbers arrive as numbers).
  */
 function coerceQueryValue(value: unknown, prop: JsonSchema | undefined, hasSchema: boolean): unknown {
   const types = typesOf(prop);

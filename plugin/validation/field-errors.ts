@@ -111,7 +111,7 @@ export function toFieldErrors(errors: readonly ErrorObject[] | null | undefined)
   return out;
 }
 
-/** Spec codes: one specific failure gets its own code; several (or any other kind) are VALIDATION_ERROR. */
+/** Codes: one specific failure gets its own code; several (or any other kind) are VALIDATION_ERROR. */
 export function codeFor(errors: readonly FieldError[]): string {
   if (errors.length !== 1) return 'VALIDATION_ERROR';
   switch (errors[0]!.keyword) {
@@ -125,7 +125,7 @@ export function codeFor(errors: readonly FieldError[]): string {
 }
 
 /**
- * The 400 for input that failed its schema, in the spec's body: `details` maps field → message,
+ * The 400 for input that failed its schema, in the error body: `details` maps field → message,
  * `validationErrors` lists `{ field, message }`.
  */
 export function inputValidationError(ajvErrors: readonly ErrorObject[] | null | undefined): GatewayError {

@@ -48,7 +48,7 @@ let lastStoreWarning = 0;
 /**
  * `contract-rate-limit`: the host's rate-limit (express-rate-limit on the host's Redis store, see
  * plugin/edge/host-rate-limit.ts) with what YAML cannot give it: the limit of the request's contract or the
- * gateway-wide one, a key of the verified caller (or the client address), the spec's 429 body, and no delay.
+ * gateway-wide one, a key of the verified caller (or the client address), the 429 error body, and no delay.
  * It runs before jwt-dev-auth, so it asks the shared token verifier itself; the verified token is cached there and
  * jwt-dev-auth finds it again without a second verification.
  * A store that fails lets the request through (logged): a Redis outage must not become an API outage.

@@ -21,7 +21,7 @@ interface RouterAction extends RouteAction {
 
 /**
  * The last step of every generated pipeline: sends the request as a command or query to the contract's
- * service and turns the reply into the HTTP answer (spec: "Status codes of generated endpoints").
+ * service and turns the reply into the HTTP answer (201 create, 204 delete, 200 otherwise, or the service's 2xx).
  * Written with settle/andThen rather than async/await: the contract and the input are nearly always at hand (resolved
  * by the steps before), so only the bus reply is waited for (each await of a known value costs a promise and a tick).
  */

@@ -17,7 +17,7 @@ function kindOf(messageType: string): Kind {
   return kind;
 }
 
-/** Spec "Status codes": create 201, delete 204, every other success 200. */
+/** The success status of a route: create 201, delete 204, every other success 200. */
 export function successStatus(messageType: string, method: string): number {
   const kind = kindOf(messageType);
   if (kind === 'create' && method === 'POST') return 201;

@@ -19,7 +19,7 @@ const OVERRIDE_KEYS = [
 ] as const;
 
 /**
- * `jwt-dev-auth`: establishes who the caller is (spec "Authentication") and sets it with setRequestUser.
+ * `jwt-dev-auth`: establishes who the caller is and sets it with setRequestUser.
  * - Non-public routes: the Bearer token must verify (401 NO_AUTH_HEADER / INVALID_TOKEN / TOKEN_EXPIRED, 503 when
  *   the key set cannot be loaded); in development mode X-Dev-User-Id stands in for the token.
  * - Public routes (contract `public: true`, or `public: true` on a hand-written action): the request always

@@ -6,8 +6,8 @@ import { GatewayError } from '../../plugin/errors';
 
 /**
  * `not-found`: the step of the last generated pipeline, the catch-all under /api. A request that reaches it matched
- * no contract route (unknown path, or a method the path does not serve), so it gets the spec's 404
- * HANDLER_NOT_FOUND body with the trace headers instead of the host's HTML page. The answer names neither the path
+ * no contract route (unknown path, or a method the path does not serve), so it gets the 404
+ * HANDLER_NOT_FOUND error body with the trace headers instead of the host's HTML page. The answer names neither the path
  * nor the method. OPTIONS is passed on: CORS preflights are answered by whatever comes after (or the host).
  */
 function notFound() {

@@ -15,10 +15,10 @@ import type { RouteAccess } from '../../plugin/auth/route-access';
  * 403 INSUFFICIENT_PERMISSIONS with `requiredPermission`. admin:all grants everything. No caller on a non-public
  * route → 401 UNAUTHORIZED (the step runs without jwt-dev-auth before it). Public routes are not checked.
  *
- * Development mode: the spec says no permission enforcement takes place because no token is verified and
- * X-Dev-Permissions lets any caller claim any permission. The check here still runs, against the permissions the
- * development user was given in X-Dev-Permissions: otherwise that header would mean nothing, and a developer can
- * try a route both with and without a permission. It is not a security boundary in development mode.
+ * Development mode: no token is verified and X-Dev-Permissions lets any caller claim any permission. The check
+ * here still runs, against the permissions the development user was given in X-Dev-Permissions: otherwise that
+ * header would mean nothing, and a developer can try a route both with and without a permission. It is not a
+ * security boundary in development mode.
  */
 function permission(action: AccessAction = {}) {
   // Made once per policy; settle hands each request to it (no closure per request).

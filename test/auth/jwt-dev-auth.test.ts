@@ -52,7 +52,7 @@ describe('jwt-dev-auth: accepted tokens', () => {
     nock.enableNetConnect();
   });
 
-  it('HS256: sets the AuthenticatedUser with the spec defaults', async () => {
+  it('HS256: sets the AuthenticatedUser with its defaults', async () => {
     const out = await authorize(HS, { authorization: `Bearer ${hs256(claims())}` });
     expect(out.next).to.equal(true);
     expect(out.user).to.deep.equal({ userId: 'user-1', email: 'user-1@unknown', name: 'user-1', permissions: [] });

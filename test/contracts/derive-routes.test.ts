@@ -21,7 +21,7 @@ function routes(c: Contract): string[] {
 }
 
 describe('deriveRoutes', () => {
-  describe('the spec table', () => {
+  describe('the naming table', () => {
     it('Create<Resource>Command → POST /api/<resources>', () => {
       expect(routes(contract('CreateUserCommand'))).to.deep.equal(['POST /api/users create']);
     });

@@ -63,7 +63,7 @@ describe('discovery through Express Gateway and RabbitMQ', function () {
     });
     const shared = cfg.pipelines['contracts-routes'];
     expect(shared.apiEndpoints).to.include.members(['contracts-get-api-users-userid', 'contracts-get-api-users', 'contracts-post-api-users']);
-    expect(shared.policies.map((s: Record<string, unknown>) => Object.keys(s)[0]), 'the pipeline order of DESIGN.md (plus tracing)').to.deep.equal([
+    expect(shared.policies.map((s: Record<string, unknown>) => Object.keys(s)[0]), 'the pipeline order of docs/design.md').to.deep.equal([
       'request-trace', 'cors', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router',
     ]);
     expect(Object.keys(cfg.pipelines).filter((n) => n.startsWith('contracts-')).sort()).to.deep.equal(['contracts-not-found', 'contracts-options-api', 'contracts-routes']);

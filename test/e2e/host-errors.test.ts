@@ -4,7 +4,7 @@ import { httpAs } from '../support/http';
 
 const http = httpAs(['admin:all']);
 
-/** Failures inside the host itself, before any of our policies answers, still leave in the spec's error body. */
+/** Failures inside the host itself, before any of our policies answers, still leave in the JSON error body. */
 describe('errors raised by the host (end to end)', () => {
   let gw: GatewayProcess;
   before(async () => {
@@ -21,7 +21,7 @@ describe('errors raised by the host (end to end)', () => {
     expect(res.text).not.to.match(/URIError|node_modules|at |\/work\/|decode/);
   });
 
-  it('answers a path outside /api that nothing serves with 404 in the spec body', async () => {
+  it('answers a path outside /api that nothing serves with 404 in the error body', async () => {
     const res = await http('GET', `${gw.baseUrl}/no-such-page`);
     expect(res.status).to.equal(404);
     expect(res.body).to.include({ code: 'NOT_FOUND' });

@@ -66,7 +66,7 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
     expect((await admin('GET', `${gw.baseUrl}/debug/contracts`)).status).to.equal(404);
   });
 
-  it('an unknown /api path: 404 HANDLER_NOT_FOUND in the spec\'s body, with the caller\'s correlation id', async () => {
+  it('an unknown /api path: 404 HANDLER_NOT_FOUND in the error body, with the caller\'s correlation id', async () => {
     const res = await http('GET', `${gw.baseUrl}/api/no-such-thing`, { headers: { 'x-correlation-id': 'probe-404-1' } });
     expectNotFound(res);
     expect(res.body.correlationId).to.equal('probe-404-1');

@@ -9,7 +9,7 @@ import { TcpProxy, viaPort } from '../support/tcp-proxy';
 
 /**
  * A broker restart as the gateway sees it: every connection to RabbitMQ is cut and new ones are refused for a
- * while. Requests meanwhile fail fast with the spec's body; afterwards the same gateway process serves again.
+ * while. Requests meanwhile fail fast with the error body; afterwards the same gateway process serves again.
  */
 describe('gateway across a broker outage', function () {
   this.timeout(30000);

@@ -87,7 +87,7 @@ describe('routing: table, through Express Gateway and RabbitMQ', function () {
     expect(wrongMethod.body.code).to.equal('HANDLER_NOT_FOUND');
   });
 
-  it('answers a malformed percent-escape in a path parameter with the spec body (400), no stack trace', async () => {
+  it('answers a malformed percent-escape in a path parameter with the error body (400), no stack trace', async () => {
     const res = await http('GET', `${fx.gw.baseUrl}/api/users/%E0%A4%A`);
     expect(res.status).to.equal(400);
     expect(res.body.code).to.equal('BAD_REQUEST');

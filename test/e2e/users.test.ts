@@ -7,7 +7,7 @@ const http = httpAs(['admin:all']);
 import { AMQP_URL } from '../support/env';
 
 /**
- * The spec's Users table through the real Express Gateway and the reference users service:
+ * The users API through the real Express Gateway and the reference users service:
  * once over RabbitMQ (gateway → broker → service → broker → gateway) and once on the embedded bus.
  */
 // routing: table (one generated endpoint, the plugin's path table) must answer exactly as one endpoint per route.
@@ -144,7 +144,7 @@ for (const bus of [
       });
 
       // The contract says maximum 100: a larger pageSize is refused rather than silently capped, so a client
-      // computing offsets from the pageSize it asked for never skips items (README "Validation").
+      // computing offsets from the pageSize it asked for never skips items (docs/design.md "One request").
       it('accepts pageSize 100 and refuses pageSize above 100 with a 400 naming the field', async () => {
         expect((await http('GET', `${api}/users?pageSize=100`)).body.pageSize).to.equal(100);
         const res = await http('GET', `${api}/users?pageSize=1000`);

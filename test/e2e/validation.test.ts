@@ -13,7 +13,7 @@ import { AmqpTransport } from '../../plugin/bus/amqp';
 import { serve, ServiceError, type Operation, type RunningService } from '../../sdk';
 
 
-/** Every error answer is the spec's body. */
+/** Every error answer is the error body. */
 function expectErrorBody(res: HttpResult, status: number, code: string): void {
   expect(res.status, res.text).to.equal(status);
   expect(res.headers.get('content-type')).to.match(/^application\/json/);
@@ -48,7 +48,7 @@ describe('validation through Express Gateway on the embedded bus (users service)
     expect(cfg.policies).to.include('schema-validation');
   });
 
-  it('the spec example: short password and empty profile.firstName → 400 VALIDATION_ERROR naming both, nothing created', async () => {
+  it('a short password and empty profile.firstName → 400 VALIDATION_ERROR naming both, nothing created', async () => {
     const res = await http('POST', `${api}/users`, { body: { email: 'spec@example.com', password: 'short', profile: { firstName: '' } } });
     expectErrorBody(res, 400, 'VALIDATION_ERROR');
     expect(res.body.error).to.equal('Validation failed');
@@ -98,7 +98,7 @@ describe('validation through Express Gateway on the embedded bus (users service)
     expect(same.body).to.include({ userId: id, firstName: 'Same' });
   });
 
-  it('a malformed JSON body → 400 BAD_REQUEST in the spec body', async () => {
+  it('a malformed JSON body → 400 BAD_REQUEST in the error body', async () => {
     const res = await http('POST', `${api}/users`, { body: '{"email": "a@b.c",', headers: { 'content-type': 'application/json' } });
     expectErrorBody(res, 400, 'BAD_REQUEST');
   });

@@ -37,7 +37,7 @@ describe('edge settings and the cors step', () => {
     expect(resolveSettings({}, { RATE_LIMIT_MAX: '3' })).to.include({ rateLimitMax: 3, corsOrigins: '*' });
   });
 
-  it('builds the spec\'s CORS answer: *, methods, headers, exposed headers, max age 86400, 204', () => {
+  it('builds the CORS answer: *, methods, headers, exposed headers, max age 86400, 204', () => {
     const action = corsAction();
     expect(action).to.deep.equal({
       origin: '*',

@@ -60,7 +60,7 @@ describe('rate limit selection and keys', () => {
     expect(retryAfterSeconds(null, 30000, 9_000)).to.equal(30);
   });
 
-  it('429 is the spec\'s body with retryAfter and a Retry-After header', () => {
+  it('429 is the error body with retryAfter and a Retry-After header', () => {
     const { status, body, headers } = toErrorBody(tooManyRequests(7), 'cid-1');
     expect(status).to.equal(429);
     expect(body).to.include({ error: 'Too Many Requests', code: 'RATE_LIMIT_EXCEEDED', retryAfter: 7, correlationId: 'cid-1' });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ERROR_CODES, GatewayError, fromServiceError, serviceUnavailable, badGateway, gatewayTimeout, toErrorBody } from '../../plugin/errors';
 
 describe('error body', () => {
-  it('maps every code of the spec to its status', () => {
+  it('maps every code of the table to its status', () => {
     const expected: Record<string, number> = {
       NO_AUTH_HEADER: 401, INVALID_TOKEN: 401, TOKEN_EXPIRED: 401, INVALID_CREDENTIALS: 401, UNAUTHORIZED: 401,
       INSUFFICIENT_PERMISSIONS: 403, PERMISSION_DENIED: 403, POLICY_VIOLATION: 403, ACCESS_DENIED: 403,
@@ -13,7 +13,7 @@ describe('error body', () => {
     for (const [code, status] of Object.entries(expected)) expect(ERROR_CODES[code].status, code).to.equal(status);
   });
 
-  it('builds the spec body with extras, correlationId and timestamp', () => {
+  it('builds the error body with extras, correlationId and timestamp', () => {
     const err = new GatewayError('NOT_FOUND', 'User u1 does not exist', { extra: { resourceType: 'User', resourceId: 'u1' } });
     const { status, body } = toErrorBody(err, 'corr-1');
     expect(status).to.equal(404);

@@ -148,7 +148,7 @@ describe('OpenAPI document', () => {
     expect(schemes.devUserId.description).to.match(/development only/i).and.contain('DEVELOPMENT_AUTH_ENABLED');
   });
 
-  it('error responses use the spec\'s error body, one per status', () => {
+  it('error responses use the error body, one per status', () => {
     const components = doc.components as Op;
     expect(components.schemas.ErrorBody.properties).to.include.keys('error', 'message', 'code', 'details', 'correlationId', 'timestamp', 'requiredPermission', 'validationErrors', 'retryAfter', 'timeoutMs');
     for (const status of ['400', '401', '403', '404', '409', '422', '429', '500', '502', '503', '504']) {

@@ -178,7 +178,7 @@ describe('maybe: policies on the fast path', () => {
     expect(requestUser(second)?.permissions).to.deep.equal(['things:read']);
   });
 
-  it('the fast path answers as the slow one: a missing permission is 403 with the spec body', async () => {
+  it('the fast path answers as the slow one: a missing permission is 403 with the error body', async () => {
     const token = hs256(claims({ permissions: ['other'] }));
     const auth = jwtDevAuthPolicy.policy({ jwtSecret: SECRET });
     const permission = permissionPolicy.policy({ required: ['things:read'] });

@@ -85,7 +85,7 @@ describe('validation: ajv errors → field, message, code', () => {
     expect(errors).to.have.length(MAX_REPORTED_ERRORS);
   });
 
-  it('builds the spec body: 400, details field → message, validationErrors [{ field, message }]', () => {
+  it('builds the error body: 400, details field → message, validationErrors [{ field, message }]', () => {
     const err = inputValidationError(errorsOf(userSchema, { email: 'a@b.co', password: 'short', profile: { firstName: '' } }));
     const { status, body } = toErrorBody(err, 'corr-7');
     expect(status).to.equal(400);

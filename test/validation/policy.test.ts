@@ -92,7 +92,7 @@ describe('validation: the schema-validation policy', () => {
     expect(input).to.deep.equal({ page: 1 });
   });
 
-  it('answers 400 in the spec body for invalid input', async () => {
+  it('answers 400 in the error body for invalid input', async () => {
     const { sent, nextCalled } = await run(good.messageType, { page: '0' });
     expect(nextCalled).to.equal(false);
     expect(sent.status).to.equal(400);

@@ -11,7 +11,7 @@ describe('validation: a service’s business-rule rejection', () => {
     expect(body.validationErrors).to.deep.equal(validationErrors);
   });
 
-  it('keeps 400 for VALIDATION_ERROR without a status, and refuses a status the spec does not allow', () => {
+  it('keeps 400 for VALIDATION_ERROR without a status, and refuses a status the code does not have', () => {
     expect(toErrorBody(fromServiceError({ code: 'VALIDATION_ERROR', message: 'x' })).status).to.equal(400);
     expect(toErrorBody(fromServiceError({ code: 'VALIDATION_ERROR', message: 'x', status: 418 })).status).to.equal(400);
   });
