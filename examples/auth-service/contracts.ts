@@ -10,6 +10,7 @@ const authUser = {
     id: { type: 'string' }, userId: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' },
     permissions: { type: 'array', items: { type: 'string' } }, roles: { type: 'array', items: { type: 'string' } },
   },
+  required: ['id', 'userId', 'email', 'name', 'permissions', 'roles'],
 };
 /** The authentication result: the tokens and the user they were issued to. */
 const authResult = {
@@ -18,7 +19,7 @@ const authResult = {
     success: { type: 'boolean' }, accessToken: { type: 'string' }, refreshToken: { type: 'string' },
     expiresIn: { type: 'integer' }, tokenType: { type: 'string' }, user: authUser,
   },
-  required: ['accessToken', 'refreshToken', 'expiresIn'],
+  required: ['success', 'accessToken', 'refreshToken', 'expiresIn', 'tokenType', 'user'],
 };
 
 /** Both path families are served: /api/auth/… and the short /api/… paths. */
@@ -45,7 +46,7 @@ export const refreshToken: OwnContract = {
   outputSchema: {
     type: 'object',
     properties: { success: { type: 'boolean' }, accessToken: { type: 'string' }, expiresIn: { type: 'integer' }, tokenType: { type: 'string' } },
-    required: ['accessToken', 'expiresIn'],
+    required: ['success', 'accessToken', 'expiresIn', 'tokenType'],
   },
 };
 
@@ -62,7 +63,7 @@ export const logout: OwnContract = {
   http: { method: 'POST', paths: ['/api/logout'] },
   requiredPermissions: [],
   inputSchema: { type: 'object', properties: { userId: { type: 'string', minLength: 1, maxLength: 100 } } },
-  outputSchema: { type: 'object', properties: { success: { type: 'boolean' }, revokedTokens: { type: 'integer' } }, required: ['success'] },
+  outputSchema: { type: 'object', properties: { success: { type: 'boolean' }, revokedTokens: { type: 'integer' } }, required: ['success', 'revokedTokens'] },
 };
 
 export const externalLogin: OwnContract = {

@@ -17,7 +17,7 @@ const userOutput = {
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
   },
-  required: ['userId', 'id', 'email'],
+  required: ['userId', 'id', 'email', 'role', 'permissions', 'createdAt', 'updatedAt'],
 };
 
 /** The users API as contracts. Both create variants are accepted: firstName/lastName, or name/role/password/profile. */
@@ -36,7 +36,7 @@ export const createUser: OwnContract = {
     },
     required: ['email'],
   },
-  outputSchema: { ...userOutput, properties: { ...userOutput.properties, success: { type: 'boolean' } } },
+  outputSchema: { ...userOutput, properties: { ...userOutput.properties, success: { type: 'boolean' } }, required: [...userOutput.required, 'success'] },
 };
 
 export const getUser: OwnContract = {
@@ -91,7 +91,7 @@ export const listUsers: OwnContract = {
       page: { type: 'integer' }, pageSize: { type: 'integer' }, totalCount: { type: 'integer' }, totalPages: { type: 'integer' },
       hasNext: { type: 'boolean' }, hasPrevious: { type: 'boolean' },
     },
-    required: ['users', 'page', 'pageSize', 'totalCount', 'totalPages'],
+    required: ['users', 'page', 'pageSize', 'totalCount', 'totalPages', 'hasNext', 'hasPrevious'],
   },
 };
 
@@ -106,7 +106,7 @@ export const getUserPermissions: OwnContract = {
   outputSchema: {
     type: 'object',
     properties: { userId, permissions: { type: 'array', items: permission }, roles: { type: 'array', items: { type: 'string' } } },
-    required: ['userId', 'permissions'],
+    required: ['userId', 'permissions', 'roles'],
   },
 };
 
@@ -119,6 +119,6 @@ export const grantUserPermission: OwnContract = {
   outputSchema: {
     type: 'object',
     properties: { userId, permission, permissions: { type: 'array', items: permission } },
-    required: ['userId', 'permissions'],
+    required: ['userId', 'permission', 'permissions'],
   },
 };

@@ -2,6 +2,7 @@ import type { Contract, ContractKind, JsonSchema } from '../contracts/types';
 import type { EndpointSpec } from '../contracts/route-table';
 import { successStatus } from '../../policies/contract-router/success-status';
 import { errorResponses, TRACE_HEADERS } from './error-responses';
+import { errorStatusesFor } from './error-statuses';
 import { pathParameterNames } from './paths';
 import { pathParameters, queryParameters, type ParameterObject } from './parameters';
 import { componentName, componentRef, withoutProperties } from './schema-embedding';
@@ -22,6 +23,8 @@ export interface OperationContext {
   operationIds: Set<string>;
   /** The contracts' schemas as embedded in components.schemas (refs re-rooted), by component name. */
   schemas: Readonly<Record<string, JsonSchema>>;
+  /** The gateway-wide rate limit is set: every generated route can answer 429. */
+  rateLimited: boolean;
 }
 
 /** Unique operationId: the message type when free, else the endpoint name (unique in the route table). */
@@ -30,16 +33,6 @@ export function claimOperationId(ctx: OperationContext, preferred: string, fallb
   for (let n = 2; ctx.operationIds.has(id); n += 1) id = `${fallback}-${n}`;
   ctx.operationIds.add(id);
   return id;
-}
-
-/** Error statuses an operation can answer with, as they apply. */
-export function errorStatusesFor(method: string, isPublic: boolean, kinds: ReadonlyArray<ContractKind | undefined>): number[] {
-  const statuses = [400, 404, 429, 500, 502, 503, 504];
-  if (!isPublic) statuses.push(401, 403);
-  const writes = BODY_METHODS.has(method);
-  if (writes) statuses.push(413, 415, 422);
-  if (kinds.some((k) => k === 'create' || k === 'update' || k === 'command')) statuses.push(409);
-  return statuses;
 }
 
 export function permissionsText(contract: Contract): string {
@@ -140,7 +133,10 @@ export function contractOperation(endpoint: EndpointSpec, ctx: OperationContext)
   if (requestBody) operation.requestBody = requestBody;
   operation.responses = {
     ...successResponse(method, served),
-    ...errorResponses(errorStatusesFor(method, isPublic, served.map((s) => s.kind))),
+    ...errorResponses(
+      errorStatusesFor({ method, path: endpoint.path, contracts: served.map((s) => s.contract), kinds: served.map((s) => s.kind), rateLimited: ctx.rateLimited }),
+      { serviceErrors: true },
+    ),
   };
   operation.security = isPublic ? PUBLIC_SECURITY : DEFAULT_SECURITY;
   operation['x-message-type'] = primary.contract.messageType;

@@ -8,14 +8,20 @@ import { genericOperation, GENERIC_TAG } from './generic-operations';
 import { ERROR_BODY_SCHEMA, errorResponseComponents, HEADER_COMPONENTS } from './error-responses';
 import { OPERATIONS_SCHEMAS, OPERATIONS_TAG, operationsPaths } from './operations-paths';
 import { DEFAULT_SECURITY, SECURITY_SCHEMES } from './security';
+import { withoutUnusedComponents } from './unused-components';
 
 export interface DocumentOptions {
   /** Names of generated endpoints (operationIds fall back to them); the plugin's generatedPrefix. */
   prefix?: string;
   /** List GET /debug/contracts (only when it is served). */
   debugEndpoints?: boolean;
+  /** The gateway-wide rate limit is set (settings rateLimitMax): every generated route can answer 429. */
+  rateLimited?: boolean;
   title?: string;
 }
+
+/** The package's licence (package.json `license`). */
+const LICENSE = { name: 'MIT', identifier: 'MIT' };
 
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
 
@@ -38,7 +44,7 @@ export function buildOpenApiDocument(contracts: readonly Contract[], options: Do
     schemas[componentName(c.messageType, 'Input')] = embedSchema(c.inputSchema, componentName(c.messageType, 'Input'));
     schemas[componentName(c.messageType, 'Output')] = embedSchema(c.outputSchema, componentName(c.messageType, 'Output'));
   }
-  const ctx: OperationContext = { contracts: byType, operationIds: new Set(), schemas };
+  const ctx: OperationContext = { contracts: byType, operationIds: new Set(), schemas, rateLimited: options.rateLimited === true };
   const table = buildRouteTable([...byType.values()], { prefix: options.prefix ?? DEFAULT_ENDPOINT_PREFIX });
   const paths: Record<string, Record<string, unknown>> = {};
   for (const endpoint of table.endpoints) {
@@ -48,29 +54,37 @@ export function buildOpenApiDocument(contracts: readonly Contract[], options: Do
     paths[key] = { ...paths[key], [endpoint.method.toLowerCase()]: operation };
   }
   Object.assign(paths, operationsPaths({ debugEndpoints: options.debugEndpoints === true }));
-  const services = [...new Set(contracts.map((c) => c.targetService))].sort();
   return {
     openapi: '3.1.0',
     info: {
       title: options.title ?? 'Contracts gateway API',
       version: contractsFingerprint(contracts),
+      license: LICENSE,
       description:
         'Generated from the service contracts the gateway discovered on the message bus; it changes when they do. ' +
         'Each operation names its contract (`x-message-type`, `x-contracts`) and the permissions the caller must hold ' +
         '(`x-required-permissions`; on the generic routes a map of message type → permissions). Errors use one body (`ErrorBody`).',
     },
-    tags: [
-      ...services.map((name) => ({ name, description: `Contracts served by ${name}.` })),
-      { name: GENERIC_TAG, description: 'Generic routes: the request names the message type.' },
-      { name: OPERATIONS_TAG, description: 'The gateway\'s own endpoints.' },
-    ],
+    // Relative: the document is served by the gateway it describes, wherever that is reached.
+    servers: [{ url: '/', description: 'The gateway serving this document.' }],
+    tags: usedTags(paths),
     paths,
-    components: {
+    components: withoutUnusedComponents(paths, {
       schemas: { ErrorBody: ERROR_BODY_SCHEMA, ...OPERATIONS_SCHEMAS, ...schemas },
       responses: errorResponseComponents(),
       headers: HEADER_COMPONENTS,
       securitySchemes: SECURITY_SCHEMES,
-    },
+    }),
     security: DEFAULT_SECURITY,
   };
+}
+
+/** The tags the operations use (an empty tag is an empty section in Swagger UI): services by name, then generic, then operations. */
+function usedTags(paths: Record<string, Record<string, unknown>>): Array<{ name: string; description: string }> {
+  const used = new Set(Object.values(paths).flatMap((item) => Object.values(item).flatMap((op) => (op as { tags?: string[] }).tags ?? [])));
+  const services = [...used].filter((t) => t !== GENERIC_TAG && t !== OPERATIONS_TAG).sort();
+  const tags = services.map((name) => ({ name, description: `Contracts served by ${name}.` }));
+  if (used.has(GENERIC_TAG)) tags.push({ name: GENERIC_TAG, description: 'Generic routes: the request names the message type.' });
+  if (used.has(OPERATIONS_TAG)) tags.push({ name: OPERATIONS_TAG, description: 'The gateway\'s own endpoints.' });
+  return tags;
 }

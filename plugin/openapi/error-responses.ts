@@ -2,7 +2,8 @@ import { ERROR_CODES, GatewayError, toErrorBody } from '../errors';
 
 /**
  * The error body (with the extra fields by code) as a schema, and one reusable
- * response per status the gateway can answer with. Codes per status come from the one error table.
+ * response per status the gateway can answer with. Codes come from the one error table: a service's code that is
+ * not in it reaches the client as INTERNAL_ERROR, so `code` is exactly that enum.
  */
 export const ERROR_BODY_SCHEMA = {
   type: 'object',
@@ -10,7 +11,7 @@ export const ERROR_BODY_SCHEMA = {
   properties: {
     error: { type: 'string', description: 'Category of the error, e.g. "Not Found", "Validation failed".' },
     message: { type: 'string', description: 'Human-readable text.' },
-    code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$', description: 'Machine-readable code, upper snake case.' },
+    code: { type: 'string', enum: Object.keys(ERROR_CODES), description: 'Machine-readable code, upper snake case.' },
     details: { type: 'object', additionalProperties: true, description: 'Optional context, e.g. field name → message.' },
     correlationId: { type: 'string', description: 'The X-Correlation-Id of the request.' },
     timestamp: { type: 'string', format: 'date-time' },
@@ -29,7 +30,8 @@ export const ERROR_BODY_SCHEMA = {
     service: { type: 'string', description: 'SERVICE_UNAVAILABLE on 502: the upstream service.' },
     timeoutMs: { type: 'integer', minimum: 1, description: 'TIMEOUT: the upstream deadline.' },
   },
-  required: ['error', 'code', 'timestamp'],
+  // Every error answer carries these (toErrorBody; every caller gives it the request's correlation id).
+  required: ['error', 'message', 'code', 'correlationId', 'timestamp'],
 } as const;
 
 /** Component names of the error responses, by status. */
@@ -49,11 +51,14 @@ export const ERROR_RESPONSE_NAMES: Readonly<Record<number, string>> = {
   504: 'GatewayTimeout',
 };
 
+/** The `default` response of generated routes: a service may answer with any code of the table. */
+export const OTHER_ERROR_RESPONSE = 'OtherError';
+
 const WHEN: Readonly<Record<number, string>> = {
   400: 'The input does not match the contract\'s input schema (or the request is malformed).',
-  401: 'Authentication is missing or invalid.',
+  401: 'Authentication is missing or invalid; on a public route, the service refused the credentials the request carries.',
   403: 'The caller lacks a required permission, or a business rule refused the request.',
-  404: 'The resource does not exist, or no contract handles this method and path.',
+  404: 'The resource does not exist, or no contract handles this method and path (any more: its service withdrew it or stopped announcing it).',
   409: 'A unique field is taken, or the state conflicts.',
   413: 'The request body is larger than the gateway accepts.',
   415: 'The request body is not JSON.',
@@ -104,21 +109,32 @@ export function errorResponseComponents(): Record<string, unknown> {
       },
     };
   }
+  out[OTHER_ERROR_RESPONSE] = {
+    description: 'Another error the route\'s service answered with: any status and code of the error table (e.g. 403 ACCESS_DENIED, 410 RESOURCE_DELETED).',
+    headers: { ...TRACE_HEADERS },
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/ErrorBody' },
+        example: exampleBody('RESOURCE_DELETED', 410, 'The resource was deleted.'),
+      },
+    },
+  };
   return out;
 }
 
-/** `responses` entries referring to the shared error responses. */
-export function errorResponses(statuses: readonly number[]): Record<string, unknown> {
+/** `responses` entries referring to the shared error responses; `default` too when a service answers the route. */
+export function errorResponses(statuses: readonly number[], opts: { serviceErrors?: boolean } = {}): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const status of [...new Set(statuses)].sort((a, b) => a - b)) {
     const name = ERROR_RESPONSE_NAMES[status];
     if (name) out[String(status)] = { $ref: `#/components/responses/${name}` };
   }
+  if (opts.serviceErrors) out.default = { $ref: `#/components/responses/${OTHER_ERROR_RESPONSE}` };
   return out;
 }
 
 /** What the gateway really answers for the code, with fixed ids so the document does not change by itself. */
-function exampleBody(code: string, status: number): Record<string, unknown> {
-  const { body } = toErrorBody(new GatewayError(code, WHEN[status] ?? code, { status }), '0b6f6c4e-4c7a-4f0e-9a53-3d2f1c9e8a71');
+function exampleBody(code: string, status: number, message = WHEN[status] ?? code): Record<string, unknown> {
+  const { body } = toErrorBody(new GatewayError(code, message, { status }), '0b6f6c4e-4c7a-4f0e-9a53-3d2f1c9e8a71');
   return { ...body, timestamp: '2025-01-01T00:00:00.000Z' };
 }

@@ -2,7 +2,8 @@ import type { Contract } from '../contracts/types';
 import type { EndpointSpec } from '../contracts/route-table';
 import { successStatus } from '../../policies/contract-router/success-status';
 import { errorResponses, TRACE_HEADERS } from './error-responses';
-import { claimOperationId, contractSummary, errorStatusesFor, permissionsText, type OperationContext } from './contract-operation';
+import { claimOperationId, contractSummary, permissionsText, type OperationContext } from './contract-operation';
+import { errorStatusesFor } from './error-statuses';
 import { componentName, componentRef } from './schema-embedding';
 import { DEFAULT_SECURITY, PUBLIC_SECURITY } from './security';
 
@@ -80,7 +81,8 @@ export function genericOperation(endpoint: EndpointSpec, ctx: OperationContext):
     success[String(status)] = { description: `The output of the message type sent.`, headers: { ...TRACE_HEADERS }, content: { 'application/json': { schema: outputs(these) } } };
   }
   const isPublic = contracts.every((c) => c.public === true);
-  operation.responses = { ...success, ...errorResponses(errorStatusesFor(method, isPublic, kinds)) };
+  const statusesFor = { method, path: endpoint.path, contracts, kinds, dispatch: endpoint.dispatch, rateLimited: ctx.rateLimited };
+  operation.responses = { ...success, ...errorResponses(errorStatusesFor(statusesFor), { serviceErrors: true }) };
   operation.security = isPublic ? PUBLIC_SECURITY : DEFAULT_SECURITY;
   operation['x-required-permissions'] = Object.fromEntries(contracts.map((c) => [c.messageType, c.public ? [] : [...c.requiredPermissions]]));
   operation['x-contracts'] = contracts.map((c) => contractSummary(c));

@@ -30,6 +30,9 @@ const INSTANCE = {
   required: ['service', 'instanceId', 'lastSeen', 'leaseExpiresAt'],
 };
 
+/** A contract's own JSON Schema, as announced: any object (typed clients get a map, not an empty type). */
+const JSON_SCHEMA = { type: 'object', additionalProperties: true, description: 'A JSON Schema, as the service announced it.' };
+
 /** Schemas of the operations endpoints' bodies (docs/operations.md "Operations endpoints"). */
 export const OPERATIONS_SCHEMAS = {
   BusStatus: BUS,
@@ -50,6 +53,25 @@ export const OPERATIONS_SCHEMAS = {
     ],
   },
   ServiceInstance: INSTANCE,
+  RegistryConflict: {
+    type: 'object',
+    description: 'A message type that more than one service announces; the first service keeps it.',
+    properties: { messageType: { type: 'string' }, services: { type: 'array', items: { type: 'string' } } },
+    required: ['messageType', 'services'],
+  },
+  RouteConflict: {
+    type: 'object',
+    description: 'A route that two contracts would share (`duplicate`: the first listed keeps it) or that belongs to the gateway (`reserved`).',
+    properties: {
+      method: { type: 'string', enum: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] },
+      path: { type: 'string' },
+      whenQuery: { type: 'string' },
+      reason: { type: 'string', enum: ['duplicate', 'reserved'] },
+      messageTypes: { type: 'array', items: { type: 'string' } },
+      targetServices: { type: 'array', items: { type: 'string' }, description: 'Parallel to messageTypes.' },
+    },
+    required: ['method', 'path', 'reason', 'messageTypes', 'targetServices'],
+  },
   DiscoveredContract: {
     type: 'object',
     properties: {
@@ -57,10 +79,19 @@ export const OPERATIONS_SCHEMAS = {
       targetService: { type: 'string' },
       public: { type: 'boolean' },
       requiredPermissions: { type: 'array', items: { type: 'string' } },
-      timeoutMs: { type: 'integer' },
-      http: { type: 'object', properties: { method: { type: 'string' }, paths: { type: 'array', items: { type: 'string' } } } },
-      inputSchema: { type: 'object' },
-      outputSchema: { type: 'object' },
+      timeoutMs: { type: 'number' },
+      rateLimit: {
+        type: 'object',
+        properties: { max: { type: 'integer', minimum: 1 }, windowMs: { type: 'integer', minimum: 1000 } },
+        required: ['max'],
+      },
+      http: {
+        type: 'object',
+        properties: { method: { type: 'string', enum: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] }, paths: { type: 'array', items: { type: 'string' } } },
+        required: ['method', 'paths'],
+      },
+      inputSchema: JSON_SCHEMA,
+      outputSchema: JSON_SCHEMA,
       endpoints: {
         type: 'array',
         description: 'The generated routes that reach this contract (a contract that lost a route conflict has fewer).',
@@ -89,9 +120,10 @@ export const OPERATIONS_SCHEMAS = {
       conflicts: {
         type: 'object',
         properties: {
-          messageTypes: { type: 'array', items: { type: 'object', properties: { messageType: { type: 'string' }, services: { type: 'array', items: { type: 'string' } } } } },
-          routes: { type: 'array', items: { type: 'object' } },
+          messageTypes: { type: 'array', items: { $ref: '#/components/schemas/RegistryConflict' } },
+          routes: { type: 'array', items: { $ref: '#/components/schemas/RouteConflict' } },
         },
+        required: ['messageTypes', 'routes'],
       },
     },
     required: ['count', 'services', 'contracts', 'conflicts'],
@@ -110,9 +142,10 @@ export const OPERATIONS_SCHEMAS = {
             messageType: { type: 'string' },
             targetService: { type: 'string' },
             instanceIds: { type: 'array', items: { type: 'string' } },
-            ageMs: { type: 'integer', description: 'Since the freshest announcement carrying it.' },
-            leaseRemainingMs: { type: 'integer', description: 'Until the last lease carrying it runs out.' },
+            ageMs: { type: ['integer', 'null'], description: 'Since the freshest announcement carrying it; null when no instance does.' },
+            leaseRemainingMs: { type: ['integer', 'null'], description: 'Until the last lease carrying it runs out; null when no instance carries it.' },
           },
+          required: ['messageType', 'targetService', 'instanceIds', 'ageMs', 'leaseRemainingMs'],
         },
       },
       instances: {
@@ -127,12 +160,18 @@ export const OPERATIONS_SCHEMAS = {
                 ageMs: { type: 'integer' },
                 leaseRemainingMs: { type: 'integer' },
               },
+              required: ['messageTypes', 'ageMs', 'leaseRemainingMs'],
             },
           ],
         },
       },
-      conflicts: { type: 'array', items: { type: 'object' } },
-      openapi: { type: 'object', properties: { version: { type: 'string' }, generatedAt: { type: 'string', format: 'date-time' } } },
+      conflicts: { type: 'array', items: { $ref: '#/components/schemas/RegistryConflict' } },
+      openapi: {
+        type: 'object',
+        description: 'The OpenAPI document now served (absent until it is first built).',
+        properties: { version: { type: 'string' }, generatedAt: { type: 'string', format: 'date-time' } },
+        required: ['version', 'generatedAt'],
+      },
     },
     required: ['now', 'bus', 'entries', 'instances', 'conflicts'],
   },
@@ -189,8 +228,13 @@ export function operationsPaths(opts: { debugEndpoints: boolean }): Record<strin
         summary: 'This document (OpenAPI 3.1), regenerated whenever the discovered contracts change',
         security: PUBLIC_SECURITY,
         responses: {
-          '200': { description: 'The document. Carries an ETag; If-None-Match gets 304.', content: { 'application/json': { schema: { type: 'object' } } } },
-          '304': { description: 'Unchanged since the ETag given.' },
+          '200': {
+            description: 'The document. Carries an ETag; If-None-Match gets 304.',
+            headers: { ...TRACE_HEADERS },
+            content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } },
+          },
+          '304': { description: 'Unchanged since the ETag given.', headers: { ...TRACE_HEADERS } },
+          ...errorResponses([503]),
         },
       },
     },

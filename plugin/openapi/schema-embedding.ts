@@ -13,7 +13,9 @@ export function componentRef(name: string): string {
  * A contract schema made fit to live at `#/components/schemas/<name>` of the document. Its local `$ref`s
  * (`#/definitions/x`, `#/$defs/x`) pointed at the contract schema's own root; inside the document `#` is the
  * document, so they are re-rooted at the component. A root `$id` goes: two contracts may carry the same one, and
- * the re-rooted refs no longer need it. The caller's schema is not modified.
+ * the re-rooted refs no longer need it. An object schema that names no property says `additionalProperties: true`,
+ * which it already meant: type generators read the bare form as an object with no field at all. The caller's schema
+ * is not modified.
  */
 export function embedSchema(schema: JsonSchema, name: string): JsonSchema {
   const base = componentRef(name);
@@ -39,7 +41,17 @@ function reroot(node: unknown, base: string): unknown {
       out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, reroot(v, base)]));
     } else out[key] = value;
   }
+  if (isOpenObject(out)) out.additionalProperties = true;
   return out;
+}
+
+const SHAPING = ['properties', 'patternProperties', 'additionalProperties', 'unevaluatedProperties', '$ref', 'allOf', 'anyOf', 'oneOf'];
+
+/** An object schema that says nothing about its fields: any field is allowed. */
+function isOpenObject(schema: Record<string, unknown>): boolean {
+  const t = schema.type;
+  const object = t === 'object' || (Array.isArray(t) && t.includes('object'));
+  return object && SHAPING.every((k) => !(k in schema));
 }
 
 /** The top-level `properties` of an object schema, when it has them. */

@@ -10,7 +10,11 @@ export function runtimeOpenApi(): OpenApiCache | undefined {
   if (!runtime) return undefined;
   return openApiCacheFor(
     runtime.registry,
-    () => ({ prefix: runtime.settings.generatedPrefix, debugEndpoints: runtime.settings.debugEndpoints }),
+    () => ({
+      prefix: runtime.settings.generatedPrefix,
+      debugEndpoints: runtime.settings.debugEndpoints,
+      rateLimited: runtime.settings.rateLimitMax !== undefined,
+    }),
     runtime.log,
   );
 }

@@ -1,9 +1,12 @@
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { buildOpenApiDocument } from '../../plugin/openapi';
+import { ERROR_CODES, GatewayError, toErrorBody } from '../../plugin/errors';
 import { buildRouteTable } from '../../plugin/contracts/route-table';
 import { toOpenApiPath } from '../../plugin/openapi/paths';
 import type { Contract } from '../../plugin/contracts/types';
-import { referenceContracts, validateOpenApi } from './support';
+import { referenceContracts, trickyContracts, validateOpenApi } from './support';
 
 type Op = Record<string, any>;
 
@@ -13,24 +16,9 @@ function op(doc: ReturnType<typeof buildOpenApiDocument>, method: string, path: 
   return operation as Op;
 }
 
-/** Contracts that exercise the corners: draft-07 local refs, a root $id, a ':' in the name, generic routes, a public action. */
-const tricky: Contract[] = [
-  {
-    messageType: 'ResetPasswordCommand',
-    targetService: 'auth-service',
-    inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'urn:reset', type: 'object', properties: { email: { $ref: '#/definitions/email' } }, required: ['email'], definitions: { email: { type: 'string', format: 'email' } } },
-    outputSchema: { $ref: '#/$defs/done', $defs: { done: { type: 'object', properties: { sent: { type: 'boolean' } } } } },
-    requiredPermissions: [],
-    public: true,
-  },
-  { messageType: 'ReportQuery', targetService: 'reports', inputSchema: { type: 'object', properties: { from: { type: 'string', format: 'date' } } }, outputSchema: { type: 'object' }, requiredPermissions: ['reports:read'] },
-  { messageType: 'StatsQuery', targetService: 'reports', inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: ['stats:read'] },
-  { messageType: 'orders:ArchiveCommand', targetService: 'orders', inputSchema: { type: 'object', properties: { const: { type: 'string' } } }, outputSchema: {}, requiredPermissions: ['orders:archive'] },
-  { messageType: 'GetFileQuery', targetService: 'files', http: { method: 'GET', paths: ['/api/files/:fileId(\\d+)'] }, inputSchema: { type: 'object', properties: { fileId: { type: 'integer' } }, required: ['fileId'] }, outputSchema: {}, requiredPermissions: ['files:read'] },
-];
-
 describe('OpenAPI document', () => {
   const contracts = referenceContracts();
+  const tricky = trickyContracts();
   const doc = buildOpenApiDocument(contracts);
 
   it('is a valid OpenAPI 3.1 document by a maintained validator, every $ref resolving', async () => {
@@ -81,8 +69,9 @@ describe('OpenAPI document', () => {
     expect(create.description).to.contain('`users:create`');
     expect(create.security).to.deep.equal([{ bearerAuth: [] }, { devUserId: [], devPermissions: [] }, { devUserId: [] }]);
     expect(create.tags).to.deep.equal(['users-service']);
-    expect(create.responses).to.include.keys('400', '401', '403', '409', '422', '429', '500', '502', '503', '504');
+    expect(create.responses).to.have.keys('201', '400', '401', '403', '404', '409', '413', '415', '422', '500', '502', '503', '504', 'default');
     expect(create.responses['401']).to.deep.equal({ $ref: '#/components/responses/Unauthorized' });
+    expect(create.responses.default).to.deep.equal({ $ref: '#/components/responses/OtherError' });
   });
 
   it('get by id: a required path parameter typed from the input schema, other fields as query parameters, 200', () => {
@@ -127,11 +116,11 @@ describe('OpenAPI document', () => {
     expect(del).not.to.have.property('requestBody');
   });
 
-  it('public contracts: security [] and no 401/403; every path of an http override is documented', () => {
-    for (const path of ['/api/auth/authenticate', '/api/login']) {
+  it('public contracts: security [], 401 from the service (bad credentials or token), no 403/409/422; every override path is documented', () => {
+    for (const path of ['/api/auth/authenticate', '/api/login', '/api/auth/refresh-token', '/api/refresh-token']) {
       const login = op(doc, 'post', path);
       expect(login.security).to.deep.equal([]);
-      expect(login.responses).not.to.have.any.keys('401', '403');
+      expect(login.responses).to.have.keys('200', '400', '401', '404', '413', '415', '500', '502', '503', '504', 'default');
       expect(login['x-required-permissions']).to.deep.equal([]);
       expect(login.tags).to.deep.equal(['auth-service']);
       expect(login.description).to.contain('public');
@@ -149,13 +138,15 @@ describe('OpenAPI document', () => {
   });
 
   it('error responses use the error body, one per status', () => {
-    const components = doc.components as Op;
+    const limited = buildOpenApiDocument(contracts, { rateLimited: true });
+    const components = limited.components as Op;
     expect(components.schemas.ErrorBody.properties).to.include.keys('error', 'message', 'code', 'details', 'correlationId', 'timestamp', 'requiredPermission', 'validationErrors', 'retryAfter', 'timeoutMs');
-    for (const status of ['400', '401', '403', '404', '409', '422', '429', '500', '502', '503', '504']) {
-      const name = op(doc, 'post', '/api/users').responses[status].$ref.split('/').pop();
+    for (const status of ['400', '401', '403', '404', '409', '413', '415', '422', '429', '500', '502', '503', '504', 'default']) {
+      const name = op(limited, 'post', '/api/users').responses[status].$ref.split('/').pop();
       const response = components.responses[name];
       expect(response.content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/ErrorBody' });
     }
+    expect(components.responses.Unauthorized.description).to.contain('INVALID_CREDENTIALS');
     expect(components.responses.NotFound.description).to.contain('HANDLER_NOT_FOUND');
     expect(components.responses.ServiceUnavailable.headers).to.have.property('Retry-After');
     expect(components.responses.BadGateway.content['application/json'].example.error).to.equal('Bad Gateway');
@@ -205,5 +196,85 @@ describe('OpenAPI document', () => {
     expect(JSON.stringify(buildOpenApiDocument([...contracts].reverse()))).to.equal(JSON.stringify(doc));
     const fewer = buildOpenApiDocument(contracts.slice(1));
     expect((fewer.info as Op).version).not.to.equal((doc.info as Op).version);
+  });
+
+  it('each generated route declares the error statuses its pipeline can answer, and `default` for the service\'s others', () => {
+    const statuses = (d: typeof doc, method: string, path: string): string[] => Object.keys(op(d, method, path).responses).sort();
+    const always = ['401', '404', '500', '502', '503', '504', 'default'];
+    // A query by id: path parameter (400), permission (403); no body, no conflict.
+    expect(statuses(doc, 'get', '/api/users/{userId}')).to.deep.equal(['200', '400', '403', ...always].sort());
+    // A delete reads a body when one is sent (400/413/415), but conflicts are for create and update.
+    expect(statuses(doc, 'delete', '/api/users/{userId}')).to.deep.equal(['204', '400', '403', '413', '415', ...always].sort());
+    // Authenticated, no permission required: the permission step cannot refuse.
+    expect(statuses(doc, 'post', '/api/logout')).to.deep.equal(['200', '400', '413', '415', ...always].sort());
+    // An input schema that accepts any object, no path parameter, no body: nothing to refuse with 400.
+    const open: Contract = { messageType: 'ListWidgetsQuery', targetService: 'widgets', inputSchema: { type: 'object', description: 'no filter' }, outputSchema: {}, requiredPermissions: ['widgets:read'] };
+    const limitedOwn: Contract = { ...open, messageType: 'ListGadgetsQuery', rateLimit: { max: 5 } };
+    const mixed = buildOpenApiDocument([open, limitedOwn, ...tricky]);
+    expect(statuses(mixed, 'get', '/api/widgets')).to.deep.equal(['200', '403', ...always].sort());
+    // A contract's own rate limit: 429 on its route only; the gateway-wide one: 429 on every generated route.
+    expect(statuses(mixed, 'get', '/api/gadgets')).to.include('429');
+    expect(statuses(mixed, 'post', '/api/actions')).not.to.include('429');
+    const limited = buildOpenApiDocument([open, ...tricky], { rateLimited: true });
+    for (const [path, item] of Object.entries(limited.paths).filter(([p]) => p.startsWith('/api/') && !p.startsWith('/api/discovery'))) {
+      for (const operation of Object.values(item)) expect(Object.keys((operation as Op).responses), path).to.include('429');
+    }
+    // A generic query route needs `messageType` (400) even when every input it reaches accepts anything.
+    expect(statuses(mixed, 'get', '/api/data')).to.include('400');
+    // The gateway's own endpoints answer only what their handlers send; no service is behind them.
+    expect(statuses(doc, 'get', '/health')).to.deep.equal(['200', '503']);
+    expect(statuses(doc, 'get', '/api/discovery/contracts')).to.deep.equal(['200', '401', '500', '503']);
+    expect(statuses(doc, 'get', '/api-docs/openapi.json')).to.deep.equal(['200', '304', '503']);
+  });
+
+  it('ErrorBody: the fields every error answer carries are required, and code is the enum of the one error table', () => {
+    const errorBody = (doc.components as Op).schemas.ErrorBody;
+    const { body } = toErrorBody(new GatewayError('NOT_FOUND', 'User 1 does not exist'), 'a-correlation-id');
+    expect([...errorBody.required].sort()).to.deep.equal(Object.keys(body).sort());
+    expect(errorBody.required).to.include.members(['message', 'correlationId']);
+    expect(errorBody.properties.code.enum).to.deep.equal(Object.keys(ERROR_CODES));
+  });
+
+  it('response schemas keep the required lists of the contracts\' output schemas', () => {
+    const schemas = (doc.components as Op).schemas;
+    expect(schemas['AuthenticateCommand.Output'].required).to.include.members(['accessToken', 'refreshToken', 'expiresIn', 'user']);
+    expect(schemas['AuthenticateCommand.Output'].properties.user.required).to.include.members(['userId', 'email', 'permissions']);
+    expect(schemas['CreateUserCommand.Output'].required).to.include.members(['userId', 'email', 'role', 'permissions', 'createdAt', 'updatedAt']);
+    expect(schemas['UpdateUserCommand.Output'].required).to.include.members(['updatedAt', 'role', 'permissions']);
+    // Field selection (?fields=) can leave anything out of a get.
+    expect(schemas['GetUserQuery.Output'].required).to.deep.equal([]);
+  });
+
+  it('object schemas name their fields or allow any: none reads as an object with no field', () => {
+    const all = buildOpenApiDocument([...contracts, ...tricky], { debugEndpoints: true }) as Op;
+    expect(all.components.schemas['ReportQuery.Output']).to.deep.equal({ type: 'object', additionalProperties: true });
+    expect(all.components.schemas.DiscoveredContract.properties.inputSchema).to.include({ type: 'object', additionalProperties: true });
+    const bare: string[] = [];
+    const visit = (node: unknown, at: string): void => {
+      if (Array.isArray(node)) return node.forEach((n, i) => visit(n, `${at}/${i}`));
+      if (node === null || typeof node !== 'object') return;
+      const o = node as Op;
+      const shaped = ['properties', 'additionalProperties', 'patternProperties', '$ref', 'allOf', 'anyOf', 'oneOf'].some((k) => k in o);
+      if (o.type === 'object' && !shaped) bare.push(at);
+      for (const [k, v] of Object.entries(o)) if (k !== 'example' && k !== 'const' && k !== 'enum') visit(v, `${at}/${k}`);
+    };
+    visit(all, '#');
+    expect(bare).to.deep.equal([]);
+  });
+
+  it('a relative server, the package\'s licence, and only the tags and components something uses', () => {
+    expect(doc.servers).to.deep.equal([{ url: '/', description: 'The gateway serving this document.' }]);
+    const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as { license: string };
+    expect((doc.info as Op).license).to.deep.equal({ name: pkg.license, identifier: pkg.license });
+    // The reference services use no generic route: no empty "generic" section.
+    expect((doc.tags as Op[]).map((t) => t.name)).to.deep.equal(['auth-service', 'users-service', 'operations']);
+    expect((buildOpenApiDocument(tricky).tags as Op[]).map((t) => t.name)).to.include('generic');
+    const components = doc.components as Op;
+    // Inputs sent as query parameters, a 204's output, the debug body while debug is off: nothing refers to them.
+    expect(components.schemas).not.to.have.any.keys('GetUserQuery.Input', 'DeleteUserCommand.Output', 'DebugSnapshot');
+    expect(components.schemas).to.include.keys('CreateUserCommand.Input', 'ErrorBody', 'BusStatus');
+    expect(components.responses).not.to.have.property('TooManyRequests');
+    expect((buildOpenApiDocument(contracts, { debugEndpoints: true, rateLimited: true }).components as Op).schemas).to.have.property('DebugSnapshot');
+    expect(components.securitySchemes).to.have.keys('bearerAuth', 'devUserId', 'devPermissions');
   });
 });

@@ -24,3 +24,21 @@ export async function validateOpenApi(document: unknown): Promise<{ valid: boole
   if (result.valid) validator.resolveRefs();
   return { valid: result.valid, errors: result.errors, version: validator.version };
 }
+
+/** Contracts that exercise the corners: draft-07 local refs, a root $id, a ':' in the name, generic routes, a public action. */
+export function trickyContracts(): Contract[] {
+  return [
+    {
+      messageType: 'ResetPasswordCommand',
+      targetService: 'auth-service',
+      inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'urn:reset', type: 'object', properties: { email: { $ref: '#/definitions/email' } }, required: ['email'], definitions: { email: { type: 'string', format: 'email' } } },
+      outputSchema: { $ref: '#/$defs/done', $defs: { done: { type: 'object', properties: { sent: { type: 'boolean' } } } } },
+      requiredPermissions: [],
+      public: true,
+    },
+    { messageType: 'ReportQuery', targetService: 'reports', inputSchema: { type: 'object', properties: { from: { type: 'string', format: 'date' } } }, outputSchema: { type: 'object' }, requiredPermissions: ['reports:read'] },
+    { messageType: 'StatsQuery', targetService: 'reports', inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: ['stats:read'] },
+    { messageType: 'orders:ArchiveCommand', targetService: 'orders', inputSchema: { type: 'object', properties: { const: { type: 'string' } } }, outputSchema: {}, requiredPermissions: ['orders:archive'] },
+    { messageType: 'GetFileQuery', targetService: 'files', http: { method: 'GET', paths: ['/api/files/:fileId(\\d+)'] }, inputSchema: { type: 'object', properties: { fileId: { type: 'integer' } }, required: ['fileId'] }, outputSchema: {}, requiredPermissions: ['files:read'] },
+  ];
+}
