@@ -1,0 +1,44 @@
+import { expect } from 'chai';
+import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
+import { AMQP_URL } from '../support/env';
+import { http, httpAs } from '../support/http';
+import { TcpProxy, viaPort } from '../support/tcp-proxy';
+
+/** `npm start` (dist/scripts/start.js) as an operator runs it, with the broker away at first. */
+describe('npm start with the broker not reachable', function () {
+  this.timeout(60000);
+  let gw: GatewayProcess | undefined;
+  let proxy: TcpProxy;
+
+  before(async () => {
+    const broker = new URL(AMQP_URL);
+    proxy = new TcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });
+    proxy.refusing = true;
+    const port = await proxy.listen();
+    gw = await startGateway({ BUS_URL: viaPort(AMQP_URL, port), LOG_LEVEL: 'info' });
+  });
+  after(async () => {
+    await gw?.stop();
+    await proxy?.close();
+  });
+
+  it('listens at once and answers /health 503 while the bus is away', async () => {
+    const res = await http('GET', `${gw!.baseUrl}/health`);
+    expect(res.status).to.equal(503);
+    expect(res.body).to.include({ code: 'SERVICE_UNAVAILABLE' });
+    expect(gw!.output()).to.match(/gateway ready .*not reachable yet/);
+  });
+
+  it('keeps retrying past the first connect timeout, one log line per attempt rather than one per amqplib retry', async () => {
+    await eventually(async () => expect(gw!.output()).to.match(/bus not reachable/), 20000, 250);
+    expect(gw!.child.exitCode, 'still running').to.equal(null);
+    const failures = gw!.output().split('\n').filter((l) => /bus: connecting to .* failed/.test(l));
+    expect(failures.length, failures.join('\n')).to.be.at.most(2);
+  });
+
+  it('serves the reference services once the broker is back, without a restart', async () => {
+    proxy.refusing = false;
+    await eventually(async () => expect((await http('GET', `${gw!.baseUrl}/health`)).status).to.equal(200), 30000, 250);
+    await eventually(async () => expect((await httpAs(['admin:all'])('GET', `${gw!.baseUrl}/api/users`)).status).to.equal(200), 15000, 250);
+  });
+});
