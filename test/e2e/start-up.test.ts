@@ -3,6 +3,13 @@ import { startGateway, eventually, type GatewayProcess } from '../support/gatewa
 import { AMQP_URL } from '../support/env';
 import { http, httpAs } from '../support/http';
 import { TcpProxy, viaPort } from '../support/tcp-proxy';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, run } from '../packaging/support';
+import { TEST_JWT_SECRET } from '../support/tokens';
+import { CANNOT_LISTEN_EXIT_CODE } from '../../plugin/host/listen-errors';
 
 /** `npm start` (dist/scripts/start.js) as an operator runs it, with the broker away at first. */
 describe('npm start with the broker not reachable', function () {
@@ -40,5 +47,34 @@ describe('npm start with the broker not reachable', function () {
     proxy.refusing = false;
     await eventually(async () => expect((await http('GET', `${gw!.baseUrl}/health`)).status).to.equal(200), 30000, 250);
     await eventually(async () => expect((await httpAs(['admin:all'])('GET', `${gw!.baseUrl}/api/users`)).status).to.equal(200), 15000, 250);
+  });
+});
+
+describe('npm start on a port that is already taken', function () {
+  this.timeout(30000);
+  let taken: Server;
+  let configDir: string;
+
+  before(async () => {
+    taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', () => r()));
+    configDir = mkdtempSync(join(tmpdir(), 'contracts-port-'));
+  });
+  after(async () => {
+    await new Promise((r) => taken.close(r));
+    rmSync(configDir, { recursive: true, force: true });
+  });
+
+  it('stops with one line naming the port and a non-zero exit, no stack trace', async () => {
+    const port = (taken.address() as AddressInfo).port;
+    const r = await run(process.execPath, [join(ROOT, 'dist', 'scripts', 'start.js')], {
+      env: { JWT_SECRET: TEST_JWT_SECRET, BUS_URL: 'embedded', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', EG_CONFIG_DIR: configDir },
+      timeoutMs: 25000,
+    });
+    expect(r.code, r.output).to.equal(CANNOT_LISTEN_EXIT_CODE);
+    const lines = r.output.split('\n').filter((l) => l.includes(String(port)));
+    expect(lines, r.output).to.have.length(1);
+    expect(lines[0]).to.match(/cannot listen on port \d+ on 127\.0\.0\.1: it is already in use/);
+    expect(r.output).not.to.match(/EADDRINUSE|Unhandled 'error'|\n\s+at /);
   });
 });
