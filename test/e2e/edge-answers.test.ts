@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { startGateway, type GatewayProcess } from '../support/gateway-process';
 import { http, httpAs } from '../support/http';
+import { rawExchange } from '../support/raw-http';
 
 const admin = httpAs(['admin:all']);
 const nested = (levels: number): string => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
@@ -36,6 +37,37 @@ describe('edge answers to hostile input (end to end)', function () {
       const res = await http('POST', `${gw.baseUrl}/api/login`, { body: { email: 'nobody@example.com', password: 'x', extra: JSON.parse(nested(18)) } });
       expect(res.body.code, res.text).to.not.equal('VALIDATION_ERROR');
       expect(res.status).to.equal(401);
+    });
+  });
+
+  describe("answers of Node's HTTP parser", () => {
+    const port = (): number => Number(new URL(gw.baseUrl).port);
+    const cases: Array<[string, string, number, string, RegExp]> = [
+      ['a 20,000-character URL', `GET /api/users?q=${'x'.repeat(20000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, 'HEADERS_TOO_LARGE', /larger than \d+ bytes/],
+      ['a bare CR inside a header', 'GET /api/users HTTP/1.1\r\nHost: x\r\nX-Correlation-Id: abc\rSet-Cookie: a=1\r\n\r\n', 400, 'BAD_REQUEST', /malformed/],
+      ['a bare LF ending a header', 'GET /api/users HTTP/1.1\r\nHost: x\r\nX-A: b\nX-B: c\r\n\r\n', 400, 'BAD_REQUEST', /malformed/],
+      ['an obs-fold header continuation', 'GET /api/users HTTP/1.1\r\nHost: x\r\nX-A: b\r\n  folded\r\n\r\n', 400, 'BAD_REQUEST', /malformed/],
+      ['an unknown method', 'FROB /api/users HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'BAD_REQUEST', /method/],
+      ['chunked and Content-Length together', 'POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n2\r\n{}\r\n0\r\n\r\n', 400, 'BAD_REQUEST', /Transfer-Encoding and Content-Length/],
+    ];
+    for (const [label, bytes, status, code, message] of cases) {
+      it(`answers ${label} with ${status} ${code} in the error body, with both tracing headers, and closes`, async () => {
+        const res = await rawExchange(port(), bytes);
+        expect(res.status, res.raw).to.equal(status);
+        expect(res.headers['content-type']).to.match(/^application\/json/);
+        expect(res.headers.connection).to.equal('close');
+        const body = JSON.parse(res.body);
+        expect(body).to.include({ code });
+        expect(body.message).to.match(message);
+        expect(body.timestamp).to.be.a('string');
+        expect(body.correlationId).to.be.a('string').and.equal(res.headers['x-correlation-id']);
+        expect(res.headers['x-request-id']).to.be.a('string').and.not.equal('');
+        expect(res.raw).not.to.match(/set-cookie/i);
+      });
+    }
+
+    it('keeps serving afterwards', async () => {
+      expect((await admin('GET', `${gw.baseUrl}/api/users`)).status).to.equal(200);
     });
   });
 });
