@@ -14,7 +14,7 @@ import { contractAvailableCondition } from '../conditions/contract-available';
 import { notFoundPolicy } from '../policies/not-found';
 import { mountOperationsRoutes } from './operations/register';
 import { reportListenErrors } from './host/listen-errors';
-import { answerClientErrors } from './http/client-error';
+import { hookHostServers } from './http/host-servers';
 
 /**
  * The Express Gateway plugin. The host calls init() at start and again on every reload of its config, so
@@ -50,8 +50,8 @@ const plugin = {
     attachGracefulStop(ctx.eventBus, () => runtime.settings.shutdownGraceMs, ctx.logger);
     // Before the host listens: a port in use ends the start with one line, not a stack trace.
     reportListenErrors();
-    // Requests Node's parser refuses (431, malformed headers, unknown methods) get the error body too.
-    answerClientErrors(ctx.eventBus);
+    // Trace ids on every answer; the error body for requests Node's parser refuses (431, bad headers, unknown methods).
+    hookHostServers(ctx.eventBus);
   },
 };
 

@@ -1,12 +1,7 @@
-import { STATUS_CODES, maxHeaderSize, type Server } from 'node:http';
+import { STATUS_CODES, maxHeaderSize } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { GatewayError, toErrorBody } from '../errors';
 import { newId } from '../request/ids';
-
-/** What the host's event bus offers for its servers ('http-ready' / 'https-ready'). */
-export interface ServerEvents {
-  on(event: string, listener: (payload: { httpServer?: Server }) => void): unknown;
-}
 
 type ParserError = Error & { code?: string; reason?: string };
 
@@ -55,7 +50,7 @@ export function clientErrorResponse(err: ParserError): string {
 }
 
 /** Node's 'clientError': answer in the spec's error body where Node would have sent an empty one, then close. */
-function onClientError(err: ParserError, socket: Duplex): void {
+export function onClientError(err: ParserError, socket: Duplex): void {
   const response = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   // A reset connection, or one whose response has begun: nothing can be written (as Node does).
   if (err.code === 'ECONNRESET' || !socket.writable || response?.headersSent) {
@@ -63,17 +58,4 @@ function onClientError(err: ParserError, socket: Duplex): void {
     return;
   }
   socket.end(clientErrorResponse(err));
-}
-
-let attached = false;
-
-/** Every server the host starts answers parser errors with the error body. Once per process (init() runs on every reload). */
-export function answerClientErrors(events: ServerEvents | undefined): void {
-  if (attached || !events) return;
-  attached = true;
-  const watch = ({ httpServer }: { httpServer?: Server }): void => {
-    httpServer?.on('clientError', onClientError);
-  };
-  events.on('http-ready', watch);
-  events.on('https-ready', watch);
 }

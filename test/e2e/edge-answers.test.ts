@@ -70,4 +70,23 @@ describe('edge answers to hostile input (end to end)', function () {
       expect((await admin('GET', `${gw.baseUrl}/api/users`)).status).to.equal(200);
     });
   });
+
+  describe('tracing headers on every answer', () => {
+    for (const [method, path] of [
+      ['GET', '/health'],
+      ['GET', '/api-docs'],
+      ['GET', '/no-such-page'],
+      ['GET', '/api/users/%E0%A4%A'],
+      ['GET', '/api/users'],
+      ['POST', '/api/login'],
+      ['OPTIONS', '/api/users'],
+    ] as const) {
+      it(`${method} ${path} answers with X-Correlation-Id (the caller's, when safe) and X-Request-Id`, async () => {
+        const res = await http(method, `${gw.baseUrl}${path}`, { headers: { 'x-correlation-id': 'every-answer-1' } });
+        expect(res.headers.get('x-correlation-id'), `${res.status}`).to.equal('every-answer-1');
+        expect(res.headers.get('x-request-id'), `${res.status}`).to.be.a('string').and.not.equal('');
+        if (res.body?.code) expect(res.body.correlationId).to.equal('every-answer-1');
+      });
+    }
+  });
 });
