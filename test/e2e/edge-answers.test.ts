@@ -2,6 +2,10 @@ import { expect } from 'chai';
 import { startGateway, type GatewayProcess } from '../support/gateway-process';
 import { http, httpAs } from '../support/http';
 import { rawExchange } from '../support/raw-http';
+import { AMQP_URL } from '../support/env';
+import { AmqpTransport } from '../../plugin/bus/amqp';
+import { answer, serve, type RunningService } from '../../sdk';
+import { eventually } from '../support/gateway-process';
 
 const admin = httpAs(['admin:all']);
 const nested = (levels: number): string => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
@@ -88,5 +92,61 @@ describe('edge answers to hostile input (end to end)', function () {
         if (res.body?.code) expect(res.body.correlationId).to.equal('every-answer-1');
       });
     }
+  });
+});
+
+describe("a service's Location and status (end to end, RabbitMQ)", function () {
+  this.timeout(30000);
+  let gw: GatewayProcess;
+  let transport: AmqpTransport;
+  let svc: RunningService;
+
+  before(async () => {
+    gw = await startGateway({ BUS_URL: AMQP_URL, START_REFERENCE_SERVICES: 'false' });
+    transport = new AmqpTransport(AMQP_URL, { prefix: gw.prefix });
+    await transport.start();
+    svc = await serve({
+      transport,
+      service: 'widgets-service',
+      operations: [
+        {
+          // Answers with the location and status the request asks for.
+          contract: { messageType: 'CreateWidgetCommand', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: [], http: { method: 'POST', paths: ['/api/widgets'] } },
+          handle: (input) => answer({ id: 'w1' }, { location: input.location as string | undefined, status: input.status as number | undefined }),
+        },
+      ],
+    });
+    await eventually(async () => expect((await admin('POST', `${gw.baseUrl}/api/widgets`, { body: {} })).status).to.equal(201));
+  });
+  after(async () => {
+    await svc?.stop();
+    await transport?.close();
+    await gw?.stop();
+  });
+
+  it('sends a normalised path under /api/ as Location', async () => {
+    const res = await admin('POST', `${gw.baseUrl}/api/widgets`, { body: { location: '/api/widgets/w1' } });
+    expect(res.status).to.equal(201);
+    expect(res.headers.get('location')).to.equal('/api/widgets/w1');
+  });
+
+  it('drops a location that leaves /api/ once normalised, and logs it once for the contract', async () => {
+    for (const location of ['/api/../../evil', '/api/%2e%2e/evil', '/api/../../evil']) {
+      const res = await admin('POST', `${gw.baseUrl}/api/widgets`, { body: { location } });
+      expect(res.status, location).to.equal(201);
+      expect(res.headers.get('location'), location).to.equal(null);
+      expect(res.body).to.deep.equal({ id: 'w1' });
+    }
+    await eventually(async () => expect(gw.output()).to.match(/widgets-service answered CreateWidgetCommand with a location/));
+    expect(gw.output().match(/answered CreateWidgetCommand with a location/g)).to.have.length(1);
+  });
+
+  it('replaces a status outside 2xx by the route\'s own and logs it once for the contract', async () => {
+    for (const status of [999, 302, 999]) {
+      const res = await admin('POST', `${gw.baseUrl}/api/widgets`, { body: { status } });
+      expect(res.status, String(status)).to.equal(201);
+    }
+    await eventually(async () => expect(gw.output()).to.match(/answered CreateWidgetCommand with status 999, which is not a success status/));
+    expect(gw.output().match(/answered CreateWidgetCommand with status/g)).to.have.length(1);
   });
 });
