@@ -1,7 +1,7 @@
 import { STATUS_CODES, maxHeaderSize } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { GatewayError, toErrorBody } from '../errors';
-import { newId } from '../request/ids';
+import { newTraceId } from '../request/ids';
 
 type ParserError = Error & { code?: string; reason?: string };
 
@@ -34,7 +34,7 @@ export function parserErrorAnswer(err: ParserError): GatewayError {
 
 /** The whole response, written on the socket as bytes: the parser failed, so there is no request or response object. */
 export function clientErrorResponse(err: ParserError): string {
-  const correlationId = newId();
+  const correlationId = newTraceId();
   const { status, body, headers } = toErrorBody(parserErrorAnswer(err), correlationId);
   const payload = JSON.stringify(body);
   const lines = [
@@ -42,7 +42,7 @@ export function clientErrorResponse(err: ParserError): string {
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(payload)}`,
     `X-Correlation-Id: ${correlationId}`,
-    `X-Request-Id: ${newId()}`,
+    `X-Request-Id: ${newTraceId()}`,
     ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
     'Connection: close',
   ];

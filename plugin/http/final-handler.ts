@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describeError, GatewayError, toErrorBody } from '../errors';
-import { newId } from '../request/ids';
+import { newTraceId } from '../request/ids';
 import { currentRuntime } from '../runtime';
 
 /**
@@ -26,9 +26,9 @@ export function finalHandler(req: IncomingMessage, res: ServerResponse): (err?: 
  */
 export function writeErrorBody(res: ServerResponse, err: unknown): string {
   const known = res.getHeader('X-Correlation-Id');
-  const correlationId = typeof known === 'string' ? known : newId();
+  const correlationId = typeof known === 'string' ? known : newTraceId();
   if (known === undefined) res.setHeader('X-Correlation-Id', correlationId);
-  if (!res.hasHeader('X-Request-Id')) res.setHeader('X-Request-Id', newId());
+  if (!res.hasHeader('X-Request-Id')) res.setHeader('X-Request-Id', newTraceId());
   const { status, body, headers } = toErrorBody(err, correlationId);
   res.statusCode = status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
