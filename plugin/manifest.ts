@@ -13,6 +13,8 @@ import { contractRouterPolicy } from '../policies/contract-router';
 import { contractAvailableCondition } from '../conditions/contract-available';
 import { notFoundPolicy } from '../policies/not-found';
 import { mountOperationsRoutes } from './operations/register';
+import { reportListenErrors } from './host/listen-errors';
+import { hookHostServers } from './http/host-servers';
 
 /**
  * The Express Gateway plugin. The host calls init() at start and again on every reload of its config, so
@@ -46,6 +48,10 @@ const plugin = {
       ctx.registerGatewayRoute(mountOperationsRoutes);
     }
     attachGracefulStop(ctx.eventBus, () => runtime.settings.shutdownGraceMs, ctx.logger);
+    // Before the host listens: a port in use ends the start with one line, not a stack trace.
+    reportListenErrors();
+    // Trace ids on every answer; the error body for requests Node's parser refuses (431, bad headers, unknown methods).
+    hookHostServers(ctx.eventBus);
   },
 };
 

@@ -5,7 +5,8 @@ import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
 import { ConfigSync, type HostConfig } from './config-writer/config-sync';
 import { checkAuthConfig, warnIfDevelopmentMode } from './auth';
-import { errorMessage, GatewayError } from './errors';
+import { GatewayError } from './errors';
+import { startWithRetry } from './bus/start-with-retry';
 
 /**
  * What lives as long as the gateway process: the bus, the registry of discovered contracts and the
@@ -47,20 +48,10 @@ export class Runtime {
 
   private async connect(): Promise<void> {
     this.transport.onStateChange((state) => {
-      this.log.info(`bus ${state}`);
-      // After a reconnect every service re-announces, so routes come back without a restart.
+      // The transport logs the change itself; after a reconnect every service re-announces, so routes come back without a restart.
       if (state === 'up') this.transport.requestDiscovery().catch((e) => this.log.warn(`discovery request failed: ${String(e)}`));
     });
-    for (let delay = 250; !this.closed; delay = Math.min(delay * 2, 5000)) {
-      try {
-        await this.transport.start();
-        break;
-      } catch (err) {
-        this.log.warn(`bus not reachable (${errorMessage(err)}); retrying in ${delay} ms`);
-        await new Promise((r) => setTimeout(r, delay).unref());
-      }
-    }
-    if (this.closed) return;
+    if (!(await startWithRetry(this.transport, this.log, () => this.closed))) return;
     await this.transport.onAnnouncement((a: Announcement) => this.registry.apply(a));
     this.registry.startExpiry(this.settings.leaseCheckIntervalMs);
     await this.transport.requestDiscovery();

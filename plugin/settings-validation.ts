@@ -29,6 +29,7 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
   generatedPrefix: 'GENERATED_PREFIX',
   bodyLimitBytes: 'BODY_LIMIT_BYTES',
+  maxJsonDepth: 'MAX_JSON_DEPTH',
   strictOutput: 'STRICT_OUTPUT',
   debugEndpoints: 'DEBUG_ENDPOINTS',
   shutdownGraceMs: 'SHUTDOWN_GRACE_MS',

@@ -1,5 +1,6 @@
 import { EDGE_SETTINGS_SCHEMA_PROPERTIES, resolveEdgeSettings, type EdgeSettings } from './edge/edge-settings';
 import { AUTO_TABLE_ABOVE } from './routing/routing-mode';
+import { DEFAULT_MAX_JSON_DEPTH } from './request/json-depth';
 
 /**
  * Plugin settings: the `plugins.contracts` block of system.config.yml, with environment variables as the
@@ -17,6 +18,8 @@ export interface Settings extends EdgeSettings {
   /** Write discovered routes into gateway.config.yml (off: serve only what the file already has). */
   writeConfig: boolean;
   bodyLimitBytes: number;
+  /** Request bodies nesting objects/arrays deeper than this get 400 VALIDATION_ERROR, before anything parses them. */
+  maxJsonDepth: number;
   /** Lease the gateway asks services for; a service silent for this long is dropped. */
   leaseCheckIntervalMs: number;
   /** Wait this long after a change of contracts before rewriting the file, so a burst makes one write. */
@@ -49,6 +52,7 @@ export const SETTINGS_SCHEMA = {
     generatedPrefix: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$' },
     writeConfig: { type: 'boolean' },
     bodyLimitBytes: { type: 'integer', minimum: 1 },
+    maxJsonDepth: { type: 'integer', minimum: 1, maximum: 1000, description: `deepest nesting of objects/arrays a request body may have (env MAX_JSON_DEPTH), default ${DEFAULT_MAX_JSON_DEPTH}` },
     leaseCheckIntervalMs: { type: 'integer', minimum: 100 },
     writeDebounceMs: { type: 'integer', minimum: 0, maximum: 60000 },
     strictOutput: { type: 'boolean', description: 'answer 502 when a result does not match its outputSchema (env STRICT_OUTPUT=true)' },
@@ -83,6 +87,7 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     generatedPrefix: str('generatedPrefix', 'GENERATED_PREFIX', 'contracts-'),
     writeConfig: raw.writeConfig !== false,
     bodyLimitBytes: intFrom(raw.bodyLimitBytes ?? env.BODY_LIMIT_BYTES, 1024 * 1024),
+    maxJsonDepth: intFrom(raw.maxJsonDepth ?? env.MAX_JSON_DEPTH, DEFAULT_MAX_JSON_DEPTH),
     leaseCheckIntervalMs: intFrom(raw.leaseCheckIntervalMs, 1000),
     writeDebounceMs: raw.writeDebounceMs === 0 ? 0 : intFrom(raw.writeDebounceMs, 100),
     // Off unless asked for: a strict gateway turns a service's schema drift into an outage.

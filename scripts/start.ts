@@ -8,7 +8,9 @@ import { ensureConfigDir } from './config-dir';
 import { startupSettings } from '../plugin/startup-settings';
 import { gracefulStop } from '../plugin/shutdown';
 import { obtainRuntime } from '../plugin/runtime';
-import { createTransport } from '../plugin/bus';
+import { createTransport, type Transport } from '../plugin/bus';
+import { startWithRetry } from '../plugin/bus/start-with-retry';
+import type { Logger } from '../plugin/logger';
 import { startUsersService } from '../examples/users-service';
 import { startAuthService } from '../examples/auth-service';
 import { UserStore } from '../examples/users-service/store';
@@ -35,13 +37,18 @@ async function main(): Promise<void> {
   // A bad setting ends the process here with one line naming it.
   const settings = startupSettings({});
   const runtime = obtainRuntime(settings);
-  // Started before the host so that init() finds the contracts and the first request is already routed.
-  await runtime.start();
+  // Not awaited: a bus that is not reachable yet (broker down, wrong credentials) is retried while the gateway
+  // listens and answers 503, as the installed gateway does; a supervisor never sees a clean exit for it.
+  void runtime.start();
 
   const services: RunningService[] = [];
-  if (referenceServices) {
-    const transport = createTransport({ url: settings.busUrl, prefix: settings.busPrefix });
-    await transport.start();
+  let referenceTransport: Transport | undefined;
+  let stopping = false;
+  const startReferenceServices = async (): Promise<void> => {
+    // The gateway's own connection reports the bus; this second one stays quiet about the same broker.
+    const transport = createTransport({ url: settings.busUrl, prefix: settings.busPrefix, logger: quietLogger(runtime.log) });
+    referenceTransport = transport;
+    if (!(await startWithRetry(transport, quietLogger(runtime.log), () => stopping))) return;
     const store = new UserStore();
     await seedAdmin(store);
     services.push(await startUsersService(transport, { store }));
@@ -49,7 +56,11 @@ async function main(): Promise<void> {
     // Every reference contract known before the host starts: the first config the host reads has all routes.
     const expected = services.flatMap((s) => s.messageTypes);
     await waitFor(() => expected.every((t) => runtime.contract(t) !== undefined), 5000);
-  }
+  };
+  const reference = referenceServices ? startReferenceServices() : Promise.resolve();
+  // A reachable bus has the reference routes in place before the first request; an unreachable one holds nothing up.
+  await firstOf(reference, REFERENCE_WAIT_MS);
+  reference.catch((err) => runtime.log.error(`reference services failed to start: ${errorMessage(err)}`));
 
   const gateway = require('express-gateway') as () => { load(dir: string): { run(): Promise<unknown> } };
   await gateway().load(configDir).run();
@@ -57,13 +68,32 @@ async function main(): Promise<void> {
     throw new Error('the contracts plugin did not load; see the log above');
   }
   const port = process.env.PORT ?? '8080';
-  console.log(`[contracts] gateway ready on http://127.0.0.1:${port} (bus: ${settings.busUrl.startsWith('amqp') ? 'RabbitMQ' : 'embedded'})`);
+  const bus = settings.busUrl.startsWith('amqp') ? 'RabbitMQ' : 'embedded';
+  const waiting = runtime.transport.state() === 'up' ? '' : ', not reachable yet: retrying, /health answers 503 until it is up';
+  console.log(`[contracts] gateway ready on http://127.0.0.1:${port} (bus: ${bus}${waiting})`);
 
   // SIGTERM/SIGINT run the plugin's graceful stop (plugin/shutdown); the in-process services stop after the
   // requests in flight, before the bus closes.
   gracefulStop().onStop(async () => {
+    stopping = true;
     for (const s of services) await s.stop().catch(() => undefined);
+    await referenceTransport?.close().catch(() => undefined);
   });
+}
+
+/** How long the start waits for the reference services' contracts before the host listens anyway. */
+const REFERENCE_WAIT_MS = 3000;
+
+/** Resolves when `work` does or after `ms`, whichever is first; rejects if `work` fails first. */
+async function firstOf(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise<void>((r) => (timer = setTimeout(r, ms)))]).finally(() => clearTimeout(timer));
+}
+
+/** The runtime's logger with its routine lines (connection attempts) turned into debug lines. */
+function quietLogger(log: Logger): Logger {
+  const debug = (m: string): void => log.debug(m);
+  return { debug, info: debug, warn: debug, error: (m) => log.error(m) };
 }
 
 async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {

@@ -171,6 +171,8 @@ export class AmqpTransport implements Transport {
   private starting: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
   private lastConnectError: Error | null = null;
+  /** Whether a connect failure was logged since the last successful connection. */
+  private connectFailureLogged = false;
   /** Channels whose broker-side close is expected (detach of a shared queue). */
   private readonly quietChannels = new WeakSet<Channel>();
 
@@ -259,10 +261,15 @@ export class AmqpTransport implements Transport {
     }
     this.recovering = recovering;
     recovering.on('connect', () => {
+      this.connectFailureLogged = false;
       if (!this.closing) this.setState('up');
     });
     recovering.on('connect-failed', (err: Error) => {
       this.lastConnectError = err;
+      // amqplib retries every few hundred ms: the first failure is logged; later ones are summed up by the
+      // caller's retry line (it names the last reason), not logged at every attempt.
+      if (this.connectFailureLogged) return;
+      this.connectFailureLogged = true;
       this.logger.warn(`bus: connecting to ${redactUrl(this.url)} failed: ${this.scrub(err.message)}`);
     });
     recovering.on('disconnect', (err: Error) => this.logger.warn(`bus: connection lost: ${this.scrub(err.message)}`));

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describeError, GatewayError, toErrorBody } from '../errors';
-import { newId } from '../request/ids';
+import { newTraceId } from '../request/ids';
 import { currentRuntime } from '../runtime';
 
 /**
@@ -22,12 +22,13 @@ export function finalHandler(req: IncomingMessage, res: ServerResponse): (err?: 
 
 /**
  * The error body on a plain ServerResponse, for answers given outside Express's helpers (the final handler,
- * a stopping gateway's 503). Keeps the correlation id already set on the response, or sets one. Returns it.
+ * a stopping gateway's 503). Keeps the trace ids already set on the response, or sets new ones. Returns the correlation id.
  */
 export function writeErrorBody(res: ServerResponse, err: unknown): string {
   const known = res.getHeader('X-Correlation-Id');
-  const correlationId = typeof known === 'string' ? known : newId();
+  const correlationId = typeof known === 'string' ? known : newTraceId();
   if (known === undefined) res.setHeader('X-Correlation-Id', correlationId);
+  if (!res.hasHeader('X-Request-Id')) res.setHeader('X-Request-Id', newTraceId());
   const { status, body, headers } = toErrorBody(err, correlationId);
   res.statusCode = status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);

@@ -23,8 +23,7 @@ export function messageInput(req: Request, res: Response, resolved: ResolvedCont
   const state = requestState(req);
   const known = state.input;
   if (known) return known;
-  const limit = currentRuntime()?.settings.bodyLimitBytes;
-  return andThen(readBody(req, res, limit), rememberInput, req, resolved, state);
+  return andThen(readBody(req, res, currentRuntime()?.settings), rememberInput, req, resolved, state);
 }
 
 function rememberInput(rawBody: Record<string, unknown>, req: Request, resolved: ResolvedContract, state: RequestState): Record<string, unknown> {

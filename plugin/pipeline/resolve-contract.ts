@@ -81,7 +81,7 @@ export function resolveContract(req: Request, res: Response, action: RouteAction
   if (!route) throw new GatewayError('HANDLER_NOT_FOUND', 'No handler for this route');
   // Only a route that dispatches on the body (POST /api/actions) names its contract there; the others know it unread.
   if (route.dispatch !== 'body') return remember(state, req, runtime, route, undefined);
-  return andThen(readBody(req, res, runtime.settings.bodyLimitBytes), rememberBody, req, runtime, route);
+  return andThen(readBody(req, res, runtime.settings), rememberBody, req, runtime, route);
 }
 
 function rememberBody(body: Record<string, unknown>, req: Request, runtime: Runtime, route: RouteAction): ResolvedContract {

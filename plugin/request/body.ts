@@ -2,6 +2,7 @@ import express from 'express';
 import type { Request, Response } from 'express';
 import { GatewayError } from '../errors';
 import { keepRawBody, replayBodyForProxy } from './replay-body';
+import { DEFAULT_MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth';
 import { requestState } from './state';
 import type { Maybe } from '../pipeline/maybe';
 
@@ -14,27 +15,50 @@ declare module './state' {
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
+/** The limits a body is read under (the plugin settings bodyLimitBytes and maxJsonDepth). */
+export interface BodyLimits {
+  bodyLimitBytes: number;
+  maxJsonDepth: number;
+}
+
+const DEFAULT_LIMITS: BodyLimits = { bodyLimitBytes: DEFAULT_BODY_LIMIT, maxJsonDepth: DEFAULT_MAX_JSON_DEPTH };
+
+/** Marks the error the depth check throws from express.json's verify hook (body-parser keeps a thrown `type`). */
+const TOO_DEEP = 'entity.too.deep';
+
 /** Methods whose body becomes input. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-const parsers = new Map<number, ReturnType<typeof express.json>>();
+const parsers = new Map<string, ReturnType<typeof express.json>>();
 
-function parserFor(limit: number): ReturnType<typeof express.json> {
-  let p = parsers.get(limit);
+function parserFor({ bodyLimitBytes: limit, maxJsonDepth }: BodyLimits): ReturnType<typeof express.json> {
+  const key = `${limit}:${maxJsonDepth}`;
+  let p = parsers.get(key);
   if (!p) {
     // strict: a body must be an object or array; the type check is ours (415 below), so accept any here.
-    p = express.json({ limit, strict: true, type: () => true, verify: keepRawBody });
-    parsers.set(limit, p);
+    // verify runs on the raw bytes before JSON.parse: the depth check comes first, then the bytes are kept.
+    const verify = (req: Parameters<typeof keepRawBody>[0], res: unknown, buf: Buffer, encoding: string): void => {
+      if (tooDeep(buf, encoding, maxJsonDepth)) throw Object.assign(new Error('nested too deep'), { type: TOO_DEEP });
+      keepRawBody(req, res, buf);
+    };
+    p = express.json({ limit, strict: true, type: () => true, verify });
+    parsers.set(key, p);
   }
   return p;
 }
 
+/** The depth check on the bytes; a body in another Unicode encoding is decoded first. */
+function tooDeep(buf: Buffer, encoding: string, max: number): boolean {
+  if (/^utf-?8$/i.test(encoding)) return nestedDeeperThan(buf, max);
+  return nestedDeeperThan(Buffer.from(new TextDecoder(encoding).decode(buf), 'utf8'), max);
+}
+
 /**
  * Reads the JSON body once per request; at once (no promise) when there is none or it was read already. An empty
- * body is `{}`; a non-JSON content type with a body → 415, thrown at once; too large → 413 and malformed → 400,
- * the promise rejected. Errors carry no parser text.
+ * body is `{}`; a non-JSON content type with a body → 415, thrown at once; too large → 413, nested deeper than
+ * maxJsonDepth → 400 VALIDATION_ERROR and malformed → 400, the promise rejected. Errors carry no parser text.
  */
-export function readBody(req: Request, res: Response, limit = DEFAULT_BODY_LIMIT): Maybe<Record<string, unknown>> {
+export function readBody(req: Request, res: Response, limits: BodyLimits = DEFAULT_LIMITS): Maybe<Record<string, unknown>> {
   const state = requestState(req);
   if (state.body) return state.body;
   if (!BODY_METHODS.has(req.method)) return {};
@@ -47,8 +71,8 @@ export function readBody(req: Request, res: Response, limit = DEFAULT_BODY_LIMIT
     throw new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json)');
   }
   return new Promise<Record<string, unknown>>((resolve, reject) => {
-    parserFor(limit)(req, res, (err?: unknown) => {
-      if (err) return reject(bodyError(err, limit));
+    parserFor(limits)(req, res, (err?: unknown) => {
+      if (err) return reject(bodyError(err, limits));
       const body: unknown = req.body;
       if (body === undefined || body === null) return resolve({});
       if (typeof body !== 'object' || Array.isArray(body)) {
@@ -62,10 +86,14 @@ export function readBody(req: Request, res: Response, limit = DEFAULT_BODY_LIMIT
   });
 }
 
-function bodyError(err: unknown, limit: number): GatewayError {
+function bodyError(err: unknown, limits: BodyLimits): GatewayError {
   const type = (err as { type?: string }).type;
   if (type === 'entity.too.large') {
-    return new GatewayError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes`);
+    return new GatewayError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limits.bodyLimitBytes} bytes`);
+  }
+  if (type === TOO_DEEP) {
+    const message = `The request body nests objects or arrays deeper than ${limits.maxJsonDepth} levels`;
+    return new GatewayError('VALIDATION_ERROR', message, { details: { body: message } });
   }
   if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
     return new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported body encoding');

@@ -1,4 +1,4 @@
-import { newId } from './ids';
+import { newTraceId } from './ids';
 import { requestState } from './state';
 import type { Request, Response } from 'express';
 
@@ -29,9 +29,9 @@ export function traceOf(req: Request, res: Response): Trace {
   const known = state.trace;
   if (known) return known;
   const given = req.headers['x-correlation-id'];
-  const correlationId = typeof given === 'string' && SAFE_ID.test(given) ? given : newId();
+  const correlationId = typeof given === 'string' && SAFE_ID.test(given) ? given : newTraceId();
   const tp = req.headers.traceparent;
-  const trace: Trace = { correlationId, requestId: newId() };
+  const trace: Trace = { correlationId, requestId: newTraceId() };
   const traceparent = validTraceparent(tp);
   if (traceparent) trace.traceparent = traceparent;
   state.trace = trace;

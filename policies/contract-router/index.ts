@@ -8,6 +8,7 @@ import { startedRuntime, type Runtime } from '../../plugin/runtime';
 import { sendJson } from '../../plugin/http/respond';
 import { describeError, fromServiceError } from '../../plugin/errors';
 import { successStatus } from './success-status';
+import { replyLocation, replyStatus } from './reply-checks';
 import { responseBody } from '../../plugin/validation/output';
 import { gracefulStop, shuttingDown } from '../../plugin/shutdown';
 import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
@@ -61,16 +62,12 @@ function sendMessage(req: Request, res: Response, contract: Contract, input: Rec
 /** The service's reply as the HTTP answer: its status, its checked result, its Location. */
 function respond({ runtime, contract, reply }: Answer, req: Request, res: Response): void {
   if (!reply.ok) throw fromServiceError(reply.error, contract.targetService);
-  const status = reply.status !== undefined && reply.status >= 200 && reply.status < 300 ? reply.status : successStatus(contract.messageType, req.method);
+  const status = replyStatus(reply.status, contract, runtime.log) ?? successStatus(contract.messageType, req.method);
   // Checked before any header is set: a result refused in strict mode must not leave a Location behind.
   const body = status === 204 ? undefined : responseBody(runtime, contract, reply.result ?? null, traceOf(req, res).correlationId);
-  if (reply.location && isSafeLocation(reply.location)) res.setHeader('Location', reply.location);
+  const location = replyLocation(reply.location, contract, runtime.log);
+  if (location) res.setHeader('Location', location);
   sendJson(res, status, body);
-}
-
-/** A service may only point at our own API. */
-function isSafeLocation(location: string): boolean {
-  return /^\/api\/[A-Za-z0-9/._~%-]*$/.test(location);
 }
 
 export const contractRouterPolicy = { name: 'contract-router', schema, policy: contractRouter };

@@ -18,6 +18,7 @@ describe('errors raised by the host (end to end)', () => {
     expect(res.headers.get('content-type')).to.match(/^application\/json/);
     expect(res.body).to.include({ code: 'BAD_REQUEST', error: 'Bad Request' });
     expect(res.body.correlationId).to.equal(res.headers.get('x-correlation-id'));
+    expect(res.headers.get('x-request-id')).to.be.a('string').and.not.equal('');
     expect(res.text).not.to.match(/URIError|node_modules|at |\/work\/|decode/);
   });
 

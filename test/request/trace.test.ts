@@ -11,8 +11,8 @@ function exchange(headers: Record<string, string>) {
   return { req, res, set };
 }
 
-/** A gateway-made id (plugin/request/ids.ts): the process part and a counter. */
-const GENERATED_ID = /^[0-9a-f]{16}-[0-9a-z]+$/;
+/** A gateway-made id (plugin/request/ids.ts newTraceId): a random UUID, version 4. */
+const GENERATED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe('trace ids', () => {
   it('echoes a safe caller correlation id and sets both ids on the response at once', () => {

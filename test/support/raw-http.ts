@@ -64,22 +64,47 @@ export class RawConnection {
   }
 
   private take(): RawResponse | undefined {
-    const end = this.buffer.indexOf('\r\n\r\n');
-    if (end < 0) return undefined;
-    const lines = this.buffer.subarray(0, end).toString('latin1').split('\r\n');
-    const headers: Record<string, string> = {};
-    for (const l of lines.slice(1)) {
-      const i = l.indexOf(':');
-      headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
-    }
-    const length = Number(headers['content-length'] ?? 0);
-    if (this.buffer.length < end + 4 + length) return undefined;
-    const body = this.buffer.subarray(end + 4, end + 4 + length).toString('utf8');
-    this.buffer = this.buffer.subarray(end + 4 + length);
-    return { status: Number(lines[0].split(' ')[1]), headers, body };
+    const parsed = parseResponse(this.buffer);
+    if (parsed) this.buffer = this.buffer.subarray(parsed.length);
+    return parsed?.response;
   }
 
   private wake(): void {
     for (const w of this.waiters.splice(0)) w();
   }
+}
+
+/** The first complete response in `buffer` (Content-Length bodies only) and how many bytes it took. */
+function parseResponse(buffer: Buffer): { response: RawResponse; length: number } | undefined {
+  const end = buffer.indexOf('\r\n\r\n');
+  if (end < 0) return undefined;
+  const lines = buffer.subarray(0, end).toString('latin1').split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const l of lines.slice(1)) {
+    const i = l.indexOf(':');
+    headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+  }
+  const length = Number(headers['content-length'] ?? 0);
+  if (buffer.length < end + 4 + length) return undefined;
+  const body = buffer.subarray(end + 4, end + 4 + length).toString('utf8');
+  return { response: { status: Number(lines[0].split(' ')[1]), headers, body }, length: end + 4 + length };
+}
+
+/**
+ * Writes `bytes` as they are on a new connection (requests fetch refuses to send: bad headers, unknown methods) and
+ * resolves with the response once the server closes the connection.
+ */
+export function rawExchange(port: number, bytes: string): Promise<RawResponse & { raw: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+    const chunks: Buffer[] = [];
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const all = Buffer.concat(chunks);
+      const parsed = parseResponse(all);
+      if (!parsed) return reject(new Error(`no complete response: ${JSON.stringify(all.toString('latin1'))}`));
+      resolve({ ...parsed.response, raw: all.toString('latin1') });
+    });
+  });
 }

@@ -1,0 +1,36 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Request, Response } from 'express';
+import { onClientError } from './client-error';
+import { traceOf } from '../request/trace';
+
+/** What the host's event bus offers for its servers ('http-ready' / 'https-ready'). */
+export interface ServerEvents {
+  on(event: string, listener: (payload: { httpServer?: Server }) => void): unknown;
+}
+
+/**
+ * Trace ids for every request the server gets, before the host's app sees it: answers that none of our policies
+ * give (the host's static files, its 404s, Express's own errors) carry X-Correlation-Id and X-Request-Id too, and
+ * our steps find the same ids later (traceOf makes them once per request).
+ */
+function traceEveryRequest(req: IncomingMessage, res: ServerResponse): void {
+  traceOf(req as Request, res as Response);
+}
+
+let attached = false;
+
+/**
+ * Hooks every server the host starts: trace ids on every answer, and the error body for requests Node's parser
+ * refuses. Once per process (the host runs init() again on every reload).
+ */
+export function hookHostServers(events: ServerEvents | undefined): void {
+  if (attached || !events) return;
+  attached = true;
+  const hook = ({ httpServer }: { httpServer?: Server }): void => {
+    if (!httpServer) return;
+    httpServer.prependListener('request', traceEveryRequest);
+    httpServer.on('clientError', onClientError);
+  };
+  events.on('http-ready', hook);
+  events.on('https-ready', hook);
+}
