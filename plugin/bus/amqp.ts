@@ -34,7 +34,8 @@ import type {
  * properties); properties: type = messageType, correlationId = a fresh id per request (NOT the trace
  * correlation id), replyTo = amq.rabbitmq.reply-to (direct reply-to), expiration = the timeout in ms,
  * contentType = application/json, mandatory; headers: correlationId, requestId, user (the
- * MessageUser as a JSON string, absent for anonymous calls), traceparent (when present).
+ * MessageUser as a JSON string, absent for anonymous calls), traceparent (when present), idempotencyKey (the
+ * caller's Idempotency-Key, when it sent one on a command or POST).
  * The reply: published to the default exchange with routing key = the request's replyTo, the same
  * correlationId, body = the Reply envelope as JSON; the service acks the request after replying.
  */
@@ -452,6 +453,7 @@ export class AmqpTransport implements Transport {
       headers.requestId = String(h.requestId ?? '');
       if (h.user) headers.user = userHeader(h.user);
       if (h.traceparent) headers.traceparent = h.traceparent;
+      if (h.idempotencyKey) headers.idempotencyKey = h.idempotencyKey;
     } catch {
       return Promise.reject(new GatewayError('INTERNAL_ERROR', 'The request could not be encoded'));
     }
@@ -623,12 +625,16 @@ export class AmqpTransport implements Transport {
     }
     const traceparent = headerString(raw.traceparent);
     if (traceparent !== undefined) headers.traceparent = traceparent;
-    return {
+    const idempotencyKey = headerString(raw.idempotencyKey);
+    if (idempotencyKey !== undefined) headers.idempotencyKey = idempotencyKey;
+    const request: RequestMessage = {
       messageType: String(msg.properties.type ?? ''),
       targetService: service,
       input: input as Record<string, unknown>,
       headers,
     };
+    if (msg.fields.redelivered) request.redelivered = true;
+    return request;
   }
 
   async onAnnouncement(listener: (announcement: Announcement) => void): Promise<Subscription> {

@@ -15,6 +15,8 @@ export interface MessageHeaders {
   requestId: string;
   user?: MessageUser;
   traceparent?: string;
+  /** The caller's Idempotency-Key (commands and POSTs only); the service deduplicates by (user.userId, key). */
+  idempotencyKey?: string;
 }
 
 /** A command or query on its way to a service. */
@@ -23,6 +25,11 @@ export interface RequestMessage {
   targetService: string;
   input: Record<string, unknown>;
   headers: MessageHeaders;
+  /**
+   * Set by the transport when this delivery may have been handed to another consumer before (AMQP `redelivered`:
+   * an instance died or lost its channel holding it). The handler may already have run, or still be running there.
+   */
+  redelivered?: boolean;
 }
 
 /** A service error as it crosses the bus: a code of the spec's table plus its extra fields. */
@@ -37,11 +44,12 @@ export interface ReplyError {
 
 /**
  * The reply envelope (DESIGN.md "The bus protocol"). `status` lets a service pick another 2xx;
- * `location` becomes the Location header of a create.
+ * `location` becomes the Location header of a create. `replayed`: the answer was recorded earlier under the
+ * request's Idempotency-Key and is sent again (the handler did not run); the gateway says so in a response header.
  */
 export type Reply =
-  | { ok: true; result?: unknown; status?: number; location?: string }
-  | { ok: false; error: ReplyError };
+  | { ok: true; result?: unknown; status?: number; location?: string; replayed?: boolean }
+  | { ok: false; error: ReplyError; replayed?: boolean };
 
 export type RequestHandler = (message: RequestMessage) => Promise<Reply>;
 

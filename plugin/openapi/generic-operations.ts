@@ -5,6 +5,7 @@ import { errorResponses, TRACE_HEADERS } from './error-responses';
 import { claimOperationId, contractSummary, errorStatusesFor, permissionsText, type OperationContext } from './contract-operation';
 import { componentName, componentRef } from './schema-embedding';
 import { DEFAULT_SECURITY, PUBLIC_SECURITY } from './security';
+import { IDEMPOTENCY_KEY_PARAMETER } from './idempotency';
 
 export const GENERIC_TAG = 'generic';
 
@@ -44,6 +45,7 @@ export function genericOperation(endpoint: EndpointSpec, ctx: OperationContext):
     operationId: claimOperationId(ctx, endpoint.dispatch === 'body' ? 'sendAction' : 'queryData', endpoint.name),
   };
   if (endpoint.dispatch === 'body') {
+    operation.parameters = [IDEMPOTENCY_KEY_PARAMETER];
     operation.requestBody = {
       required: true,
       content: {
