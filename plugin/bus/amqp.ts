@@ -23,8 +23,9 @@ import type {
  * has to speak (every name starts with the configured prefix P):
  *
  *   exchange P.rpc        direct, durable   requests; routing key = target service
- *   queue    P.svc.<svc>  non-durable, auto-delete, bound to P.rpc with key <svc>; the service's
- *                         instances are competing consumers on it (manual ack, prefetch)
+ *   queue    P.svc.<svc>  non-durable, not auto-delete, x-expires 15000; bound to P.rpc with key <svc>; the
+ *                         service's instances are competing consumers on it (manual ack after the reply,
+ *                         prefetch); what a consumer held when it died is redelivered (`redelivered` set)
  *   exchange P.discovery  topic, durable    announcements and withdrawals: key `announce.<service>`,
  *                                           body = the Announcement JSON; discovery requests: key
  *                                           `discover`, body `{}`. Listeners bind exclusive queues
@@ -41,6 +42,17 @@ import type {
  */
 
 const REPLY_TO = 'amq.rabbitmq.reply-to';
+/** How long a work queue outlives its last consumer (x-expires): a reconnect or a restart finds its requests there. */
+export const WORK_QUEUE_EXPIRES_MS = 15_000;
+/**
+ * The work queue of a service: not auto-delete, so the requests a consumer held when its connection dropped or its
+ * process died are requeued and redelivered (to another instance, or to the same one once it is back) rather than
+ * dropped with the queue; the broker deletes it once it has had no consumer for WORK_QUEUE_EXPIRES_MS. Not durable:
+ * the requests are transient and their direct reply-to does not survive a broker restart either.
+ */
+const WORK_QUEUE_OPTIONS: amqp.Options.AssertQueue = { durable: false, autoDelete: false, arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS } };
+/** AMQP reply code of a declaration whose arguments differ from the existing entity's. */
+const PRECONDITION_FAILED = 406;
 const JSON_TYPE = 'application/json';
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** Retry-After (seconds) on the 503s this transport produces. */
@@ -543,21 +555,42 @@ export class AmqpTransport implements Transport {
       prefetch: Math.max(1, opts.prefetch ?? DEFAULT_PREFETCH),
       attach: async (ch) => {
         await this.declareExchanges(ch);
-        await ch.assertQueue(queue, { durable: false, autoDelete: true });
+        await this.declareWorkQueue(ch, reg, queue);
         await ch.bindQueue(queue, this.rpcExchange, service);
         const { consumerTag } = await ch.consume(queue, (msg) => this.onWork(reg, ch, service, handler, msg), {
           noAck: false,
         });
         return consumerTag;
       },
-      // The auto-delete queue goes away when its last consumer leaves, but the broker does that
-      // asynchronously; deleting it here (only if no other instance consumes) makes the service
-      // unroutable — 503 — as soon as close() resolves.
+      // The last instance to stop deletes the queue (only if no other instance consumes), so the service is
+      // unroutable — 503 — as soon as close() resolves rather than when the queue expires.
       detach: async (ch) => {
         await ch.deleteQueue(queue, { ifUnused: true });
       },
     });
     return this.register(reg);
+  }
+
+  /**
+   * Declares the work queue (WORK_QUEUE_OPTIONS). A queue of the same name declared with other arguments — by an
+   * instance of an older version (auto-delete), during a rolling upgrade — closes the declaring channel with
+   * PRECONDITION_FAILED; the declaration is tried on a channel of its own so that this instance can still consume
+   * the existing queue as it is.
+   */
+  private async declareWorkQueue(ch: Channel, reg: Registration, queue: string): Promise<void> {
+    const model = reg.model;
+    if (!model) throw new Error('The connection was lost');
+    const probe = await model.createChannel();
+    probe.on('error', noop);
+    try {
+      await probe.assertQueue(queue, WORK_QUEUE_OPTIONS);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== PRECONDITION_FAILED) throw err;
+      await ch.checkQueue(queue);
+      this.logger.warn(`bus: ${queue} exists with other arguments (an older instance declared it); consuming it as it is`);
+    } finally {
+      await probe.close().catch(noop);
+    }
   }
 
   private onWork(
