@@ -3,7 +3,7 @@ import * as amqp from 'amqplib';
 import { AmqpTransport, WORK_QUEUE_EXPIRES_MS } from '../../plugin/bus/amqp';
 import type { BusLogger } from '../../plugin/bus';
 import type { RequestMessage } from '../../plugin/bus/transport';
-import { deleteBusTopology } from '../support/broker';
+import { deleteBusTopology, deleteWorkQueues } from '../support/broker';
 import { AMQP_URL, uniquePrefix } from '../support/env';
 import { TcpProxy, viaPort } from '../support/tcp-proxy';
 import { deferred, eventually, requestFor } from './conformance';
@@ -46,10 +46,8 @@ describe('AMQP work queue: redelivery of held requests (RabbitMQ)', function () 
     stuck = deferred<void>();
     for (const t of transports.splice(0)) await t.close();
     for (const p of proxies.splice(0)) await p.close();
-    const ch = await admin.createChannel();
-    ch.on('error', () => undefined);
-    for (const service of ['held', 'legacy']) await ch.deleteQueue(`${prefix}.svc.${service}`).catch(() => undefined);
     await admin.close();
+    await deleteWorkQueues(AMQP_URL, prefix, ['held', 'legacy']);
     await deleteBusTopology(AMQP_URL, prefix);
   });
 

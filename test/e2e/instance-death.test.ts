@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import * as amqp from 'amqplib';
 import { Pool } from 'pg';
 import { PgIdempotencyStore } from '../../sdk';
+import { deleteWorkQueues } from '../support/broker';
 import { AMQP_URL } from '../support/env';
 import { eventually, startGateway, type GatewayProcess } from '../support/gateway-process';
 import { httpAs, type HttpResult } from '../support/http';
@@ -35,11 +35,7 @@ describe('an instance killed under load loses nothing and runs nothing twice (Ra
 
   after(async () => {
     for (const s of services) await s.stop();
-    const admin = await amqp.connect(AMQP_URL);
-    const ch = await admin.createChannel();
-    ch.on('error', () => undefined);
-    await ch.deleteQueue(`${gw.prefix}.svc.ledger-service`).catch(() => undefined);
-    await admin.close();
+    await deleteWorkQueues(AMQP_URL, gw.prefix, ['ledger-service']);
     await gw?.stop();
     await pool?.end();
     await db?.drop();
