@@ -12,6 +12,7 @@ interface Entry {
 
 /** Sweep expired entries once this many claims were made since the last sweep. */
 const SWEEP_EVERY = 1000;
+const DEFAULT_MAX_ENTRIES = 100_000;
 
 /**
  * Keys in this process's memory: right for one instance and for tests. Two instances each have their own, so a
@@ -21,8 +22,14 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly entries = new Map<string, Entry>();
   private claims = 0;
 
-  /** `now`: the clock, injectable for tests. */
-  constructor(private readonly now: () => number = Date.now) {}
+  /**
+   * `now`: the clock, injectable for tests. `maxEntries`: beyond it the oldest keys are forgotten first (a bound on
+   * memory for 24 h of keys; a forgotten key runs its request again).
+   */
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly maxEntries = DEFAULT_MAX_ENTRIES,
+  ) {}
 
   async claim({ id, fingerprint, ttlMs, leaseMs }: ClaimRequest): Promise<Claim> {
     if (++this.claims % SWEEP_EVERY === 0) void this.purgeExpired();
@@ -34,6 +41,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       return entry.reply ? { state: 'done', fingerprint: entry.fingerprint, reply: structuredClone(entry.reply) } : { state: 'running', fingerprint: entry.fingerprint };
     }
     const token = randomUUID();
+    if (!entry && this.entries.size >= this.maxEntries) this.forgetOldest();
     this.entries.set(name, { fingerprint, token, leaseUntil: now + leaseMs, expiresAt: takeOver ? entry.expiresAt : now + ttlMs });
     return { state: 'claimed', token };
   }
@@ -64,6 +72,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       }
     }
     return n;
+  }
+
+  private forgetOldest(): void {
+    const oldest = this.entries.keys().next();
+    if (!oldest.done) this.entries.delete(oldest.value);
   }
 
   private running(id: IdempotencyId, token: string): Entry | undefined {

@@ -187,3 +187,27 @@ describe('idempotency keys through the gateway (RabbitMQ, PostgreSQL store)', fu
     expect((await http('POST', `${gw.baseUrl}/api/entries`, { body: { name: 'e7' }, headers: { 'idempotency-key': 'x' } })).status).to.equal(401);
   });
 });
+
+describe('idempotency keys on the reference users service (embedded bus)', function () {
+  this.timeout(60000);
+  const admin = httpAs(['admin:all']);
+  let gw: GatewayProcess;
+  before(async () => {
+    gw = await startGateway({ BUS_URL: 'embedded' });
+  });
+  after(async () => gw?.stop());
+
+  it('a second POST /api/users with the same key is the first 201 again, not a 409', async () => {
+    const key = randomUUID();
+    const body = { email: `idem-${key}@example.com`, firstName: 'Ida', lastName: 'Em', password: 'long-enough-1' };
+    const first = await admin('POST', `${gw.baseUrl}/api/users`, { body, headers: { 'idempotency-key': key } });
+    expect(first.status, first.text).to.equal(201);
+    const again = await admin('POST', `${gw.baseUrl}/api/users`, { body, headers: { 'idempotency-key': key } });
+    expect(again.status, again.text).to.equal(201);
+    expect(again.body).to.deep.equal(first.body);
+    expect(again.headers.get('location')).to.equal(first.headers.get('location'));
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    const unkeyed = await admin('POST', `${gw.baseUrl}/api/users`, { body });
+    expect(unkeyed.status, 'without a key the duplicate email is refused').to.equal(409);
+  });
+});
