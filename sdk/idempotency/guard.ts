@@ -33,6 +33,7 @@ export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const DEFAULT_LEASE_MS = 5_000;
 const DEFAULT_REDELIVERY_WAIT_MS = 60_000;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
+const MAX_KEY_LENGTH = 255;
 /** Answers a retry may get again; the others (failures, overload) are not the request's outcome, so a retry runs. */
 const NOT_KEPT = new Set(['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'TIMEOUT', 'RATE_LIMIT_EXCEEDED']);
 
@@ -68,7 +69,9 @@ export class IdempotencyGuard {
 
   /** Runs `run` at most once per key; `toReply` turns what a handler returns into the reply envelope. */
   async run(message: RequestMessage, toReply: (out: unknown) => Reply, run: (scope: IdempotencyScope) => Promise<Reply>): Promise<Reply> {
-    const key = message.headers.idempotencyKey as string;
+    const key = String(message.headers.idempotencyKey);
+    // The gateway sends 1-255 characters; anything else came from elsewhere on the bus and is not stored.
+    if (key.length < 1 || key.length > MAX_KEY_LENGTH) return malformedKey();
     const id: IdempotencyId = { service: this.service, caller: message.headers.user?.userId ?? '', key };
     const fingerprint = requestFingerprint(message.messageType, message.input);
     this.purgeNowAndThen();
@@ -132,6 +135,12 @@ export class IdempotencyGuard {
     this.lastPurge = Date.now();
     this.store.purgeExpired().catch((err: unknown) => this.onError(err));
   }
+}
+
+function malformedKey(): Reply {
+  return new ServiceError('VALIDATION_ERROR', 'The Idempotency-Key is malformed', {
+    validationErrors: [{ field: 'Idempotency-Key', message: `must be 1-${MAX_KEY_LENGTH} characters` }],
+  }).toReply();
 }
 
 function keyReused(): Reply {

@@ -92,6 +92,16 @@ describe('IdempotencyGuard (SDK, memory store)', () => {
     expect(String(errors.at(-1))).to.match(/connection refused/);
   });
 
+  it('refuses a key longer than the gateway sends (it came from elsewhere on the bus) without running anything', async () => {
+    let runs = 0;
+    const reply = await guardOn(new MemoryIdempotencyStore()).run(message({ key: 'k'.repeat(256) }), toReply, async () => {
+      runs += 1;
+      return CREATED;
+    });
+    expect((reply as { error: { code: string } }).error.code).to.equal('VALIDATION_ERROR');
+    expect(runs).to.equal(0);
+  });
+
   it('the memory store forgets its oldest keys beyond maxEntries', async () => {
     const store = new MemoryIdempotencyStore(Date.now, 2);
     const claim = (key: string) => store.claim({ id: { service: 's', caller: '', key }, fingerprint: 'f', ttlMs: 60_000, leaseMs: 60_000 });
