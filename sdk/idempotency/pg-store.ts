@@ -117,7 +117,7 @@ export class PgIdempotencyStore implements IdempotencyStore {
   }
 
   async purgeExpired(): Promise<number> {
-    const { rows } = await this.db.query(`DELETE FROM ${this.table} WHERE expires_at <= now() RETURNING 1`);
-    return rows.length;
+    const { rows } = await this.db.query<{ n: number }>(`WITH gone AS (DELETE FROM ${this.table} WHERE expires_at <= now() RETURNING 1) SELECT count(*)::int AS n FROM gone`);
+    return Number(rows[0]?.n ?? 0);
   }
 }
