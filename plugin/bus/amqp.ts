@@ -86,7 +86,7 @@ interface Registration {
   prefetch?: number;
   /** Declares what the consumer needs on `ch` and starts consuming; resolves to the consumer tag. */
   attach(ch: Channel): Promise<string>;
-  /** Runs after the consumer is cancelled and its in-flight work finished, before its channel closes. */
+  /** Runs on a channel of its own once the consumer is cancelled (its in-flight work may still be running). */
   detach?(ch: Channel): Promise<void>;
   model: ChannelModel | null;
   ch: Channel | null;
@@ -183,8 +183,6 @@ export class AmqpTransport implements Transport {
   private starting: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
   private lastConnectError: Error | null = null;
-  /** Channels whose broker-side close is expected (detach of a shared queue). */
-  private readonly quietChannels = new WeakSet<Channel>();
 
   constructor(
     private readonly url: string,
@@ -430,7 +428,7 @@ export class AmqpTransport implements Transport {
 
   private watchChannel(ch: Channel, label: string, onClose: () => void): void {
     ch.on('error', (err: Error) => {
-      if (!this.quietChannels.has(ch)) this.logger.warn(`bus: ${label} error: ${err.message}`);
+      this.logger.warn(`bus: ${label} error: ${err.message}`);
     });
     ch.on('handler-error', (err: Error) => this.logger.error(`bus: ${label}: ${describeError(err)}`));
     ch.on('close', onClose);
@@ -861,17 +859,26 @@ export class AmqpTransport implements Transport {
     const tag = reg.tag;
     if (!ch) return;
     if (tag) await ch.cancel(tag).catch(noop);
+    // Right after the cancel and on a channel of its own: the last consumer's work queue goes at once (503 for what
+    // is sent from now on) while the handlers in flight still reply and ack on `ch` (an ack after the queue is gone
+    // is harmless); a refusal — another instance still consumes — closes only that side channel.
+    if (reg.detach && this.conn) await this.detachQuietly(reg.detach, this.conn);
     await Promise.allSettled([...reg.inflight]);
-    if (reg.detach && this.conn && reg.ch === ch) {
-      this.quietChannels.add(ch);
-      try {
-        await reg.detach(ch);
-      } catch {
-        // e.g. PRECONDITION_FAILED: other instances still consume; the broker closed the channel
-      }
-    }
     this.resetRegistration(reg);
     await ch.close().catch(noop);
+  }
+
+  private async detachQuietly(detach: (ch: Channel) => Promise<void>, model: ChannelModel): Promise<void> {
+    let side: Channel | undefined;
+    try {
+      side = await model.createChannel();
+      side.on('error', noop);
+      await detach(side);
+    } catch {
+      // e.g. PRECONDITION_FAILED: other instances still consume
+    } finally {
+      await side?.close().catch(noop);
+    }
   }
 }
 

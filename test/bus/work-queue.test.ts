@@ -112,6 +112,29 @@ describe('AMQP work queue: redelivery of held requests (RabbitMQ)', function () 
     expect(await meanwhile).to.deep.equal({ ok: true, result: { n: 2, redelivered: false } });
   });
 
+  it('the last instance to stop deletes the queue at once (503 for new requests) while its handler in flight still replies', async () => {
+    const gateway = await transport();
+    const service = await transport();
+    const entered = deferred<void>();
+    const release = deferred<void>();
+    const subscription = await service.serve('held', async () => {
+      entered.resolve();
+      await release.promise;
+      return { ok: true, result: 'finished' };
+    });
+    const inFlight = gateway.request(requestFor('held'), 20_000);
+    await entered.promise;
+    const closing = subscription.close();
+    await eventually(async () => {
+      // One sent before the queue went waits for its deadline (504): short deadlines, until one comes back 503.
+      const err = await gateway.request(requestFor('held'), 500).then(() => undefined, (e: { status?: number }) => e);
+      return err?.status === 503;
+    }, 5000, 'a 503 for a new request while the handler still runs');
+    release.resolve();
+    expect(await inFlight).to.deep.equal({ ok: true, result: 'finished' });
+    await closing;
+  });
+
   it('consumes a queue an older instance declared auto-delete (rolling upgrade) instead of failing', async () => {
     const old = await admin.createChannel();
     const queue = `${prefix}.svc.legacy`;
