@@ -12,5 +12,6 @@ export const IDEMPOTENCY_KEY_PARAMETER: ParameterObject = {
     'its retries. Another form is answered 400. A service that keeps keys answers a repeat with the same body with the ' +
     `first answer (status, body, Location) and \`${REPLAYED_HEADER}: true\`, without running it again; the same key with ` +
     'another body is 422, a repeat while the first is still running is 409 (retry after `Retry-After`). Keys are kept 24 h.',
-  schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH + 2 },
+  // The quoted form: two quotes around up to 255 characters, each of which may be escaped.
+  schema: { type: 'string', minLength: 1, maxLength: 2 * MAX_IDEMPOTENCY_KEY_LENGTH + 2 },
 };
