@@ -7,6 +7,7 @@ import { GatewayError, badGateway, gatewayTimeout, serviceUnavailable } from '..
 import type { BusLogger } from './index';
 import { DEFAULT_PREFETCH, invokeHandler, isReply } from './inprocess';
 import { describeError } from '../errors/describe';
+import { OrphanedReplies, type RunningDelivery } from './orphaned-replies';
 import type {
   MessageHeaders,
   MessageUser,
@@ -94,6 +95,10 @@ interface Registration {
   opening: Promise<void> | null;
   closed: boolean;
   inflight: Set<Promise<void>>;
+  /** Work consumers: the deliveries being handled on the current channel, by correlation id. */
+  running: Map<string, RunningDelivery>;
+  /** Work consumers: what was being handled on channels that died, for the redeliveries. */
+  orphans: OrphanedReplies;
   failures: number;
   retryTimer: NodeJS.Timeout | null;
 }
@@ -602,18 +607,13 @@ export class AmqpTransport implements Transport {
       this.onBrokerCancel(reg, ch);
       return;
     }
-    const work = (async () => {
-      const request = this.decodeRequest(msg, service);
-      const reply: Reply = request
-        ? await invokeHandler(handler, request, this.logger)
-        : { ok: false, error: { code: 'BAD_REQUEST', message: 'Malformed request message' } };
-      let body: Buffer;
-      try {
-        body = encodeJson(reply);
-      } catch (err) {
-        this.logger.error(`[${traceIdOf(msg)}] bus: reply of ${service}/${msg.properties.type} is not JSON: ${describeError(err)}`);
-        body = encodeJson({ ok: false, error: { code: 'INTERNAL_ERROR' } });
-      }
+    // A redelivery of a request this instance is running (or ran) on a channel that died gets that run's reply.
+    const reply = (msg.fields.redelivered && reg.orphans.take(msg)) || this.replyBody(msg, service, handler);
+    const id = msg.properties.correlationId as string | undefined;
+    if (id !== undefined) reg.running.set(id, { type: msg.properties.type, content: msg.content, reply });
+    const work = reply.then((body) => {
+      // Only this delivery's entry: after a reconnect the same id may be running again as its redelivery.
+      if (id !== undefined && reg.running.get(id)?.reply === reply && reg.ch === ch) reg.running.delete(id);
       try {
         const replyTo = msg.properties.replyTo as string | undefined;
         if (replyTo) {
@@ -621,12 +621,26 @@ export class AmqpTransport implements Transport {
         }
         ch.ack(msg);
       } catch (err) {
-        // The channel went away while the handler ran; the broker redelivers or drops the request.
+        // The channel went away while the handler ran; the broker redelivers the request (see OrphanedReplies).
         this.logger.warn(`[${traceIdOf(msg)}] bus: could not reply to ${service}/${msg.properties.type}: ${describeError(err)}`);
       }
-    })();
+    });
     reg.inflight.add(work);
     void work.finally(() => reg.inflight.delete(work));
+  }
+
+  /** Runs the handler; settles with the reply as the JSON body to send. */
+  private async replyBody(msg: ConsumeMessage, service: string, handler: RequestHandler): Promise<Buffer> {
+    const request = this.decodeRequest(msg, service);
+    const reply: Reply = request
+      ? await invokeHandler(handler, request, this.logger)
+      : { ok: false, error: { code: 'BAD_REQUEST', message: 'Malformed request message' } };
+    try {
+      return encodeJson(reply);
+    } catch (err) {
+      this.logger.error(`[${traceIdOf(msg)}] bus: reply of ${service}/${msg.properties.type} is not JSON: ${describeError(err)}`);
+      return encodeJson({ ok: false, error: { code: 'INTERNAL_ERROR' } });
+    }
   }
 
   private decodeRequest(msg: ConsumeMessage, service: string): RequestMessage | null {
@@ -738,6 +752,8 @@ export class AmqpTransport implements Transport {
       opening: null,
       closed: false,
       inflight: new Set(),
+      running: new Map(),
+      orphans: new OrphanedReplies(),
       failures: 0,
       retryTimer: null,
     };
@@ -804,6 +820,9 @@ export class AmqpTransport implements Transport {
   }
 
   private resetRegistration(reg: Registration): void {
+    // The channel is gone with what it was handling: the broker will redeliver those.
+    reg.orphans.adopt(reg.running);
+    reg.running.clear();
     reg.model = null;
     reg.ch = null;
     reg.tag = null;
