@@ -2,9 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Contract } from '../plugin/contracts/types';
 import type { MessageHeaders, Reply, RequestMessage, Subscription, Transport } from '../plugin/bus/transport';
 import { ServiceError } from './service-error';
+import { IdempotencyGuard, type IdempotencyOptions, type IdempotencyScope } from './idempotency/guard';
 
-/** What a handler gets besides its input: the caller and the trace ids the gateway sent. */
-export type HandlerContext = MessageHeaders;
+/**
+ * What a handler gets besides its input: the caller and the trace ids the gateway sent, and, when the service keeps
+ * idempotency keys and the request has one, its scope (to record the answer in the handler's own transaction).
+ */
+export type HandlerContext = MessageHeaders & { idempotency?: IdempotencyScope };
 
 /** A handler's answer when it needs more than a body: another 2xx or a Location header. */
 export interface Answer {
@@ -17,6 +21,19 @@ const ANSWER = Symbol('answer');
 
 export function answer(result: unknown, opts: { status?: number; location?: string } = {}): Answer {
   return { [ANSWER]: true, result, ...opts };
+}
+
+/** A handler's return value as the reply envelope. */
+function toReply(out: unknown): Reply {
+  if (out && typeof out === 'object' && ANSWER in out) {
+    const a = out as Answer;
+    return { ok: true, result: a.result, status: a.status, location: a.location };
+  }
+  return { ok: true, result: out };
+}
+
+function defaultIdempotencyLog(service: string, err: unknown): void {
+  console.error(`[${service}] idempotency store: ${err instanceof Error ? err.message : String(err)}`);
 }
 
 export type Handler = (input: Record<string, unknown>, ctx: HandlerContext) => unknown;
@@ -35,6 +52,14 @@ export interface ServeOptions {
   prefetch?: number;
   instanceId?: string;
   onError?: (err: unknown, message: RequestMessage) => void;
+  /**
+   * Deduplicates requests that carry an Idempotency-Key (docs/bus-protocol.md "Idempotency keys"). Give every
+   * instance of the service the same store (PgIdempotencyStore) so a request redelivered to another instance is
+   * recognised too.
+   */
+  idempotency?: IdempotencyOptions;
+  /** Failures of the idempotency store (logged to stderr by default; never sent to the caller). */
+  onIdempotencyError?: (err: unknown) => void;
 }
 
 export interface RunningService {
@@ -60,22 +85,24 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
   const instanceId = opts.instanceId ?? `${service}-${randomUUID()}`;
   const contracts: Contract[] = opts.operations.map((op) => ({ ...op.contract, targetService: service }));
   const handlers = new Map(opts.operations.map((op) => [op.contract.messageType, op.handle]));
+  const onStoreError = opts.onIdempotencyError ?? ((err: unknown) => defaultIdempotencyLog(service, err));
+  const guard = opts.idempotency ? new IdempotencyGuard(service, opts.idempotency, onStoreError) : undefined;
+
+  const run = async (handler: Handler, message: RequestMessage, ctx: HandlerContext): Promise<Reply> => {
+    try {
+      return toReply(await handler(message.input, ctx));
+    } catch (err) {
+      if (err instanceof ServiceError) return err.toReply();
+      opts.onError?.(err, message);
+      return { ok: false, error: { code: 'INTERNAL_ERROR', message: 'Internal error' } };
+    }
+  };
 
   const handle = async (message: RequestMessage): Promise<Reply> => {
     const handler = handlers.get(message.messageType);
     if (!handler) return { ok: false, error: { code: 'HANDLER_NOT_FOUND', message: `No handler for ${message.messageType}` } };
-    try {
-      const out = await handler(message.input, message.headers);
-      if (out && typeof out === 'object' && ANSWER in out) {
-        const a = out as Answer;
-        return { ok: true, result: a.result, status: a.status, location: a.location };
-      }
-      return { ok: true, result: out };
-    } catch (err) {
-      if (err instanceof ServiceError) return { ok: false, error: err.toReplyError() };
-      opts.onError?.(err, message);
-      return { ok: false, error: { code: 'INTERNAL_ERROR', message: 'Internal error' } };
-    }
+    if (!guard || message.headers.idempotencyKey === undefined) return run(handler, message, message.headers);
+    return guard.run(message, toReply, (idempotency) => run(handler, message, { ...message.headers, idempotency }));
   };
 
   const announce = (withdrawn = false) =>

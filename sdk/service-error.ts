@@ -1,4 +1,4 @@
-import type { ReplyError } from '../plugin/bus/transport';
+import type { Reply, ReplyError } from '../plugin/bus/transport';
 
 /** Thrown by a handler to answer with one of the gateway's error codes (NOT_FOUND, RESOURCE_CONFLICT, …). */
 export class ServiceError extends Error {
@@ -14,5 +14,9 @@ export class ServiceError extends Error {
 
   toReplyError(): ReplyError {
     return { ...this.fields, code: this.code, message: this.message };
+  }
+
+  toReply(): Reply {
+    return { ok: false, error: this.toReplyError() };
   }
 }

@@ -1,4 +1,4 @@
-import { serve, type RunningService } from '../../sdk';
+import { MemoryIdempotencyStore, serve, type RunningService } from '../../sdk';
 import type { Transport } from '../../plugin/bus/transport';
 import type { UserStore } from '../users-service/store';
 import { authenticate, authenticateExternalUser, externalLogin, logout, refreshToken, revokeToken } from './contracts';
@@ -29,6 +29,8 @@ export async function startAuthService(transport: Transport, opts: { store: User
   return serve({
     transport,
     service: SERVICE,
+    // Idempotency-Key on commands (a retried refresh gets the same new pair instead of presenting a spent token).
+    idempotency: { store: new MemoryIdempotencyStore() },
     operations: [
       { contract: authenticate, handle: h.authenticate },
       { contract: refreshToken, handle: h.refresh },

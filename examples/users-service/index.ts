@@ -1,4 +1,4 @@
-import { serve, type RunningService } from '../../sdk';
+import { MemoryIdempotencyStore, serve, type RunningService } from '../../sdk';
 import type { Transport } from '../../plugin/bus/transport';
 import { createUser, deleteUser, getUser, getUserPermissions, grantUserPermission, listUsers, updateUser } from './contracts';
 import { userHandlers } from './handlers';
@@ -14,6 +14,8 @@ export async function startUsersService(transport: Transport, opts: { store?: Us
     transport,
     service: SERVICE,
     ttlMs: opts.ttlMs,
+    // Idempotency-Key on commands: kept in this process (a database-backed store replaces it with the storage layer).
+    idempotency: { store: new MemoryIdempotencyStore() },
     operations: [
       { contract: createUser, handle: h.create },
       { contract: getUser, handle: h.get },

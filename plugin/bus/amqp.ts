@@ -7,6 +7,7 @@ import { GatewayError, badGateway, gatewayTimeout, serviceUnavailable } from '..
 import type { BusLogger } from './index';
 import { DEFAULT_PREFETCH, invokeHandler, isReply } from './inprocess';
 import { describeError } from '../errors/describe';
+import { OrphanedReplies, type RunningDelivery } from './orphaned-replies';
 import type {
   MessageHeaders,
   MessageUser,
@@ -23,8 +24,9 @@ import type {
  * has to speak (every name starts with the configured prefix P):
  *
  *   exchange P.rpc        direct, durable   requests; routing key = target service
- *   queue    P.svc.<svc>  non-durable, auto-delete, bound to P.rpc with key <svc>; the service's
- *                         instances are competing consumers on it (manual ack, prefetch)
+ *   queue    P.svc.<svc>  non-durable, not auto-delete, x-expires 15000; bound to P.rpc with key <svc>; the
+ *                         service's instances are competing consumers on it (manual ack after the reply,
+ *                         prefetch); what a consumer held when it died is redelivered (`redelivered` set)
  *   exchange P.discovery  topic, durable    announcements and withdrawals: key `announce.<service>`,
  *                                           body = the Announcement JSON; discovery requests: key
  *                                           `discover`, body `{}`. Listeners bind exclusive queues
@@ -35,12 +37,24 @@ import type {
  * correlation id), replyTo = amq.rabbitmq.reply-to (direct reply-to), expiration = the timeout in ms,
  * contentType = application/json, mandatory; headers: correlationId, requestId, user (the
  * MessageUser as a JSON string, absent for anonymous calls), traceparent (when present), deadline (ms since
- * the epoch, as a decimal string).
+ * the epoch, as a decimal string), idempotencyKey (the caller's Idempotency-Key, when it sent one on a command
+ * or POST).
  * The reply: published to the default exchange with routing key = the request's replyTo, the same
  * correlationId, body = the Reply envelope as JSON; the service acks the request after replying.
  */
 
 const REPLY_TO = 'amq.rabbitmq.reply-to';
+/** How long a work queue outlives its last consumer (x-expires): a reconnect or a restart finds its requests there. */
+export const WORK_QUEUE_EXPIRES_MS = 15_000;
+/**
+ * The work queue of a service: not auto-delete, so the requests a consumer held when its connection dropped or its
+ * process died are requeued and redelivered (to another instance, or to the same one once it is back) rather than
+ * dropped with the queue; the broker deletes it once it has had no consumer for WORK_QUEUE_EXPIRES_MS. Not durable:
+ * the requests are transient and their direct reply-to does not survive a broker restart either.
+ */
+const WORK_QUEUE_OPTIONS: amqp.Options.AssertQueue = { durable: false, autoDelete: false, arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS } };
+/** AMQP reply code of a declaration whose arguments differ from the existing entity's. */
+const PRECONDITION_FAILED = 406;
 const JSON_TYPE = 'application/json';
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** Retry-After (seconds) on the 503s this transport produces. */
@@ -74,7 +88,7 @@ interface Registration {
   prefetch?: number;
   /** Declares what the consumer needs on `ch` and starts consuming; resolves to the consumer tag. */
   attach(ch: Channel): Promise<string>;
-  /** Runs after the consumer is cancelled and its in-flight work finished, before its channel closes. */
+  /** Runs on a channel of its own once the consumer is cancelled (its in-flight work may still be running). */
   detach?(ch: Channel): Promise<void>;
   model: ChannelModel | null;
   ch: Channel | null;
@@ -82,6 +96,10 @@ interface Registration {
   opening: Promise<void> | null;
   closed: boolean;
   inflight: Set<Promise<void>>;
+  /** Work consumers: the deliveries being handled on the current channel, by correlation id. */
+  running: Map<string, RunningDelivery>;
+  /** Work consumers: what was being handled on channels that died, for the redeliveries. */
+  orphans: OrphanedReplies;
   failures: number;
   retryTimer: NodeJS.Timeout | null;
 }
@@ -173,8 +191,6 @@ export class AmqpTransport implements Transport {
   private lastConnectError: Error | null = null;
   /** Whether a connect failure was logged since the last successful connection. */
   private connectFailureLogged = false;
-  /** Channels whose broker-side close is expected (detach of a shared queue). */
-  private readonly quietChannels = new WeakSet<Channel>();
 
   constructor(
     private readonly url: string,
@@ -425,7 +441,7 @@ export class AmqpTransport implements Transport {
 
   private watchChannel(ch: Channel, label: string, onClose: () => void): void {
     ch.on('error', (err: Error) => {
-      if (!this.quietChannels.has(ch)) this.logger.warn(`bus: ${label} error: ${err.message}`);
+      this.logger.warn(`bus: ${label} error: ${err.message}`);
     });
     ch.on('handler-error', (err: Error) => this.logger.error(`bus: ${label}: ${describeError(err)}`));
     ch.on('close', onClose);
@@ -461,6 +477,7 @@ export class AmqpTransport implements Transport {
       if (h.user) headers.user = userHeader(h.user);
       if (h.traceparent) headers.traceparent = h.traceparent;
       if (h.deadline) headers.deadline = String(h.deadline);
+      if (h.idempotencyKey) headers.idempotencyKey = h.idempotencyKey;
     } catch {
       return Promise.reject(new GatewayError('INTERNAL_ERROR', 'The request could not be encoded'));
     }
@@ -550,21 +567,42 @@ export class AmqpTransport implements Transport {
       prefetch: Math.max(1, opts.prefetch ?? DEFAULT_PREFETCH),
       attach: async (ch) => {
         await this.declareExchanges(ch);
-        await ch.assertQueue(queue, { durable: false, autoDelete: true });
+        await this.declareWorkQueue(ch, reg, queue);
         await ch.bindQueue(queue, this.rpcExchange, service);
         const { consumerTag } = await ch.consume(queue, (msg) => this.onWork(reg, ch, service, handler, msg), {
           noAck: false,
         });
         return consumerTag;
       },
-      // The auto-delete queue goes away when its last consumer leaves, but the broker does that
-      // asynchronously; deleting it here (only if no other instance consumes) makes the service
-      // unroutable — 503 — as soon as close() resolves.
+      // The last instance to stop deletes the queue (only if no other instance consumes), so the service is
+      // unroutable — 503 — as soon as close() resolves rather than when the queue expires.
       detach: async (ch) => {
         await ch.deleteQueue(queue, { ifUnused: true });
       },
     });
     return this.register(reg);
+  }
+
+  /**
+   * Declares the work queue (WORK_QUEUE_OPTIONS). A queue of the same name declared with other arguments — by an
+   * instance of an older version (auto-delete), during a rolling upgrade — closes the declaring channel with
+   * PRECONDITION_FAILED; the declaration is tried on a channel of its own so that this instance can still consume
+   * the existing queue as it is.
+   */
+  private async declareWorkQueue(ch: Channel, reg: Registration, queue: string): Promise<void> {
+    const model = reg.model;
+    if (!model) throw new Error('The connection was lost');
+    const probe = await model.createChannel();
+    probe.on('error', noop);
+    try {
+      await probe.assertQueue(queue, WORK_QUEUE_OPTIONS);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== PRECONDITION_FAILED) throw err;
+      await ch.checkQueue(queue);
+      this.logger.warn(`bus: ${queue} exists with other arguments (an older instance declared it); consuming it as it is`);
+    } finally {
+      await probe.close().catch(noop);
+    }
   }
 
   private onWork(
@@ -578,18 +616,13 @@ export class AmqpTransport implements Transport {
       this.onBrokerCancel(reg, ch);
       return;
     }
-    const work = (async () => {
-      const request = this.decodeRequest(msg, service);
-      const reply: Reply = request
-        ? await invokeHandler(handler, request, this.logger)
-        : { ok: false, error: { code: 'BAD_REQUEST', message: 'Malformed request message' } };
-      let body: Buffer;
-      try {
-        body = encodeJson(reply);
-      } catch (err) {
-        this.logger.error(`[${traceIdOf(msg)}] bus: reply of ${service}/${msg.properties.type} is not JSON: ${describeError(err)}`);
-        body = encodeJson({ ok: false, error: { code: 'INTERNAL_ERROR' } });
-      }
+    // A redelivery of a request this instance is running (or ran) on a channel that died gets that run's reply.
+    const reply = (msg.fields.redelivered && reg.orphans.take(msg)) || this.replyBody(msg, service, handler);
+    const id = msg.properties.correlationId as string | undefined;
+    if (id !== undefined) reg.running.set(id, { type: msg.properties.type, content: msg.content, reply });
+    const work = reply.then((body) => {
+      // Only this delivery's entry: after a reconnect the same id may be running again as its redelivery.
+      if (id !== undefined && reg.running.get(id)?.reply === reply && reg.ch === ch) reg.running.delete(id);
       try {
         const replyTo = msg.properties.replyTo as string | undefined;
         if (replyTo) {
@@ -597,12 +630,26 @@ export class AmqpTransport implements Transport {
         }
         ch.ack(msg);
       } catch (err) {
-        // The channel went away while the handler ran; the broker redelivers or drops the request.
+        // The channel went away while the handler ran; the broker redelivers the request (see OrphanedReplies).
         this.logger.warn(`[${traceIdOf(msg)}] bus: could not reply to ${service}/${msg.properties.type}: ${describeError(err)}`);
       }
-    })();
+    });
     reg.inflight.add(work);
     void work.finally(() => reg.inflight.delete(work));
+  }
+
+  /** Runs the handler; settles with the reply as the JSON body to send. */
+  private async replyBody(msg: ConsumeMessage, service: string, handler: RequestHandler): Promise<Buffer> {
+    const request = this.decodeRequest(msg, service);
+    const reply: Reply = request
+      ? await invokeHandler(handler, request, this.logger)
+      : { ok: false, error: { code: 'BAD_REQUEST', message: 'Malformed request message' } };
+    try {
+      return encodeJson(reply);
+    } catch (err) {
+      this.logger.error(`[${traceIdOf(msg)}] bus: reply of ${service}/${msg.properties.type} is not JSON: ${describeError(err)}`);
+      return encodeJson({ ok: false, error: { code: 'INTERNAL_ERROR' } });
+    }
   }
 
   private decodeRequest(msg: ConsumeMessage, service: string): RequestMessage | null {
@@ -634,12 +681,16 @@ export class AmqpTransport implements Transport {
     if (traceparent !== undefined) headers.traceparent = traceparent;
     const deadline = Number(headerString(raw.deadline));
     if (Number.isSafeInteger(deadline)) headers.deadline = deadline;
-    return {
+    const idempotencyKey = headerString(raw.idempotencyKey);
+    if (idempotencyKey !== undefined) headers.idempotencyKey = idempotencyKey;
+    const request: RequestMessage = {
       messageType: String(msg.properties.type ?? ''),
       targetService: service,
       input: input as Record<string, unknown>,
       headers,
     };
+    if (msg.fields.redelivered) request.redelivered = true;
+    return request;
   }
 
   async onAnnouncement(listener: (announcement: Announcement) => void): Promise<Subscription> {
@@ -712,6 +763,8 @@ export class AmqpTransport implements Transport {
       opening: null,
       closed: false,
       inflight: new Set(),
+      running: new Map(),
+      orphans: new OrphanedReplies(),
       failures: 0,
       retryTimer: null,
     };
@@ -778,6 +831,9 @@ export class AmqpTransport implements Transport {
   }
 
   private resetRegistration(reg: Registration): void {
+    // The channel is gone with what it was handling: the broker will redeliver those.
+    reg.orphans.adopt(reg.running);
+    reg.running.clear();
     reg.model = null;
     reg.ch = null;
     reg.tag = null;
@@ -833,17 +889,26 @@ export class AmqpTransport implements Transport {
     const tag = reg.tag;
     if (!ch) return;
     if (tag) await ch.cancel(tag).catch(noop);
+    // Right after the cancel and on a channel of its own: the last consumer's work queue goes at once (503 for what
+    // is sent from now on) while the handlers in flight still reply and ack on `ch` (an ack after the queue is gone
+    // is harmless); a refusal — another instance still consumes — closes only that side channel.
+    if (reg.detach && this.conn) await this.detachQuietly(reg.detach, this.conn);
     await Promise.allSettled([...reg.inflight]);
-    if (reg.detach && this.conn && reg.ch === ch) {
-      this.quietChannels.add(ch);
-      try {
-        await reg.detach(ch);
-      } catch {
-        // e.g. PRECONDITION_FAILED: other instances still consume; the broker closed the channel
-      }
-    }
     this.resetRegistration(reg);
     await ch.close().catch(noop);
+  }
+
+  private async detachQuietly(detach: (ch: Channel) => Promise<void>, model: ChannelModel): Promise<void> {
+    let side: Channel | undefined;
+    try {
+      side = await model.createChannel();
+      side.on('error', noop);
+      await detach(side);
+    } catch {
+      // e.g. PRECONDITION_FAILED: other instances still consume
+    } finally {
+      await side?.close().catch(noop);
+    }
   }
 }
 

@@ -17,6 +17,8 @@ export interface MessageHeaders {
   traceparent?: string;
   /** When the gateway stops waiting for the reply, in ms since the Unix epoch: a service can skip work nobody awaits. */
   deadline?: number;
+  /** The caller's Idempotency-Key (commands and POSTs only); the service deduplicates by (user.userId, key). */
+  idempotencyKey?: string;
 }
 
 /** A command or query on its way to a service. */
@@ -25,6 +27,11 @@ export interface RequestMessage {
   targetService: string;
   input: Record<string, unknown>;
   headers: MessageHeaders;
+  /**
+   * Set by the transport when this delivery may have been handed to another consumer before (AMQP `redelivered`:
+   * an instance died or lost its channel holding it). The handler may already have run, or still be running there.
+   */
+  redelivered?: boolean;
 }
 
 /** A service error as it crosses the bus: a code of the error table (plugin/errors/codes.ts) plus its extra fields. */
@@ -39,11 +46,12 @@ export interface ReplyError {
 
 /**
  * The reply envelope (docs/bus-protocol.md "Replies"). `status` lets a service pick another 2xx;
- * `location` becomes the Location header of a create.
+ * `location` becomes the Location header of a create. `replayed`: the answer was recorded earlier under the
+ * request's Idempotency-Key and is sent again (the handler did not run); the gateway says so in a response header.
  */
 export type Reply =
-  | { ok: true; result?: unknown; status?: number; location?: string }
-  | { ok: false; error: ReplyError };
+  | { ok: true; result?: unknown; status?: number; location?: string; replayed?: boolean }
+  | { ok: false; error: ReplyError; replayed?: boolean };
 
 export type RequestHandler = (message: RequestMessage) => Promise<Reply>;
 

@@ -1,9 +1,9 @@
 import type { EdgeSettings } from './edge-settings';
 
-/** Request headers a browser may send cross-origin (the API's own, plus our tracing headers). */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id', 'traceparent'];
+/** Request headers a browser may send cross-origin (the API's own, plus our tracing headers and Idempotency-Key). */
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id', 'traceparent', 'Idempotency-Key'];
 
-/** Response headers a browser script may read: the trace ids, Location of a create, and the rate limit answers. */
+/** Response headers a browser script may read: the trace ids, Location of a create, the rate limit answers, replays. */
 export const CORS_EXPOSED_HEADERS = [
   'X-Correlation-Id',
   'X-Request-Id',
@@ -12,6 +12,7 @@ export const CORS_EXPOSED_HEADERS = [
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',
   'X-RateLimit-Reset',
+  'Idempotent-Replayed',
 ];
 
 export const CORS_MAX_AGE_SECONDS = 86400;

@@ -7,6 +7,8 @@ import { pathParameterNames } from './paths';
 import { pathParameters, queryParameters, type ParameterObject } from './parameters';
 import { componentName, componentRef, withoutProperties } from './schema-embedding';
 import { DEFAULT_SECURITY, PUBLIC_SECURITY } from './security';
+import { IDEMPOTENCY_KEY_PARAMETER } from './idempotency';
+import { takesIdempotencyKey } from '../pipeline/idempotency-key';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -129,6 +131,7 @@ export function contractOperation(endpoint: EndpointSpec, ctx: OperationContext)
     description: describe(served, method),
     operationId: claimOperationId(ctx, primary.contract.messageType, endpoint.name),
   };
+  if (served.some((s) => takesIdempotencyKey(method, s.contract.messageType))) parameters.push(IDEMPOTENCY_KEY_PARAMETER);
   if (parameters.length > 0) operation.parameters = parameters;
   if (requestBody) operation.requestBody = requestBody;
   operation.responses = {

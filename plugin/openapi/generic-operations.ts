@@ -6,6 +6,7 @@ import { claimOperationId, contractSummary, permissionsText, type OperationConte
 import { errorStatusesFor } from './error-statuses';
 import { componentName, componentRef } from './schema-embedding';
 import { DEFAULT_SECURITY, PUBLIC_SECURITY } from './security';
+import { IDEMPOTENCY_KEY_PARAMETER } from './idempotency';
 
 export const GENERIC_TAG = 'generic';
 
@@ -45,6 +46,7 @@ export function genericOperation(endpoint: EndpointSpec, ctx: OperationContext):
     operationId: claimOperationId(ctx, endpoint.dispatch === 'body' ? 'sendAction' : 'queryData', endpoint.name),
   };
   if (endpoint.dispatch === 'body') {
+    operation.parameters = [IDEMPOTENCY_KEY_PARAMETER];
     operation.requestBody = {
       required: true,
       content: {

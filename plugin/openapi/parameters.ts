@@ -4,7 +4,7 @@ import { requiredOf, topProperties } from './schema-embedding';
 
 export interface ParameterObject {
   name: string;
-  in: 'path' | 'query';
+  in: 'path' | 'query' | 'header';
   required: boolean;
   description?: string;
   schema: JsonSchema;

@@ -14,7 +14,8 @@ import { gracefulStop, shuttingDown } from '../../plugin/shutdown';
 import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import type { Contract } from '../../plugin/contracts/types';
-import type { Reply } from '../../plugin/bus/transport';
+import type { MessageHeaders, Reply } from '../../plugin/bus/transport';
+import { idempotencyKeyOf, REPLAYED_HEADER } from '../../plugin/pipeline/idempotency-key';
 
 interface RouterAction extends RouteAction {
   timeoutMs?: number;
@@ -53,7 +54,9 @@ function sendMessage(req: Request, res: Response, contract: Contract, input: Rec
   const timeoutMs = actionTimeoutMs ?? contract.timeoutMs ?? runtime.settings.requestTimeoutMs;
   // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
   if (gracefulStop().isAborted) throw shuttingDown();
-  const headers = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent, deadline: Date.now() + Math.ceil(timeoutMs) };
+  const headers: MessageHeaders = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent, deadline: Date.now() + Math.ceil(timeoutMs) };
+  const idempotencyKey = idempotencyKeyOf(req, contract.messageType);
+  if (idempotencyKey !== undefined) headers.idempotencyKey = idempotencyKey;
   return runtime.transport
     .request({ messageType: contract.messageType, targetService: contract.targetService, input, headers }, timeoutMs)
     .then((reply): Answer => ({ runtime, contract, reply }));
@@ -61,6 +64,7 @@ function sendMessage(req: Request, res: Response, contract: Contract, input: Rec
 
 /** The service's reply as the HTTP answer: its status, its checked result, its Location. */
 function respond({ runtime, contract, reply }: Answer, req: Request, res: Response): void {
+  if (reply.replayed) res.setHeader(REPLAYED_HEADER, 'true');
   if (!reply.ok) throw fromServiceError(reply.error, contract.targetService);
   const status = replyStatus(reply.status, contract, runtime.log) ?? successStatus(contract.messageType, req.method);
   // Checked before any header is set: a result refused in strict mode must not leave a Location behind.

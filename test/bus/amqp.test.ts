@@ -198,7 +198,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
       // A foreign consumer on the work queue, as a service in another language would be.
       const ch = await admin.createChannel();
       const queue = `${prefix}.svc.foreign`;
-      await ch.assertQueue(queue, { durable: false, autoDelete: true });
+      await ch.assertQueue(queue, { durable: false, autoDelete: false, arguments: { 'x-expires': 15000 } });
       await ch.bindQueue(queue, `${prefix}.rpc`, 'foreign');
       const got = deferred<amqp.ConsumeMessage>();
       await ch.consume(queue, (msg) => {
@@ -221,6 +221,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
       );
       expect(reply).to.deep.equal({ ok: true, result: { from: 'foreign' } });
       const msg = await got.promise;
+      await ch.deleteQueue(queue);
       await ch.close();
       expect(msg.fields.exchange).to.equal(`${prefix}.rpc`);
       expect(msg.fields.routingKey).to.equal('foreign');

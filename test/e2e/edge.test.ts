@@ -11,7 +11,7 @@ const ORIGIN = 'https://app.example';
 /** A gateway-made id (plugin/request/ids.ts newTraceId): a random UUID, version 4. */
 const GENERATED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
-const EXPOSED = ['X-Correlation-Id', 'X-Request-Id', 'Location', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+const EXPOSED = ['X-Correlation-Id', 'X-Request-Id', 'Location', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Idempotent-Replayed'];
 
 const admin = httpAs(['admin:all']);
 
@@ -97,7 +97,7 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', f
       expect(res.text).to.equal('');
       expect(res.headers.get('access-control-allow-origin')).to.equal('*');
       expect(res.headers.get('access-control-allow-methods')).to.equal('GET,POST,PUT,DELETE,OPTIONS');
-      expect(res.headers.get('access-control-allow-headers')?.split(',')).to.include.members(['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id']);
+      expect(res.headers.get('access-control-allow-headers')?.split(',')).to.include.members(['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id', 'Idempotency-Key']);
       expect(res.headers.get('access-control-max-age')).to.equal('86400');
       expect(res.headers.get('access-control-expose-headers')?.split(',')).to.deep.equal(EXPOSED);
       expect(res.headers.get('access-control-allow-credentials'), 'credentials are off by default').to.equal(null);

@@ -42,7 +42,7 @@ describe('edge settings and the cors step', () => {
     expect(action).to.deep.equal({
       origin: '*',
       methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
-      allowedHeaders: ['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id', 'traceparent'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id', 'traceparent', 'Idempotency-Key'],
       exposedHeaders: CORS_EXPOSED_HEADERS,
       credentials: false,
       maxAge: 86400,

@@ -14,3 +14,18 @@ export async function deleteBusTopology(url: string, prefix: string): Promise<vo
     await conn.close().catch(() => undefined);
   }
 }
+
+/** Deletes the work queues of these services under a prefix (they outlive their consumers for a while: x-expires). */
+export async function deleteWorkQueues(url: string, prefix: string, services: string[]): Promise<void> {
+  const conn = await amqp.connect(url);
+  try {
+    for (const service of services) {
+      const ch = await conn.createChannel();
+      ch.on('error', () => undefined);
+      await ch.deleteQueue(`${prefix}.svc.${service}`).catch(() => undefined);
+      await ch.close().catch(() => undefined);
+    }
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}

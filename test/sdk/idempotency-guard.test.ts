@@ -1,0 +1,114 @@
+import { expect } from 'chai';
+import { MemoryIdempotencyStore, type IdempotencyStore } from '../../sdk';
+import { IdempotencyGuard } from '../../sdk/idempotency/guard';
+import { requestFingerprint } from '../../sdk/idempotency/fingerprint';
+import type { Reply, RequestMessage } from '../../plugin/bus/transport';
+
+const CREATED: Reply = { ok: true, result: { id: 'e1' }, status: 201, location: '/api/entries/e1' };
+const toReply = (out: unknown): Reply => ({ ok: true, result: out });
+
+function message(opts: { key?: string; input?: Record<string, unknown>; userId?: string; redelivered?: boolean } = {}): RequestMessage {
+  const m: RequestMessage = {
+    messageType: 'CreateEntryCommand',
+    targetService: 'ledger',
+    input: opts.input ?? { name: 'a' },
+    headers: { correlationId: 'c', requestId: 'r', idempotencyKey: opts.key ?? 'k1' },
+  };
+  if (opts.userId) m.headers.user = { userId: opts.userId, email: 'e@x.y', name: 'n', permissions: [] };
+  if (opts.redelivered) m.redelivered = true;
+  return m;
+}
+
+function deferred<T = void>(): { promise: Promise<T>; resolve(v: T): void } {
+  let resolve!: (v: T) => void;
+  return { promise: new Promise<T>((r) => (resolve = r)), resolve };
+}
+
+describe('IdempotencyGuard (SDK, memory store)', () => {
+  const errors: unknown[] = [];
+  const guardOn = (store: IdempotencyStore, opts: { ttlMs?: number; leaseMs?: number } = {}) => new IdempotencyGuard('ledger', { store, ...opts }, (e) => errors.push(e));
+
+  it('the fingerprint ignores key order and tells message types and inputs apart', () => {
+    expect(requestFingerprint('A', { x: 1, y: { b: 2, a: 1 } })).to.equal(requestFingerprint('A', { y: { a: 1, b: 2 }, x: 1 }));
+    expect(requestFingerprint('A', { x: 1 })).not.to.equal(requestFingerprint('B', { x: 1 }));
+    expect(requestFingerprint('A', { x: 1 })).not.to.equal(requestFingerprint('A', { x: '1' }));
+  });
+
+  it('a redelivered copy of a request still running waits for it and replays its answer; a client repeat gets 409', async () => {
+    const guard = guardOn(new MemoryIdempotencyStore());
+    let runs = 0;
+    const release = deferred();
+    const first = guard.run(message(), toReply, async () => {
+      runs += 1;
+      await release.promise;
+      return CREATED;
+    });
+    await new Promise((r) => setImmediate(r));
+    const repeat = await guard.run(message(), toReply, async () => CREATED);
+    expect(repeat).to.deep.include({ ok: false });
+    expect((repeat as { error: { code: string } }).error.code).to.equal('RESOURCE_CONFLICT');
+    const redelivered = guard.run(message({ redelivered: true }), toReply, async () => {
+      runs += 1;
+      return CREATED;
+    });
+    release.resolve();
+    expect(await first).to.deep.equal(CREATED);
+    expect(await redelivered).to.deep.equal({ ...CREATED, replayed: true });
+    expect(runs).to.equal(1);
+  });
+
+  it('a redelivered copy takes over the claim of an attempt that stopped renewing it (its instance died) and runs', async () => {
+    const store = new MemoryIdempotencyStore();
+    const dead = await store.claim({ id: { service: 'ledger', caller: '', key: 'k1' }, fingerprint: requestFingerprint('CreateEntryCommand', { name: 'a' }), ttlMs: 60_000, leaseMs: 50 });
+    expect(dead.state).to.equal('claimed');
+    const reply = await guardOn(store).run(message({ redelivered: true }), toReply, async () => CREATED);
+    expect(reply).to.deep.equal(CREATED);
+  });
+
+  it('keys are per caller and expire after ttlMs; a store that fails answers 503 and runs nothing', async () => {
+    let now = 0;
+    const guard = guardOn(new MemoryIdempotencyStore(() => now), { ttlMs: 1000 });
+    let runs = 0;
+    const run = async (): Promise<Reply> => {
+      runs += 1;
+      return CREATED;
+    };
+    await guard.run(message(), toReply, run);
+    expect(await guard.run(message(), toReply, run)).to.deep.equal({ ...CREATED, replayed: true });
+    expect(await guard.run(message({ userId: 'u2' }), toReply, run)).to.deep.equal(CREATED);
+    now += 1001;
+    expect(await guard.run(message(), toReply, run)).to.deep.equal(CREATED);
+    expect(runs).to.equal(3);
+
+    const broken: IdempotencyStore = Object.assign(new MemoryIdempotencyStore(), {
+      claim: async () => {
+        throw new Error('connection refused');
+      },
+    });
+    const refused = await guardOn(broken).run(message(), toReply, run);
+    expect(refused.ok).to.equal(false);
+    expect((refused as { error: { code: string } }).error.code).to.equal('SERVICE_UNAVAILABLE');
+    expect(runs).to.equal(3);
+    expect(String(errors.at(-1))).to.match(/connection refused/);
+  });
+
+  it('refuses a key longer than the gateway sends (it came from elsewhere on the bus) without running anything', async () => {
+    let runs = 0;
+    const reply = await guardOn(new MemoryIdempotencyStore()).run(message({ key: 'k'.repeat(256) }), toReply, async () => {
+      runs += 1;
+      return CREATED;
+    });
+    expect((reply as { error: { code: string } }).error.code).to.equal('VALIDATION_ERROR');
+    expect(runs).to.equal(0);
+  });
+
+  it('the memory store forgets its oldest keys beyond maxEntries', async () => {
+    const store = new MemoryIdempotencyStore(Date.now, 2);
+    const claim = (key: string) => store.claim({ id: { service: 's', caller: '', key }, fingerprint: 'f', ttlMs: 60_000, leaseMs: 60_000 });
+    await claim('a');
+    await claim('b');
+    await claim('c');
+    expect((await claim('c')).state).to.equal('running');
+    expect((await claim('a')).state, 'the oldest was forgotten').to.equal('claimed');
+  });
+});

@@ -1,0 +1,41 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { eventually } from './gateway-process';
+
+const ROOT = resolve(__dirname, '..', '..', '..');
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  output(): string;
+  /** SIGTERM (the service's graceful stop), SIGKILL if it is still there after 5 s. */
+  stop(): Promise<void>;
+}
+
+/** A test service script of dist/test/support as its own process; resolves once it prints `ready`. */
+export async function startServiceProcess(script: string, env: Record<string, string>): Promise<ServiceProcess> {
+  let out = '';
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'test', 'support', `${script}.js`)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  await eventually(async () => {
+    if (child.exitCode !== null) throw new Error(`${script} exited:\n${out}`);
+    if (!out.includes('ready')) throw new Error('not ready');
+  }, 15000);
+  return {
+    child,
+    exited,
+    output: () => out,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
