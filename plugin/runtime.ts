@@ -33,7 +33,7 @@ export class Runtime {
     this.settings = settings;
     this.log = log;
     this.transport = createTransport({ url: settings.busUrl, prefix: settings.busPrefix, logger: log });
-    this.registry = new ContractRegistry({ logger: log });
+    this.registry = new ContractRegistry({ logger: log, rules: settings.ownership });
   }
 
   /**

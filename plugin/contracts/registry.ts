@@ -1,5 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { Announcement, Contract, ContractRateLimit, HttpOverride, JsonSchema } from './types';
+import { resolveOwnership, type Claim, type OwnershipRules, type Refusal, type RegistryConflict } from './ownership';
+
+export type { OwnershipRules, Refusal, RegistryConflict } from './ownership';
 
 /** What the discovery/debug endpoints show per service instance. */
 export interface InstanceInfo {
@@ -8,12 +11,6 @@ export interface InstanceInfo {
   lastSeen: number;
   leaseExpiresAt: number;
   messageTypes: string[];
-}
-
-/** Two services announce one message type; `services[0]` (sort order) keeps it. */
-export interface RegistryConflict {
-  messageType: string;
-  services: string[];
 }
 
 export type ApplyResult =
@@ -33,6 +30,8 @@ export interface RegistryOptions {
   maxTtlMs?: number;
   /** Contracts per announcement above this are treated as malformed. */
   maxContracts?: number;
+  /** Pinned ownership and what services may declare; first-come decides the rest. */
+  rules?: OwnershipRules;
 }
 
 export interface RegistryEvents {
@@ -194,6 +193,9 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private byType: Map<string, Contract> | undefined;
   private unionFingerprint = canonical([]);
   private currentConflicts: RegistryConflict[] = [];
+  private currentRefusals: Refusal[] = [];
+  /** When each service first claimed each message type (JSON [service, messageType] → seq), while it still does. */
+  private readonly claimSeq = new Map<string, number>();
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
 
@@ -263,9 +265,14 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     return [...this.records.values()].map(toInfo).sort(compareInfo);
   }
 
-  /** Message types announced by more than one service right now. */
+  /** Message types announced by more than one service right now; `services[0]` holds it. */
   conflicts(): RegistryConflict[] {
     return this.currentConflicts.map((c) => ({ messageType: c.messageType, services: [...c.services] }));
+  }
+
+  /** Contracts announced but not served (held by another service, or against the ownership rules), with why. */
+  refusals(): Refusal[] {
+    return this.currentRefusals.map((r) => ({ ...r }));
   }
 
   /** Expires leases periodically; the timer does not keep the process alive. Restarting replaces it. */
@@ -299,21 +306,48 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
 
   /** Rebuilds the union; emits only on a real change of content. Returns whether the contracts changed. */
   private recompute(): boolean {
-    const { contracts, conflicts } = unionOf([...this.records.values()]);
+    const { contracts, conflicts, refusals } = resolveOwnership(this.claims(), this.options.rules ?? {});
     const fingerprint = canonical(contracts);
     const changed = fingerprint !== this.unionFingerprint;
     this.union = contracts;
     this.byType = undefined;
     this.unionFingerprint = fingerprint;
+    this.reportRefusals(refusals);
     if (canonical(conflicts) !== canonical(this.currentConflicts)) {
       this.currentConflicts = conflicts;
-      for (const c of conflicts) {
-        this.logger?.warn(`contract registry: ${c.messageType} is announced by ${c.services.join(', ')}; ${c.services[0]} keeps it`);
-      }
       this.safeEmit('conflict', this.conflicts());
     }
     if (changed) this.safeEmit('change', this.contracts());
     return changed;
+  }
+
+  /** One claim per service and message type (its newest instance's contract), with when the service first made it. */
+  private claims(): Claim[] {
+    const newest = new Map<string, { record: InstanceRecord; contract: Contract }>();
+    for (const record of this.records.values()) {
+      for (const contract of record.contracts) {
+        const key = instanceKey(record.service, contract.messageType);
+        const current = newest.get(key);
+        if (!current || compareNewest(record, current.record) < 0) newest.set(key, { record, contract });
+      }
+    }
+    for (const key of this.claimSeq.keys()) if (!newest.has(key)) this.claimSeq.delete(key);
+    const claims: Claim[] = [];
+    for (const [key, { record, contract }] of newest) {
+      let seq = this.claimSeq.get(key);
+      if (seq === undefined) this.claimSeq.set(key, (seq = ++this.seq));
+      claims.push({ service: record.service, contract, seq });
+    }
+    return claims;
+  }
+
+  /** Each refusal is logged once, when it first appears (a refused service re-announcing is not logged again). */
+  private reportRefusals(refusals: Refusal[]): void {
+    const before = new Set(this.currentRefusals.map(refusalKey));
+    for (const r of refusals) {
+      if (!before.has(refusalKey(r))) this.logger?.warn(`contract registry: refused ${r.messageType} from ${r.service}: ${r.reason}`);
+    }
+    this.currentRefusals = refusals;
   }
 
   /** A throwing listener must not break the bus consumer that called apply(). */
@@ -338,6 +372,10 @@ function instanceKey(service: string, instanceId: string): string {
   return JSON.stringify([service, instanceId]);
 }
 
+function refusalKey(r: Refusal): string {
+  return JSON.stringify([r.service, r.messageType, r.reason]);
+}
+
 function toInfo(record: InstanceRecord): InstanceInfo {
   return {
     service: record.service,
@@ -355,32 +393,4 @@ function compareInfo(a: InstanceInfo, b: InstanceInfo): number {
 /** Newest change first; ties by instance id so the choice never depends on Map order. */
 function compareNewest(a: InstanceRecord, b: InstanceRecord): number {
   return b.changedAt - a.changedAt || b.changedSeq - a.changedSeq || compareText(a.instanceId, b.instanceId);
-}
-
-/**
- * One contract per message type: within a service the instance whose contracts changed most recently
- * wins (a rolling deploy's new version); across services the first service by name wins and the clash
- * is reported.
- */
-function unionOf(records: InstanceRecord[]): { contracts: Contract[]; conflicts: RegistryConflict[] } {
-  const byType = new Map<string, Map<string, InstanceRecord[]>>();
-  for (const record of records) {
-    for (const contract of record.contracts) {
-      const services = byType.get(contract.messageType) ?? new Map<string, InstanceRecord[]>();
-      const list = services.get(record.service) ?? [];
-      list.push(record);
-      services.set(record.service, list);
-      byType.set(contract.messageType, services);
-    }
-  }
-  const contracts: Contract[] = [];
-  const conflicts: RegistryConflict[] = [];
-  for (const messageType of [...byType.keys()].sort(compareText)) {
-    const services = byType.get(messageType) as Map<string, InstanceRecord[]>;
-    const names = [...services.keys()].sort(compareText);
-    if (names.length > 1) conflicts.push({ messageType, services: names });
-    const newest = (services.get(names[0] as string) as InstanceRecord[]).sort(compareNewest)[0] as InstanceRecord;
-    contracts.push(newest.contracts.find((c) => c.messageType === messageType) as Contract);
-  }
-  return { contracts, conflicts };
 }

@@ -91,6 +91,11 @@ export const OPERATIONS_SCHEMAS = {
         properties: {
           messageTypes: { type: 'array', items: { type: 'object', properties: { messageType: { type: 'string' }, services: { type: 'array', items: { type: 'string' } } } } },
           routes: { type: 'array', items: { type: 'object' } },
+          refused: {
+            type: 'array',
+            description: 'Contracts announced but not served: held by another service, or against the pinned ownership rules.',
+            items: { type: 'object', properties: { service: { type: 'string' }, messageType: { type: 'string' }, reason: { type: 'string' }, holder: { type: 'string' } } },
+          },
         },
       },
     },
