@@ -1,12 +1,38 @@
 import type { OwnershipRules } from './contracts/ownership';
+import { DEFAULT_ANNOUNCEMENT_LIMITS, type AnnouncementLimits } from './contracts/limits';
 
 /**
  * The settings that decide which announcements the gateway trusts (part of the plugin settings, plugin/settings.ts):
- * who may own which message types and paths. YAML only (`plugins.contracts`): lists and maps do not fit a variable.
+ * who may own which message types and paths, how large an announcement may be, how fast they are applied and which
+ * broker user may announce for which service. YAML only (`plugins.contracts`), but for REQUIRE_ANNOUNCEMENT_USER.
  */
 export interface BusTrustSettings {
   ownership: OwnershipRules;
+  announcementLimits: AnnouncementLimits;
+  /** Announcements are applied in batches, at most one per interval (one registry change, one config rewrite). */
+  announcementApplyIntervalMs: number;
+  /** Announcement bytes taken off the bus per second; the broker holds (and at its cap drops the oldest of) the rest. */
+  announcementBytesPerSecond: number;
+  /** service → the broker user that must publish its announcements (RabbitMQ's validated user_id). */
+  announcementUsers: Record<string, string>;
+  /** Every announcement must carry a user_id: the mapped user, or one named like the service. */
+  requireAnnouncementUser: boolean;
+  /** At most one rewrite of gateway.config.yml (and host reload) per this many ms. */
+  configWriteIntervalMs: number;
 }
+
+/** Setting name → the limit it sets. */
+const LIMIT_SETTINGS = {
+  announcementMaxBytes: 'maxBytes',
+  announcementMaxContracts: 'maxContracts',
+  schemaMaxBytes: 'maxSchemaBytes',
+  schemaMaxDepth: 'maxSchemaDepth',
+  schemaMaxProperties: 'maxSchemaProperties',
+  serviceMaxInstances: 'maxInstancesPerService',
+  announcedServicesMax: 'maxServices',
+} as const satisfies Record<string, keyof AnnouncementLimits>;
+
+const limit = (description: string, maximum: number) => ({ type: 'integer', minimum: 1, maximum, description }) as const;
 
 const SERVICE_LIST = { type: 'array', items: { type: 'string', minLength: 1 } } as const;
 
@@ -24,6 +50,25 @@ export const BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES = {
   publicContractServices: { ...SERVICE_LIST, description: 'the services that may declare public: true contracts; unset: any' },
   httpPathServices: { ...SERVICE_LIST, description: 'the services that may declare http.paths; unset: any' },
   allowPathsOutsideApi: { type: 'boolean', description: 'accept http.paths outside /api/<name>/ (default false)' },
+  announcementMaxBytes: limit('bytes of one announcement message, checked before parsing (default 262144)', 16 * 1024 * 1024),
+  announcementMaxContracts: limit('contracts in one announcement (default 200)', 100000),
+  schemaMaxBytes: limit('bytes of one inputSchema/outputSchema (default 65536)', 16 * 1024 * 1024),
+  schemaMaxDepth: limit('nesting depth of one schema (default 32)', 1000),
+  schemaMaxProperties: limit('object members and array items in one schema, at every depth (default 4000)', 1000000),
+  serviceMaxInstances: limit('live instances of one service; a new one replaces the one heard from longest ago (default 64)', 100000),
+  announcedServicesMax: limit('services with a live instance; announcements of more are refused (default 256)', 100000),
+  announcementApplyIntervalMs: { type: 'integer', minimum: 0, maximum: 60000, description: 'announcements are applied in one batch per interval (default 250)' },
+  announcementBytesPerSecond: limit('announcement bytes taken off the bus per second (default 4194304)', 1024 * 1024 * 1024),
+  announcementUsers: {
+    type: 'object',
+    additionalProperties: { type: 'string', minLength: 1 },
+    description: "service → the broker user that must have published its announcements (RabbitMQ's user_id)",
+  },
+  requireAnnouncementUser: {
+    type: 'boolean',
+    description: 'refuse announcements without the user_id of their service (announcementUsers, or a user named like the service); env REQUIRE_ANNOUNCEMENT_USER=true',
+  },
+  configWriteIntervalMs: { type: 'integer', minimum: 0, maximum: 600000, description: 'at most one rewrite of gateway.config.yml per interval (default 1000)' },
 } as const;
 
 function stringList(v: unknown): string[] | undefined {
@@ -37,7 +82,18 @@ function listMap(v: unknown): Record<string, string[]> {
   return out;
 }
 
-export function resolveBusTrustSettings(raw: Record<string, unknown> = {}): BusTrustSettings {
+function intSetting(v: unknown, fallback: number): number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : fallback;
+}
+
+function stringMap(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return out;
+  for (const [key, value] of Object.entries(v)) if (typeof value === 'string' && value !== '') out[key] = value;
+  return out;
+}
+
+export function resolveBusTrustSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): BusTrustSettings {
   const ownership: OwnershipRules = {
     messageTypes: listMap(raw.ownedMessageTypes),
     pathPrefixes: listMap(raw.ownedPathPrefixes),
@@ -47,5 +103,18 @@ export function resolveBusTrustSettings(raw: Record<string, unknown> = {}): BusT
   if (publicServices) ownership.publicServices = publicServices;
   const httpPathServices = stringList(raw.httpPathServices);
   if (httpPathServices) ownership.httpPathServices = httpPathServices;
-  return { ownership };
+  const announcementLimits: AnnouncementLimits = { ...DEFAULT_ANNOUNCEMENT_LIMITS };
+  for (const [setting, key] of Object.entries(LIMIT_SETTINGS)) {
+    const v = raw[setting];
+    if (typeof v === 'number' && Number.isInteger(v) && v > 0) announcementLimits[key] = v;
+  }
+  return {
+    ownership,
+    announcementLimits,
+    announcementApplyIntervalMs: intSetting(raw.announcementApplyIntervalMs, 250),
+    announcementBytesPerSecond: intSetting(raw.announcementBytesPerSecond, 4 * 1024 * 1024) || 4 * 1024 * 1024,
+    announcementUsers: stringMap(raw.announcementUsers),
+    requireAnnouncementUser: typeof raw.requireAnnouncementUser === 'boolean' ? raw.requireAnnouncementUser : env.REQUIRE_ANNOUNCEMENT_USER === 'true',
+    configWriteIntervalMs: intSetting(raw.configWriteIntervalMs, 1000),
+  };
 }

@@ -39,6 +39,7 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   rateLimitMax: 'RATE_LIMIT_MAX',
   rateLimitWindowMs: 'RATE_LIMIT_WINDOW_MS',
   rateLimitPrefix: 'RATE_LIMIT_PREFIX',
+  requireAnnouncementUser: 'REQUIRE_ANNOUNCEMENT_USER',
 };
 
 /**

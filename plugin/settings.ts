@@ -79,7 +79,7 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
   };
   return {
     ...resolveEdgeSettings(raw, env),
-    ...resolveBusTrustSettings(raw),
+    ...resolveBusTrustSettings(raw, env),
     busUrl: str('busUrl', 'BUS_URL', 'embedded'),
     busPrefix: str('busPrefix', 'BUS_PREFIX', 'contracts'),
     requestTimeoutMs: intFrom(raw.requestTimeoutMs ?? env.REQUEST_TIMEOUT_MS, 30000),

@@ -45,6 +45,20 @@ export type Reply =
 
 export type RequestHandler = (message: RequestMessage) => Promise<Reply>;
 
+/** Where an announcement came from, as far as the bus can vouch for it. */
+export interface AnnouncementOrigin {
+  /** The broker user that published it: RabbitMQ refuses a `user_id` other than the connection's own user. */
+  userId?: string;
+  /** A digest of the message as it was sent, so an exact repeat is known without walking the parsed value. */
+  digest?: string;
+}
+
+/**
+ * Gets every announcement and withdrawal, as it came off the bus (an object naming a service, not yet validated:
+ * the registry checks the rest).
+ */
+export type AnnouncementListener = (announcement: Announcement, origin: AnnouncementOrigin) => void;
+
 export interface Subscription {
   /** Stops consuming; in-flight handlers finish, nothing new is delivered. */
   close(): Promise<void>;
@@ -78,7 +92,7 @@ export interface Transport {
    */
   abortPending(error: () => Error): void;
   /** Every announcement and withdrawal from any service instance. */
-  onAnnouncement(listener: (announcement: Announcement) => void): Promise<Subscription>;
+  onAnnouncement(listener: AnnouncementListener): Promise<Subscription>;
   /** Asks every running service to announce now (at gateway start and after a reconnect). */
   requestDiscovery(): Promise<void>;
 

@@ -29,6 +29,8 @@ export class ConfigSync {
   private lastUnfit = '';
   private lastTable?: boolean;
   private writing: Promise<void> = Promise.resolve();
+  /** When the last scheduled write ran: writes (each a host reload) are at least configWriteIntervalMs apart. */
+  private lastWriteAt = 0;
   private readonly onChange = () => this.schedule();
 
   constructor(
@@ -126,12 +128,18 @@ export class ConfigSync {
     }
   }
 
+  /**
+   * A burst of changes makes one write: a write already scheduled is kept (it renders the registry as it is then),
+   * and writes are spaced by configWriteIntervalMs, so a flood of changes reloads the host at a bounded rate.
+   */
   private schedule(): void {
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) return;
+    const spacing = this.lastWriteAt + (this.settings.configWriteIntervalMs ?? 0) - Date.now();
     this.timer = setTimeout(() => {
       this.timer = undefined;
+      this.lastWriteAt = Date.now();
       this.writing = this.writing.then(() => this.writeAsync());
-    }, this.settings.writeDebounceMs);
+    }, Math.max(this.settings.writeDebounceMs, spacing));
     this.timer.unref();
   }
 

@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { Announcement, Contract, ContractRateLimit, HttpOverride, JsonSchema } from './types';
 import { resolveOwnership, type Claim, type OwnershipRules, type Refusal, type RegistryConflict } from './ownership';
+import { DEFAULT_ANNOUNCEMENT_LIMITS, schemaOverLimits, type AnnouncementLimits } from './limits';
+import { inert, OnceLog } from '../log-once';
 
 export type { OwnershipRules, Refusal, RegistryConflict } from './ownership';
 
@@ -28,8 +30,8 @@ export interface RegistryOptions {
   logger?: RegistryLogger;
   /** Leases above this are treated as malformed (a typo such as seconds-as-ms×1000 would pin a dead service). */
   maxTtlMs?: number;
-  /** Contracts per announcement above this are treated as malformed. */
-  maxContracts?: number;
+  /** Size bounds of announcements (contracts, schemas, instances, services); defaults DEFAULT_ANNOUNCEMENT_LIMITS. */
+  limits?: Partial<AnnouncementLimits>;
   /** Pinned ownership and what services may declare; first-come decides the rest. */
   rules?: OwnershipRules;
 }
@@ -40,7 +42,6 @@ export interface RegistryEvents {
 }
 
 export const DEFAULT_MAX_TTL_MS = 60 * 60 * 1000;
-export const DEFAULT_MAX_CONTRACTS = 1000;
 
 const HTTP_METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'PUT', 'DELETE', 'PATCH']);
 // Message types end up in URL paths, YAML keys and AMQP `type`; keep them to a safe alphabet.
@@ -52,6 +53,7 @@ interface InstanceRecord {
   contracts: Contract[];
   lastSeen: number;
   leaseExpiresAt: number;
+  ttlMs: number;
   /** When this instance's contracts last differed from what it announced before; decides "newest". */
   changedAt: number;
   /** Apply order of that change, to break ties between equal timestamps. */
@@ -104,12 +106,17 @@ function validateRateLimit(value: unknown): ContractRateLimit | string {
 }
 
 /** Returns a clean copy of a contract (known fields only, cloned) or the reason it is unusable. */
-function validateContract(value: unknown): Contract | string {
+function validateContract(value: unknown, limits: AnnouncementLimits): Contract | string {
   if (!isRecord(value)) return 'is not an object';
   if (!isNonEmptyString(value.messageType) || !MESSAGE_TYPE.test(value.messageType)) return 'has no valid messageType';
   if (!isNonEmptyString(value.targetService)) return 'has no targetService';
   if (!isRecord(value.inputSchema)) return 'has no inputSchema object';
   if (!isRecord(value.outputSchema)) return 'has no outputSchema object';
+  // Before anything copies or walks the schemas recursively.
+  for (const key of ['inputSchema', 'outputSchema'] as const) {
+    const problem = schemaOverLimits(value[key], limits);
+    if (problem) return `${key} ${problem}`;
+  }
   // No default here: a missing list must not silently mean "no permission needed".
   const permissions = value.requiredPermissions;
   if (!Array.isArray(permissions) || !permissions.every((p) => typeof p === 'string')) {
@@ -145,13 +152,18 @@ function validateContract(value: unknown): Contract | string {
   return contract;
 }
 
+function limitsOf(options: RegistryOptions): AnnouncementLimits {
+  return { ...DEFAULT_ANNOUNCEMENT_LIMITS, ...options.limits };
+}
+
 /**
  * Checks an announcement as it came off the bus. Never throws; a rejected announcement leaves no trace.
  * A withdrawal needs only service and instanceId.
  */
 export function validateAnnouncement(input: unknown, options: RegistryOptions = {}): ValidationResult {
   const maxTtl = options.maxTtlMs ?? DEFAULT_MAX_TTL_MS;
-  const maxContracts = options.maxContracts ?? DEFAULT_MAX_CONTRACTS;
+  const limits = limitsOf(options);
+  const maxContracts = limits.maxContracts;
   if (!isRecord(input)) return { ok: false, reason: 'announcement is not an object' };
   if (!isNonEmptyString(input.service)) return { ok: false, reason: 'announcement has no service' };
   if (!isNonEmptyString(input.instanceId)) return { ok: false, reason: 'announcement has no instanceId' };
@@ -165,11 +177,11 @@ export function validateAnnouncement(input: unknown, options: RegistryOptions = 
     return { ok: false, reason: `ttlMs must be a number in (0, ${maxTtl}]` };
   }
   if (!Array.isArray(input.contracts)) return { ok: false, reason: 'contracts is not an array' };
-  if (input.contracts.length > maxContracts) return { ok: false, reason: `more than ${maxContracts} contracts` };
+  if (input.contracts.length > maxContracts) return { ok: false, reason: `more than ${maxContracts} contracts (announcementMaxContracts)` };
   const contracts: Contract[] = [];
   const seen = new Set<string>();
   for (const [index, raw] of input.contracts.entries()) {
-    const contract = validateContract(raw);
+    const contract = validateContract(raw, limits);
     if (typeof contract === 'string') return { ok: false, reason: `contracts[${index}] ${contract}` };
     if (seen.has(contract.messageType)) return { ok: false, reason: `contracts[${index}] repeats ${contract.messageType}` };
     seen.add(contract.messageType);
@@ -187,7 +199,12 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly now: () => number;
   private readonly logger: RegistryLogger | undefined;
   private readonly options: RegistryOptions;
+  private readonly limits: AnnouncementLimits;
+  /** Refused announcements: one line per sender and reason, not one per re-announcement. */
+  private readonly refusedLog: OnceLog;
   private readonly records = new Map<string, InstanceRecord>();
+  /** The records of each service, so per-service limits cost no scan of every record. */
+  private readonly byService = new Map<string, Map<string, InstanceRecord>>();
   private union: Contract[] = [];
   /** `union` by message type, each replaced by its frozen snapshot on first get(); rebuilt after a change. */
   private byType: Map<string, Contract> | undefined;
@@ -204,10 +221,43 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.options = options;
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
+    this.limits = limitsOf(options);
+    this.refusedLog = new OnceLog(options.logger, { now: this.now });
   }
 
   /** Applies one announcement (or withdrawal). Never throws; a malformed one is rejected with its reason. */
   apply(input: unknown): ApplyResult {
+    const result = this.take(input);
+    return result.accepted ? { accepted: true, changed: this.recompute() } : result;
+  }
+
+  /**
+   * Applies a batch (what arrived during one interval) with a single rebuild of the union: at most one `change`.
+   * Returns whether each one was accepted (in order) and whether the contracts changed.
+   */
+  applyAll(inputs: readonly unknown[]): { accepted: boolean[]; changed: boolean } {
+    const accepted = inputs.map((input) => this.take(input).accepted);
+    return { accepted, changed: accepted.includes(true) && this.recompute() };
+  }
+
+  /**
+   * Renews the lease of a known instance that re-announced exactly what it announced before: no validation, no
+   * rebuild. False when the instance is not known (then the announcement has to be applied).
+   */
+  renew(service: string, instanceId: string): boolean {
+    const record = this.records.get(instanceKey(service, instanceId));
+    if (!record) return false;
+    const now = this.now();
+    record.lastSeen = now;
+    record.leaseExpiresAt = now + record.ttlMs;
+    return true;
+  }
+
+  /**
+   * Records one announcement without rebuilding the union; `apply` and `applyAll` rebuild. A refused one changes
+   * nothing and is logged once per sender and reason.
+   */
+  private take(input: unknown): { accepted: true } | { accepted: false; changed: false; reason: string } {
     let validation: ValidationResult;
     try {
       validation = validateAnnouncement(input, this.options);
@@ -215,18 +265,43 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       // structuredClone can throw on exotic input; that is malformed too.
       validation = { ok: false, reason: `announcement could not be read: ${(error as Error).message}` };
     }
-    if (!validation.ok) {
-      this.logger?.warn(`contract registry: rejected announcement: ${validation.reason}`);
-      return { accepted: false, changed: false, reason: validation.reason };
+    const refused = validation.ok ? this.overCapacity(validation.announcement) : validation.reason;
+    if (refused !== undefined) {
+      const from = isRecord(input) ? input : {};
+      const [service, instanceId] = [inert(from.service ?? '?'), inert(from.instanceId ?? '?')];
+      this.refusedLog.warn(JSON.stringify([service, instanceId, refused]), `contract registry: refused announcement from service ${service} instance ${instanceId}: ${refused}`);
+      return { accepted: false, changed: false, reason: refused };
     }
-    const announcement = validation.announcement;
+    const announcement = (validation as { announcement: Announcement }).announcement;
     const key = instanceKey(announcement.service, announcement.instanceId);
     if (announcement.withdrawn) {
-      this.records.delete(key);
+      this.drop(key);
     } else {
       this.record(key, announcement);
     }
-    return { accepted: true, changed: this.recompute() };
+    return { accepted: true };
+  }
+
+  /**
+   * A new service beyond maxServices is refused. A new instance beyond maxInstancesPerService replaces the one of
+   * its service heard from longest ago (a crashed instance never withdraws; a live one comes back on re-announcing).
+   */
+  private overCapacity(announcement: Announcement): string | undefined {
+    if (announcement.withdrawn || this.records.has(instanceKey(announcement.service, announcement.instanceId))) return undefined;
+    const siblings = this.byService.get(announcement.service);
+    if (!siblings) {
+      if (this.byService.size >= this.limits.maxServices) return `more than ${this.limits.maxServices} services (announcedServicesMax)`;
+      return undefined;
+    }
+    if (siblings.size >= this.limits.maxInstancesPerService) {
+      const stalest = [...siblings.values()].reduce((a, b) => (b.lastSeen < a.lastSeen ? b : a));
+      this.drop(instanceKey(stalest.service, stalest.instanceId));
+      this.refusedLog.warn(
+        JSON.stringify([announcement.service, 'instances']),
+        `contract registry: ${inert(announcement.service)} has more than ${this.limits.maxInstancesPerService} instances (serviceMaxInstances); dropped the one heard from longest ago`,
+      );
+    }
+    return undefined;
   }
 
   /** Drops every instance whose lease ran out by `now`; returns the dropped instances. */
@@ -235,7 +310,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     for (const [key, record] of this.records) {
       if (record.leaseExpiresAt <= now) {
         dropped.push(toInfo(record));
-        this.records.delete(key);
+        this.drop(key);
       }
     }
     if (dropped.length > 0) this.recompute();
@@ -292,16 +367,33 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     const previous = this.records.get(key);
     const sameContracts = previous !== undefined && canonical(previous.contracts) === canonical(announcement.contracts);
     this.seq += 1;
-    this.records.set(key, {
+    this.keep(key, {
       service: announcement.service,
       instanceId: announcement.instanceId,
       contracts: announcement.contracts,
       lastSeen: now,
       leaseExpiresAt: now + announcement.ttlMs,
+      ttlMs: announcement.ttlMs,
       // A plain re-announcement keeps its age, so two instances re-announcing in turn never flip-flop.
       changedAt: sameContracts ? previous.changedAt : now,
       changedSeq: sameContracts ? previous.changedSeq : this.seq,
     });
+  }
+
+  private keep(key: string, record: InstanceRecord): void {
+    this.records.set(key, record);
+    const siblings = this.byService.get(record.service) ?? new Map<string, InstanceRecord>();
+    siblings.set(key, record);
+    this.byService.set(record.service, siblings);
+  }
+
+  private drop(key: string): void {
+    const record = this.records.get(key);
+    if (!record) return;
+    this.records.delete(key);
+    const siblings = this.byService.get(record.service);
+    siblings?.delete(key);
+    if (siblings?.size === 0) this.byService.delete(record.service);
   }
 
   /** Rebuilds the union; emits only on a real change of content. Returns whether the contracts changed. */
@@ -345,7 +437,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private reportRefusals(refusals: Refusal[]): void {
     const before = new Set(this.currentRefusals.map(refusalKey));
     for (const r of refusals) {
-      if (!before.has(refusalKey(r))) this.logger?.warn(`contract registry: refused ${r.messageType} from ${r.service}: ${r.reason}`);
+      if (!before.has(refusalKey(r))) this.logger?.warn(`contract registry: refused ${r.messageType} from ${inert(r.service)}: ${inert(r.reason, 200)}`);
     }
     this.currentRefusals = refusals;
   }
