@@ -57,7 +57,7 @@ export const BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES = {
   schemaMaxProperties: limit('object members and array items in one schema, at every depth (default 4000)', 1000000),
   serviceMaxInstances: limit('live instances of one service; a new one replaces the one heard from longest ago (default 64)', 100000),
   announcedServicesMax: limit('services with a live instance; announcements of more are refused (default 256)', 100000),
-  announcementApplyIntervalMs: { type: 'integer', minimum: 0, maximum: 60000, description: 'announcements are applied in one batch per interval (default 250)' },
+  announcementApplyIntervalMs: { type: 'integer', minimum: 0, maximum: 60000, description: 'announcements are applied in one batch per interval (default 1000; a lone one at once)' },
   announcementBytesPerSecond: limit('announcement bytes taken off the bus per second (default 4194304)', 1024 * 1024 * 1024),
   announcementUsers: {
     type: 'object',
@@ -111,7 +111,7 @@ export function resolveBusTrustSettings(raw: Record<string, unknown> = {}, env: 
   return {
     ownership,
     announcementLimits,
-    announcementApplyIntervalMs: intSetting(raw.announcementApplyIntervalMs, 250),
+    announcementApplyIntervalMs: intSetting(raw.announcementApplyIntervalMs, 1000),
     announcementBytesPerSecond: intSetting(raw.announcementBytesPerSecond, 4 * 1024 * 1024) || 4 * 1024 * 1024,
     announcementUsers: stringMap(raw.announcementUsers),
     requireAnnouncementUser: typeof raw.requireAnnouncementUser === 'boolean' ? raw.requireAnnouncementUser : env.REQUIRE_ANNOUNCEMENT_USER === 'true',

@@ -29,8 +29,11 @@ export class ConfigSync {
   private lastUnfit = '';
   private lastTable?: boolean;
   private writing: Promise<void> = Promise.resolve();
-  /** When the last scheduled write ran: writes (each a host reload) are at least configWriteIntervalMs apart. */
-  private lastWriteAt = 0;
+  /**
+   * Writes (each a host reload) are at least configWriteIntervalMs apart, and the pause after one is at least four
+   * times what it took, so rewrites never take more than about a fifth of the gateway's time.
+   */
+  private nextWriteAt = 0;
   private readonly onChange = () => this.schedule();
 
   constructor(
@@ -134,12 +137,16 @@ export class ConfigSync {
    */
   private schedule(): void {
     if (this.timer) return;
-    const spacing = this.lastWriteAt + (this.settings.configWriteIntervalMs ?? 0) - Date.now();
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.lastWriteAt = Date.now();
-      this.writing = this.writing.then(() => this.writeAsync());
-    }, Math.max(this.settings.writeDebounceMs, spacing));
+      const started = Date.now();
+      this.writing = this.writing
+        .then(() => this.writeAsync())
+        .finally(() => {
+          const took = Date.now() - started;
+          this.nextWriteAt = Date.now() + Math.max(this.settings.configWriteIntervalMs ?? 0, took * 4);
+        });
+    }, Math.max(this.settings.writeDebounceMs, this.nextWriteAt - Date.now()));
     this.timer.unref();
   }
 

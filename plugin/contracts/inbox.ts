@@ -21,6 +21,14 @@ export interface InboxOptions {
 }
 
 const DEFAULT_MAX_PENDING = 10_000;
+/** Announcements applied in one batch at most; the rest wait for the next one. */
+const MAX_BATCH = 500;
+/**
+ * Applying a batch runs the registry's change listeners (validators compiled, documents rebuilt) synchronously: the
+ * next batch waits at least this many times as long as the last one took, so announcements never take more than
+ * about a fifth of the gateway's time, whatever the listeners cost.
+ */
+const BUSY_FACTOR = 4;
 
 /** Why the broker user that published an announcement may not announce for its service; undefined when it may. */
 export function announcerProblem(service: string, origin: AnnouncementOrigin, check: AnnouncerCheck | undefined): string | undefined {
@@ -45,7 +53,7 @@ function digestOf(input: unknown): string | undefined {
  * Between the bus and the registry: bursts of announcements become one registry change per interval (the latest
  * announcement of each instance wins), and an instance re-announcing exactly what the registry holds for it only
  * renews its lease. A flood of changing announcements therefore costs one rebuild (and at most one config write)
- * per interval, however fast it comes.
+ * per interval (longer when applying took long: see BUSY_FACTOR), however fast it comes.
  */
 export class AnnouncementInbox {
   private readonly pending = new Map<string, unknown>();
@@ -53,7 +61,7 @@ export class AnnouncementInbox {
   private readonly accepted = new Map<string, string>();
   private readonly pendingHash = new Map<string, string | undefined>();
   private timer: NodeJS.Timeout | undefined;
-  private lastFlush = 0;
+  private nextFlushAt = 0;
   private stopped = false;
   private readonly log: OnceLog;
 
@@ -89,26 +97,32 @@ export class AnnouncementInbox {
     this.schedule();
   }
 
-  /** Applies what is waiting now (tests, and the end of a flood). */
+  /** Applies what is waiting now, up to MAX_BATCH instances (tests call it to make a batch by hand). */
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.lastFlush = Date.now();
-    if (this.pending.size === 0) return;
-    const keys = [...this.pending.keys()];
-    const batch = keys.map((k) => this.pending.get(k));
-    const hashes = keys.map((k) => this.pendingHash.get(k));
-    this.pending.clear();
-    this.pendingHash.clear();
-    const { accepted } = this.registry.applyAll(batch);
-    keys.forEach((key, i) => {
-      const withdrawn = (batch[i] as { withdrawn?: unknown }).withdrawn === true;
-      const hash = hashes[i];
-      if (accepted[i] && !withdrawn && hash !== undefined) this.accepted.set(key, hash);
-      else if (accepted[i]) this.accepted.delete(key);
-    });
-    // Instances the registry no longer holds (expired, evicted) need no hash.
-    if (this.accepted.size > this.registry.instances().length * 2 + 64) this.prune();
+    const started = Date.now();
+    const keys = [...this.pending.keys()].slice(0, MAX_BATCH);
+    if (keys.length > 0) {
+      const batch = keys.map((k) => this.pending.get(k));
+      const hashes = keys.map((k) => this.pendingHash.get(k));
+      for (const k of keys) {
+        this.pending.delete(k);
+        this.pendingHash.delete(k);
+      }
+      const { accepted } = this.registry.applyAll(batch);
+      keys.forEach((key, i) => {
+        const withdrawn = (batch[i] as { withdrawn?: unknown }).withdrawn === true;
+        const hash = hashes[i];
+        if (accepted[i] && !withdrawn && hash !== undefined) this.accepted.set(key, hash);
+        else if (accepted[i]) this.accepted.delete(key);
+      });
+      // Instances the registry no longer holds (expired, evicted) need no hash.
+      if (this.accepted.size > this.registry.instances().length * 2 + 64) this.prune();
+    }
+    const took = Date.now() - started;
+    this.nextFlushAt = Date.now() + Math.max(this.opts.intervalMs, took * BUSY_FACTOR);
+    if (this.pending.size > 0) this.schedule();
   }
 
   stop(): void {
@@ -120,7 +134,7 @@ export class AnnouncementInbox {
 
   private schedule(): void {
     if (this.timer) return;
-    const wait = Math.max(0, this.lastFlush + this.opts.intervalMs - Date.now());
+    const wait = Math.max(0, this.nextFlushAt - Date.now());
     this.timer = setTimeout(() => this.flush(), wait);
     this.timer.unref();
   }
