@@ -73,6 +73,16 @@ describe('trust on the bus: a rogue publisher with the default credentials', fun
     expect((await admin('GET', `${gw.baseUrl}/api/users`)).status).to.equal(200);
   });
 
+  it('accepts a minimal withdrawal (service, instanceId, withdrawn) on the routing key of its own service', async () => {
+    await rogue.publish('announce.temp-service', { service: 'temp-service', instanceId: 't1', ttlMs: 60_000, contracts: [rogueContract('ListTempsQuery', 'temp-service')] });
+    const served = async () => ((await admin('GET', `${gw.baseUrl}/api/discovery/contracts`)).body.contracts as Array<{ messageType: string }>).some((c) => c.messageType === 'ListTempsQuery');
+    await eventually(async () => expect(await served()).to.equal(true));
+    await rogue.publish('announce.users-service', { service: 'temp-service', instanceId: 't1', withdrawn: true }); // another service's key
+    await rogue.publish('announce.temp-service', { service: 'temp-service', instanceId: 't1', withdrawn: true });
+    await eventually(async () => expect(await served()).to.equal(false));
+    expect(gw.output()).to.include('dropped an announcement (routing key announce.users-service): service temp-service does not match the routing key');
+  });
+
   it('logs each kind of malformed announcement with its reason', async () => {
     await rogue.publish('announce.junk-service', Buffer.from('{not json'));
     await rogue.publish('announce.junk-service', [1, 2]);
