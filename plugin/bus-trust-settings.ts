@@ -4,7 +4,8 @@ import { DEFAULT_ANNOUNCEMENT_LIMITS, type AnnouncementLimits } from './contract
 /**
  * The settings that decide which announcements the gateway trusts (part of the plugin settings, plugin/settings.ts):
  * who may own which message types and paths, how large an announcement may be, how fast they are applied and which
- * broker user may announce for which service. YAML only (`plugins.contracts`), but for REQUIRE_ANNOUNCEMENT_USER.
+ * broker user may announce for which service. YAML (`plugins.contracts`); REQUIRE_ANNOUNCEMENT_USER and
+ * ANNOUNCEMENT_USERS stand in for the broker-user settings.
  */
 export interface BusTrustSettings {
   ownership: OwnershipRules;
@@ -86,11 +87,30 @@ function intSetting(v: unknown, fallback: number): number {
   return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : fallback;
 }
 
+/**
+ * ANNOUNCEMENT_USERS, the environment's form of announcementUsers: `service=user` pairs, comma-separated. Returns
+ * the map, or what is wrong with the text.
+ */
+export function parseUserMap(text: string): Record<string, string> | string {
+  const out: Record<string, string> = {};
+  for (const pair of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    const match = /^([^=\s]+)=([^=\s]+)$/.exec(pair);
+    if (!match) return `must be service=user pairs separated by commas (got ${JSON.stringify(pair)})`;
+    out[match[1] as string] = match[2] as string;
+  }
+  return out;
+}
+
 function stringMap(v: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (!v || typeof v !== 'object' || Array.isArray(v)) return out;
   for (const [key, value] of Object.entries(v)) if (typeof value === 'string' && value !== '') out[key] = value;
   return out;
+}
+
+function envUserMap(text: string | undefined): Record<string, string> {
+  const parsed = parseUserMap(text ?? '');
+  return typeof parsed === 'string' ? {} : parsed; // validateSettings has stopped the start on a malformed one
 }
 
 export function resolveBusTrustSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): BusTrustSettings {
@@ -113,7 +133,7 @@ export function resolveBusTrustSettings(raw: Record<string, unknown> = {}, env: 
     announcementLimits,
     announcementApplyIntervalMs: intSetting(raw.announcementApplyIntervalMs, 1000),
     announcementBytesPerSecond: intSetting(raw.announcementBytesPerSecond, 4 * 1024 * 1024) || 4 * 1024 * 1024,
-    announcementUsers: stringMap(raw.announcementUsers),
+    announcementUsers: raw.announcementUsers !== undefined ? stringMap(raw.announcementUsers) : envUserMap(env.ANNOUNCEMENT_USERS),
     requireAnnouncementUser: typeof raw.requireAnnouncementUser === 'boolean' ? raw.requireAnnouncementUser : env.REQUIRE_ANNOUNCEMENT_USER === 'true',
     configWriteIntervalMs: intSetting(raw.configWriteIntervalMs, 1000),
   };

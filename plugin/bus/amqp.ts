@@ -124,6 +124,16 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** The user name of an amqp:// URL, if it names one (amqplib's default, guest, is not assumed: EXTERNAL auth differs). */
+function urlUser(url: string): string | undefined {
+  try {
+    const user = decodeURIComponent(new URL(url).username);
+    return user === '' ? undefined : user;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The correlation id a request message carries, for service-side log lines (bounded and inert: it came off the wire). */
 function traceIdOf(msg: ConsumeMessage): string {
   return (headerString((msg.properties.headers ?? {}).correlationId) ?? '').slice(0, 128).replace(/[^A-Za-z0-9._:-]/g, '?');
@@ -192,6 +202,10 @@ export class AmqpTransport implements Transport {
   /** Channels whose broker-side close is expected (detach of a shared queue). */
   private readonly quietChannels = new WeakSet<Channel>();
   private readonly announcements: AnnouncementIntake;
+  /** The connection whose broker user may not declare the exchanges (checked to exist by ensureExchanges). */
+  private exchangesGivenOn: ChannelModel | null = null;
+  /** The broker user of the URL, stamped on announcements as `user_id` (RabbitMQ checks it is the connection's). */
+  private readonly brokerUser: string | undefined;
   /** Dropped announcements: one line per sender and reason per minute, whatever the rate they come at. */
   private readonly droppedLog: OnceLog;
 
@@ -209,6 +223,7 @@ export class AmqpTransport implements Transport {
     this.maxDelayMs = opts.reconnect?.maxDelayMs ?? 5_000;
     this.announcements = { ...DEFAULT_ANNOUNCEMENT_INTAKE, ...opts.announcements };
     this.droppedLog = new OnceLog(this.logger);
+    this.brokerUser = urlUser(url);
   }
 
   /** The name of the work queue of `service`. */
@@ -319,6 +334,7 @@ export class AmqpTransport implements Transport {
     model.once('close', () => this.onConnectionLost(model));
     this.conn = model;
     this.pubFailures = 0;
+    await this.ensureExchanges(model);
     await this.openPublisher(model);
     // A Set iterates over members added while we await, so a serve() racing with setup is covered.
     for (const reg of this.registrations) {
@@ -435,8 +451,40 @@ export class AmqpTransport implements Transport {
   }
 
   private async declareExchanges(ch: Channel): Promise<void> {
+    // A user that may not declare them (see ensureExchanges) uses them as the broker has them.
+    if (this.exchangesGivenOn !== null && this.exchangesGivenOn === this.conn) return;
     await ch.assertExchange(this.rpcExchange, 'direct', { durable: true });
     await ch.assertExchange(this.discoveryExchange, 'topic', { durable: true });
+  }
+
+  /**
+   * Once per connection, on channels of its own: declares the exchanges, or, when the broker user may not (a
+   * per-service user of docs/operations.md, whose exchanges come with the broker definitions), checks that they
+   * are there; then the consumers' channels do not declare them on this connection.
+   */
+  private async ensureExchanges(model: ChannelModel): Promise<void> {
+    const attempt = async (declare: boolean): Promise<void> => {
+      const ch = await model.createChannel();
+      ch.on('error', noop);
+      try {
+        if (declare) {
+          await ch.assertExchange(this.rpcExchange, 'direct', { durable: true });
+          await ch.assertExchange(this.discoveryExchange, 'topic', { durable: true });
+        } else {
+          await ch.checkExchange(this.rpcExchange);
+          await ch.checkExchange(this.discoveryExchange);
+        }
+      } finally {
+        await ch.close().catch(noop);
+      }
+    };
+    try {
+      await attempt(true);
+    } catch (err) {
+      if (!/ACCESS.REFUSED/i.test(describeError(err))) throw err;
+      await attempt(false);
+      this.exchangesGivenOn = model;
+    }
   }
 
   private watchChannel(ch: Channel, label: string, onClose: () => void): void {
@@ -538,16 +586,17 @@ export class AmqpTransport implements Transport {
     await this.publishConfirmed(this.discoveryExchange, 'discover', encodeJson({}));
   }
 
+  /** With the broker user as `user_id`, so a gateway that requires it can tell who announced. */
   async announce(announcement: Announcement): Promise<void> {
-    await this.publishConfirmed(this.discoveryExchange, `announce.${announcement.service}`, encodeJson(announcement));
+    await this.publishConfirmed(this.discoveryExchange, `announce.${announcement.service}`, encodeJson(announcement), this.brokerUser);
   }
 
-  private publishConfirmed(exchange: string, routingKey: string, body: Buffer): Promise<void> {
+  private publishConfirmed(exchange: string, routingKey: string, body: Buffer, userId?: string): Promise<void> {
     const ch = this.pub?.confirm;
     if (this.current !== 'up' || !ch) return Promise.reject(serviceUnavailable('The message bus is not connected', RETRY_AFTER_S));
     return new Promise<void>((resolve, reject) => {
       try {
-        ch.publish(exchange, routingKey, body, { contentType: JSON_TYPE }, (err: unknown) => {
+        ch.publish(exchange, routingKey, body, { contentType: JSON_TYPE, ...(userId !== undefined ? { userId } : {}) }, (err: unknown) => {
           if (err) reject(serviceUnavailable('The message bus did not accept the message', RETRY_AFTER_S));
           else resolve();
         });
