@@ -35,6 +35,12 @@ export interface ServeOptions {
   prefetch?: number;
   instanceId?: string;
   onError?: (err: unknown, message: RequestMessage) => void;
+  /**
+   * The gateway's broker user: requests published by any other user (RabbitMQ-validated `user_id`) are refused,
+   * so a process holding another service's credentials cannot send this service requests with a forged caller.
+   * Unset: any publisher (the default guest set-up).
+   */
+  acceptRequestsFrom?: string;
 }
 
 export interface RunningService {
@@ -62,6 +68,9 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
   const handlers = new Map(opts.operations.map((op) => [op.contract.messageType, op.handle]));
 
   const handle = async (message: RequestMessage): Promise<Reply> => {
+    if (opts.acceptRequestsFrom !== undefined && message.publisher !== opts.acceptRequestsFrom) {
+      return { ok: false, error: { code: 'POLICY_VIOLATION', message: 'Requests are accepted from the gateway only' } };
+    }
     const handler = handlers.get(message.messageType);
     if (!handler) return { ok: false, error: { code: 'HANDLER_NOT_FOUND', message: `No handler for ${message.messageType}` } };
     try {

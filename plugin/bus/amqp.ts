@@ -546,6 +546,8 @@ export class AmqpTransport implements Transport {
             replyTo: REPLY_TO,
             contentType: JSON_TYPE,
             headers,
+            // Services may accept requests from the gateway's broker user only (serve's acceptRequestsFrom).
+            userId: this.brokerUser,
           },
         );
       } catch (err) {
@@ -696,12 +698,14 @@ export class AmqpTransport implements Transport {
     }
     const traceparent = headerString(raw.traceparent);
     if (traceparent !== undefined) headers.traceparent = traceparent;
-    return {
+    const request: RequestMessage = {
       messageType: String(msg.properties.type ?? ''),
       targetService: service,
       input: input as Record<string, unknown>,
       headers,
     };
+    if (typeof msg.properties.userId === 'string') request.publisher = msg.properties.userId;
+    return request;
   }
 
   async onAnnouncement(listener: AnnouncementListener): Promise<Subscription> {

@@ -23,6 +23,8 @@ export interface RequestMessage {
   targetService: string;
   input: Record<string, unknown>;
   headers: MessageHeaders;
+  /** Service side, AMQP: the broker user that published the request (RabbitMQ-validated `user_id`), if stamped. */
+  publisher?: string;
 }
 
 /** A service error as it crosses the bus: a code of the spec's table plus its extra fields. */

@@ -12,7 +12,7 @@ import { rogueContract } from '../support/rogue';
 import { run as brokerDefinitions } from '../../scripts/broker-definitions';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { startUsersService } from '../../examples/users-service';
-import type { RunningService } from '../../sdk';
+import { serve, type RunningService } from '../../sdk';
 
 const exec = promisify(execFile);
 
@@ -51,32 +51,49 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
   this.timeout(90_000);
   const prefix = uniquePrefix('trust');
   const user = (name: string) => `${prefix}-${name}`;
-  const passwords = { gateway: 'gateway-pw-0123456789', 'users-service': 'users-pw-0123456789', 'rogue-service': 'rogue-pw-0123456789' };
+  const passwords = {
+    gateway: 'gateway-pw-0123456789',
+    'users-service': 'users-pw-0123456789',
+    'rogue-service': 'rogue-pw-0123456789',
+    'notes-service': 'notes-pw-0123456789',
+  };
   const url = (name: keyof typeof passwords) => `amqp://${encodeURIComponent(user(name))}:${passwords[name]}@${HOST}`;
   let dir: string;
   let gw: GatewayProcess | undefined;
   let transport: AmqpTransport | undefined;
   let users: RunningService | undefined;
+  let notesTransport: AmqpTransport | undefined;
+  let notes: RunningService | undefined;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'broker-defs-'));
     const env: NodeJS.ProcessEnv = {};
     for (const [name, pw] of Object.entries(passwords)) env[`BROKER_PASSWORD_${user(name).toUpperCase().replace(/[^A-Z0-9]/g, '_')}`] = pw;
-    const definitions = brokerDefinitions(['--prefix', prefix, '--gateway-user', user('gateway'), '--user-prefix', `${prefix}-`, '--service', 'users-service', '--service', 'rogue-service'], env);
+    const definitions = brokerDefinitions(['--prefix', prefix, '--gateway-user', user('gateway'), '--user-prefix', `${prefix}-`, '--service', 'users-service', '--service', 'rogue-service', '--service', 'notes-service'], env);
     await importDefinitions(dir, definitions);
     gw = await startGateway({
       BUS_URL: url('gateway'),
       BUS_PREFIX: prefix,
       START_REFERENCE_SERVICES: 'false',
       REQUIRE_ANNOUNCEMENT_USER: 'true',
-      ANNOUNCEMENT_USERS: `users-service=${user('users-service')},rogue-service=${user('rogue-service')}`,
+      ANNOUNCEMENT_USERS: ['users-service', 'rogue-service', 'notes-service'].map((s) => `${s}=${user(s)}`).join(','),
     });
     transport = new AmqpTransport(url('users-service'), { prefix });
     await transport.start();
     users = await startUsersService(transport, { bcryptRounds: 4 });
+    notesTransport = new AmqpTransport(url('notes-service'), { prefix });
+    await notesTransport.start();
+    notes = await serve({
+      transport: notesTransport,
+      service: 'notes-service',
+      acceptRequestsFrom: user('gateway'),
+      operations: [{ contract: { messageType: 'ListNotesQuery', inputSchema: { type: 'object' }, outputSchema: { type: 'array' }, requiredPermissions: [] }, handle: (_input, ctx) => [`for ${ctx.user?.userId}`] }],
+    });
   });
 
   after(async () => {
+    await notes?.stop().catch(() => undefined);
+    await notesTransport?.close().catch(() => undefined);
     await users?.stop().catch(() => undefined);
     await transport?.close().catch(() => undefined);
     await gw?.stop().catch(() => undefined);
@@ -143,5 +160,25 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
     await conn.close();
     await eventually(async () => expect(gw!.output()).to.include('refused ListUsersQuery from rogue-service: message type is held by users-service'));
     expect((await fetch(`${gw!.baseUrl}/api/users`)).status).to.equal(401);
+  });
+
+  it('a service that accepts requests from the gateway user only refuses one sent to its queue by another user', async () => {
+    const viaGateway = await eventually(async () => {
+      const r = await admin('GET', `${gw!.baseUrl}/api/notes`);
+      expect(r.status).to.equal(200);
+      return r;
+    }, 15_000);
+    expect(viaGateway.body).to.deep.equal(['for test-admin']);
+    // The rogue user may publish replies through the default exchange, so it can reach the queue by name.
+    const conn = await amqp.connect(url('rogue-service'));
+    try {
+      const ch = await conn.createChannel();
+      const reply = new Promise<unknown>((resolve) => void ch.consume('amq.rabbitmq.reply-to', (m) => resolve(JSON.parse(m!.content.toString())), { noAck: true }));
+      const forged = JSON.stringify({ userId: 'root', email: 'root@example.com', name: 'root', permissions: ['admin:all'] });
+      ch.publish('', `${prefix}.svc.notes-service`, Buffer.from('{"input":{}}'), { type: 'ListNotesQuery', replyTo: 'amq.rabbitmq.reply-to', correlationId: 'c1', userId: user('rogue-service'), headers: { user: forged } });
+      expect(await reply).to.deep.equal({ ok: false, error: { code: 'POLICY_VIOLATION', message: 'Requests are accepted from the gateway only' } });
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
   });
 });
