@@ -55,6 +55,27 @@ export interface RunningService {
   stop(opts?: { drainMs?: number }): Promise<void>;
 }
 
+/** Discovery requests may come in floods (anyone who may publish `discover`): answered at most once a second. */
+const DISCOVERY_ANSWER_GAP_MS = 1000;
+
+/** Calls `announce` for a discovery request, at most once per gap; a request during the gap gets one call after it. */
+export function answerDiscovery(announce: () => void, gapMs = DISCOVERY_ANSWER_GAP_MS, now: () => number = Date.now): () => void {
+  let last = -Infinity;
+  let queued: NodeJS.Timeout | undefined;
+  const fire = (): void => {
+    queued = undefined;
+    last = now();
+    announce();
+  };
+  return () => {
+    if (queued) return;
+    const wait = last + gapMs - now();
+    if (wait <= 0) return fire();
+    queued = setTimeout(fire, wait);
+    queued.unref();
+  };
+}
+
 /**
  * Runs a service on the bus: handles its messages and announces its contracts, so a Node service has no bus
  * code. A handler returns its result (or `answer(...)`), or throws a ServiceError; anything else thrown
@@ -92,7 +113,7 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
 
   const subs: Subscription[] = [];
   subs.push(await transport.serve(service, handle, { prefetch: opts.prefetch }));
-  subs.push(await transport.onDiscoveryRequest(() => void announce().catch(() => undefined)));
+  subs.push(await transport.onDiscoveryRequest(answerDiscovery(() => void announce().catch(() => undefined))));
   await announce();
   const timer = setInterval(() => void announce().catch(() => undefined), Math.max(100, Math.floor(ttlMs / 3)));
   timer.unref();

@@ -91,6 +91,14 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
     });
   });
 
+  /** GET `path` through the gateway as an administrator, once it answers 200 (the services announce asynchronously). */
+  const answered = (path: string) =>
+    eventually(async () => {
+      const r = await admin('GET', `${gw!.baseUrl}${path}`);
+      expect(r.status).to.equal(200);
+      return r;
+    }, 15_000);
+
   after(async () => {
     await notes?.stop().catch(() => undefined);
     await notesTransport?.close().catch(() => undefined);
@@ -102,12 +110,7 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
   });
 
   it('the real service works with its own user: declares, binds and consumes its queue, replies, announces', async () => {
-    const res = await eventually(async () => {
-      const r = await admin('GET', `${gw!.baseUrl}/api/users`);
-      expect(r.status).to.equal(200);
-      return r;
-    }, 15_000);
-    expect(res.body).to.be.an('object');
+    expect((await answered('/api/users')).body).to.be.an('object');
     expect(gw!.output()).to.not.include('announcements are unauthenticated');
   });
 
@@ -163,12 +166,7 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
   });
 
   it('a service that accepts requests from the gateway user only refuses one sent to its queue by another user', async () => {
-    const viaGateway = await eventually(async () => {
-      const r = await admin('GET', `${gw!.baseUrl}/api/notes`);
-      expect(r.status).to.equal(200);
-      return r;
-    }, 15_000);
-    expect(viaGateway.body).to.deep.equal(['for test-admin']);
+    expect((await answered('/api/notes')).body).to.deep.equal(['for test-admin']);
     // The rogue user may publish replies through the default exchange, so it can reach the queue by name.
     const conn = await amqp.connect(url('rogue-service'));
     try {
