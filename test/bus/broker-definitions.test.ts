@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { brokerDefinitions, rabbitPasswordHash } from '../../plugin/bus/broker-definitions';
-import { envName, run } from '../../scripts/broker-definitions';
+import { envName, run } from '../../plugin/bus/broker-definitions-cli';
 
 describe('broker definitions', () => {
   const input = {

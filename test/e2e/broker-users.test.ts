@@ -9,7 +9,7 @@ import { startGateway, eventually, type GatewayProcess } from '../support/gatewa
 import { uniquePrefix } from '../support/env';
 import { httpAs } from '../support/http';
 import { rogueContract } from '../support/rogue';
-import { run as brokerDefinitions } from '../../scripts/broker-definitions';
+import { run as brokerDefinitions } from '../../plugin/bus/broker-definitions-cli';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { startUsersService } from '../../examples/users-service';
 import { serve, type RunningService } from '../../sdk';
