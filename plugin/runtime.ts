@@ -1,5 +1,6 @@
 import type { Announcement, Contract } from './contracts/types';
 import { ContractRegistry } from './contracts/registry';
+import { AnnouncementInbox } from './contracts/inbox';
 import { createTransport, type Transport } from './bus';
 import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
@@ -16,6 +17,8 @@ import { startWithRetry } from './bus/start-with-retry';
 export class Runtime {
   readonly transport: Transport;
   readonly registry: ContractRegistry;
+  /** Announcements reach the registry through it: in batches, checked against their broker user. */
+  readonly inbox: AnnouncementInbox;
   readonly settings: Settings;
   readonly log: Logger;
   readonly startedAt = Date.now();
@@ -33,8 +36,18 @@ export class Runtime {
   constructor(settings: Settings, log: Logger = consoleLogger) {
     this.settings = settings;
     this.log = log;
-    this.transport = createTransport({ url: settings.busUrl, prefix: settings.busPrefix, logger: log });
-    this.registry = new ContractRegistry({ logger: log });
+    this.transport = createTransport({
+      url: settings.busUrl,
+      prefix: settings.busPrefix,
+      logger: log,
+      announcements: { maxBytes: settings.announcementLimits.maxBytes, bytesPerSecond: settings.announcementBytesPerSecond },
+    });
+    this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits });
+    this.inbox = new AnnouncementInbox(this.registry, {
+      intervalMs: settings.announcementApplyIntervalMs,
+      announcers: { users: settings.announcementUsers, required: settings.requireAnnouncementUser },
+      logger: log,
+    });
   }
 
   /**
@@ -52,9 +65,21 @@ export class Runtime {
       if (state === 'up') this.transport.requestDiscovery().catch((e) => this.log.warn(`discovery request failed: ${String(e)}`));
     });
     if (!(await startWithRetry(this.transport, this.log, () => this.closed))) return;
-    await this.transport.onAnnouncement((a: Announcement) => this.registry.apply(a));
+    this.warnIfUnauthenticated();
+    await this.transport.onAnnouncement((a: Announcement, origin) => this.inbox.offer(a, origin));
     this.registry.startExpiry(this.settings.leaseCheckIntervalMs);
     await this.transport.requestDiscovery();
+  }
+
+  /** Once, at start: on a broker, without required broker users, whoever can publish there can announce. */
+  private warnIfUnauthenticated(): void {
+    const { requireAnnouncementUser, announcementUsers } = this.settings;
+    if (this.transport.kind !== 'amqp' || requireAnnouncementUser) return;
+    const pinned = Object.keys(announcementUsers).length;
+    this.log.warn(
+      `announcements are unauthenticated: any client of the broker may announce contracts${pinned ? ` for services other than the ${pinned} in announcementUsers` : ''}; ` +
+        'use per-service broker users and requireAnnouncementUser (docs/operations.md, "Trust on the bus")',
+    );
   }
 
   /** Binds the host's config so discovered routes are written into gateway.config.yml. */
@@ -81,6 +106,7 @@ export class Runtime {
   async close(): Promise<void> {
     this.closed = true;
     this.sync?.stop();
+    this.inbox.stop();
     this.registry.stop();
     await this.transport.close();
   }

@@ -2,6 +2,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { SETTINGS_SCHEMA } from './settings';
 import { checkAuthConfig } from './auth';
 import { errorMessage } from './errors';
+import { parseUserMap } from './bus-trust-settings';
 
 /**
  * Start-up check of the plugin's settings (the `plugins.contracts` block and the environment variables that
@@ -40,6 +41,7 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   rateLimitMax: 'RATE_LIMIT_MAX',
   rateLimitWindowMs: 'RATE_LIMIT_WINDOW_MS',
   rateLimitPrefix: 'RATE_LIMIT_PREFIX',
+  requireAnnouncementUser: 'REQUIRE_ANNOUNCEMENT_USER',
 };
 
 /**
@@ -77,6 +79,10 @@ export function validateSettings(raw: Record<string, unknown> = {}, env: NodeJS.
     const value = env[envName];
     if (value === undefined || value.trim() === '') continue;
     checkValue(envName, key, value.trim());
+  }
+  if (block.announcementUsers === undefined && env.ANNOUNCEMENT_USERS !== undefined) {
+    const users = parseUserMap(env.ANNOUNCEMENT_USERS);
+    if (typeof users === 'string') throw new InvalidSettingError('ANNOUNCEMENT_USERS', users);
   }
   try {
     checkAuthConfig(env);

@@ -1,12 +1,13 @@
 import { EDGE_SETTINGS_SCHEMA_PROPERTIES, resolveEdgeSettings, type EdgeSettings } from './edge/edge-settings';
 import { AUTO_TABLE_ABOVE } from './routing/routing-mode';
 import { DEFAULT_MAX_JSON_DEPTH } from './request/json-depth';
+import { BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES, resolveBusTrustSettings, type BusTrustSettings } from './bus-trust-settings';
 
 /**
  * Plugin settings: the `plugins.contracts` block of system.config.yml, with environment variables as the
  * fallback for what the block leaves out (containers configure by environment).
  */
-export interface Settings extends EdgeSettings {
+export interface Settings extends EdgeSettings, BusTrustSettings {
   /** `embedded` (in-process bus) or an amqp:// / amqps:// URL. */
   busUrl: string;
   /** Prefix of every exchange and queue, so deployments (and test runs) sharing a broker stay apart. */
@@ -60,6 +61,7 @@ export const SETTINGS_SCHEMA = {
     shutdownGraceMs: { type: 'integer', minimum: 0, maximum: 3600000, description: 'on SIGTERM, how long requests in flight may finish (env SHUTDOWN_GRACE_MS); default 10000' },
     routing: { type: 'string', enum: ROUTING_MODES, description: `auto (default: one apiEndpoint per route up to ${AUTO_TABLE_ABOVE} routes, the table above), endpoints (always one per route) or table (one for all, matched by the plugin); env CONTRACT_ROUTING` },
     ...EDGE_SETTINGS_SCHEMA_PROPERTIES,
+    ...BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES,
     package: { type: 'string' },
   },
 } as const;
@@ -81,6 +83,7 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
   };
   return {
     ...resolveEdgeSettings(raw, env),
+    ...resolveBusTrustSettings(raw, env),
     busUrl: str('busUrl', 'BUS_URL', 'embedded'),
     busPrefix: str('busPrefix', 'BUS_PREFIX', 'contracts'),
     requestTimeoutMs: intFrom(raw.requestTimeoutMs ?? env.REQUEST_TIMEOUT_MS, 30000),

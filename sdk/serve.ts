@@ -60,6 +60,12 @@ export interface ServeOptions {
   idempotency?: IdempotencyOptions;
   /** Failures of the idempotency store (logged to stderr by default; never sent to the caller). */
   onIdempotencyError?: (err: unknown) => void;
+  /**
+   * The gateway's broker user: requests published by any other user (RabbitMQ-validated `user_id`) are refused,
+   * so a process holding another service's credentials cannot send this service requests with a forged caller.
+   * Unset: any publisher (the default guest set-up).
+   */
+  acceptRequestsFrom?: string;
 }
 
 export interface RunningService {
@@ -72,6 +78,27 @@ export interface RunningService {
    * `drainMs`: keep consuming this long after the withdrawal, for requests the gateway sent before it saw it.
    */
   stop(opts?: { drainMs?: number }): Promise<void>;
+}
+
+/** Discovery requests may come in floods (anyone who may publish `discover`): answered at most once a second. */
+const DISCOVERY_ANSWER_GAP_MS = 1000;
+
+/** Calls `announce` for a discovery request, at most once per gap; a request during the gap gets one call after it. */
+export function answerDiscovery(announce: () => void, gapMs = DISCOVERY_ANSWER_GAP_MS, now: () => number = Date.now): () => void {
+  let last = -Infinity;
+  let queued: NodeJS.Timeout | undefined;
+  const fire = (): void => {
+    queued = undefined;
+    last = now();
+    announce();
+  };
+  return () => {
+    if (queued) return;
+    const wait = last + gapMs - now();
+    if (wait <= 0) return fire();
+    queued = setTimeout(fire, wait);
+    queued.unref();
+  };
 }
 
 /**
@@ -99,6 +126,9 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
   };
 
   const handle = async (message: RequestMessage): Promise<Reply> => {
+    if (opts.acceptRequestsFrom !== undefined && message.publisher !== opts.acceptRequestsFrom) {
+      return { ok: false, error: { code: 'POLICY_VIOLATION', message: 'Requests are accepted from the gateway only' } };
+    }
     const handler = handlers.get(message.messageType);
     if (!handler) return { ok: false, error: { code: 'HANDLER_NOT_FOUND', message: `No handler for ${message.messageType}` } };
     if (!guard || message.headers.idempotencyKey === undefined) return run(handler, message, message.headers);
@@ -110,7 +140,7 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
 
   const subs: Subscription[] = [];
   subs.push(await transport.serve(service, handle, { prefetch: opts.prefetch }));
-  subs.push(await transport.onDiscoveryRequest(() => void announce().catch(() => undefined)));
+  subs.push(await transport.onDiscoveryRequest(answerDiscovery(() => void announce().catch(() => undefined))));
   await announce();
   const timer = setInterval(() => void announce().catch(() => undefined), Math.max(100, Math.floor(ttlMs / 3)));
   timer.unref();

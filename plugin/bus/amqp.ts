@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { newId } from '../request/ids';
 import * as amqp from 'amqplib';
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Message, RecoveringChannelModel } from 'amqplib';
@@ -8,7 +8,10 @@ import type { BusLogger } from './index';
 import { DEFAULT_PREFETCH, invokeHandler, isReply } from './inprocess';
 import { describeError } from '../errors/describe';
 import { OrphanedReplies, type RunningDelivery } from './orphaned-replies';
+import { inert, OnceLog } from '../log-once';
+import { ByteBudget } from './byte-budget';
 import type {
+  AnnouncementListener,
   MessageHeaders,
   MessageUser,
   Reply,
@@ -71,7 +74,23 @@ export interface AmqpTransportOptions {
   connectTimeoutMs?: number;
   /** Reconnect backoff: first delay (default 100 ms, jittered ±20%) and cap (default 5 s). */
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
+  /** Gateway side: bounds on the announcements it takes off the bus. */
+  announcements?: Partial<AnnouncementIntake>;
 }
+
+/** How much announcement traffic the gateway takes in. */
+export interface AnnouncementIntake {
+  /** A larger message is dropped unparsed. */
+  maxBytes: number;
+  /** Announcement bytes handled per second; beyond it the broker holds (and at its cap drops the oldest of) the rest. */
+  bytesPerSecond: number;
+}
+
+export const DEFAULT_ANNOUNCEMENT_INTAKE: Readonly<AnnouncementIntake> = Object.freeze({ maxBytes: 256 * 1024, bytesPerSecond: 4 * 1024 * 1024 });
+/** Announcements in hand at once (unacked). */
+const ANNOUNCE_PREFETCH = 64;
+/** The broker keeps at most this much of a flood for the gateway; the oldest go first. */
+const ANNOUNCE_QUEUE_ARGS = { 'x-max-length': 10_000, 'x-max-length-bytes': 32 * 1024 * 1024, 'x-overflow': 'drop-head' };
 
 interface PendingRequest {
   service: string;
@@ -121,6 +140,16 @@ export function redactUrl(url: string): string {
     return u.toString();
   } catch {
     return 'the configured BUS_URL';
+  }
+}
+
+/** The user name of an amqp:// URL, if it names one (amqplib's default, guest, is not assumed: EXTERNAL auth differs). */
+function urlUser(url: string): string | undefined {
+  try {
+    const user = decodeURIComponent(new URL(url).username);
+    return user === '' ? undefined : user;
+  } catch {
+    return undefined;
   }
 }
 
@@ -191,6 +220,13 @@ export class AmqpTransport implements Transport {
   private lastConnectError: Error | null = null;
   /** Whether a connect failure was logged since the last successful connection. */
   private connectFailureLogged = false;
+  private readonly announcements: AnnouncementIntake;
+  /** The connection whose broker user may not declare the exchanges (checked to exist by ensureExchanges). */
+  private exchangesGivenOn: ChannelModel | null = null;
+  /** The broker user of the URL, stamped on announcements as `user_id` (RabbitMQ checks it is the connection's). */
+  private readonly brokerUser: string | undefined;
+  /** Dropped announcements: one line per sender and reason per minute, whatever the rate they come at. */
+  private readonly droppedLog: OnceLog;
 
   constructor(
     private readonly url: string,
@@ -204,6 +240,9 @@ export class AmqpTransport implements Transport {
     this.connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.initialDelayMs = opts.reconnect?.initialDelayMs ?? 100;
     this.maxDelayMs = opts.reconnect?.maxDelayMs ?? 5_000;
+    this.announcements = { ...DEFAULT_ANNOUNCEMENT_INTAKE, ...opts.announcements };
+    this.droppedLog = new OnceLog(this.logger);
+    this.brokerUser = urlUser(url);
   }
 
   /** The name of the work queue of `service`. */
@@ -319,6 +358,7 @@ export class AmqpTransport implements Transport {
     model.once('close', () => this.onConnectionLost(model));
     this.conn = model;
     this.pubFailures = 0;
+    await this.ensureExchanges(model);
     await this.openPublisher(model);
     // A Set iterates over members added while we await, so a serve() racing with setup is covered.
     for (const reg of this.registrations) {
@@ -435,8 +475,40 @@ export class AmqpTransport implements Transport {
   }
 
   private async declareExchanges(ch: Channel): Promise<void> {
+    // A user that may not declare them (see ensureExchanges) uses them as the broker has them.
+    if (this.exchangesGivenOn !== null && this.exchangesGivenOn === this.conn) return;
     await ch.assertExchange(this.rpcExchange, 'direct', { durable: true });
     await ch.assertExchange(this.discoveryExchange, 'topic', { durable: true });
+  }
+
+  /**
+   * Once per connection, on channels of its own: declares the exchanges, or, when the broker user may not (a
+   * per-service user of docs/operations.md, whose exchanges come with the broker definitions), checks that they
+   * are there; then the consumers' channels do not declare them on this connection.
+   */
+  private async ensureExchanges(model: ChannelModel): Promise<void> {
+    const attempt = async (declare: boolean): Promise<void> => {
+      const ch = await model.createChannel();
+      ch.on('error', noop);
+      try {
+        if (declare) {
+          await ch.assertExchange(this.rpcExchange, 'direct', { durable: true });
+          await ch.assertExchange(this.discoveryExchange, 'topic', { durable: true });
+        } else {
+          await ch.checkExchange(this.rpcExchange);
+          await ch.checkExchange(this.discoveryExchange);
+        }
+      } finally {
+        await ch.close().catch(noop);
+      }
+    };
+    try {
+      await attempt(true);
+    } catch (err) {
+      if (!/ACCESS.REFUSED/i.test(describeError(err))) throw err;
+      await attempt(false);
+      this.exchangesGivenOn = model;
+    }
   }
 
   private watchChannel(ch: Channel, label: string, onClose: () => void): void {
@@ -500,6 +572,8 @@ export class AmqpTransport implements Transport {
             replyTo: REPLY_TO,
             contentType: JSON_TYPE,
             headers,
+            // Services may accept requests from the gateway's broker user only (serve's acceptRequestsFrom).
+            userId: this.brokerUser,
           },
         );
       } catch (err) {
@@ -540,16 +614,17 @@ export class AmqpTransport implements Transport {
     await this.publishConfirmed(this.discoveryExchange, 'discover', encodeJson({}));
   }
 
+  /** With the broker user as `user_id`, so a gateway that requires it can tell who announced. */
   async announce(announcement: Announcement): Promise<void> {
-    await this.publishConfirmed(this.discoveryExchange, `announce.${announcement.service}`, encodeJson(announcement));
+    await this.publishConfirmed(this.discoveryExchange, `announce.${announcement.service}`, encodeJson(announcement), this.brokerUser);
   }
 
-  private publishConfirmed(exchange: string, routingKey: string, body: Buffer): Promise<void> {
+  private publishConfirmed(exchange: string, routingKey: string, body: Buffer, userId?: string): Promise<void> {
     const ch = this.pub?.confirm;
     if (this.current !== 'up' || !ch) return Promise.reject(serviceUnavailable('The message bus is not connected', RETRY_AFTER_S));
     return new Promise<void>((resolve, reject) => {
       try {
-        ch.publish(exchange, routingKey, body, { contentType: JSON_TYPE }, (err: unknown) => {
+        ch.publish(exchange, routingKey, body, { contentType: JSON_TYPE, ...(userId !== undefined ? { userId } : {}) }, (err: unknown) => {
           if (err) reject(serviceUnavailable('The message bus did not accept the message', RETRY_AFTER_S));
           else resolve();
         });
@@ -690,32 +765,64 @@ export class AmqpTransport implements Transport {
       headers,
     };
     if (msg.fields.redelivered) request.redelivered = true;
+    if (typeof msg.properties.userId === 'string') request.publisher = msg.properties.userId;
     return request;
   }
 
-  async onAnnouncement(listener: (announcement: Announcement) => void): Promise<Subscription> {
+  async onAnnouncement(listener: AnnouncementListener): Promise<Subscription> {
+    const budget = new ByteBudget(this.announcements.bytesPerSecond);
     const reg: Registration = this.newRegistration('announcement listener', {
+      prefetch: ANNOUNCE_PREFETCH,
       attach: (ch) =>
         this.attachListener(ch, 'announce', 'announce.#', (msg) => {
           if (msg === null) return this.onBrokerCancel(reg, ch);
-          let announcement: unknown;
-          try {
-            announcement = JSON.parse(msg.content.toString('utf8'));
-          } catch {
-            announcement = undefined;
-          }
-          if (!isAnnouncement(announcement)) {
-            this.logger.warn('bus: dropped a malformed announcement');
-            return;
-          }
-          try {
-            listener(announcement);
-          } catch (err) {
-            this.logger.error(`bus: announcement listener failed: ${describeError(err)}`);
-          }
-        }),
+          this.onAnnouncementMessage(msg, listener);
+          // Acked only once within the byte budget: until then the broker holds the rest (prefetch), and its
+          // queue's length cap drops the oldest, so a flood costs the gateway a bounded share of its time.
+          const ack = (): void => {
+            try {
+              ch.ack(msg);
+            } catch {
+              // the channel closed meanwhile; the broker requeues on its own
+            }
+          };
+          const wait = budget.take(msg.content.length);
+          if (wait > 0) setTimeout(ack, wait).unref();
+          else ack();
+        }, ANNOUNCE_QUEUE_ARGS),
     });
     return this.register(reg);
+  }
+
+  /**
+   * One announcement off the bus, checked before anything else: its size (before parsing), that it is an object
+   * naming a service, and that the service is the one in its routing key `announce.<service>` (which topic
+   * permissions tie to the service's broker user). The rest of the checks are the registry's.
+   */
+  private onAnnouncementMessage(msg: ConsumeMessage, listener: AnnouncementListener): void {
+    const routingKey = msg.fields.routingKey;
+    const keyService = routingKey.startsWith('announce.') ? routingKey.slice('announce.'.length) : '';
+    const userId = typeof msg.properties.userId === 'string' ? msg.properties.userId : undefined;
+    const from = `routing key ${inert(routingKey)}${userId !== undefined ? `, broker user ${inert(userId)}` : ''}`;
+    const drop = (reason: string): void => this.droppedLog.warn(JSON.stringify([routingKey, userId, reason]), `bus: dropped an announcement (${from}): ${reason}`);
+    const max = this.announcements.maxBytes;
+    if (msg.content.length > max) return drop(`${msg.content.length} bytes, over ${max} (announcementMaxBytes)`);
+    let announcement: unknown;
+    try {
+      announcement = JSON.parse(msg.content.toString('utf8'));
+    } catch {
+      return drop('not JSON');
+    }
+    if (!announcement || typeof announcement !== 'object' || Array.isArray(announcement)) return drop('not a JSON object');
+    const service = (announcement as { service?: unknown }).service;
+    if (typeof service !== 'string') return drop('no service');
+    if (service !== keyService) return drop(`service ${inert(service)} does not match the routing key`);
+    try {
+      const digest = createHash('sha1').update(msg.content).digest('base64');
+      listener(announcement as Announcement, userId !== undefined ? { userId, digest } : { digest });
+    } catch (err) {
+      this.logger.error(`bus: announcement listener failed: ${describeError(err)}`);
+    }
   }
 
   async onDiscoveryRequest(listener: () => void): Promise<Subscription> {
@@ -733,18 +840,22 @@ export class AmqpTransport implements Transport {
     return this.register(reg);
   }
 
-  /** An exclusive, auto-delete queue of this connection bound to the discovery exchange. */
+  /**
+   * An exclusive, auto-delete queue of this connection bound to the discovery exchange. With `queueArgs` (the
+   * announcement queue) messages are acked by the consumer; without, auto-acked.
+   */
   private async attachListener(
     ch: Channel,
     kind: string,
     bindingKey: string,
     onMessage: (msg: ConsumeMessage | null) => void,
+    queueArgs?: Record<string, unknown>,
   ): Promise<string> {
     await this.declareExchanges(ch);
     const queue = `${this.prefix}.${kind}.${randomUUID()}`;
-    await ch.assertQueue(queue, { exclusive: true, autoDelete: true, durable: false });
+    await ch.assertQueue(queue, { exclusive: true, autoDelete: true, durable: false, ...(queueArgs ? { arguments: queueArgs } : {}) });
     await ch.bindQueue(queue, this.discoveryExchange, bindingKey);
-    const { consumerTag } = await ch.consume(queue, onMessage, { noAck: true });
+    const { consumerTag } = await ch.consume(queue, onMessage, { noAck: queueArgs === undefined });
     return consumerTag;
   }
 
@@ -910,15 +1021,4 @@ export class AmqpTransport implements Transport {
       await side?.close().catch(noop);
     }
   }
-}
-
-function isAnnouncement(value: unknown): value is Announcement {
-  if (!value || typeof value !== 'object') return false;
-  const a = value as Record<string, unknown>;
-  return (
-    typeof a.service === 'string' &&
-    typeof a.instanceId === 'string' &&
-    Array.isArray(a.contracts) &&
-    typeof a.ttlMs === 'number'
-  );
 }

@@ -1,4 +1,4 @@
-import { AmqpTransport } from './amqp';
+import { AmqpTransport, type AnnouncementIntake } from './amqp';
 import { InProcessTransport, defaultHub } from './inprocess';
 import type { Transport } from './transport';
 
@@ -12,9 +12,11 @@ export type {
   Subscription,
   Transport,
   TransportState,
+  AnnouncementListener,
+  AnnouncementOrigin,
 } from './transport';
 export { AmqpTransport } from './amqp';
-export type { AmqpTransportOptions } from './amqp';
+export type { AmqpTransportOptions, AnnouncementIntake } from './amqp';
 export { InProcessHub, InProcessTransport, defaultHub } from './inprocess';
 
 /** The slice of a logger the transports use (the plugin's Logger and `console` both fit). */
@@ -30,6 +32,8 @@ export interface TransportConfig {
   /** Prefix of every exchange and queue name on the broker (AMQP only). Default `contracts`. */
   prefix?: string;
   logger?: BusLogger;
+  /** Gateway side: bounds on the announcements taken off the bus (AMQP only). */
+  announcements?: Partial<AnnouncementIntake>;
 }
 
 export const DEFAULT_BUS_PREFIX = 'contracts';
@@ -39,7 +43,7 @@ export function createTransport(config: TransportConfig): Transport {
   const url = (config.url ?? '').trim();
   if (url === '' || url === 'embedded') return new InProcessTransport(defaultHub(), { logger: config.logger });
   if (/^amqps?:\/\//i.test(url)) {
-    return new AmqpTransport(url, { prefix: config.prefix || DEFAULT_BUS_PREFIX, logger: config.logger });
+    return new AmqpTransport(url, { prefix: config.prefix || DEFAULT_BUS_PREFIX, logger: config.logger, announcements: config.announcements });
   }
   throw new Error('BUS_URL must be amqp://, amqps:// or embedded');
 }

@@ -4,6 +4,7 @@ import { GatewayError, gatewayTimeout, serviceUnavailable } from '../errors/gate
 import { describeError } from '../errors/describe';
 import type { BusLogger } from './index';
 import type {
+  AnnouncementListener,
   Reply,
   RequestHandler,
   RequestMessage,
@@ -322,11 +323,12 @@ export class InProcessTransport implements Transport {
     delivery.reply(copy); // a no-op when the requester has timed out: late replies are dropped
   }
 
-  async onAnnouncement(listener: (announcement: Announcement) => void): Promise<Subscription> {
+  /** In-process announcements come from code in this process: there is no broker user to name (origin `{}`). */
+  async onAnnouncement(listener: AnnouncementListener): Promise<Subscription> {
     this.assertOpen();
     const wrapped = (a: Announcement): void => {
       try {
-        listener(a);
+        listener(a, {});
       } catch (err) {
         this.logger.error(`bus: announcement listener failed: ${describeError(err)}`);
       }

@@ -32,6 +32,8 @@ export interface RequestMessage {
    * an instance died or lost its channel holding it). The handler may already have run, or still be running there.
    */
   redelivered?: boolean;
+  /** Service side, AMQP: the broker user that published the request (RabbitMQ-validated `user_id`), if stamped. */
+  publisher?: string;
 }
 
 /** A service error as it crosses the bus: a code of the error table (plugin/errors/codes.ts) plus its extra fields. */
@@ -54,6 +56,20 @@ export type Reply =
   | { ok: false; error: ReplyError; replayed?: boolean };
 
 export type RequestHandler = (message: RequestMessage) => Promise<Reply>;
+
+/** Where an announcement came from, as far as the bus can vouch for it. */
+export interface AnnouncementOrigin {
+  /** The broker user that published it: RabbitMQ refuses a `user_id` other than the connection's own user. */
+  userId?: string;
+  /** A digest of the message as it was sent, so an exact repeat is known without walking the parsed value. */
+  digest?: string;
+}
+
+/**
+ * Gets every announcement and withdrawal, as it came off the bus (an object naming a service, not yet validated:
+ * the registry checks the rest).
+ */
+export type AnnouncementListener = (announcement: Announcement, origin: AnnouncementOrigin) => void;
 
 export interface Subscription {
   /** Stops consuming; in-flight handlers finish, nothing new is delivered. */
@@ -88,7 +104,7 @@ export interface Transport {
    */
   abortPending(error: () => Error): void;
   /** Every announcement and withdrawal from any service instance. */
-  onAnnouncement(listener: (announcement: Announcement) => void): Promise<Subscription>;
+  onAnnouncement(listener: AnnouncementListener): Promise<Subscription>;
   /** Asks every running service to announce now (at gateway start and after a reconnect). */
   requestDiscovery(): Promise<void>;
 

@@ -29,6 +29,11 @@ export class ConfigSync {
   private lastUnfit = '';
   private lastTable?: boolean;
   private writing: Promise<void> = Promise.resolve();
+  /**
+   * Writes (each a host reload) are at least configWriteIntervalMs apart, and the pause after one is at least four
+   * times what it took, so rewrites never take more than about a fifth of the gateway's time.
+   */
+  private nextWriteAt = 0;
   private readonly onChange = () => this.schedule();
 
   constructor(
@@ -126,12 +131,22 @@ export class ConfigSync {
     }
   }
 
+  /**
+   * A burst of changes makes one write: a write already scheduled is kept (it renders the registry as it is then),
+   * and writes are spaced by configWriteIntervalMs, so a flood of changes reloads the host at a bounded rate.
+   */
   private schedule(): void {
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.writing = this.writing.then(() => this.writeAsync());
-    }, this.settings.writeDebounceMs);
+      const started = Date.now();
+      this.writing = this.writing
+        .then(() => this.writeAsync())
+        .finally(() => {
+          const took = Date.now() - started;
+          this.nextWriteAt = Date.now() + Math.max(this.settings.configWriteIntervalMs ?? 0, took * 4);
+        });
+    }, Math.max(this.settings.writeDebounceMs, this.nextWriteAt - Date.now()));
     this.timer.unref();
   }
 

@@ -1,5 +1,10 @@
 import { EventEmitter } from 'node:events';
 import type { Announcement, Contract, ContractRateLimit, HttpOverride, JsonSchema } from './types';
+import { resolveOwnership, type Claim, type OwnershipRules, type Refusal, type RegistryConflict } from './ownership';
+import { DEFAULT_ANNOUNCEMENT_LIMITS, schemaOverLimits, type AnnouncementLimits } from './limits';
+import { inert, OnceLog } from '../log-once';
+
+export type { OwnershipRules, Refusal, RegistryConflict } from './ownership';
 
 /** What the discovery/debug endpoints show per service instance. */
 export interface InstanceInfo {
@@ -8,12 +13,6 @@ export interface InstanceInfo {
   lastSeen: number;
   leaseExpiresAt: number;
   messageTypes: string[];
-}
-
-/** Two services announce one message type; `services[0]` (sort order) keeps it. */
-export interface RegistryConflict {
-  messageType: string;
-  services: string[];
 }
 
 export type ApplyResult =
@@ -31,8 +30,10 @@ export interface RegistryOptions {
   logger?: RegistryLogger;
   /** Leases above this are treated as malformed (a typo such as seconds-as-ms×1000 would pin a dead service). */
   maxTtlMs?: number;
-  /** Contracts per announcement above this are treated as malformed. */
-  maxContracts?: number;
+  /** Size bounds of announcements (contracts, schemas, instances, services); defaults DEFAULT_ANNOUNCEMENT_LIMITS. */
+  limits?: Partial<AnnouncementLimits>;
+  /** Pinned ownership and what services may declare; first-come decides the rest. */
+  rules?: OwnershipRules;
 }
 
 export interface RegistryEvents {
@@ -41,7 +42,6 @@ export interface RegistryEvents {
 }
 
 export const DEFAULT_MAX_TTL_MS = 60 * 60 * 1000;
-export const DEFAULT_MAX_CONTRACTS = 1000;
 
 const HTTP_METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'PUT', 'DELETE', 'PATCH']);
 // Message types end up in URL paths, YAML keys and AMQP `type`; keep them to a safe alphabet.
@@ -53,6 +53,7 @@ interface InstanceRecord {
   contracts: Contract[];
   lastSeen: number;
   leaseExpiresAt: number;
+  ttlMs: number;
   /** When this instance's contracts last differed from what it announced before; decides "newest". */
   changedAt: number;
   /** Apply order of that change, to break ties between equal timestamps. */
@@ -105,12 +106,17 @@ function validateRateLimit(value: unknown): ContractRateLimit | string {
 }
 
 /** Returns a clean copy of a contract (known fields only, cloned) or the reason it is unusable. */
-function validateContract(value: unknown): Contract | string {
+function validateContract(value: unknown, limits: AnnouncementLimits): Contract | string {
   if (!isRecord(value)) return 'is not an object';
   if (!isNonEmptyString(value.messageType) || !MESSAGE_TYPE.test(value.messageType)) return 'has no valid messageType';
   if (!isNonEmptyString(value.targetService)) return 'has no targetService';
   if (!isRecord(value.inputSchema)) return 'has no inputSchema object';
   if (!isRecord(value.outputSchema)) return 'has no outputSchema object';
+  // Before anything copies or walks the schemas recursively.
+  for (const key of ['inputSchema', 'outputSchema'] as const) {
+    const problem = schemaOverLimits(value[key], limits);
+    if (problem) return `${key} ${problem}`;
+  }
   // No default here: a missing list must not silently mean "no permission needed".
   const permissions = value.requiredPermissions;
   if (!Array.isArray(permissions) || !permissions.every((p) => typeof p === 'string')) {
@@ -146,13 +152,18 @@ function validateContract(value: unknown): Contract | string {
   return contract;
 }
 
+function limitsOf(options: RegistryOptions): AnnouncementLimits {
+  return { ...DEFAULT_ANNOUNCEMENT_LIMITS, ...options.limits };
+}
+
 /**
  * Checks an announcement as it came off the bus. Never throws; a rejected announcement leaves no trace.
  * A withdrawal needs only service and instanceId.
  */
 export function validateAnnouncement(input: unknown, options: RegistryOptions = {}): ValidationResult {
   const maxTtl = options.maxTtlMs ?? DEFAULT_MAX_TTL_MS;
-  const maxContracts = options.maxContracts ?? DEFAULT_MAX_CONTRACTS;
+  const limits = limitsOf(options);
+  const maxContracts = limits.maxContracts;
   if (!isRecord(input)) return { ok: false, reason: 'announcement is not an object' };
   if (!isNonEmptyString(input.service)) return { ok: false, reason: 'announcement has no service' };
   if (!isNonEmptyString(input.instanceId)) return { ok: false, reason: 'announcement has no instanceId' };
@@ -166,11 +177,11 @@ export function validateAnnouncement(input: unknown, options: RegistryOptions = 
     return { ok: false, reason: `ttlMs must be a number in (0, ${maxTtl}]` };
   }
   if (!Array.isArray(input.contracts)) return { ok: false, reason: 'contracts is not an array' };
-  if (input.contracts.length > maxContracts) return { ok: false, reason: `more than ${maxContracts} contracts` };
+  if (input.contracts.length > maxContracts) return { ok: false, reason: `more than ${maxContracts} contracts (announcementMaxContracts)` };
   const contracts: Contract[] = [];
   const seen = new Set<string>();
   for (const [index, raw] of input.contracts.entries()) {
-    const contract = validateContract(raw);
+    const contract = validateContract(raw, limits);
     if (typeof contract === 'string') return { ok: false, reason: `contracts[${index}] ${contract}` };
     if (seen.has(contract.messageType)) return { ok: false, reason: `contracts[${index}] repeats ${contract.messageType}` };
     seen.add(contract.messageType);
@@ -188,12 +199,20 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly now: () => number;
   private readonly logger: RegistryLogger | undefined;
   private readonly options: RegistryOptions;
+  private readonly limits: AnnouncementLimits;
+  /** Refused announcements: one line per sender and reason, not one per re-announcement. */
+  private readonly refusedLog: OnceLog;
   private readonly records = new Map<string, InstanceRecord>();
+  /** The records of each service, so per-service limits cost no scan of every record. */
+  private readonly byService = new Map<string, Map<string, InstanceRecord>>();
   private union: Contract[] = [];
   /** `union` by message type, each replaced by its frozen snapshot on first get(); rebuilt after a change. */
   private byType: Map<string, Contract> | undefined;
   private unionFingerprint = canonical([]);
   private currentConflicts: RegistryConflict[] = [];
+  private currentRefusals: Refusal[] = [];
+  /** When each service first claimed each message type (JSON [service, messageType] → seq), while it still does. */
+  private readonly claimSeq = new Map<string, number>();
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
 
@@ -202,10 +221,43 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.options = options;
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
+    this.limits = limitsOf(options);
+    this.refusedLog = new OnceLog(options.logger, { now: this.now });
   }
 
   /** Applies one announcement (or withdrawal). Never throws; a malformed one is rejected with its reason. */
   apply(input: unknown): ApplyResult {
+    const result = this.take(input);
+    return result.accepted ? { accepted: true, changed: this.recompute() } : result;
+  }
+
+  /**
+   * Applies a batch (what arrived during one interval) with a single rebuild of the union: at most one `change`.
+   * Returns whether each one was accepted (in order) and whether the contracts changed.
+   */
+  applyAll(inputs: readonly unknown[]): { accepted: boolean[]; changed: boolean } {
+    const accepted = inputs.map((input) => this.take(input).accepted);
+    return { accepted, changed: accepted.includes(true) && this.recompute() };
+  }
+
+  /**
+   * Renews the lease of a known instance that re-announced exactly what it announced before: no validation, no
+   * rebuild. False when the instance is not known (then the announcement has to be applied).
+   */
+  renew(service: string, instanceId: string): boolean {
+    const record = this.records.get(instanceKey(service, instanceId));
+    if (!record) return false;
+    const now = this.now();
+    record.lastSeen = now;
+    record.leaseExpiresAt = now + record.ttlMs;
+    return true;
+  }
+
+  /**
+   * Records one announcement without rebuilding the union; `apply` and `applyAll` rebuild. A refused one changes
+   * nothing and is logged once per sender and reason.
+   */
+  private take(input: unknown): { accepted: true } | { accepted: false; changed: false; reason: string } {
     let validation: ValidationResult;
     try {
       validation = validateAnnouncement(input, this.options);
@@ -213,18 +265,43 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       // structuredClone can throw on exotic input; that is malformed too.
       validation = { ok: false, reason: `announcement could not be read: ${(error as Error).message}` };
     }
-    if (!validation.ok) {
-      this.logger?.warn(`contract registry: rejected announcement: ${validation.reason}`);
-      return { accepted: false, changed: false, reason: validation.reason };
+    const refused = validation.ok ? this.overCapacity(validation.announcement) : validation.reason;
+    if (refused !== undefined) {
+      const from = isRecord(input) ? input : {};
+      const [service, instanceId] = [inert(from.service ?? '?'), inert(from.instanceId ?? '?')];
+      this.refusedLog.warn(JSON.stringify([service, instanceId, refused]), `contract registry: refused announcement from service ${service} instance ${instanceId}: ${refused}`);
+      return { accepted: false, changed: false, reason: refused };
     }
-    const announcement = validation.announcement;
+    const announcement = (validation as { announcement: Announcement }).announcement;
     const key = instanceKey(announcement.service, announcement.instanceId);
     if (announcement.withdrawn) {
-      this.records.delete(key);
+      this.drop(key);
     } else {
       this.record(key, announcement);
     }
-    return { accepted: true, changed: this.recompute() };
+    return { accepted: true };
+  }
+
+  /**
+   * A new service beyond maxServices is refused. A new instance beyond maxInstancesPerService replaces the one of
+   * its service heard from longest ago (a crashed instance never withdraws; a live one comes back on re-announcing).
+   */
+  private overCapacity(announcement: Announcement): string | undefined {
+    if (announcement.withdrawn || this.records.has(instanceKey(announcement.service, announcement.instanceId))) return undefined;
+    const siblings = this.byService.get(announcement.service);
+    if (!siblings) {
+      if (this.byService.size >= this.limits.maxServices) return `more than ${this.limits.maxServices} services (announcedServicesMax)`;
+      return undefined;
+    }
+    if (siblings.size >= this.limits.maxInstancesPerService) {
+      const stalest = [...siblings.values()].reduce((a, b) => (b.lastSeen < a.lastSeen ? b : a));
+      this.drop(instanceKey(stalest.service, stalest.instanceId));
+      this.refusedLog.warn(
+        JSON.stringify([announcement.service, 'instances']),
+        `contract registry: ${inert(announcement.service)} has more than ${this.limits.maxInstancesPerService} instances (serviceMaxInstances); dropped the one heard from longest ago`,
+      );
+    }
+    return undefined;
   }
 
   /** Drops every instance whose lease ran out by `now`; returns the dropped instances. */
@@ -233,7 +310,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     for (const [key, record] of this.records) {
       if (record.leaseExpiresAt <= now) {
         dropped.push(toInfo(record));
-        this.records.delete(key);
+        this.drop(key);
       }
     }
     if (dropped.length > 0) this.recompute();
@@ -263,9 +340,14 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     return [...this.records.values()].map(toInfo).sort(compareInfo);
   }
 
-  /** Message types announced by more than one service right now. */
+  /** Message types announced by more than one service right now; `services[0]` holds it. */
   conflicts(): RegistryConflict[] {
     return this.currentConflicts.map((c) => ({ messageType: c.messageType, services: [...c.services] }));
+  }
+
+  /** Contracts announced but not served (held by another service, or against the ownership rules), with why. */
+  refusals(): Refusal[] {
+    return this.currentRefusals.map((r) => ({ ...r }));
   }
 
   /** Expires leases periodically; the timer does not keep the process alive. Restarting replaces it. */
@@ -285,35 +367,79 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     const previous = this.records.get(key);
     const sameContracts = previous !== undefined && canonical(previous.contracts) === canonical(announcement.contracts);
     this.seq += 1;
-    this.records.set(key, {
+    this.keep(key, {
       service: announcement.service,
       instanceId: announcement.instanceId,
       contracts: announcement.contracts,
       lastSeen: now,
       leaseExpiresAt: now + announcement.ttlMs,
+      ttlMs: announcement.ttlMs,
       // A plain re-announcement keeps its age, so two instances re-announcing in turn never flip-flop.
       changedAt: sameContracts ? previous.changedAt : now,
       changedSeq: sameContracts ? previous.changedSeq : this.seq,
     });
   }
 
+  private keep(key: string, record: InstanceRecord): void {
+    this.records.set(key, record);
+    const siblings = this.byService.get(record.service) ?? new Map<string, InstanceRecord>();
+    siblings.set(key, record);
+    this.byService.set(record.service, siblings);
+  }
+
+  private drop(key: string): void {
+    const record = this.records.get(key);
+    if (!record) return;
+    this.records.delete(key);
+    const siblings = this.byService.get(record.service);
+    siblings?.delete(key);
+    if (siblings?.size === 0) this.byService.delete(record.service);
+  }
+
   /** Rebuilds the union; emits only on a real change of content. Returns whether the contracts changed. */
   private recompute(): boolean {
-    const { contracts, conflicts } = unionOf([...this.records.values()]);
+    const { contracts, conflicts, refusals } = resolveOwnership(this.claims(), this.options.rules ?? {});
     const fingerprint = canonical(contracts);
     const changed = fingerprint !== this.unionFingerprint;
     this.union = contracts;
     this.byType = undefined;
     this.unionFingerprint = fingerprint;
+    this.reportRefusals(refusals);
     if (canonical(conflicts) !== canonical(this.currentConflicts)) {
       this.currentConflicts = conflicts;
-      for (const c of conflicts) {
-        this.logger?.warn(`contract registry: ${c.messageType} is announced by ${c.services.join(', ')}; ${c.services[0]} keeps it`);
-      }
       this.safeEmit('conflict', this.conflicts());
     }
     if (changed) this.safeEmit('change', this.contracts());
     return changed;
+  }
+
+  /** One claim per service and message type (its newest instance's contract), with when the service first made it. */
+  private claims(): Claim[] {
+    const newest = new Map<string, { record: InstanceRecord; contract: Contract }>();
+    for (const record of this.records.values()) {
+      for (const contract of record.contracts) {
+        const key = instanceKey(record.service, contract.messageType);
+        const current = newest.get(key);
+        if (!current || compareNewest(record, current.record) < 0) newest.set(key, { record, contract });
+      }
+    }
+    for (const key of this.claimSeq.keys()) if (!newest.has(key)) this.claimSeq.delete(key);
+    const claims: Claim[] = [];
+    for (const [key, { record, contract }] of newest) {
+      let seq = this.claimSeq.get(key);
+      if (seq === undefined) this.claimSeq.set(key, (seq = ++this.seq));
+      claims.push({ service: record.service, contract, seq });
+    }
+    return claims;
+  }
+
+  /** Each refusal is logged once, when it first appears (a refused service re-announcing is not logged again). */
+  private reportRefusals(refusals: Refusal[]): void {
+    const before = new Set(this.currentRefusals.map(refusalKey));
+    for (const r of refusals) {
+      if (!before.has(refusalKey(r))) this.logger?.warn(`contract registry: refused ${r.messageType} from ${inert(r.service)}: ${inert(r.reason, 200)}`);
+    }
+    this.currentRefusals = refusals;
   }
 
   /** A throwing listener must not break the bus consumer that called apply(). */
@@ -338,6 +464,10 @@ function instanceKey(service: string, instanceId: string): string {
   return JSON.stringify([service, instanceId]);
 }
 
+function refusalKey(r: Refusal): string {
+  return JSON.stringify([r.service, r.messageType, r.reason]);
+}
+
 function toInfo(record: InstanceRecord): InstanceInfo {
   return {
     service: record.service,
@@ -355,32 +485,4 @@ function compareInfo(a: InstanceInfo, b: InstanceInfo): number {
 /** Newest change first; ties by instance id so the choice never depends on Map order. */
 function compareNewest(a: InstanceRecord, b: InstanceRecord): number {
   return b.changedAt - a.changedAt || b.changedSeq - a.changedSeq || compareText(a.instanceId, b.instanceId);
-}
-
-/**
- * One contract per message type: within a service the instance whose contracts changed most recently
- * wins (a rolling deploy's new version); across services the first service by name wins and the clash
- * is reported.
- */
-function unionOf(records: InstanceRecord[]): { contracts: Contract[]; conflicts: RegistryConflict[] } {
-  const byType = new Map<string, Map<string, InstanceRecord[]>>();
-  for (const record of records) {
-    for (const contract of record.contracts) {
-      const services = byType.get(contract.messageType) ?? new Map<string, InstanceRecord[]>();
-      const list = services.get(record.service) ?? [];
-      list.push(record);
-      services.set(record.service, list);
-      byType.set(contract.messageType, services);
-    }
-  }
-  const contracts: Contract[] = [];
-  const conflicts: RegistryConflict[] = [];
-  for (const messageType of [...byType.keys()].sort(compareText)) {
-    const services = byType.get(messageType) as Map<string, InstanceRecord[]>;
-    const names = [...services.keys()].sort(compareText);
-    if (names.length > 1) conflicts.push({ messageType, services: names });
-    const newest = (services.get(names[0] as string) as InstanceRecord[]).sort(compareNewest)[0] as InstanceRecord;
-    contracts.push(newest.contracts.find((c) => c.messageType === messageType) as Contract);
-  }
-  return { contracts, conflicts };
 }

@@ -122,6 +122,11 @@ export const OPERATIONS_SCHEMAS = {
         properties: {
           messageTypes: { type: 'array', items: { $ref: '#/components/schemas/RegistryConflict' } },
           routes: { type: 'array', items: { $ref: '#/components/schemas/RouteConflict' } },
+          refused: {
+            type: 'array',
+            description: 'Contracts announced but not served: held by another service, or against the pinned ownership rules.',
+            items: { type: 'object', properties: { service: { type: 'string' }, messageType: { type: 'string' }, reason: { type: 'string' }, holder: { type: 'string' } } },
+          },
         },
         required: ['messageTypes', 'routes'],
       },

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Contract } from '../contracts/types';
-import type { InstanceInfo, RegistryConflict } from '../contracts/registry';
+import type { InstanceInfo, Refusal, RegistryConflict } from '../contracts/registry';
 import { buildRouteTable, type Conflict } from '../contracts/route-table';
 import { successStatus } from '../../policies/contract-router/success-status';
 import { startedRuntime } from '../runtime';
@@ -35,7 +35,8 @@ export interface DiscoveryListing {
   count: number;
   services: string[];
   contracts: DiscoveredContract[];
-  conflicts: { messageTypes: RegistryConflict[]; routes: Conflict[] };
+  /** `messageTypes[].services[0]` holds the type; `refused`: contracts announced but not served, with why. */
+  conflicts: { messageTypes: RegistryConflict[]; routes: Conflict[]; refused: Refusal[] };
 }
 
 export function instanceView(i: InstanceInfo): InstanceView {
@@ -46,7 +47,12 @@ export function instanceView(i: InstanceInfo): InstanceView {
  * GET /api/discovery/contracts's body: every contract with the routes the config writer generates for it (the same
  * route table) and the instances announcing it. Pure, for tests.
  */
-export function discoveryListing(contracts: readonly Contract[], instances: readonly InstanceInfo[], registryConflicts: RegistryConflict[] = []): DiscoveryListing {
+export function discoveryListing(
+  contracts: readonly Contract[],
+  instances: readonly InstanceInfo[],
+  registryConflicts: RegistryConflict[] = [],
+  refused: Refusal[] = [],
+): DiscoveryListing {
   const table = buildRouteTable(contracts);
   const endpointsOf = new Map<string, DiscoveredEndpoint[]>();
   const add = (messageType: string, e: DiscoveredEndpoint): void => {
@@ -70,7 +76,7 @@ export function discoveryListing(contracts: readonly Contract[], instances: read
     count: listed.length,
     services: [...new Set(instances.map((i) => i.service))].sort(),
     contracts: listed,
-    conflicts: { messageTypes: registryConflicts, routes: table.conflicts },
+    conflicts: { messageTypes: registryConflicts, routes: table.conflicts, refused },
   };
 }
 
@@ -85,7 +91,8 @@ export async function discoveryHandler(req: Request, res: Response): Promise<voi
     const config = resolveAuthConfig();
     await authenticateRequest(req, obtainVerifier(config), config.developmentAuthEnabled);
     const runtime = startedRuntime();
-    sendJson(res, 200, discoveryListing(runtime.registry.contracts(), runtime.registry.instances(), runtime.registry.conflicts()));
+    const { registry } = runtime;
+    sendJson(res, 200, discoveryListing(registry.contracts(), registry.instances(), registry.conflicts(), registry.refusals()));
   } catch (err) {
     sendError(res, err, trace.correlationId);
   }

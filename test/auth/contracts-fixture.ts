@@ -19,7 +19,9 @@ export function withContracts(contracts: Contract[]): void {
   before(() => {
     created = currentRuntime() === undefined;
     const runtime = obtainRuntime(resolveSettings({ busUrl: 'embedded', writeConfig: false }));
-    const result = runtime.registry.apply({ service, instanceId: 'i1', contracts, ttlMs: 600_000 });
+    // A service announces contracts for its own queue only.
+    const own = contracts.map((c) => ({ ...c, targetService: service }));
+    const result = runtime.registry.apply({ service, instanceId: 'i1', contracts: own, ttlMs: 600_000 });
     if (!result.accepted) throw new Error(`fixture contracts refused: ${result.reason}`);
   });
   after(() => {

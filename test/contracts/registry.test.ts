@@ -106,21 +106,25 @@ describe('ContractRegistry', () => {
     expect(changes).to.have.length(2);
   });
 
-  it('keeps the first service by name when two services announce one message type, and reports it', () => {
+  it('keeps a message type with the service that announced it first, whatever the names, and reports the clash once', () => {
     const { registry, warnings } = setup();
     const conflicts: unknown[] = [];
     registry.on('conflict', (c) => conflicts.push(c));
     registry.apply(announce('zeta', 'z1', [contract('PingCommand', 'zeta')]));
     registry.apply(announce('alpha', 'a1', [contract('PingCommand', 'alpha')]));
-    expect(registry.get('PingCommand')?.targetService).to.equal('alpha');
-    expect(registry.conflicts()).to.deep.equal([{ messageType: 'PingCommand', services: ['alpha', 'zeta'] }]);
-    expect(conflicts).to.deep.equal([[{ messageType: 'PingCommand', services: ['alpha', 'zeta'] }]]);
-    expect(warnings.some((w) => w.includes('PingCommand'))).to.equal(true);
-    registry.apply(announce('alpha', 'a1', [contract('PingCommand', 'alpha')])); // unchanged: no second report
-    expect(conflicts).to.have.length(1);
-    registry.apply({ service: 'alpha', instanceId: 'a1', withdrawn: true });
     expect(registry.get('PingCommand')?.targetService).to.equal('zeta');
+    expect(registry.conflicts()).to.deep.equal([{ messageType: 'PingCommand', services: ['zeta', 'alpha'] }]);
+    expect(registry.refusals()).to.deep.equal([{ service: 'alpha', messageType: 'PingCommand', reason: 'message type is held by zeta', holder: 'zeta' }]);
+    expect(conflicts).to.deep.equal([[{ messageType: 'PingCommand', services: ['zeta', 'alpha'] }]]);
+    expect(warnings.filter((w) => w.includes('refused PingCommand from alpha'))).to.have.length(1);
+    registry.apply(announce('alpha', 'a1', [contract('PingCommand', 'alpha')])); // unchanged: no second report
+    registry.apply(announce('alpha', 'a2', [contract('PingCommand', 'alpha')])); // nor with a new instance
+    expect(conflicts).to.have.length(1);
+    expect(warnings.filter((w) => w.includes('refused PingCommand from alpha'))).to.have.length(1);
+    registry.apply({ service: 'zeta', instanceId: 'z1', withdrawn: true });
+    expect(registry.get('PingCommand')?.targetService).to.equal('alpha');
     expect(registry.conflicts()).to.deep.equal([]);
+    expect(registry.refusals()).to.deep.equal([]);
   });
 
   describe('malformed announcements', () => {

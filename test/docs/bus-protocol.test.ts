@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { validateAnnouncement, DEFAULT_MAX_CONTRACTS, DEFAULT_MAX_TTL_MS } from '../../plugin/contracts/registry';
+import { validateAnnouncement, DEFAULT_MAX_TTL_MS } from '../../plugin/contracts/registry';
+import { DEFAULT_ANNOUNCEMENT_LIMITS } from '../../plugin/contracts/limits';
+
+const DEFAULT_MAX_CONTRACTS = DEFAULT_ANNOUNCEMENT_LIMITS.maxContracts;
 import { isReply } from '../../plugin/bus/inprocess';
 import { ERROR_CODES, fromServiceError, toErrorBody } from '../../plugin/errors';
 import { deriveRoutes } from '../../plugin/contracts/derive-routes';
@@ -88,7 +91,7 @@ describe('docs/bus-protocol.md against the implementation', () => {
   it('states the announcement limits the registry applies', () => {
     const rules = section('Announcing contracts');
     expect(rules).to.contain(`(0, ${DEFAULT_MAX_TTL_MS}]`);
-    expect(rules).to.contain(`more than ${DEFAULT_MAX_CONTRACTS} contracts`);
+    expect(rules).to.contain(`more contracts than the limit (${DEFAULT_MAX_CONTRACTS} by default`);
     // The limits the text gives are the ones the registry applies.
     const base = { service: 's', instanceId: 'i', contracts: [] };
     expect(validateAnnouncement({ ...base, ttlMs: DEFAULT_MAX_TTL_MS }).ok).to.equal(true);

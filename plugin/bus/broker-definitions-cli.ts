@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+/**
+ * Writes the RabbitMQ definitions that give the gateway and each service a broker user of its own (see
+ * docs/operations.md, "Trust on the bus"):
+ *
+ *   contracts-broker-definitions --prefix contracts --service users-service --service auth-service \
+ *     [--gateway-user gateway] [--user-prefix svc-] [--vhost /] [--password-dir DIR [--generate-passwords]] [--out FILE]
+ *
+ * Passwords: BROKER_PASSWORD_<USER> (upper case, other characters as _), else the file DIR/<user>; with
+ * --generate-passwords a missing file is created with a random password (mode 0600). Only hashes are written.
+ * Import with `rabbitmqctl import_definitions FILE` (or the broker's load_definitions). Installed as the package's
+ * `contracts-broker-definitions` command; `node dist/scripts/broker-definitions.js` in this repository.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { brokerDefinitions } from './broker-definitions';
+
+interface Args {
+  prefix: string;
+  vhost: string;
+  gatewayUser: string;
+  userPrefix: string;
+  services: string[];
+  passwordDir?: string;
+  generate: boolean;
+  out?: string;
+}
+
+export function parseArgs(argv: string[]): Args {
+  const args: Args = { prefix: 'contracts', vhost: '/', gatewayUser: 'gateway', userPrefix: '', services: [], generate: false };
+  for (let i = 0; i < argv.length; i += 1) {
+    const flag = argv[i] as string;
+    const value = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === '--prefix') args.prefix = value();
+    else if (flag === '--vhost') args.vhost = value();
+    else if (flag === '--gateway-user') args.gatewayUser = value();
+    else if (flag === '--user-prefix') args.userPrefix = value();
+    else if (flag === '--service') args.services.push(value());
+    else if (flag === '--password-dir') args.passwordDir = value();
+    else if (flag === '--generate-passwords') args.generate = true;
+    else if (flag === '--out') args.out = value();
+    else throw new Error(`unknown argument ${flag}`);
+  }
+  if (args.services.length === 0) throw new Error('name at least one --service');
+  if (args.generate && !args.passwordDir) throw new Error('--generate-passwords needs --password-dir');
+  return args;
+}
+
+export function envName(user: string): string {
+  return `BROKER_PASSWORD_${user.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}
+
+function password(user: string, args: Args, env: NodeJS.ProcessEnv): string | undefined {
+  const fromEnv = env[envName(user)];
+  if (fromEnv) return fromEnv;
+  if (!args.passwordDir) return undefined;
+  const file = join(args.passwordDir, user);
+  if (!existsSync(file) && args.generate) {
+    mkdirSync(args.passwordDir, { recursive: true, mode: 0o700 });
+    writeFileSync(file, `${randomBytes(24).toString('base64url')}\n`, { mode: 0o600 });
+  }
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() || undefined : undefined;
+}
+
+export function run(argv: string[], env: NodeJS.ProcessEnv = process.env): string {
+  const args = parseArgs(argv);
+  const services = Object.fromEntries(args.services.map((s) => [s, `${args.userPrefix}${s}`]));
+  const users = [args.gatewayUser, ...Object.values(services)];
+  const passwords: Record<string, string> = {};
+  for (const user of users) {
+    const p = password(user, args, env);
+    if (p === undefined) throw new Error(`no password for broker user ${user}: set ${envName(user)}${args.passwordDir ? ` or write ${join(args.passwordDir, user)}` : ' or use --password-dir'}`);
+    passwords[user] = p;
+  }
+  return `${JSON.stringify(brokerDefinitions({ prefix: args.prefix, vhost: args.vhost, gatewayUser: args.gatewayUser, services, passwords }), null, 2)}\n`;
+}
+
+/** The command: arguments from the process, definitions to --out or stdout, exit 2 with one line on a problem. */
+export function main(): void {
+  try {
+    const argv = process.argv.slice(2);
+    const text = run(argv);
+    const out = parseArgs(argv).out;
+    if (out) writeFileSync(out, text, { mode: 0o600 });
+    else process.stdout.write(text);
+  } catch (err) {
+    process.stderr.write(`broker-definitions: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(2);
+  }
+}
+
+if (require.main === module) main();

@@ -1,0 +1,104 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/*
+ * The broker side of "trust on the bus": RabbitMQ definitions (users, permissions, topic permissions, the two
+ * exchanges) that give the gateway and every service a broker user of its own with least privilege, in the format
+ * `rabbitmqctl import_definitions` and the broker's `load_definitions` accept. docs/operations.md explains them.
+ */
+
+export interface DefinitionsInput {
+  /** The bus prefix P (BUS_PREFIX). */
+  prefix: string;
+  vhost?: string;
+  /** The gateway's broker user. */
+  gatewayUser: string;
+  /** service name → its broker user (by default named like the service). */
+  services: Readonly<Record<string, string>>;
+  /** broker user → its password (hashed into the definitions; never written in clear). */
+  passwords: Readonly<Record<string, string>>;
+  /** Fixed salts for tests; random otherwise. */
+  salt?: (user: string) => Buffer;
+}
+
+export interface BrokerDefinitions {
+  users: Array<{ name: string; password_hash: string; hashing_algorithm: string; tags: string[] }>;
+  vhosts: Array<{ name: string }>;
+  permissions: Array<{ user: string; vhost: string; configure: string; write: string; read: string }>;
+  topic_permissions: Array<{ user: string; vhost: string; exchange: string; write: string; read: string }>;
+  exchanges: Array<{ name: string; vhost: string; type: string; durable: boolean; auto_delete: boolean; internal: boolean; arguments: Record<string, never> }>;
+}
+
+const HASHING = 'rabbit_password_hashing_sha256';
+// What RabbitMQ accepts as a service name in our routing keys and queue names (and what stays readable in a regex).
+const NAME = /^[A-Za-z0-9_.-]{1,200}$/;
+
+/** A regex matching `text` literally. */
+export function literal(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** RabbitMQ's rabbit_password_hashing_sha256: base64(salt ‖ sha256(salt ‖ password)), 4-byte salt. */
+export function rabbitPasswordHash(password: string, salt: Buffer = randomBytes(4)): string {
+  const digest = createHash('sha256').update(Buffer.concat([salt, Buffer.from(password, 'utf8')])).digest();
+  return Buffer.concat([salt, digest]).toString('base64');
+}
+
+/**
+ * Least privilege, resource by resource (P = prefix):
+ * - the gateway declares `P.rpc` and `P.discovery`, publishes requests to `P.rpc` and `discover` to `P.discovery`,
+ *   and consumes its own `P.announce.<uuid>` queues (topic: may bind `announce.*`, publish `discover` only);
+ * - service S declares and consumes its work queue `P.svc.S` only (no other user may read it), binds it to `P.rpc`,
+ *   hears `discover` on its own `P.discover.<uuid>` queue, publishes `announce.S` only (topic permission) and its
+ *   replies through the default exchange; it can neither declare nor delete the exchanges, nor publish requests.
+ */
+export function brokerDefinitions(input: DefinitionsInput): BrokerDefinitions {
+  const { prefix, gatewayUser } = input;
+  const vhost = input.vhost ?? '/';
+  for (const name of [prefix, gatewayUser, ...Object.keys(input.services), ...Object.values(input.services)]) {
+    if (!NAME.test(name)) throw new Error(`${JSON.stringify(name)} is not a usable name (letters, digits, _ . - only)`);
+  }
+  const rpc = `${prefix}.rpc`;
+  const discovery = `${prefix}.discovery`;
+  const any = (kind: string) => `${literal(`${prefix}.${kind}.`)}[A-Za-z0-9-]+`;
+  const users = [gatewayUser, ...Object.values(input.services)];
+  if (new Set(users).size !== users.length) throw new Error('every service needs a broker user of its own, other than the gateway user');
+  const missing = users.filter((u) => !input.passwords[u]);
+  if (missing.length > 0) throw new Error(`no password for broker user(s) ${missing.join(', ')}`);
+
+  const definitions: BrokerDefinitions = {
+    users: users.map((name) => ({
+      name,
+      password_hash: rabbitPasswordHash(input.passwords[name] as string, input.salt?.(name)),
+      hashing_algorithm: HASHING,
+      tags: [],
+    })),
+    vhosts: [{ name: vhost }],
+    permissions: [
+      {
+        user: gatewayUser,
+        vhost,
+        configure: `^(${literal(rpc)}|${literal(discovery)}|${any('announce')})$`,
+        write: `^(${literal(rpc)}|${literal(discovery)}|${any('announce')})$`,
+        read: `^(${literal(discovery)}|${any('announce')})$`,
+      },
+    ],
+    topic_permissions: [{ user: gatewayUser, vhost, exchange: discovery, write: '^discover$', read: '^announce\\.' }],
+    exchanges: [
+      { name: rpc, vhost, type: 'direct', durable: true, auto_delete: false, internal: false, arguments: {} },
+      { name: discovery, vhost, type: 'topic', durable: true, auto_delete: false, internal: false, arguments: {} },
+    ],
+  };
+  for (const [service, user] of Object.entries(input.services)) {
+    const queue = `${prefix}.svc.${service}`;
+    definitions.permissions.push({
+      user,
+      vhost,
+      configure: `^(${literal(queue)}|${any('discover')})$`,
+      // amq.default: replies go through the default exchange (direct reply-to).
+      write: `^(${literal(queue)}|${any('discover')}|${literal(discovery)}|amq\\.default)$`,
+      read: `^(${literal(queue)}|${any('discover')}|${literal(rpc)}|${literal(discovery)})$`,
+    });
+    definitions.topic_permissions.push({ user, vhost, exchange: discovery, write: `^announce\\.${literal(service)}$`, read: '^discover$' });
+  }
+  return definitions;
+}

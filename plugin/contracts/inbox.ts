@@ -1,0 +1,146 @@
+import { createHash } from 'node:crypto';
+import type { AnnouncementOrigin } from '../bus/transport';
+import type { ContractRegistry } from './registry';
+import { inert, OnceLog, type WarnLogger } from '../log-once';
+
+/** Whose broker user may announce for a service (see docs/operations.md, "Trust on the bus"). */
+export interface AnnouncerCheck {
+  /** service → the broker user that must have published its announcements (RabbitMQ's validated user_id). */
+  users: Readonly<Record<string, string>>;
+  /** Every announcement must carry a user_id: the mapped user, or a user named like the service. */
+  required: boolean;
+}
+
+export interface InboxOptions {
+  /** Announcements are applied at most once per interval, as one batch (one registry change). */
+  intervalMs: number;
+  announcers?: AnnouncerCheck;
+  logger?: WarnLogger;
+  /** Distinct instances waiting for the next batch; beyond it new ones wait for the next announcement. */
+  maxPending?: number;
+}
+
+const DEFAULT_MAX_PENDING = 10_000;
+/** Announcements applied in one batch at most; the rest wait for the next one. */
+const MAX_BATCH = 500;
+/**
+ * Applying a batch runs the registry's change listeners (validators compiled, documents rebuilt) synchronously: the
+ * next batch waits at least this many times as long as the last one took, so announcements never take more than
+ * about a fifth of the gateway's time, whatever the listeners cost.
+ */
+const BUSY_FACTOR = 4;
+
+/** Why the broker user that published an announcement may not announce for its service; undefined when it may. */
+export function announcerProblem(service: string, origin: AnnouncementOrigin, check: AnnouncerCheck | undefined): string | undefined {
+  const mapped = check?.users[service];
+  if (mapped === undefined && !check?.required) return undefined;
+  const expected = mapped ?? service;
+  if (origin.userId === undefined) return `it carries no broker user (user_id); ${service} announces as broker user ${expected}`;
+  if (origin.userId !== expected) return `broker user ${origin.userId} may not announce for ${service} (expected ${expected})`;
+  return undefined;
+}
+
+/** A digest of an announcement handed over without one (in-process); undefined when it cannot be serialised. */
+function digestOf(input: unknown): string | undefined {
+  try {
+    return createHash('sha1').update(JSON.stringify(input)).digest('base64');
+  } catch {
+    return undefined; // e.g. nested too deep: the registry refuses it anyway
+  }
+}
+
+/**
+ * Between the bus and the registry: bursts of announcements become one registry change per interval (the latest
+ * announcement of each instance wins), and an instance re-announcing exactly what the registry holds for it only
+ * renews its lease. A flood of changing announcements therefore costs one rebuild (and at most one config write)
+ * per interval (longer when applying took long: see BUSY_FACTOR), however fast it comes.
+ */
+export class AnnouncementInbox {
+  private readonly pending = new Map<string, unknown>();
+  /** instance key → hash of its last accepted announcement, for the renew-only path. */
+  private readonly accepted = new Map<string, string>();
+  private readonly pendingHash = new Map<string, string | undefined>();
+  private timer: NodeJS.Timeout | undefined;
+  private nextFlushAt = 0;
+  private stopped = false;
+  private readonly log: OnceLog;
+
+  constructor(
+    private readonly registry: ContractRegistry,
+    private readonly opts: InboxOptions,
+  ) {
+    this.log = new OnceLog(opts.logger);
+  }
+
+  /** One announcement as it came off the bus (an object naming a service; the registry checks the rest). */
+  offer(input: unknown, origin: AnnouncementOrigin = {}): void {
+    if (this.stopped || !input || typeof input !== 'object') return;
+    const { service, instanceId } = input as { service?: unknown; instanceId?: unknown };
+    if (typeof service !== 'string' || typeof instanceId !== 'string') {
+      this.registry.apply(input); // refused there, with the reason logged
+      return;
+    }
+    const problem = announcerProblem(service, origin, this.opts.announcers);
+    if (problem) {
+      this.log.warn(JSON.stringify([service, origin.userId, 'announcer']), `refused announcement for service ${inert(service)} instance ${inert(instanceId)}: ${inert(problem, 200)}`);
+      return;
+    }
+    const key = JSON.stringify([service, instanceId]);
+    const hash = origin.digest ?? digestOf(input);
+    if (hash !== undefined && !this.pending.has(key) && this.accepted.get(key) === hash && this.registry.renew(service, instanceId)) return;
+    if (!this.pending.has(key) && this.pending.size >= (this.opts.maxPending ?? DEFAULT_MAX_PENDING)) {
+      this.log.warn('inbox-full', `announcements: more than ${this.opts.maxPending ?? DEFAULT_MAX_PENDING} instances waiting; later ones wait for their next announcement`);
+      return;
+    }
+    this.pending.set(key, input);
+    this.pendingHash.set(key, hash);
+    this.schedule();
+  }
+
+  /** Applies what is waiting now, up to MAX_BATCH instances (tests call it to make a batch by hand). */
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const started = Date.now();
+    const keys = [...this.pending.keys()].slice(0, MAX_BATCH);
+    if (keys.length > 0) {
+      const batch = keys.map((k) => this.pending.get(k));
+      const hashes = keys.map((k) => this.pendingHash.get(k));
+      for (const k of keys) {
+        this.pending.delete(k);
+        this.pendingHash.delete(k);
+      }
+      const { accepted } = this.registry.applyAll(batch);
+      keys.forEach((key, i) => {
+        const withdrawn = (batch[i] as { withdrawn?: unknown }).withdrawn === true;
+        const hash = hashes[i];
+        if (accepted[i] && !withdrawn && hash !== undefined) this.accepted.set(key, hash);
+        else if (accepted[i]) this.accepted.delete(key);
+      });
+      // Instances the registry no longer holds (expired, evicted) need no hash.
+      if (this.accepted.size > this.registry.instances().length * 2 + 64) this.prune();
+    }
+    const took = Date.now() - started;
+    this.nextFlushAt = Date.now() + Math.max(this.opts.intervalMs, took * BUSY_FACTOR);
+    if (this.pending.size > 0) this.schedule();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pending.clear();
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    const wait = Math.max(0, this.nextFlushAt - Date.now());
+    this.timer = setTimeout(() => this.flush(), wait);
+    this.timer.unref();
+  }
+
+  private prune(): void {
+    const live = new Set(this.registry.instances().map((i) => JSON.stringify([i.service, i.instanceId])));
+    for (const key of this.accepted.keys()) if (!live.has(key)) this.accepted.delete(key);
+  }
+}

@@ -1,0 +1,166 @@
+import { deriveRoutes } from './derive-routes';
+import type { Contract } from './types';
+
+/**
+ * Who may own what, as ops pin it in the plugin settings. Pins win over first-come: a message type or path
+ * pinned to a service is refused to every other one, whenever it comes. Unset lists mean "any service".
+ */
+export interface OwnershipRules {
+  /** service → message types only it may announce: exact names, or a prefix ending in `*` (`User*`). */
+  messageTypes?: Readonly<Record<string, readonly string[]>>;
+  /** service → path prefixes (`/api/users`) under which only it may have routes. */
+  pathPrefixes?: Readonly<Record<string, readonly string[]>>;
+  /** The services that may declare `public: true` contracts; unset: any. */
+  publicServices?: readonly string[];
+  /** The services that may declare `http.paths`; unset: any. */
+  httpPathServices?: readonly string[];
+  /** `http.paths` outside `/api/<name>/…` are refused unless this is true. */
+  allowPathsOutsideApi?: boolean;
+}
+
+/** One service's claim on a message type: its newest contract for it and when the service first claimed it. */
+export interface Claim {
+  service: string;
+  contract: Contract;
+  /** Lower is earlier; the earliest claimant still announcing holds the message type and its routes. */
+  seq: number;
+}
+
+/** A claim the gateway does not serve, and why. `holder` is the service that keeps what was claimed. */
+export interface Refusal {
+  service: string;
+  messageType: string;
+  reason: string;
+  holder?: string;
+}
+
+/** Two or more services announce one message type; `services[0]` holds it (first-come or pinned). */
+export interface RegistryConflict {
+  messageType: string;
+  services: string[];
+}
+
+export interface Ownership {
+  /** The served contracts, sorted by message type. */
+  contracts: Contract[];
+  conflicts: RegistryConflict[];
+  /** Sorted by service, then message type. */
+  refusals: Refusal[];
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function matchesType(pattern: string, messageType: string): boolean {
+  return pattern.endsWith('*') ? messageType.startsWith(pattern.slice(0, -1)) : pattern === messageType;
+}
+
+/** `/api/users` covers `/api/users` and `/api/users/…`, not `/api/usersettings`. */
+function underPrefix(path: string, prefix: string): boolean {
+  const base = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
+  return path === base || path.startsWith(`${base}/`);
+}
+
+/** The service a pin gives `value` to (the longest matching pin for paths), if any. */
+function pinnedOwner(pins: OwnershipRules['messageTypes'], matches: (pin: string) => boolean): string | undefined {
+  let owner: string | undefined;
+  let best = -1;
+  for (const [service, patterns] of Object.entries(pins ?? {})) {
+    for (const pattern of patterns) {
+      if (matches(pattern) && pattern.length > best) {
+        owner = service;
+        best = pattern.length;
+      }
+    }
+  }
+  return owner;
+}
+
+// `/api/<literal>`: a pattern or parameter right under /api would catch other services' paths.
+const API_PATH = /^\/api\/[A-Za-z0-9._~-]+(\/|$)/;
+
+/**
+ * Routes (method and path) a contract takes for itself; the generic dispatch routes are shared by design. A query
+ * variant (`GET /api/users?userId`) counts as its path: another service's variant would take part of its traffic.
+ */
+export function ownRoutes(contract: Contract): string[] {
+  return [...new Set(deriveRoutes(contract).filter((r) => r.dispatch === undefined).map((r) => `${r.method} ${r.path}`))];
+}
+
+/** Why the rules forbid `service` this contract regardless of what others announce; undefined when allowed. */
+export function ruleRefusal(service: string, contract: Contract, rules: OwnershipRules): Refusal | undefined {
+  const messageType = contract.messageType;
+  const refuse = (reason: string, holder?: string): Refusal => (holder ? { service, messageType, reason, holder } : { service, messageType, reason });
+  // Requests go to the targetService's queue: a contract for another service's queue is a claim on that service.
+  if (contract.targetService !== service) return refuse(`targetService ${contract.targetService} is not the announcing service`);
+  const typeOwner = pinnedOwner(rules.messageTypes, (p) => matchesType(p, messageType));
+  if (typeOwner !== undefined && typeOwner !== service) return refuse(`message type is pinned to ${typeOwner}`, typeOwner);
+  if (contract.public === true && rules.publicServices && !rules.publicServices.includes(service)) {
+    return refuse('service may not declare public contracts');
+  }
+  if (contract.http) {
+    if (rules.httpPathServices && !rules.httpPathServices.includes(service)) return refuse('service may not declare http.paths');
+    const outside = contract.http.paths.find((p) => !API_PATH.test(p));
+    if (outside !== undefined && rules.allowPathsOutsideApi !== true) return refuse(`http.paths ${outside} is outside /api/<name>/`);
+  }
+  for (const route of deriveRoutes(contract)) {
+    if (route.dispatch !== undefined) continue;
+    const owner = pinnedOwner(rules.pathPrefixes, (p) => underPrefix(route.path, p));
+    if (owner !== undefined && owner !== service) return refuse(`path ${route.path} is pinned to ${owner}`, owner);
+  }
+  return undefined;
+}
+
+/**
+ * Decides which claims are served. Rules first (pins, public, http.paths); then first-come: claims in `seq` order,
+ * each message type and each route to the first service that claims it. A later claim by another service is
+ * refused whole (its contract is not served), so a service never loses a route it holds to a newcomer, whatever
+ * the names. The outcome depends only on the claims and their order, never on service names.
+ */
+export function resolveOwnership(claims: readonly Claim[], rules: OwnershipRules): Ownership {
+  const refusals: Refusal[] = [];
+  const typeHolder = new Map<string, string>();
+  const routeHolder = new Map<string, string>();
+  const accepted: Contract[] = [];
+  const claimants = new Map<string, Set<string>>();
+  const ordered = [...claims].sort((a, b) => a.seq - b.seq || compareText(a.service, b.service) || compareText(a.contract.messageType, b.contract.messageType));
+  for (const claim of ordered) {
+    const { service, contract } = claim;
+    const messageType = contract.messageType;
+    const named = claimants.get(messageType) ?? new Set<string>();
+    named.add(service);
+    claimants.set(messageType, named);
+    const ruled = ruleRefusal(service, contract, rules);
+    if (ruled) {
+      refusals.push(ruled);
+      continue;
+    }
+    const heldBy = typeHolder.get(messageType);
+    if (heldBy !== undefined && heldBy !== service) {
+      refusals.push({ service, messageType, reason: `message type is held by ${heldBy}`, holder: heldBy });
+      continue;
+    }
+    const routes = ownRoutes(contract);
+    const taken = routes.find((r) => (routeHolder.get(r) ?? service) !== service);
+    if (taken !== undefined) {
+      const holder = routeHolder.get(taken) as string;
+      refusals.push({ service, messageType, reason: `route ${taken} is held by ${holder}`, holder });
+      continue;
+    }
+    typeHolder.set(messageType, service);
+    for (const r of routes) routeHolder.set(r, service);
+    accepted.push(contract);
+  }
+  const conflicts: RegistryConflict[] = [];
+  for (const [messageType, named] of claimants) {
+    if (named.size < 2) continue;
+    const holder = typeHolder.get(messageType);
+    const others = [...named].filter((s) => s !== holder).sort(compareText);
+    conflicts.push({ messageType, services: holder === undefined ? others : [holder, ...others] });
+  }
+  conflicts.sort((a, b) => compareText(a.messageType, b.messageType));
+  refusals.sort((a, b) => compareText(a.service, b.service) || compareText(a.messageType, b.messageType));
+  accepted.sort((a, b) => compareText(a.messageType, b.messageType));
+  return { contracts: accepted, conflicts, refusals };
+}

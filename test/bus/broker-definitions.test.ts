@@ -1,0 +1,52 @@
+import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import { brokerDefinitions, rabbitPasswordHash } from '../../plugin/bus/broker-definitions';
+import { envName, run } from '../../plugin/bus/broker-definitions-cli';
+
+describe('broker definitions', () => {
+  const input = {
+    prefix: 'contracts',
+    gatewayUser: 'gateway',
+    services: { 'users-service': 'users-service', 'auth-service': 'svc-auth' },
+    passwords: { gateway: 'g', 'users-service': 'u', 'svc-auth': 'a' },
+    salt: () => Buffer.from([1, 2, 3, 4]),
+  };
+
+  it("hashes passwords the way RabbitMQ's rabbit_password_hashing_sha256 does", () => {
+    const hash = Buffer.from(rabbitPasswordHash('secret', Buffer.from([1, 2, 3, 4])), 'base64');
+    expect([...hash.subarray(0, 4)]).to.deep.equal([1, 2, 3, 4]);
+    expect(hash.subarray(4).toString('hex')).to.equal(createHash('sha256').update(Buffer.from([1, 2, 3, 4, ...Buffer.from('secret')])).digest('hex'));
+    const defs = brokerDefinitions(input);
+    expect(JSON.stringify(defs)).to.not.match(/"(g|u|a)"/); // no password in clear
+    expect(defs.users.map((u) => [u.name, u.hashing_algorithm])).to.deep.equal([
+      ['gateway', 'rabbit_password_hashing_sha256'],
+      ['users-service', 'rabbit_password_hashing_sha256'],
+      ['svc-auth', 'rabbit_password_hashing_sha256'],
+    ]);
+  });
+
+  it('lets only the service user publish announce.<service> and read its work queue', () => {
+    const defs = brokerDefinitions(input);
+    const topic = (user: string) => defs.topic_permissions.find((t) => t.user === user)!;
+    const perms = (user: string) => defs.permissions.find((p) => p.user === user)!;
+    expect(new RegExp(topic('svc-auth').write).test('announce.auth-service')).to.equal(true);
+    expect(new RegExp(topic('svc-auth').write).test('announce.users-service')).to.equal(false);
+    expect(new RegExp(topic('svc-auth').write).test('discover')).to.equal(false);
+    expect(new RegExp(topic('gateway').write).test('announce.users-service')).to.equal(false);
+    for (const user of ['gateway', 'svc-auth']) expect(new RegExp(perms(user).read).test('contracts.svc.users-service'), user).to.equal(false);
+    expect(new RegExp(perms('users-service').read).test('contracts.svc.users-service')).to.equal(true);
+    // Services neither configure the exchanges (declare, delete) nor publish requests.
+    for (const exchange of ['contracts.rpc', 'contracts.discovery']) expect(new RegExp(perms('svc-auth').configure).test(exchange)).to.equal(false);
+    expect(new RegExp(perms('svc-auth').write).test('contracts.rpc')).to.equal(false);
+    expect(defs.exchanges.map((e) => [e.name, e.type])).to.deep.equal([['contracts.rpc', 'direct'], ['contracts.discovery', 'topic']]);
+  });
+
+  it('reads passwords from the environment and refuses to write definitions without one', () => {
+    expect(envName('svc-auth')).to.equal('BROKER_PASSWORD_SVC_AUTH');
+    const out = JSON.parse(run(['--service', 'users-service', '--prefix', 'p'], { BROKER_PASSWORD_GATEWAY: 'x', BROKER_PASSWORD_USERS_SERVICE: 'y' }));
+    expect(out.users.map((u: { name: string }) => u.name)).to.deep.equal(['gateway', 'users-service']);
+    expect(() => run(['--service', 'users-service'], { BROKER_PASSWORD_GATEWAY: 'x' })).to.throw('no password for broker user users-service: set BROKER_PASSWORD_USERS_SERVICE');
+    expect(() => run([], {})).to.throw('name at least one --service');
+    expect(() => run(['--service', 'bad name'], { BROKER_PASSWORD_GATEWAY: 'x', 'BROKER_PASSWORD_BAD_NAME': 'y' })).to.throw('is not a usable name');
+  });
+});

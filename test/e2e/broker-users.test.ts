@@ -1,0 +1,182 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import * as amqp from 'amqplib';
+import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
+import { uniquePrefix } from '../support/env';
+import { httpAs } from '../support/http';
+import { rogueContract } from '../support/rogue';
+import { run as brokerDefinitions } from '../../plugin/bus/broker-definitions-cli';
+import { AmqpTransport } from '../../plugin/bus/amqp';
+import { startUsersService } from '../../examples/users-service';
+import { serve, type RunningService } from '../../sdk';
+
+const exec = promisify(execFile);
+
+/**
+ * `rabbitmqctl import_definitions FILE`. rabbitmqctl runs as the broker's user here, so the file (hashes only, no
+ * passwords) is made readable to it.
+ */
+async function importDefinitions(dir: string, text: string): Promise<void> {
+  const file = join(dir, 'definitions.json');
+  writeFileSync(file, text, { mode: 0o644 });
+  chmodSync(dir, 0o755);
+  await exec('rabbitmqctl', ['import_definitions', file]);
+}
+const admin = httpAs(['admin:all', 'users:read']);
+const HOST = '127.0.0.1:5672';
+
+/** The broker refuses an operation by closing the channel; resolves to the broker's reason. */
+async function refusal(url: string, action: (ch: amqp.ConfirmChannel) => Promise<unknown>): Promise<string> {
+  const conn = await amqp.connect(url);
+  try {
+    const ch = await conn.createConfirmChannel();
+    const closed = new Promise<string>((resolve) => ch.on('error', (err: Error) => resolve(err.message)));
+    const outcome = await Promise.race([action(ch).then(() => new Promise((r) => setTimeout(r, 500))).then(() => 'allowed', (err: Error) => err.message), closed]);
+    return outcome === 'allowed' ? 'allowed' : await Promise.race([closed, Promise.resolve(outcome)]);
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Per-service broker users from the generated definitions, imported into the real RabbitMQ with rabbitmqctl and
+ * deleted afterwards: the broker itself keeps a rogue user (here: another service's) from announcing for
+ * users-service or reading its requests, while the real service works with its least-privilege user.
+ */
+describe('per-service broker users (generated definitions, rabbitmqctl import_definitions)', function () {
+  this.timeout(90_000);
+  const prefix = uniquePrefix('trust');
+  const user = (name: string) => `${prefix}-${name}`;
+  const passwords = {
+    gateway: 'gateway-pw-0123456789',
+    'users-service': 'users-pw-0123456789',
+    'rogue-service': 'rogue-pw-0123456789',
+    'notes-service': 'notes-pw-0123456789',
+  };
+  const url = (name: keyof typeof passwords) => `amqp://${encodeURIComponent(user(name))}:${passwords[name]}@${HOST}`;
+  let dir: string;
+  let gw: GatewayProcess | undefined;
+  let transport: AmqpTransport | undefined;
+  let users: RunningService | undefined;
+  let notesTransport: AmqpTransport | undefined;
+  let notes: RunningService | undefined;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'broker-defs-'));
+    const env: NodeJS.ProcessEnv = {};
+    for (const [name, pw] of Object.entries(passwords)) env[`BROKER_PASSWORD_${user(name).toUpperCase().replace(/[^A-Z0-9]/g, '_')}`] = pw;
+    const definitions = brokerDefinitions(['--prefix', prefix, '--gateway-user', user('gateway'), '--user-prefix', `${prefix}-`, '--service', 'users-service', '--service', 'rogue-service', '--service', 'notes-service'], env);
+    await importDefinitions(dir, definitions);
+    gw = await startGateway({
+      BUS_URL: url('gateway'),
+      BUS_PREFIX: prefix,
+      START_REFERENCE_SERVICES: 'false',
+      REQUIRE_ANNOUNCEMENT_USER: 'true',
+      ANNOUNCEMENT_USERS: ['users-service', 'rogue-service', 'notes-service'].map((s) => `${s}=${user(s)}`).join(','),
+    });
+    transport = new AmqpTransport(url('users-service'), { prefix });
+    await transport.start();
+    users = await startUsersService(transport, { bcryptRounds: 4 });
+    notesTransport = new AmqpTransport(url('notes-service'), { prefix });
+    await notesTransport.start();
+    notes = await serve({
+      transport: notesTransport,
+      service: 'notes-service',
+      acceptRequestsFrom: user('gateway'),
+      operations: [{ contract: { messageType: 'ListNotesQuery', inputSchema: { type: 'object' }, outputSchema: { type: 'array' }, requiredPermissions: [] }, handle: (_input, ctx) => [`for ${ctx.user?.userId}`] }],
+    });
+  });
+
+  /** GET `path` through the gateway as an administrator, once it answers 200 (the services announce asynchronously). */
+  const answered = (path: string) =>
+    eventually(async () => {
+      const r = await admin('GET', `${gw!.baseUrl}${path}`);
+      expect(r.status).to.equal(200);
+      return r;
+    }, 15_000);
+
+  after(async () => {
+    await notes?.stop().catch(() => undefined);
+    await notesTransport?.close().catch(() => undefined);
+    await users?.stop().catch(() => undefined);
+    await transport?.close().catch(() => undefined);
+    await gw?.stop().catch(() => undefined);
+    for (const name of Object.keys(passwords)) await exec('rabbitmqctl', ['delete_user', user(name)]).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the real service works with its own user: declares, binds and consumes its queue, replies, announces', async () => {
+    expect((await answered('/api/users')).body).to.be.an('object');
+    expect(gw!.output()).to.not.include('announcements are unauthenticated');
+  });
+
+  it('a rogue broker user cannot publish announce.users-service', async () => {
+    const reason = await refusal(url('rogue-service'), async (ch) => {
+      ch.publish(`${prefix}.discovery`, 'announce.users-service', Buffer.from(JSON.stringify({ service: 'users-service', instanceId: 'x', withdrawn: true })));
+      await ch.waitForConfirms();
+    });
+    expect(reason).to.match(/ACCESS_REFUSED.*announce\.users-service/);
+  });
+
+  it('a rogue broker user cannot claim to be the users-service user (user_id is checked by the broker)', async () => {
+    const reason = await refusal(url('rogue-service'), async (ch) => {
+      ch.publish(`${prefix}.discovery`, 'announce.rogue-service', Buffer.from('{}'), { userId: user('users-service') });
+      await ch.waitForConfirms();
+    });
+    expect(reason).to.match(/PRECONDITION_FAILED.*user_id/);
+  });
+
+  it('a rogue broker user cannot consume the users work queue, nor publish requests', async () => {
+    expect(await refusal(url('rogue-service'), (ch) => ch.consume(`${prefix}.svc.users-service`, () => undefined))).to.match(/ACCESS_REFUSED/);
+    expect(await refusal(url('rogue-service'), async (ch) => {
+      ch.publish(`${prefix}.rpc`, 'users-service', Buffer.from('{"input":{}}'));
+      await ch.waitForConfirms();
+    })).to.match(/ACCESS_REFUSED/);
+    expect(await refusal(url('rogue-service'), (ch) => ch.deleteExchange(`${prefix}.rpc`))).to.match(/ACCESS_REFUSED/);
+  });
+
+  it('announcements without the service user are refused by the gateway (guest, or no user_id)', async () => {
+    const guest = `amqp://guest:guest@${HOST}`;
+    const body = Buffer.from(JSON.stringify({ service: 'users-service', instanceId: 'spoof', ttlMs: 60_000, contracts: [rogueContract('ListUsersQuery', 'users-service', { public: true })] }));
+    expect(await refusal(guest, async (ch) => {
+      ch.publish(`${prefix}.discovery`, 'announce.users-service', body);
+      ch.publish(`${prefix}.discovery`, 'announce.users-service', body, { userId: 'guest' });
+      await ch.waitForConfirms();
+    })).to.equal('allowed'); // guest still exists on this test broker; production deletes it
+    await eventually(async () => {
+      expect(gw!.output()).to.include('refused announcement for service users-service instance spoof: it carries no broker user (user_id)');
+      expect(gw!.output()).to.include(`refused announcement for service users-service instance spoof: broker user guest may not announce for users-service (expected ${user('users-service')})`);
+    });
+    const anonymous = await fetch(`${gw!.baseUrl}/api/users`);
+    expect(anonymous.status).to.equal(401);
+  });
+
+  it('the rogue user announcing its own service cannot take the users routes', async () => {
+    const conn = await amqp.connect(url('rogue-service'));
+    const ch = await conn.createConfirmChannel();
+    ch.publish(`${prefix}.discovery`, 'announce.rogue-service', Buffer.from(JSON.stringify({ service: 'rogue-service', instanceId: 'r1', ttlMs: 60_000, contracts: [rogueContract('ListUsersQuery', 'rogue-service', { public: true })] })), { userId: user('rogue-service') });
+    await ch.waitForConfirms();
+    await conn.close();
+    await eventually(async () => expect(gw!.output()).to.include('refused ListUsersQuery from rogue-service: message type is held by users-service'));
+    expect((await fetch(`${gw!.baseUrl}/api/users`)).status).to.equal(401);
+  });
+
+  it('a service that accepts requests from the gateway user only refuses one sent to its queue by another user', async () => {
+    expect((await answered('/api/notes')).body).to.deep.equal(['for test-admin']);
+    // The rogue user may publish replies through the default exchange, so it can reach the queue by name.
+    const conn = await amqp.connect(url('rogue-service'));
+    try {
+      const ch = await conn.createChannel();
+      const reply = new Promise<unknown>((resolve) => void ch.consume('amq.rabbitmq.reply-to', (m) => resolve(JSON.parse(m!.content.toString())), { noAck: true }));
+      const forged = JSON.stringify({ userId: 'root', email: 'root@example.com', name: 'root', permissions: ['admin:all'] });
+      ch.publish('', `${prefix}.svc.notes-service`, Buffer.from('{"input":{}}'), { type: 'ListNotesQuery', replyTo: 'amq.rabbitmq.reply-to', correlationId: 'c1', userId: user('rogue-service'), headers: { user: forged } });
+      expect(await reply).to.deep.equal({ ok: false, error: { code: 'POLICY_VIOLATION', message: 'Requests are accepted from the gateway only' } });
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
+  });
+});
