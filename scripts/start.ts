@@ -1,7 +1,8 @@
 /**
  * `npm start`: Express Gateway with this plugin and the reference services, on the embedded bus by default
  * or on RabbitMQ when BUS_URL is an amqp:// URL. Configuration lives in EG_CONFIG_DIR (default .gateway/,
- * made from config/ on first start).
+ * made from config/ on first start); the reference services' data in DATABASE_URL's PostgreSQL or else in
+ * DATA_DIR (default <EG_CONFIG_DIR>/data).
  */
 import { join, resolve } from 'node:path';
 import { ensureConfigDir } from './config-dir';
@@ -9,13 +10,10 @@ import { startupSettings } from '../plugin/startup-settings';
 import { gracefulStop } from '../plugin/shutdown';
 import { obtainRuntime } from '../plugin/runtime';
 import { createTransport } from '../plugin/bus';
-import { startUsersService } from '../examples/users-service';
-import { startAuthService } from '../examples/auth-service';
-import { UserStore } from '../examples/users-service/store';
-import { seedAdmin } from './seed-admin';
-import { randomBytes } from 'node:crypto';
-import type { RunningService } from '../sdk';
 import { errorMessage } from '../plugin/errors';
+import { storageSettings } from './storage-settings';
+import { randomBytes } from 'node:crypto';
+import { startReferenceStack, type ReferenceStack } from './reference-stack';
 
 const root = resolve(__dirname, '..', '..');
 
@@ -26,6 +24,7 @@ async function main(): Promise<void> {
   process.env.CONTRACTS_PLUGIN_PACKAGE ??= root;
 
   const referenceServices = process.env.START_REFERENCE_SERVICES !== 'false';
+  const storage = storageSettings(process.env, join(configDir, 'data'));
   if (referenceServices && !process.env.JWT_SECRET) {
     // The gateway verifies what the auth service signs: both read this one secret.
     process.env.JWT_SECRET = randomBytes(32).toString('base64url');
@@ -38,16 +37,13 @@ async function main(): Promise<void> {
   // Started before the host so that init() finds the contracts and the first request is already routed.
   await runtime.start();
 
-  const services: RunningService[] = [];
+  let stack: ReferenceStack | undefined;
   if (referenceServices) {
     const transport = createTransport({ url: settings.busUrl, prefix: settings.busPrefix });
     await transport.start();
-    const store = new UserStore();
-    await seedAdmin(store);
-    services.push(await startUsersService(transport, { store }));
-    services.push(await startAuthService(transport, { store }));
+    stack = await startReferenceStack(transport, storage, (line) => console.log(`[contracts] ${line}`));
     // Every reference contract known before the host starts: the first config the host reads has all routes.
-    const expected = services.flatMap((s) => s.messageTypes);
+    const expected = stack.services.flatMap((s) => s.messageTypes);
     await waitFor(() => expected.every((t) => runtime.contract(t) !== undefined), 5000);
   }
 
@@ -60,9 +56,9 @@ async function main(): Promise<void> {
   console.log(`[contracts] gateway ready on http://127.0.0.1:${port} (bus: ${settings.busUrl.startsWith('amqp') ? 'RabbitMQ' : 'embedded'})`);
 
   // SIGTERM/SIGINT run the plugin's graceful stop (plugin/shutdown); the in-process services stop after the
-  // requests in flight, before the bus closes.
+  // requests in flight, before the bus closes; their database closes after them.
   gracefulStop().onStop(async () => {
-    for (const s of services) await s.stop().catch(() => undefined);
+    await stack?.stop();
   });
 }
 

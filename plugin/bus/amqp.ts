@@ -34,7 +34,8 @@ import type {
  * properties); properties: type = messageType, correlationId = a fresh id per request (NOT the trace
  * correlation id), replyTo = amq.rabbitmq.reply-to (direct reply-to), expiration = the timeout in ms,
  * contentType = application/json, mandatory; headers: correlationId, requestId, user (the
- * MessageUser as a JSON string, absent for anonymous calls), traceparent (when present).
+ * MessageUser as a JSON string, absent for anonymous calls), traceparent (when present), clientAddress (the
+ * caller's IP as the host saw it).
  * The reply: published to the default exchange with routing key = the request's replyTo, the same
  * correlationId, body = the Reply envelope as JSON; the service acks the request after replying.
  */
@@ -452,6 +453,7 @@ export class AmqpTransport implements Transport {
       headers.requestId = String(h.requestId ?? '');
       if (h.user) headers.user = userHeader(h.user);
       if (h.traceparent) headers.traceparent = h.traceparent;
+      if (h.clientAddress) headers.clientAddress = h.clientAddress;
     } catch {
       return Promise.reject(new GatewayError('INTERNAL_ERROR', 'The request could not be encoded'));
     }
@@ -623,6 +625,8 @@ export class AmqpTransport implements Transport {
     }
     const traceparent = headerString(raw.traceparent);
     if (traceparent !== undefined) headers.traceparent = traceparent;
+    const clientAddress = headerString(raw.clientAddress);
+    if (clientAddress !== undefined) headers.clientAddress = clientAddress;
     return {
       messageType: String(msg.properties.type ?? ''),
       targetService: service,

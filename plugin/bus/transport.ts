@@ -15,6 +15,8 @@ export interface MessageHeaders {
   requestId: string;
   user?: MessageUser;
   traceparent?: string;
+  /** The caller's IP address as the gateway saw it (X-Forwarded-For only where the host trusts a proxy). */
+  clientAddress?: string;
 }
 
 /** A command or query on its way to a service. */

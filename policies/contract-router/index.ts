@@ -52,7 +52,8 @@ function sendMessage(req: Request, res: Response, contract: Contract, input: Rec
   const timeoutMs = actionTimeoutMs ?? contract.timeoutMs ?? runtime.settings.requestTimeoutMs;
   // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
   if (gracefulStop().isAborted) throw shuttingDown();
-  const headers = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent };
+  // req.ip follows the host's trust proxy setting: X-Forwarded-For counts only behind a trusted proxy.
+  const headers = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent, clientAddress: req.ip };
   return runtime.transport
     .request({ messageType: contract.messageType, targetService: contract.targetService, input, headers }, timeoutMs)
     .then((reply): Answer => ({ runtime, contract, reply }));
