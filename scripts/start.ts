@@ -2,7 +2,7 @@
  * `npm start`: Express Gateway with this plugin and the reference services, on the embedded bus by default
  * or on RabbitMQ when BUS_URL is an amqp:// URL. Configuration lives in EG_CONFIG_DIR (default .gateway/,
  * made from config/ on first start); the reference services' data in DATABASE_URL's PostgreSQL or else in
- * DATA_DIR (default <EG_CONFIG_DIR>/data).
+ * DATA_DIR (default <EG_CONFIG_DIR>/data), with the generated JWT secret when JWT_SECRET is not set.
  */
 import { join, resolve } from 'node:path';
 import { ensureConfigDir } from './config-dir';
@@ -12,7 +12,7 @@ import { obtainRuntime } from '../plugin/runtime';
 import { createTransport } from '../plugin/bus';
 import { errorMessage } from '../plugin/errors';
 import { storageSettings } from './storage-settings';
-import { randomBytes } from 'node:crypto';
+import { quickStartSecret } from './quick-start-secret';
 import { startReferenceStack, type ReferenceStack } from './reference-stack';
 
 const root = resolve(__dirname, '..', '..');
@@ -26,9 +26,10 @@ async function main(): Promise<void> {
   const referenceServices = process.env.START_REFERENCE_SERVICES !== 'false';
   const storage = storageSettings(process.env, join(configDir, 'data'));
   if (referenceServices && !process.env.JWT_SECRET) {
-    // The gateway verifies what the auth service signs: both read this one secret.
-    process.env.JWT_SECRET = randomBytes(32).toString('base64url');
-    console.log(`[contracts] JWT_SECRET was not set; generated one for this run: ${process.env.JWT_SECRET}`);
+    // The gateway verifies what the auth service signs: both read this one secret, kept across restarts.
+    const kept = quickStartSecret(storage.dataDir);
+    process.env.JWT_SECRET = kept.secret;
+    console.log(`[contracts] JWT_SECRET was not set; ${kept.created ? 'generated one into' : 'using the one generated earlier in'} ${kept.file} (set JWT_SECRET to use your own)`);
   }
 
   // A bad setting ends the process here with one line naming it.
