@@ -94,13 +94,19 @@ for (const backend of BACKENDS) {
     });
 
     it('clears the address after a correct password, and counts in the database every instance shares', async () => {
-      const other = loginService(db, clock);
-      await login('wrong', '198.51.100.1');
-      await other('wrong', '198.51.100.1');
-      expect((await login(OWNER.password, '198.51.100.1')).code).to.equal('OK');
-      // The success cleared the address: the full allowance is there again, counted across both instances.
-      for (let i = 0; i < LIMITS.perAddress; i++) expect((await (i % 2 ? login : other)('wrong', '198.51.100.1')).code).to.equal('INVALID_CREDENTIALS');
-      expect((await other(OWNER.password, '198.51.100.1')).code).to.equal('RATE_LIMIT_EXCEEDED');
+      // Another instance: its own connection pool on a server, the process's one database when embedded.
+      const otherDb = fresh.settings.databaseUrl ? await openDatabase(fresh.settings) : db;
+      try {
+        const other = loginService(otherDb, clock);
+        await login('wrong', '198.51.100.1');
+        await other('wrong', '198.51.100.1');
+        expect((await login(OWNER.password, '198.51.100.1')).code).to.equal('OK');
+        // The success cleared the address: the full allowance is there again, counted across both instances.
+        for (let i = 0; i < LIMITS.perAddress; i++) expect((await (i % 2 ? login : other)('wrong', '198.51.100.1')).code).to.equal('INVALID_CREDENTIALS');
+        expect((await other(OWNER.password, '198.51.100.1')).code).to.equal('RATE_LIMIT_EXCEEDED');
+      } finally {
+        if (otherDb !== db) await otherDb.close();
+      }
     });
   });
 }
