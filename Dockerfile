@@ -56,6 +56,10 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /src/dist ./dist
+# Without DATABASE_URL the services keep their data in the embedded database here (one container at a time).
+ENV DATA_DIR=/var/lib/reference-services
+RUN mkdir -p /var/lib/reference-services && chown node:node /var/lib/reference-services && chmod 700 /var/lib/reference-services
+VOLUME ["/var/lib/reference-services"]
 USER node
 CMD ["node", "dist/scripts/reference-services.js"]
 

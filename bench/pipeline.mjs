@@ -21,6 +21,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 
@@ -36,6 +38,8 @@ const { resolveSettings } = dist('plugin/settings.js');
 const { obtainRuntime } = dist('plugin/runtime.js');
 const { createTransport } = dist('plugin/bus/index.js');
 const { startUsersService } = dist('examples/users-service/index.js');
+const { UserStore } = dist('examples/users-service/store.js');
+const { openDatabase } = dist('examples/storage/index.js');
 const { requestTracePolicy } = dist('policies/request-trace/index.js');
 const { contractRateLimitPolicy } = dist('policies/contract-rate-limit/index.js');
 const { jwtDevAuthPolicy } = dist('policies/jwt-dev-auth/index.js');
@@ -59,7 +63,10 @@ const runtime = obtainRuntime(resolveSettings({ busUrl: 'embedded', writeConfig:
 await runtime.start();
 const transport = createTransport({ url: 'embedded', prefix: runtime.settings.busPrefix });
 await transport.start();
-const users = await startUsersService(transport, { bcryptRounds: 4 });
+// The users service on the embedded database, in a directory of its own removed at the end.
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-pipeline-'));
+const db = await openDatabase({ dataDir });
+const users = await startUsersService(transport, { store: new UserStore(db), bcryptRounds: 4 });
 for (let i = 0; i < 200 && !runtime.contract('GetUserQuery'); i++) await new Promise((r) => setTimeout(r, 10));
 const created = await runtime.transport.request(
   { messageType: 'CreateUserCommand', targetService: 'users-service', input: { email: 'bench@example.com', firstName: 'Bench', lastName: 'Mark', password: 'long-enough-1' }, headers: { correlationId: 'seed', requestId: 'seed' } },
@@ -170,5 +177,7 @@ console.log(`  bare (one bus request + JSON answer, same service and bus): ${b.t
 console.log(`  our steps add: ${added.toFixed(1)} µs per request (median of the rounds' differences; range ${Math.min(...samples.pipeline.map((v, r) => v - samples.bare[r])).toFixed(1)}–${Math.max(...samples.pipeline.map((v, r) => v - samples.bare[r])).toFixed(1)})`);
 await users.stop();
 await transport.close();
+await db.close();
+rmSync(dataDir, { recursive: true, force: true });
 await runtime.stop?.();
 process.exit(0);

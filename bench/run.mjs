@@ -394,7 +394,7 @@ async function startOurGateway(key, { overRabbit, routing = 'auto', routerOnly =
   if (overRabbit) env.START_REFERENCE_SERVICES = 'false';
   const gw = await startNode(`gateway (${key})`, join(ROOT, 'dist', 'scripts', 'start.js'), { ...env, ...profileEnv(key) }, { ready: 'gateway ready' });
   const procs = [gw];
-  if (overRabbit) procs.push(await startNode(`users-service (${key})`, join(ROOT, 'dist', 'scripts', 'users-service.js'), { BUS_URL: AMQP_URL, BUS_PREFIX: prefix }));
+  if (overRabbit) procs.push(await startNode(`users-service (${key})`, join(ROOT, 'dist', 'scripts', 'users-service.js'), { BUS_URL: AMQP_URL, BUS_PREFIX: prefix, DATA_DIR: join(env.EG_CONFIG_DIR, 'users-data') }));
   const base = `http://127.0.0.1:${port}`;
   const admin = `Bearer ${await token(['users:read', 'users:create'])}`;
   await until(`${key}: POST /api/users routed`, async () => (await fetch(`${base}/api/users?page=1`, { headers: { authorization: admin } })).status === 200);

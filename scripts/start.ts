@@ -1,7 +1,8 @@
 /**
  * `npm start`: Express Gateway with this plugin and the reference services, on the embedded bus by default
  * or on RabbitMQ when BUS_URL is an amqp:// URL. Configuration lives in EG_CONFIG_DIR (default .gateway/,
- * made from config/ on first start).
+ * made from config/ on first start); the reference services' data in DATABASE_URL's PostgreSQL or else in
+ * DATA_DIR (default <EG_CONFIG_DIR>/data), with the generated JWT secret when JWT_SECRET is not set.
  */
 import { join, resolve } from 'node:path';
 import { ensureConfigDir } from './config-dir';
@@ -11,13 +12,10 @@ import { obtainRuntime } from '../plugin/runtime';
 import { createTransport, type Transport } from '../plugin/bus';
 import { startWithRetry } from '../plugin/bus/start-with-retry';
 import type { Logger } from '../plugin/logger';
-import { startUsersService } from '../examples/users-service';
-import { startAuthService } from '../examples/auth-service';
-import { UserStore } from '../examples/users-service/store';
-import { seedAdmin } from './seed-admin';
-import { randomBytes } from 'node:crypto';
-import type { RunningService } from '../sdk';
 import { errorMessage } from '../plugin/errors';
+import { storageSettings } from './storage-settings';
+import { quickStartSecret } from './quick-start-secret';
+import { openReferenceDatabase, startReferenceStack, type ReferenceStack } from './reference-stack';
 
 const root = resolve(__dirname, '..', '..');
 
@@ -28,36 +26,37 @@ async function main(): Promise<void> {
   process.env.CONTRACTS_PLUGIN_PACKAGE ??= root;
 
   const referenceServices = process.env.START_REFERENCE_SERVICES !== 'false';
+  const storage = storageSettings(process.env, join(configDir, 'data'));
   if (referenceServices && !process.env.JWT_SECRET) {
-    // The gateway verifies what the auth service signs: both read this one secret.
-    process.env.JWT_SECRET = randomBytes(32).toString('base64url');
-    console.log(`[contracts] JWT_SECRET was not set; generated one for this run: ${process.env.JWT_SECRET}`);
+    // The gateway verifies what the auth service signs: both read this one secret, kept across restarts.
+    const kept = quickStartSecret(storage.dataDir);
+    process.env.JWT_SECRET = kept.secret;
+    console.log(`[contracts] JWT_SECRET was not set; ${kept.created ? 'generated one into' : 'using the one generated earlier in'} ${kept.file} (set JWT_SECRET to use your own)`);
   }
 
   // A bad setting ends the process here with one line naming it.
   const settings = startupSettings({});
   const runtime = obtainRuntime(settings);
+  // An unreachable database or a schema newer than the code stops the start here, with one line.
+  const database = referenceServices ? await openReferenceDatabase(storage, (line) => console.log(`[contracts] ${line}`)) : undefined;
   // Not awaited: a bus that is not reachable yet (broker down, wrong credentials) is retried while the gateway
   // listens and answers 503, as the installed gateway does; a supervisor never sees a clean exit for it.
   void runtime.start();
 
-  const services: RunningService[] = [];
+  let stack: ReferenceStack | undefined;
   let referenceTransport: Transport | undefined;
   let stopping = false;
-  const startReferenceServices = async (): Promise<void> => {
+  const startReferenceServices = async (db: NonNullable<typeof database>): Promise<void> => {
     // The gateway's own connection reports the bus; this second one stays quiet about the same broker.
     const transport = createTransport({ url: settings.busUrl, prefix: settings.busPrefix, logger: quietLogger(runtime.log) });
     referenceTransport = transport;
-    if (!(await startWithRetry(transport, quietLogger(runtime.log), () => stopping))) return;
-    const store = new UserStore();
-    await seedAdmin(store);
-    services.push(await startUsersService(transport, { store }));
-    services.push(await startAuthService(transport, { store }));
+    if (!(await startWithRetry(transport, quietLogger(runtime.log), () => stopping))) return db.close();
+    stack = await startReferenceStack(transport, db);
     // Every reference contract known before the host starts: the first config the host reads has all routes.
-    const expected = services.flatMap((s) => s.messageTypes);
+    const expected = stack.services.flatMap((s) => s.messageTypes);
     await waitFor(() => expected.every((t) => runtime.contract(t) !== undefined), 5000);
   };
-  const reference = referenceServices ? startReferenceServices() : Promise.resolve();
+  const reference = database ? startReferenceServices(database) : Promise.resolve();
   // A reachable bus has the reference routes in place before the first request; an unreachable one holds nothing up.
   await firstOf(reference, REFERENCE_WAIT_MS);
   reference.catch((err) => runtime.log.error(`reference services failed to start: ${errorMessage(err)}`));
@@ -73,10 +72,11 @@ async function main(): Promise<void> {
   console.log(`[contracts] gateway ready on http://127.0.0.1:${port} (bus: ${bus}${waiting})`);
 
   // SIGTERM/SIGINT run the plugin's graceful stop (plugin/shutdown); the in-process services stop after the
-  // requests in flight, before the bus closes.
+  // requests in flight, before the bus closes; their database closes after them.
   gracefulStop().onStop(async () => {
     stopping = true;
-    for (const s of services) await s.stop().catch(() => undefined);
+    if (stack) await stack.stop();
+    else await database?.close().catch(() => undefined);
     await referenceTransport?.close().catch(() => undefined);
   });
 }

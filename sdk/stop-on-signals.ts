@@ -9,6 +9,8 @@ export interface StopOnSignalsOptions {
   /** Exit the process when stopped (default true; code 0, or 1 when stopping failed). */
   exit?: boolean;
   log?: (message: string) => void;
+  /** Runs after the services have stopped and the bus is closed: what they used to the end (a database). */
+  afterStop?: () => Promise<void>;
 }
 
 /**
@@ -28,6 +30,7 @@ export function stopOnSignals(services: RunningService | RunningService[], trans
       let failed = false;
       await Promise.all(list.map((s) => s.stop({ drainMs: opts.drainMs ?? 1000 }).catch(() => (failed = true))));
       await transport?.close().catch(() => (failed = true));
+      await opts.afterStop?.().catch(() => (failed = true));
       if (opts.exit !== false) process.exit(failed ? 1 : 0);
     })();
   };

@@ -1,6 +1,6 @@
 import bcrypt from 'bcryptjs';
 import { ServiceError, type HandlerContext } from '../../sdk';
-import type { UserRecord, UserStore } from '../users-service/store';
+import { EmailTaken, type UserRecord, type UserStore } from '../users-service/store';
 import { subjectOf } from '../users-service/permissions';
 import type { TokenSigner } from './tokens';
 import type { RefreshStore } from './refresh-store';
@@ -35,7 +35,7 @@ export function authHandlers(deps: AuthDeps) {
     const subject = subjectOf(user);
     const accessToken = await signer.accessToken(subject);
     const refresh = await signer.refreshToken(user.userId);
-    refreshTokens.add(refresh.jti, user.userId, refresh.exp);
+    await refreshTokens.add(refresh.jti, user.userId, refresh.exp);
     return {
       success: true,
       accessToken,
@@ -46,37 +46,43 @@ export function authHandlers(deps: AuthDeps) {
     };
   }
 
-  function linkOrCreate(provider: string, externalUserId: string, email: string | undefined, name: string | undefined): UserRecord {
-    const linked = store.findByExternal(provider, externalUserId);
+  async function linkOrCreate(provider: string, externalUserId: string, email: string | undefined, name: string | undefined): Promise<UserRecord> {
+    const linked = await store.findByExternal(provider, externalUserId);
     if (linked) return linked;
     if (!email) throw new ServiceError('VALIDATION_ERROR', 'The identity carries no email', { details: { email: 'is required' } });
-    const existing = store.findByEmail(email);
-    if (existing) return store.update(existing.userId, { external: { ...existing.external, [provider]: externalUserId } })!;
-    return store.insert({ email, name, role: 'user', permissions: [], external: { [provider]: externalUserId } });
+    // Twice at most: a concurrent first login with the same email may create the account between look-up and insert.
+    for (let attempt = 0; ; attempt++) {
+      const existing = await store.findByEmail(email);
+      if (existing) return (await store.linkExternal(existing.userId, provider, externalUserId)) ?? existing;
+      try {
+        return await store.insert({ email, name, role: 'user', permissions: [] }, { provider, externalUserId });
+      } catch (err) {
+        if (!(err instanceof EmailTaken) || attempt > 0) throw err;
+      }
+    }
   }
 
   return {
-    async authenticate(input: Input) {
+    async authenticate(input: Input, ctx: HandlerContext) {
       const email = String(input.email ?? '').toLowerCase();
-      const wait = throttle.retryAfter(email);
-      if (wait > 0) {
-        throw new ServiceError('RATE_LIMIT_EXCEEDED', 'Too many failed logins for this account; try again later', { retryAfter: wait });
+      // The address the gateway saw; a gateway that does not send one puts every caller in one bucket.
+      const admission = await throttle.admit(email, ctx.clientAddress ?? 'unknown');
+      if (!admission.admitted) {
+        throw new ServiceError('RATE_LIMIT_EXCEEDED', 'Too many failed logins for this account; try again later', { retryAfter: admission.retryAfter });
       }
-      const user = store.findByEmail(email);
+      const user = await store.findByEmail(email);
       const ok = await bcrypt.compare(String(input.password ?? ''), user?.passwordHash ?? DUMMY_HASH);
-      if (!user || !user.passwordHash || !ok) {
-        throttle.failed(email);
-        throw invalidCredentials();
-      }
-      throttle.succeeded(email);
-      return issue(user);
+      const succeeded = Boolean(user?.passwordHash && ok);
+      await admission.release(succeeded);
+      if (!succeeded) throw invalidCredentials();
+      return issue(user!);
     },
 
     /** A new access token from the user's current permissions and roles; the refresh token stays the same. */
     async refresh(input: Input) {
       const claims = await signer.verifyRefresh(String(input.refreshToken ?? ''));
-      if (!claims || !refreshTokens.isActive(claims.jti)) throw invalidToken();
-      const user = store.get(claims.sub);
+      if (!claims || !(await refreshTokens.isActive(claims.jti))) throw invalidToken();
+      const user = await store.get(claims.sub);
       if (!user) throw invalidToken();
       return { success: true, accessToken: await signer.accessToken(subjectOf(user)), expiresIn: signer.accessSeconds, tokenType: 'Bearer' };
     },
@@ -88,15 +94,15 @@ export function authHandlers(deps: AuthDeps) {
       if (claims.sub !== ctx.user?.userId && !isAdmin(ctx)) {
         throw new ServiceError('ACCESS_DENIED', 'This token belongs to another user');
       }
-      return { success: true, revoked: refreshTokens.revoke(claims.jti, 'revoked') };
+      return { success: true, revoked: await refreshTokens.revoke(claims.jti, 'revoked') };
     },
 
     /** Revokes every refresh token of the user; access tokens cannot be revoked and run out by themselves. */
-    logout(input: Input, ctx: HandlerContext) {
+    async logout(input: Input, ctx: HandlerContext) {
       const userId = typeof input.userId === 'string' ? input.userId : ctx.user?.userId;
       if (!userId) throw new ServiceError('UNAUTHORIZED', 'Authentication required');
       if (userId !== ctx.user?.userId && !isAdmin(ctx)) throw new ServiceError('ACCESS_DENIED', 'You can only log yourself out');
-      return { success: true, revokedTokens: refreshTokens.revokeAllOf(userId, 'logout') };
+      return { success: true, revokedTokens: await refreshTokens.revokeAllOf(userId, 'logout') };
     },
 
     async externalLogin(input: Input) {
@@ -111,11 +117,11 @@ export function authHandlers(deps: AuthDeps) {
         throw new ServiceError('INVALID_CREDENTIALS', `The ${provider} id token is not valid`);
       }
       const { identity } = outcome;
-      return issue(linkOrCreate(provider, identity.externalUserId, identity.email, identity.name));
+      return issue(await linkOrCreate(provider, identity.externalUserId, identity.email, identity.name));
     },
 
     async authenticateExternalUser(input: Input) {
-      const user = linkOrCreate(String(input.externalProvider), String(input.externalUserId), String(input.email), typeof input.name === 'string' ? input.name : undefined);
+      const user = await linkOrCreate(String(input.externalProvider), String(input.externalUserId), String(input.email), typeof input.name === 'string' ? input.name : undefined);
       return issue(user);
     },
   };

@@ -1,11 +1,12 @@
 import { MemoryIdempotencyStore, serve, type RunningService } from '../../sdk';
 import type { Transport } from '../../plugin/bus/transport';
 import type { UserStore } from '../users-service/store';
+import type { Database } from '../storage';
 import { authenticate, authenticateExternalUser, externalLogin, logout, refreshToken, revokeToken } from './contracts';
 import { authHandlers } from './handlers';
 import { TokenSigner } from './tokens';
 import { RefreshStore } from './refresh-store';
-import { LoginThrottle } from './login-throttle';
+import { LoginThrottle, type ThrottleLimits } from './login-throttle';
 import { ExternalVerifier, providersFromEnv } from './external-providers';
 import { lifetimesFromEnv } from './lifetimes';
 
@@ -13,17 +14,18 @@ export const SERVICE = 'auth-service';
 
 /**
  * Starts the reference auth service. It issues and refreshes tokens signed with JWT_SECRET (the gateway only
- * verifies them) and reads accounts from the users service's store (in a real deployment: its database).
+ * verifies them) and reads accounts from the users service's tables; refresh tokens and login attempts are in the
+ * same database (examples/storage), so every instance sees the same.
  */
-export async function startAuthService(transport: Transport, opts: { store: UserStore; env?: NodeJS.ProcessEnv }): Promise<RunningService> {
+export async function startAuthService(transport: Transport, opts: { db: Database; store: UserStore; env?: NodeJS.ProcessEnv; throttle?: ThrottleLimits }): Promise<RunningService> {
   const env = opts.env ?? process.env;
   if (!env.JWT_SECRET) throw new Error('JWT_SECRET must be set for the auth service');
   const signer = new TokenSigner({ secret: env.JWT_SECRET, issuer: env.JWT_ISSUER || undefined, audience: env.JWT_AUDIENCE || undefined, lifetimes: lifetimesFromEnv(env) });
   const h = authHandlers({
     store: opts.store,
     signer,
-    refreshTokens: new RefreshStore(),
-    throttle: new LoginThrottle(),
+    refreshTokens: new RefreshStore(opts.db),
+    throttle: new LoginThrottle(opts.db, opts.throttle),
     external: new ExternalVerifier(providersFromEnv(env)),
   });
   return serve({

@@ -1,51 +1,36 @@
+import type { SqlClient } from '../storage';
+
 export type RevocationReason = 'logout' | 'password-change' | 'suspicious-activity' | 'user-deleted' | 'revoked';
 
-interface Entry {
-  userId: string;
-  exp: number;
-  revoked?: RevocationReason;
-}
-
-/** Issued refresh tokens by jti, so a refresh can be refused once revoked (logout, password change, a deleted user). */
+/**
+ * Issued refresh tokens by jti, in the database so that every auth-service instance refuses a revoked one
+ * (logout, password change, a deleted user). A revoked token keeps its reason and time until it expires.
+ */
 export class RefreshStore {
-  private readonly byJti = new Map<string, Entry>();
+  constructor(private readonly db: SqlClient) {}
 
-  add(jti: string, userId: string, exp: number): void {
-    this.prune();
-    this.byJti.set(jti, { userId, exp });
+  async add(jti: string, userId: string, exp: number): Promise<void> {
+    // Expired tokens can never be used again: dropping them keeps the table bounded by live tokens.
+    await this.db.query('delete from refresh_tokens where expires_at <= now()');
+    await this.db.query('insert into refresh_tokens (jti, user_id, expires_at) values ($1, $2, to_timestamp($3))', [jti, userId, exp]);
   }
 
   /** Usable: issued by us, not revoked, not expired. */
-  isActive(jti: string): boolean {
-    const e = this.byJti.get(jti);
-    return e !== undefined && !e.revoked && e.exp * 1000 > Date.now();
+  async isActive(jti: string): Promise<boolean> {
+    const { rows } = await this.db.query('select 1 from refresh_tokens where jti = $1 and revoked_reason is null and expires_at > now()', [jti]);
+    return rows.length > 0;
   }
 
-  ownerOf(jti: string): string | undefined {
-    return this.byJti.get(jti)?.userId;
+  async revoke(jti: string, reason: RevocationReason): Promise<boolean> {
+    const { rows } = await this.db.query('update refresh_tokens set revoked_reason = $2, revoked_at = now() where jti = $1 and revoked_reason is null returning jti', [jti, reason]);
+    return rows.length > 0;
   }
 
-  revoke(jti: string, reason: RevocationReason): boolean {
-    const e = this.byJti.get(jti);
-    if (!e || e.revoked) return false;
-    e.revoked = reason;
-    return true;
-  }
-
-  revokeAllOf(userId: string, reason: RevocationReason): number {
-    let n = 0;
-    for (const e of this.byJti.values()) {
-      if (e.userId === userId && !e.revoked) {
-        e.revoked = reason;
-        n++;
-      }
-    }
-    return n;
-  }
-
-  /** Expired entries can never be used again; dropping them keeps the map bounded by live tokens. */
-  private prune(): void {
-    const now = Date.now();
-    for (const [jti, e] of this.byJti) if (e.exp * 1000 <= now) this.byJti.delete(jti);
+  async revokeAllOf(userId: string, reason: RevocationReason): Promise<number> {
+    const { rows } = await this.db.query(
+      'update refresh_tokens set revoked_reason = $2, revoked_at = now() where user_id = $1 and revoked_reason is null and expires_at > now() returning jti',
+      [userId, reason],
+    );
+    return rows.length;
   }
 }

@@ -1,17 +1,17 @@
 import bcrypt from 'bcryptjs';
 import { ServiceError, answer } from '../../sdk';
-import type { UserRecord, UserStore } from './store';
+import { EmailTaken, type UserChanges, type UserRecord, type UserStore } from './store';
 import { effectivePermissions } from './permissions';
 
 type Input = Record<string, unknown>;
-export type PublicUser = Omit<UserRecord, 'passwordHash' | 'external'> & { id: string };
+export type PublicUser = Omit<UserRecord, 'passwordHash'> & { id: string };
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined);
 
 /** The user as it leaves the service: with `id` beside `userId`, never the password hash. */
 export function toPublic(user: UserRecord): PublicUser {
-  const { passwordHash: _hidden, external: _links, ...rest } = user;
+  const { passwordHash: _hidden, ...rest } = user;
   return { ...rest, id: user.userId };
 }
 
@@ -23,6 +23,11 @@ function emailConflict(): ServiceError {
   return new ServiceError('RESOURCE_CONFLICT', 'A user with this email already exists', { conflictingField: 'email' });
 }
 
+/** The database's unique index decides who has an email, so two concurrent creates give one user and one 409. */
+function conflictIfTaken(err: unknown): never {
+  throw err instanceof EmailTaken ? emailConflict() : err;
+}
+
 /** Handlers of the users API. Input has passed the contract's schema at the gateway (once that policy runs). */
 export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } = {}) {
   const rounds = opts.bcryptRounds ?? 10;
@@ -31,13 +36,14 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
     async create(input: Input) {
       const email = str(input.email);
       if (!email) throw new ServiceError('MISSING_REQUIRED_FIELD', 'email is required', { details: { email: 'is required' } });
-      if (store.emailTaken(email)) throw emailConflict();
+      // Spares the hash when the answer is already known; the insert below is what enforces it.
+      if (await store.findByEmail(email)) throw emailConflict();
       const profile = input.profile && typeof input.profile === 'object' ? (input.profile as Input) : undefined;
       const firstName = str(input.firstName) ?? str(profile?.firstName);
       const lastName = str(input.lastName) ?? str(profile?.lastName);
       const name = str(input.name) ?? ([firstName, lastName].filter(Boolean).join(' ') || undefined);
       const password = str(input.password);
-      const user = store.insert({
+      const user = await store.insert({
         email,
         firstName,
         lastName,
@@ -46,13 +52,13 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
         profile: profile ? { firstName: str(profile.firstName), lastName: str(profile.lastName) } : undefined,
         permissions: [],
         passwordHash: password ? await bcrypt.hash(password, rounds) : undefined,
-      });
+      }).catch(conflictIfTaken);
       return answer({ ...toPublic(user), success: true }, { status: 201, location: `/api/users/${encodeURIComponent(user.userId)}` });
     },
 
-    get(input: Input) {
+    async get(input: Input) {
       const userId = String(input.userId);
-      const user = store.get(userId);
+      const user = await store.get(userId);
       if (!user) throw notFound(userId);
       const full = toPublic(user) as unknown as Record<string, unknown>;
       const fields = str(input.fields)?.split(',').map((f) => f.trim()).filter(Boolean);
@@ -60,69 +66,60 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
       return Object.fromEntries(fields.filter((f) => f in full).map((f) => [f, full[f]]));
     },
 
-    update(input: Input) {
+    async update(input: Input) {
       const userId = String(input.userId);
-      if (!store.get(userId)) throw notFound(userId);
-      const changes: Partial<UserRecord> = {};
+      const changes: UserChanges = {};
       const email = str(input.email);
-      if (email !== undefined) {
-        if (store.emailTaken(email, userId)) throw emailConflict();
-        changes.email = email;
-      }
+      if (email !== undefined) changes.email = email;
       for (const key of ['firstName', 'lastName', 'name'] as const) {
         const v = str(input[key]);
         if (v !== undefined) changes[key] = v;
       }
       if (input.role === 'user' || input.role === 'admin') changes.role = input.role;
-      return toPublic(store.update(userId, changes)!);
+      const user = await store.update(userId, changes).catch(conflictIfTaken);
+      if (!user) throw notFound(userId);
+      return toPublic(user);
     },
 
-    delete(input: Input) {
+    async delete(input: Input) {
       const userId = String(input.userId);
-      if (!store.delete(userId)) throw notFound(userId);
+      if (!(await store.delete(userId))) throw notFound(userId);
       return undefined;
     },
 
-    permissions(input: Input) {
+    async permissions(input: Input) {
       const userId = String(input.userId);
-      const user = store.get(userId);
+      const user = await store.get(userId);
       if (!user) throw notFound(userId);
       return { userId, permissions: effectivePermissions(user), roles: [user.role] };
     },
 
-    grant(input: Input) {
+    async grant(input: Input) {
       const userId = String(input.userId);
-      const user = store.get(userId);
-      if (!user) throw notFound(userId);
       const permission = String(input.permission);
-      if (!user.permissions.includes(permission)) store.update(userId, { permissions: [...user.permissions, permission].sort() });
-      return { userId, permission, permissions: effectivePermissions(store.get(userId)!) };
+      const user = await store.grant(userId, permission);
+      if (!user) throw notFound(userId);
+      return { userId, permission, permissions: effectivePermissions(user) };
     },
 
-    list(input: Input) {
+    async list(input: Input) {
       // The limit/offset variant and the page/pageSize form describe the same window.
       const limit = int(input.limit);
       const offset = int(input.offset);
       const pageSize = Math.min(100, Math.max(1, limit ?? int(input.pageSize) ?? 20));
       const start = offset !== undefined ? Math.max(0, offset) : (Math.max(1, int(input.page) ?? 1) - 1) * pageSize;
       const page = Math.floor(start / pageSize) + 1;
-
-      let users = store.all();
-      const role = str(input.role);
-      if (role) users = users.filter((u) => u.role === role);
-      const search = str(input.search)?.toLowerCase();
-      if (search) {
-        users = users.filter((u) => [u.name, u.firstName, u.lastName, u.email].some((v) => v?.toLowerCase().includes(search)));
-      }
-      const sort = str(input.sort) as keyof UserRecord | undefined;
-      if (sort) {
-        const dir = input.order === 'desc' ? -1 : 1;
-        users = [...users].sort((a, b) => dir * String(a[sort] ?? '').localeCompare(String(b[sort] ?? '')));
-      }
-      const totalCount = users.length;
+      const { users, totalCount } = await store.list({
+        role: str(input.role),
+        search: str(input.search)?.toLowerCase(),
+        sort: str(input.sort),
+        order: input.order === 'desc' ? 'desc' : 'asc',
+        offset: start,
+        limit: pageSize,
+      });
       const totalPages = Math.ceil(totalCount / pageSize);
       return {
-        users: users.slice(start, start + pageSize).map(toPublic),
+        users: users.map(toPublic),
         page,
         pageSize,
         totalCount,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isUniqueViolation, type Database, type SqlClient } from '../storage';
 
 export interface UserRecord {
   userId: string;
@@ -10,64 +11,187 @@ export interface UserRecord {
   profile?: { firstName?: string; lastName?: string };
   permissions: string[];
   passwordHash?: string;
-  /** Identities at external providers, provider → the provider's user id. */
-  external?: Record<string, string>;
   createdAt: string;
   updatedAt: string;
 }
 
-/** In-memory users with a unique, case-insensitive email. */
+export type NewUser = Omit<UserRecord, 'userId' | 'createdAt' | 'updatedAt'>;
+export type UserChanges = Partial<Pick<UserRecord, 'email' | 'firstName' | 'lastName' | 'name' | 'role'>>;
+
+/** The email belongs to another user (the database's unique index said so, whatever the case). */
+export class EmailTaken extends Error {
+  constructor() {
+    super('email taken');
+    this.name = 'EmailTaken';
+  }
+}
+
+export interface UserQuery {
+  role?: string;
+  /** Lower-case text looked for in the name, first name, last name and email. */
+  search?: string;
+  sort?: string;
+  order?: 'asc' | 'desc';
+  offset: number;
+  limit: number;
+}
+
+/** Sortable fields and their columns: the only text of the query that comes from a caller, so a fixed list. */
+const SORT_COLUMNS: Record<string, string> = {
+  email: 'lower(u.email)',
+  name: "lower(coalesce(u.name, ''))",
+  firstName: "lower(coalesce(u.first_name, ''))",
+  lastName: "lower(coalesce(u.last_name, ''))",
+  role: 'u.role',
+  createdAt: 'u.created_at',
+  updatedAt: 'u.updated_at',
+};
+
+const SELECT_USER = `select u.user_id, u.email, u.first_name, u.last_name, u.name, u.role, u.profile, u.password_hash,
+  u.created_at, u.updated_at,
+  array(select p.permission from user_permissions p where p.user_id = u.user_id order by p.permission) as permissions
+  from users u`;
+
+interface UserRow {
+  user_id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  name: string | null;
+  role: 'user' | 'admin';
+  profile: { firstName?: string; lastName?: string } | null;
+  password_hash: string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+  permissions: string[] | null;
+}
+
+/** A row as the record the handlers know: absent fields left out (never null), times as ISO strings. */
+function toRecord(row: UserRow): UserRecord {
+  const user: UserRecord = {
+    userId: row.user_id,
+    email: row.email,
+    role: row.role,
+    permissions: row.permissions ?? [],
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+  if (row.first_name !== null) user.firstName = row.first_name;
+  if (row.last_name !== null) user.lastName = row.last_name;
+  if (row.name !== null) user.name = row.name;
+  if (row.profile !== null) user.profile = row.profile;
+  if (row.password_hash !== null) user.passwordHash = row.password_hash;
+  return user;
+}
+
+/** Users in the database; one email per user whatever its case, enforced by a unique index. */
 export class UserStore {
-  private readonly byId = new Map<string, UserRecord>();
-  private readonly idByEmail = new Map<string, string>();
+  constructor(private readonly db: Database) {}
 
-  all(): UserRecord[] {
-    return [...this.byId.values()];
+  async get(userId: string, client: SqlClient = this.db): Promise<UserRecord | undefined> {
+    return this.one(client, `${SELECT_USER} where u.user_id = $1`, [userId]);
   }
 
-  get(userId: string): UserRecord | undefined {
-    return this.byId.get(userId);
+  findByEmail(email: string): Promise<UserRecord | undefined> {
+    return this.one(this.db, `${SELECT_USER} where lower(u.email) = lower($1)`, [email]);
   }
 
-  findByEmail(email: string): UserRecord | undefined {
-    const id = this.idByEmail.get(email.toLowerCase());
-    return id ? this.byId.get(id) : undefined;
+  findByExternal(provider: string, externalUserId: string): Promise<UserRecord | undefined> {
+    const sql = `${SELECT_USER} join external_identities x on x.user_id = u.user_id where x.provider = $1 and x.external_user_id = $2`;
+    return this.one(this.db, sql, [provider, externalUserId]);
   }
 
-  findByExternal(provider: string, externalUserId: string): UserRecord | undefined {
-    for (const u of this.byId.values()) if (u.external?.[provider] === externalUserId) return u;
-    return undefined;
+  /** A new user (and its first external identity, in the same transaction); EmailTaken when the email is. */
+  insert(fields: NewUser, external?: { provider: string; externalUserId: string }): Promise<UserRecord> {
+    const userId = randomUUID();
+    return this.db
+      .transaction(async (tx) => {
+        // The profile goes as an object: both drivers encode a jsonb parameter themselves.
+        await tx.query(
+          `insert into users (user_id, email, first_name, last_name, name, role, profile, password_hash, created_at, updated_at)
+           values ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp(), clock_timestamp())`,
+          [userId, fields.email, fields.firstName ?? null, fields.lastName ?? null, fields.name ?? null, fields.role, fields.profile ?? null, fields.passwordHash ?? null],
+        );
+        for (const permission of fields.permissions) {
+          await tx.query('insert into user_permissions (user_id, permission) values ($1, $2) on conflict do nothing', [userId, permission]);
+        }
+        if (external) await this.addExternal(tx, userId, external.provider, external.externalUserId);
+        return (await this.get(userId, tx))!;
+      })
+      .catch(rethrowEmailTaken);
   }
 
-  emailTaken(email: string, exceptUserId?: string): boolean {
-    const id = this.idByEmail.get(email.toLowerCase());
-    return id !== undefined && id !== exceptUserId;
-  }
-
-  insert(fields: Omit<UserRecord, 'userId' | 'createdAt' | 'updatedAt'>): UserRecord {
-    const now = new Date().toISOString();
-    const user: UserRecord = { ...fields, userId: randomUUID(), createdAt: now, updatedAt: now };
-    this.byId.set(user.userId, user);
-    this.idByEmail.set(user.email.toLowerCase(), user.userId);
-    return user;
-  }
-
-  update(userId: string, changes: Partial<Omit<UserRecord, 'userId' | 'createdAt'>>): UserRecord | undefined {
-    const user = this.byId.get(userId);
-    if (!user) return undefined;
-    if (changes.email !== undefined && changes.email.toLowerCase() !== user.email.toLowerCase()) {
-      this.idByEmail.delete(user.email.toLowerCase());
-      this.idByEmail.set(changes.email.toLowerCase(), userId);
+  /** The changed user, undefined when there is none; EmailTaken when the new email is another user's. */
+  async update(userId: string, changes: UserChanges): Promise<UserRecord | undefined> {
+    const columns: Record<keyof UserChanges, string> = { email: 'email', firstName: 'first_name', lastName: 'last_name', name: 'name', role: 'role' };
+    const sets: string[] = ['updated_at = clock_timestamp()'];
+    const params: unknown[] = [userId];
+    for (const key of Object.keys(columns) as (keyof UserChanges)[]) {
+      if (changes[key] === undefined) continue;
+      params.push(changes[key]);
+      sets.push(`${columns[key]} = $${params.length}`);
     }
-    Object.assign(user, changes, { updatedAt: new Date().toISOString() });
-    return user;
+    const { rows } = await this.db.query(`update users set ${sets.join(', ')} where user_id = $1 returning user_id`, params).catch(rethrowEmailTaken);
+    return rows.length ? this.get(userId) : undefined;
   }
 
-  delete(userId: string): boolean {
-    const user = this.byId.get(userId);
-    if (!user) return false;
-    this.byId.delete(userId);
-    this.idByEmail.delete(user.email.toLowerCase());
-    return true;
+  async delete(userId: string): Promise<boolean> {
+    const { rows } = await this.db.query('delete from users where user_id = $1 returning user_id', [userId]);
+    return rows.length > 0;
   }
+
+  /** Adds a permission (once); the user as it is now, undefined when there is none. */
+  grant(userId: string, permission: string): Promise<UserRecord | undefined> {
+    return this.db.transaction(async (tx) => {
+      const { rows } = await tx.query('select user_id from users where user_id = $1 for update', [userId]);
+      if (!rows.length) return undefined;
+      const added = await tx.query('insert into user_permissions (user_id, permission) values ($1, $2) on conflict do nothing returning permission', [userId, permission]);
+      if (added.rows.length) await tx.query('update users set updated_at = clock_timestamp() where user_id = $1', [userId]);
+      return this.get(userId, tx);
+    });
+  }
+
+  /** Links an identity at an external provider to an existing user. */
+  async linkExternal(userId: string, provider: string, externalUserId: string): Promise<UserRecord | undefined> {
+    await this.addExternal(this.db, userId, provider, externalUserId);
+    return this.get(userId);
+  }
+
+  /** One window of the users the query selects, and how many it selects in all. */
+  async list(q: UserQuery): Promise<{ users: UserRecord[]; totalCount: number }> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (q.role) {
+      params.push(q.role);
+      where.push(`u.role = $${params.length}`);
+    }
+    if (q.search) {
+      // strpos, not LIKE: a caller's % or _ is looked for as it is.
+      params.push(q.search);
+      const p = `$${params.length}`;
+      where.push(`(strpos(lower(coalesce(u.name, '')), ${p}) > 0 or strpos(lower(coalesce(u.first_name, '')), ${p}) > 0 or strpos(lower(coalesce(u.last_name, '')), ${p}) > 0 or strpos(lower(u.email), ${p}) > 0)`);
+    }
+    const filter = where.length ? ` where ${where.join(' and ')}` : '';
+    const dir = q.order === 'desc' ? 'desc' : 'asc';
+    const sort = q.sort && SORT_COLUMNS[q.sort] ? `${SORT_COLUMNS[q.sort]} ${dir}, ` : '';
+    const count = await this.db.query<{ n: number | string }>(`select count(*) as n from users u${filter}`, params);
+    const page = await this.db.query<UserRow>(
+      `${SELECT_USER}${filter} order by ${sort}u.created_at, u.user_id limit $${params.length + 1} offset $${params.length + 2}`,
+      [...params, q.limit, q.offset],
+    );
+    return { users: page.rows.map(toRecord), totalCount: Number(count.rows[0]?.n ?? 0) };
+  }
+
+  private async addExternal(client: SqlClient, userId: string, provider: string, externalUserId: string): Promise<void> {
+    await client.query('insert into external_identities (provider, external_user_id, user_id) values ($1, $2, $3) on conflict do nothing', [provider, externalUserId, userId]);
+  }
+
+  private async one(client: SqlClient, sql: string, params: unknown[]): Promise<UserRecord | undefined> {
+    const { rows } = await client.query<UserRow>(sql, params);
+    return rows[0] ? toRecord(rows[0]) : undefined;
+  }
+}
+
+function rethrowEmailTaken(err: unknown): never {
+  throw isUniqueViolation(err, 'users_email_key') ? new EmailTaken() : err;
 }

@@ -41,7 +41,7 @@ import type {
  * contentType = application/json, mandatory; headers: correlationId, requestId, user (the
  * MessageUser as a JSON string, absent for anonymous calls), traceparent (when present), deadline (ms since
  * the epoch, as a decimal string), idempotencyKey (the caller's Idempotency-Key, when it sent one on a command
- * or POST).
+ * or POST), clientAddress (the caller's IP as the host saw it).
  * The reply: published to the default exchange with routing key = the request's replyTo, the same
  * correlationId, body = the Reply envelope as JSON; the service acks the request after replying.
  */
@@ -550,6 +550,7 @@ export class AmqpTransport implements Transport {
       if (h.traceparent) headers.traceparent = h.traceparent;
       if (h.deadline) headers.deadline = String(h.deadline);
       if (h.idempotencyKey) headers.idempotencyKey = h.idempotencyKey;
+      if (h.clientAddress) headers.clientAddress = h.clientAddress;
     } catch {
       return Promise.reject(new GatewayError('INTERNAL_ERROR', 'The request could not be encoded'));
     }
@@ -758,6 +759,8 @@ export class AmqpTransport implements Transport {
     if (Number.isSafeInteger(deadline)) headers.deadline = deadline;
     const idempotencyKey = headerString(raw.idempotencyKey);
     if (idempotencyKey !== undefined) headers.idempotencyKey = idempotencyKey;
+    const clientAddress = headerString(raw.clientAddress);
+    if (clientAddress !== undefined) headers.clientAddress = clientAddress;
     const request: RequestMessage = {
       messageType: String(msg.properties.type ?? ''),
       targetService: service,

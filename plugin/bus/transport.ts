@@ -19,6 +19,8 @@ export interface MessageHeaders {
   deadline?: number;
   /** The caller's Idempotency-Key (commands and POSTs only); the service deduplicates by (user.userId, key). */
   idempotencyKey?: string;
+  /** The caller's IP address as the gateway saw it (X-Forwarded-For only where the host trusts a proxy). */
+  clientAddress?: string;
 }
 
 /** A command or query on its way to a service. */

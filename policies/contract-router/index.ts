@@ -54,7 +54,8 @@ function sendMessage(req: Request, res: Response, contract: Contract, input: Rec
   const timeoutMs = actionTimeoutMs ?? contract.timeoutMs ?? runtime.settings.requestTimeoutMs;
   // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
   if (gracefulStop().isAborted) throw shuttingDown();
-  const headers: MessageHeaders = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent, deadline: Date.now() + Math.ceil(timeoutMs) };
+  // req.ip follows the host's trust proxy setting: X-Forwarded-For counts only behind a trusted proxy.
+  const headers: MessageHeaders = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent, deadline: Date.now() + Math.ceil(timeoutMs), clientAddress: req.ip };
   const idempotencyKey = idempotencyKeyOf(req, contract.messageType);
   if (idempotencyKey !== undefined) headers.idempotencyKey = idempotencyKey;
   return runtime.transport

@@ -115,6 +115,7 @@ export function transportConformance(name: string, make: () => Promise<Conforman
             requestId: 'req-456',
             user,
             traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+            clientAddress: '2001:db8::7',
           },
         };
         const reply = await t.gateway.request(message, 5000);
@@ -133,6 +134,7 @@ export function transportConformance(name: string, make: () => Promise<Conforman
         expect(seen!.headers.requestId).to.equal('req-456');
         expect(seen!.headers.user).to.deep.equal(user);
         expect(seen!.headers.traceparent).to.equal(message.headers.traceparent);
+        expect(seen!.headers.clientAddress).to.equal('2001:db8::7');
       });
 
       it('delivers no user for an anonymous request', async () => {

@@ -1,3 +1,6 @@
+import { UserStore } from '../../examples/users-service/store';
+import { openDatabase, type Database } from '../../examples/storage';
+import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -62,6 +65,8 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
   let gw: GatewayProcess | undefined;
   let transport: AmqpTransport | undefined;
   let users: RunningService | undefined;
+  let database: TestDatabase | undefined;
+  let db: Database | undefined;
   let notesTransport: AmqpTransport | undefined;
   let notes: RunningService | undefined;
 
@@ -80,7 +85,9 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
     });
     transport = new AmqpTransport(url('users-service'), { prefix });
     await transport.start();
-    users = await startUsersService(transport, { bcryptRounds: 4 });
+    database = await createTestDatabase('brokerusers');
+    db = await openDatabase({ databaseUrl: database.url, dataDir: dir });
+    users = await startUsersService(transport, { store: new UserStore(db), bcryptRounds: 4 });
     notesTransport = new AmqpTransport(url('notes-service'), { prefix });
     await notesTransport.start();
     notes = await serve({
@@ -104,6 +111,8 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
     await notesTransport?.close().catch(() => undefined);
     await users?.stop().catch(() => undefined);
     await transport?.close().catch(() => undefined);
+    await db?.close().catch(() => undefined);
+    await database?.drop().catch(() => undefined);
     await gw?.stop().catch(() => undefined);
     for (const name of Object.keys(passwords)) await exec('rabbitmqctl', ['delete_user', user(name)]).catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });

@@ -6,7 +6,7 @@ import { answer, PgIdempotencyStore, serve, ServiceError, type RunningService } 
 import { AMQP_URL } from '../support/env';
 import { eventually, startGateway, type GatewayProcess } from '../support/gateway-process';
 import { http, httpAs } from '../support/http';
-import { scratchDatabase } from '../support/scratch-database';
+import { createTestDatabase as scratchDatabase } from '../support/databases';
 
 const alice = httpAs(['entries:create'], 'alice');
 const bob = httpAs(['entries:create'], 'bob');

@@ -6,7 +6,7 @@ import { deleteWorkQueues } from '../support/broker';
 import { AMQP_URL } from '../support/env';
 import { eventually, startGateway, type GatewayProcess } from '../support/gateway-process';
 import { httpAs, type HttpResult } from '../support/http';
-import { scratchDatabase } from '../support/scratch-database';
+import { createTestDatabase as scratchDatabase } from '../support/databases';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
 
 const http = httpAs(['entries:create'], 'clerk');

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Pool } from 'pg';
 import { IdempotencyClaimLost, MemoryIdempotencyStore, PgIdempotencyStore, type IdempotencyId, type IdempotencyStore } from '../../sdk';
 import type { Reply } from '../../plugin/bus/transport';
-import { scratchDatabase } from '../support/scratch-database';
+import { createTestDatabase as scratchDatabase } from '../support/databases';
 
 interface Subject {
   store: IdempotencyStore;

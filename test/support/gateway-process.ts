@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { freePort, uniquePrefix } from './env';
 import { deleteBusTopology } from './broker';
 import { TEST_JWT_SECRET } from './tokens';
+import { seedEmbeddedData } from './embedded-template';
 
 export interface GatewayProcess {
   baseUrl: string;
@@ -27,6 +28,8 @@ export async function startGateway(env: Record<string, string | undefined> = {},
   const port = await freePort();
   const configDir = opts.configDir ?? mkdtempSync(join(tmpdir(), 'contracts-gw-'));
   const prefix = env.BUS_PREFIX ?? uniquePrefix('gw');
+  // The reference services' embedded database lives in the config directory unless DATA_DIR says otherwise.
+  if (env.START_REFERENCE_SERVICES !== 'false' && !env.DATABASE_URL) await seedEmbeddedData(env.DATA_DIR ?? join(configDir, 'data'));
   let out = '';
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'dist', 'scripts', 'start.js')], {
     cwd: ROOT,
