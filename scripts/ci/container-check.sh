@@ -5,7 +5,8 @@
 #   the build from the lockfile (installed versions = package-lock.json, no dev dependency), no build-only file,
 #   tarball or secret in any layer of the image's own; HEALTHCHECK, user node (uid 1000), node as PID 1, /health,
 #   read-only root filesystem, graceful stop on SIGTERM within the grace period; the README walk-through with the
-#   gateway and reference-services containers over the local RabbitMQ (127.0.0.1:5672, guest/guest).
+#   gateway and reference-services containers over the local RabbitMQ (127.0.0.1:5672, guest/guest); then
+#   docker-compose.yml with podman-compose (compose-check.sh).
 # Leaves nothing behind but the base image (and the :ci images with KEEP_IMAGES=1): containers, their volumes,
 # the build's intermediate images and the broker exchanges of its prefix are removed, on failure too.
 #
@@ -20,9 +21,11 @@
 #                         e.g. REFERENCE_ENV="-e DATABASE_URL=postgres://…") once the reference services keep their
 #                         data in PostgreSQL/PGlite; until then their store is in memory and a restart loses it.
 #   REFERENCE_ENV         extra `podman run` arguments for the reference-services container
+#   COMPOSE_CHECK=0       leave out docker-compose.yml with podman-compose (compose-check.sh, about a minute)
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$REPO"
+. scripts/ci/lib.sh
 export DEBIAN_FRONTEND=noninteractive
 W=${CONTAINER_CHECK_DIR:-$(mktemp -d /tmp/container-check.XXXXXX)}
 mkdir -p "$W"
@@ -91,24 +94,17 @@ podman --version
 # global config directory, /usr/local/etc), so nothing of it ends up in a layer; the layer check below proves it.
 mkdir -p "$W/buildca"
 BUILD=(podman build --pull=never --format docker --network host)
+CA_MOUNT=
 if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
   cp /etc/ssl/certs/ca-certificates.crt "$W/buildca/"
   echo 'cafile=/usr/local/etc/ca-certificates.crt' > "$W/buildca/npmrc"
+  CA_MOUNT="-v $W/buildca:/usr/local/etc:ro"
   BUILD+=(-v "$W/buildca:/usr/local/etc:ro")
 fi
 
 step "base image"
-if [ -n "${CONTAINER_BASE:-}" ]; then
-  BASE=$CONTAINER_BASE
-elif podman image exists "$STAND_IN_BASE"; then
-  BASE=$STAND_IN_BASE
-elif timeout 300 podman pull -q "$OFFICIAL_BASE" >/dev/null 2>&1; then
-  BASE=$OFFICIAL_BASE
-else
-  echo "$OFFICIAL_BASE cannot be pulled here: building a stand-in from Debian's packages (once, about a minute)"
-  bash "$REPO/scripts/ci/stand-in-base.sh" "$STAND_IN_BASE" "$W/base"
-  BASE=$STAND_IN_BASE
-fi
+BASE=${CONTAINER_BASE:-$(image_or_stand_in "$OFFICIAL_BASE" "$STAND_IN_BASE" \
+  bash "$REPO/scripts/ci/stand-in-base.sh" "$STAND_IN_BASE" "$W/base")} || fail "a base image"
 echo "base: $BASE (node $(podman run --rm "$BASE" node --version))"
 BUILD+=(--build-arg "NODE_IMAGE=$BASE")
 
@@ -227,3 +223,9 @@ fi
 
 check "reference services: SIGTERM, exit 0 within ${GRACE_SECONDS}s" graceful_stop "$RUN_ID-reference"
 check "gateway: SIGTERM, exit 0 within ${GRACE_SECONDS}s" graceful_stop "$RUN_ID-gateway-bus"
+
+if [ "${COMPOSE_CHECK:-1}" = 1 ]; then
+  step "docker-compose.yml with podman-compose (its own RabbitMQ)"
+  bash scripts/ci/compose-check.sh "$BASE" "$W" "$CA_MOUNT" || fail "docker-compose.yml with podman-compose"
+  ok "docker-compose.yml with podman-compose"
+fi
