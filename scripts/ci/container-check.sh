@@ -7,8 +7,8 @@
 #   read-only root filesystem, graceful stop on SIGTERM within the grace period; the README walk-through with the
 #   gateway and reference-services containers over the local RabbitMQ (127.0.0.1:5672, guest/guest); then
 #   docker-compose.yml with podman-compose (compose-check.sh).
-# Leaves nothing behind but the base image (and the :ci images with KEEP_IMAGES=1): containers, their volumes,
-# the build's intermediate images and the broker exchanges of its prefix are removed, on failure too.
+# Leaves nothing behind but the base images (the stand-ins, where built): containers, their volumes, the images it
+# built (kept with KEEP_IMAGES=1) and the broker exchanges of its prefix are removed, on failure too.
 #
 # Environment:
 #   CONTAINER_BASE        base image for the Dockerfile's NODE_IMAGE (default: node:20-bookworm-slim if it can be
@@ -21,7 +21,8 @@
 #                         e.g. REFERENCE_ENV="-e DATABASE_URL=postgres://…") once the reference services keep their
 #                         data in PostgreSQL/PGlite; until then their store is in memory and a restart loses it.
 #   REFERENCE_ENV         extra `podman run` arguments for the reference-services container
-#   COMPOSE_CHECK=0       leave out docker-compose.yml with podman-compose (compose-check.sh, about a minute)
+#   COMPOSE_CHECK=0       leave out docker-compose.yml with podman-compose (compose-check.sh: 2 to 4 minutes, as
+#                         podman-compose builds OCI images, which share no layer cache with the docker-format build)
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$REPO"
