@@ -1,13 +1,16 @@
 #!/bin/sh
 # Installs the gateway the sidecar image runs, from the packed plugin (npm pack): a gateway directory of the
 # shape `eg gateway create` makes (package.json + server.js; the config directory is prepared by start.sh),
-# with the plugin and its production dependencies only (npm ci --omit=dev).
+# with the plugin and its production dependencies only, at the versions the repository's package-lock.json pins
+# (lockfile.js writes the gateway's lockfile from it; `npm ci` then resolves nothing against the registry).
 # The Dockerfile RUNs this script and test/packaging runs it too, so the image and the tests cannot drift.
-#   usage: install.sh <express-gateway-plugin-contracts-x.y.z.tgz> [app directory, default /app]
+#   usage: install.sh <express-gateway-plugin-contracts-x.y.z.tgz> <repository package-lock.json> [app, default /app]
 set -eu
 
-tarball=${1:?usage: install.sh <plugin tarball> [app directory]}
-app=${2:-/app}
+usage='usage: install.sh <plugin tarball> <repository package-lock.json> [app directory]'
+tarball=${1:?$usage}
+lockfile=$(cd "$(dirname "${2:?$usage}")" && pwd)/$(basename "$2")
+app=${3:-/app}
 here=$(cd "$(dirname "$0")" && pwd)
 
 mkdir -p "$app"
@@ -39,6 +42,8 @@ JS
 cp "$here/start.sh" "$here/healthcheck.js" "$app/"
 chmod +x "$app/start.sh"
 
-npm install --package-lock-only --omit=dev --ignore-scripts --no-audit --no-fund
+node "$here/lockfile.js" "$lockfile" express-gateway-plugin-contracts.tgz package-lock.json
 npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+# The tarball is installed in node_modules now: it is a build-only file, not part of the gateway.
+rm express-gateway-plugin-contracts.tgz
 npm cache clean --force >/dev/null 2>&1 || true

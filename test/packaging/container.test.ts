@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, packTarball, run, startProcess, answers, type Started } from './support';
@@ -11,17 +11,17 @@ import { TEST_JWT_SECRET } from '../support/tokens';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { serve } from '../../sdk';
 
-interface RuntimeStage {
+interface Stage {
   env: Record<string, string>;
   lines: string[];
 }
 
-/** The `gateway` stage of the Dockerfile: its ENV (what the image is configured with) and its instructions. */
-function runtimeStage(): RuntimeStage {
+/** A stage of the Dockerfile by name: its ENV (what the image is configured with) and its instructions. */
+function dockerfileStage(name: string): Stage {
   const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8').replace(/\\\n\s*/g, ' ');
   const stages = text.split(/^FROM /m);
-  const stage = stages.find((s) => /^\S+ AS gateway\b/.test(s));
-  if (!stage) throw new Error('Dockerfile has no gateway stage');
+  const stage = stages.find((s) => new RegExp(`^\\S+ AS ${name}\\b`).test(s));
+  if (!stage) throw new Error(`Dockerfile has no ${name} stage`);
   const lines = stage.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
   const env: Record<string, string> = {};
   for (const l of lines.filter((x) => x.startsWith('ENV '))) {
@@ -31,12 +31,13 @@ function runtimeStage(): RuntimeStage {
 }
 
 /**
- * No container engine runs here, so this runs what the image runs: the Dockerfile's install script on the packed
- * plugin, then its start command with its environment (paths moved to a temp dir), then requests.
+ * What the image runs, without a container engine: the Dockerfile's install script on the packed plugin, then its
+ * start command with its environment (paths moved to a temp dir), then requests. The image itself is built and
+ * run by scripts/ci/container-check.sh (.ci/run), with the same scripts.
  */
 describe('sidecar image steps (scripts/container, as the Dockerfile uses them)', function () {
   this.timeout(300000);
-  const stage = runtimeStage();
+  const stage = dockerfileStage('gateway');
   let tmp: string;
   let app: string;
 
@@ -44,31 +45,61 @@ describe('sidecar image steps (scripts/container, as the Dockerfile uses them)',
     tmp = mkdtempSync(join(tmpdir(), 'contracts-image-'));
     const tarball = await packTarball(tmp);
     app = join(tmp, 'app');
-    const r = await run('sh', [join(ROOT, 'scripts', 'container', 'install.sh'), tarball, app]);
+    const r = await run('sh', [join(ROOT, 'scripts', 'container', 'install.sh'), tarball, join(ROOT, 'package-lock.json'), app]);
     expect(r.code, r.output).to.equal(0);
   });
 
   after(() => rmSync(tmp, { recursive: true, force: true }));
 
-  it('the Dockerfile installs and starts through these scripts: multi-stage, production dependencies only, non-root, HEALTHCHECK on /health', () => {
-    const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
-    expect(text.match(/^FROM /gm)!.length).to.be.greaterThan(1);
+  it('the Dockerfile installs and starts through these scripts: multi-stage, non-root, HEALTHCHECK on /health', () => {
+    const install = dockerfileStage('install');
+    expect(install.lines).to.include('COPY scripts/container/ /opt/contracts/');
+    expect(install.lines).to.include('COPY package-lock.json /tmp/package-lock.json');
+    expect(install.lines).to.include('RUN /opt/contracts/install.sh /tmp/plugin.tgz /tmp/package-lock.json /app');
     const { lines, env } = stage;
-    expect(lines).to.include('COPY scripts/container/ /opt/contracts/');
-    expect(lines.some((l) => l.startsWith('RUN /opt/contracts/install.sh /tmp/plugin.tgz /app'))).to.equal(true);
+    // The runtime stage takes the installed /app and nothing else: no tarball, no install script, no npm step.
+    expect(lines.filter((l) => l.startsWith('COPY '))).to.deep.equal(['COPY --from=install /app /app']);
+    expect(lines.filter((l) => l.startsWith('RUN ')).join(' ')).not.to.match(/npm|tgz/);
     expect(lines).to.include('USER node');
     expect(lines).to.include('CMD ["/app/start.sh"]');
     expect(lines.some((l) => l.startsWith('HEALTHCHECK') && l.includes('/app/healthcheck.js'))).to.equal(true);
-    expect(readFileSync(join(ROOT, 'scripts', 'container', 'install.sh'), 'utf8')).to.match(/^npm ci --omit=dev/m);
     expect(readFileSync(join(ROOT, 'scripts', 'container', 'healthcheck.js'), 'utf8')).to.include('/health');
     expect(env).to.include({ APP_DIR: '/app', EG_CONFIG_DIR: '/var/lib/gateway', EG_CONFIG_SOURCE: '/etc/gateway', HOST: '0.0.0.0', PORT: '8080' });
   });
 
-  it('installs production dependencies only', () => {
-    const lock = JSON.parse(readFileSync(join(app, 'package-lock.json'), 'utf8'));
-    expect(lock.packages['node_modules/express-gateway-plugin-contracts']).to.be.an('object');
-    expect(lock.packages).not.to.have.property('node_modules/mocha');
-    expect(lock.packages).not.to.have.property('node_modules/typescript');
+  it('the Dockerfile builds with the project\'s compiler and installs from the lockfile only', () => {
+    const build = dockerfileStage('build').lines.join('\n');
+    expect(build).to.include('npm run build');
+    expect(build).to.match(/mkdir -p \/tmp\/pack\s+&&\s+npm pack --ignore-scripts --pack-destination \/tmp\/pack/);
+    const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    expect(text).not.to.match(/^[^#]*\bnpx\b/m);
+    expect(text).not.to.match(/^[^#]*npm (install|i|update)\b/m);
+    expect(readFileSync(join(ROOT, 'scripts', 'container', 'install.sh'), 'utf8')).not.to.match(/^[^#]*npm (install|i|update)\b/m);
+    const reference = dockerfileStage('reference-services').lines;
+    expect(reference.filter((l) => l.startsWith('COPY ')).every((l) => l.startsWith('COPY --from='))).to.equal(true);
+    expect(reference).to.include('USER node');
+    expect(dockerfileStage('reference-install').lines).to.include('RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund');
+  });
+
+  it('installs the versions package-lock.json pins, production dependencies only, and leaves no tarball', () => {
+    const repo = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')).packages;
+    // node_modules/.package-lock.json is npm's record of what is actually in node_modules.
+    const installed = JSON.parse(readFileSync(join(app, 'node_modules', '.package-lock.json'), 'utf8')).packages;
+    expect(installed['node_modules/express-gateway-plugin-contracts']).to.be.an('object');
+    for (const [path, entry] of Object.entries<{ version: string; integrity?: string; dev?: boolean; optional?: boolean }>(repo)) {
+      if (!path || entry.optional) continue;
+      if (entry.dev) expect(installed, path).not.to.have.property(path);
+      else expect({ path, version: installed[path]?.version, integrity: installed[path]?.integrity }).to.deep.equal({ path, version: entry.version, integrity: entry.integrity });
+    }
+    expect(installed).not.to.have.property('node_modules/mocha');
+    expect(installed).not.to.have.property('node_modules/typescript');
+    expect(readdirSync(app).filter((f) => f.endsWith('.tgz'))).to.deep.equal([]);
+  });
+
+  it('refuses a lockfile that is not the plugin\'s', () => {
+    const { gatewayLockfile } = require(join(ROOT, 'scripts', 'container', 'lockfile.js')) as { gatewayLockfile: (lock: unknown, tarball: Buffer) => unknown };
+    expect(() => gatewayLockfile({ lockfileVersion: 3, packages: { '': { name: 'another-app' } } }, Buffer.from(''))).to.throw(/not express-gateway-plugin-contracts's/);
+    expect(() => gatewayLockfile({ lockfileVersion: 1, dependencies: {} }, Buffer.from(''))).to.throw(/lockfileVersion 2 or 3/);
   });
 
   describe('the start command', () => {
