@@ -28,7 +28,9 @@ function gatewayLockfile(repo, tarball) {
   };
   for (const [path, entry] of Object.entries(repo.packages)) {
     // Development-only packages (dev: true) are not the plugin's; everything else is its dependency closure.
-    if (path === '' || entry.dev || !path.startsWith('node_modules/')) continue;
+    // A link (a `file:` folder of the repository, e.g. a test helper package) is never in the packed plugin, and
+    // npm leaves it unmarked: without its folder, `npm ci` in the image would refuse the whole lockfile.
+    if (path === '' || entry.dev || entry.link || !path.startsWith('node_modules/')) continue;
     if (path === `node_modules/${PLUGIN}`) throw new Error(`the repository lockfile already installs ${PLUGIN}`);
     packages[path] = entry;
   }

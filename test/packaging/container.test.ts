@@ -102,6 +102,21 @@ describe('sidecar image steps (scripts/container, as the Dockerfile uses them)',
     expect(() => gatewayLockfile({ lockfileVersion: 1, dependencies: {} }, Buffer.from(''))).to.throw(/lockfileVersion 2 or 3/);
   });
 
+  it('leaves the repository\'s linked folders (file: dev helpers) out of the gateway\'s lockfile', () => {
+    const { gatewayLockfile } = require(join(ROOT, 'scripts', 'container', 'lockfile.js')) as { gatewayLockfile: (lock: unknown, tarball: Buffer) => { packages: Record<string, unknown> } };
+    const repo = {
+      lockfileVersion: 3,
+      packages: {
+        '': { name: 'express-gateway-plugin-contracts', version: '1.0.0', dependencies: { yaml: '^2' } },
+        'node_modules/yaml': { version: '2.9.1', integrity: 'sha512-x' },
+        'node_modules/helper': { resolved: 'test/helper', link: true },
+        'test/helper': { name: 'helper', dev: true },
+      },
+    };
+    const lock = gatewayLockfile(repo, Buffer.from('tarball'));
+    expect(Object.keys(lock.packages)).to.include('node_modules/yaml').and.not.include('node_modules/helper');
+  });
+
   describe('the start command', () => {
     let gw: Started | undefined;
     let prefix: string;
