@@ -7,6 +7,7 @@ import { ConfigSync, type HostConfig } from './config-writer/config-sync';
 import { checkAuthConfig, warnIfDevelopmentMode } from './auth';
 import { GatewayError } from './errors';
 import { startWithRetry } from './bus/start-with-retry';
+import { Observability } from './observability';
 
 /**
  * What lives as long as the gateway process: the bus, the registry of discovered contracts and the
@@ -18,6 +19,8 @@ export class Runtime {
   readonly registry: ContractRegistry;
   readonly settings: Settings;
   readonly log: Logger;
+  /** Prometheus metrics (with a metrics port) and what every request is observed by. */
+  readonly observability: Observability;
   readonly startedAt = Date.now();
   private sync?: ConfigSync;
   private starting?: Promise<void>;
@@ -35,6 +38,7 @@ export class Runtime {
     this.log = log;
     this.transport = createTransport({ url: settings.busUrl, prefix: settings.busPrefix, logger: log });
     this.registry = new ContractRegistry({ logger: log });
+    this.observability = new Observability(settings, this.registry, this.transport, log);
   }
 
   /**
@@ -47,6 +51,7 @@ export class Runtime {
   }
 
   private async connect(): Promise<void> {
+    void this.observability.start();
     this.transport.onStateChange((state) => {
       // The transport logs the change itself; after a reconnect every service re-announces, so routes come back without a restart.
       if (state === 'up') this.transport.requestDiscovery().catch((e) => this.log.warn(`discovery request failed: ${String(e)}`));
@@ -83,6 +88,7 @@ export class Runtime {
     this.sync?.stop();
     this.registry.stop();
     await this.transport.close();
+    await this.observability.close();
   }
 }
 

@@ -40,6 +40,10 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   rateLimitMax: 'RATE_LIMIT_MAX',
   rateLimitWindowMs: 'RATE_LIMIT_WINDOW_MS',
   rateLimitPrefix: 'RATE_LIMIT_PREFIX',
+  metricsPort: 'METRICS_PORT',
+  metricsHost: 'METRICS_HOST',
+  accessLog: 'ACCESS_LOG',
+  logFormat: 'LOG_FORMAT',
 };
 
 /**

@@ -38,6 +38,8 @@ export interface RegistryOptions {
 export interface RegistryEvents {
   change: [contracts: Contract[]];
   conflict: [conflicts: RegistryConflict[]];
+  /** Every announcement applied or refused (metrics count them by reason). */
+  announcement: [result: ApplyResult];
 }
 
 export const DEFAULT_MAX_TTL_MS = 60 * 60 * 1000;
@@ -215,7 +217,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     }
     if (!validation.ok) {
       this.logger?.warn(`contract registry: rejected announcement: ${validation.reason}`);
-      return { accepted: false, changed: false, reason: validation.reason };
+      return this.applied({ accepted: false, changed: false, reason: validation.reason });
     }
     const announcement = validation.announcement;
     const key = instanceKey(announcement.service, announcement.instanceId);
@@ -224,7 +226,19 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     } else {
       this.record(key, announcement);
     }
-    return { accepted: true, changed: this.recompute() };
+    return this.applied({ accepted: true, changed: this.recompute() });
+  }
+
+  private applied(result: ApplyResult): ApplyResult {
+    this.safeEmit('announcement', result);
+    return result;
+  }
+
+  /** How many contracts, services and instances are known, without copying anything (read at every metrics scrape). */
+  counts(): { contracts: number; services: number; instances: number } {
+    const services = new Set<string>();
+    for (const record of this.records.values()) services.add(record.service);
+    return { contracts: this.union.length, services: services.size, instances: this.records.size };
   }
 
   /** Drops every instance whose lease ran out by `now`; returns the dropped instances. */

@@ -16,6 +16,7 @@ import { answerStepError } from '../../plugin/pipeline/step-error';
 import type { Contract } from '../../plugin/contracts/types';
 import type { MessageHeaders, Reply } from '../../plugin/bus/transport';
 import { idempotencyKeyOf, REPLAYED_HEADER } from '../../plugin/pipeline/idempotency-key';
+import { BusCall } from '../../plugin/observability/bus-call';
 
 interface RouterAction extends RouteAction {
   timeoutMs?: number;
@@ -57,9 +58,17 @@ function sendMessage(req: Request, res: Response, contract: Contract, input: Rec
   const headers: MessageHeaders = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent, deadline: Date.now() + Math.ceil(timeoutMs) };
   const idempotencyKey = idempotencyKeyOf(req, contract.messageType);
   if (idempotencyKey !== undefined) headers.idempotencyKey = idempotencyKey;
-  return runtime.transport
-    .request({ messageType: contract.messageType, targetService: contract.targetService, input, headers }, timeoutMs)
-    .then((reply): Answer => ({ runtime, contract, reply }));
+  const call = new BusCall(runtime.observability.metrics, contract.targetService);
+  return runtime.transport.request({ messageType: contract.messageType, targetService: contract.targetService, input, headers }, timeoutMs).then(
+    (reply): Answer => {
+      call.replied(reply);
+      return { runtime, contract, reply };
+    },
+    (err: unknown) => {
+      call.failed(err);
+      throw err;
+    },
+  );
 }
 
 /** The service's reply as the HTTP answer: its status, its checked result, its Location. */
