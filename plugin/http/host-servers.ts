@@ -1,7 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Request, Response } from 'express';
 import { onClientError } from './client-error';
-import { traceOf } from '../request/trace';
 import { observeRequest } from '../observability/request-observer';
 
 /** What the host's event bus offers for its servers ('http-ready' / 'https-ready'). */
@@ -16,7 +14,6 @@ export interface ServerEvents {
  * too: metrics, the server span and the access log (plugin/observability).
  */
 function traceEveryRequest(req: IncomingMessage, res: ServerResponse): void {
-  traceOf(req as Request, res as Response);
   observeRequest(req, res);
 }
 

@@ -1,6 +1,8 @@
 import { GatewayError } from '../errors';
 import type { Reply } from '../bus/transport';
 import type { BusOutcome, GatewayMetrics } from './metrics';
+import type { Span } from '@opentelemetry/api';
+import { endBusSpan, startBusSpan, traceparentOf } from './tracing';
 
 /** How a bus request ended, from its reply or from the error the transport rejected with (plugin/bus/transport.ts). */
 export function busOutcome(result: { reply: Reply } | { error: unknown }): BusOutcome {
@@ -14,21 +16,37 @@ export function busOutcome(result: { reply: Reply } | { error: unknown }): BusOu
 }
 
 /**
- * One request over the bus, timed from the send to its reply or failure. Made per request by the contract router;
- * `replied` and `failed` are the promise's handlers.
+ * One request over the bus: its span (child of the request's server span) and its time from the send to the reply
+ * or failure. Made per request by the contract router; `replied` and `failed` are the promise's handlers.
  */
 export class BusCall {
   private readonly start = performance.now();
+  private readonly span: Span;
   constructor(
     private readonly metrics: GatewayMetrics | undefined,
     private readonly service: string,
-  ) {}
+    messageType: string,
+    busKind: string,
+    parent: Span | undefined,
+  ) {
+    this.span = startBusSpan(parent, messageType, service, busKind);
+  }
+
+  /** The traceparent to send with the message: this span's, so the service's spans are its children. */
+  traceparent(): string | undefined {
+    return traceparentOf(this.span);
+  }
 
   replied(reply: Reply): void {
-    this.metrics?.busRoundTrip(this.service, busOutcome({ reply }), (performance.now() - this.start) / 1000);
+    this.ended(busOutcome({ reply }));
   }
 
   failed(error: unknown): void {
-    this.metrics?.busRoundTrip(this.service, busOutcome({ error }), (performance.now() - this.start) / 1000);
+    this.ended(busOutcome({ error }));
+  }
+
+  private ended(outcome: BusOutcome): void {
+    this.metrics?.busRoundTrip(this.service, outcome, (performance.now() - this.start) / 1000);
+    endBusSpan(this.span, outcome);
   }
 }

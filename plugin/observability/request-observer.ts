@@ -1,10 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { requestState } from '../request/state';
 import { isKnownCode } from '../errors';
 import { errorCodeOf } from './error-code';
 import { routeLabelOf } from './route-label';
 import type { GatewayMetrics } from './metrics';
+import type { Span } from '@opentelemetry/api';
+import { endServerSpan, startServerSpan } from './tracing';
+import { traceOf } from '../request/trace';
 
 /** Seen by the status label when the caller went away before the answer was complete (nginx's convention). */
 export const CLIENT_CLOSED = 499;
@@ -12,6 +15,8 @@ export const CLIENT_CLOSED = 499;
 interface Observed {
   /** performance.now() when the server got the request. */
   start: number;
+  /** The request's server span (non-recording without an SDK). */
+  span: Span;
 }
 
 declare module '../request/state' {
@@ -20,14 +25,14 @@ declare module '../request/state' {
   }
 }
 
-/** What is done with each request the host's servers get: counted in metrics (if any). */
+/** What is done with each request the host's servers get besides its server span: counted in metrics (if any). */
 export interface ObserverOptions {
   metrics?: GatewayMetrics;
 }
 
 let options: ObserverOptions = {};
 
-/** Set by the runtime once per process; until then (and without metrics) requests are not observed. */
+/** Set by the runtime once per process. */
 export function setObserver(next: ObserverOptions): void {
   options = next;
 }
@@ -37,23 +42,31 @@ export function setObserver(next: ObserverOptions): void {
  * is counted when the response closes, by one shared listener (no closure per request).
  */
 export function observeRequest(req: IncomingMessage, res: ServerResponse): void {
-  const metrics = options.metrics;
-  if (!metrics) return;
-  requestState(req as Request).observed = { start: performance.now() };
-  metrics.inFlight.inc();
+  const trace = traceOf(req as Request, res as Response);
+  requestState(req as Request).observed = { start: performance.now(), span: startServerSpan(req.method ?? 'OTHER', trace.traceparent) };
+  options.metrics?.inFlight.inc();
   res.on('close', answered);
 }
 
+/** The server span of a request, for the spans of its steps (the bus round trip). */
+export function serverSpanOf(req: Request): Span | undefined {
+  return requestState(req).observed?.span;
+}
+
 function answered(this: ServerResponse): void {
-  const req = this.req;
-  const observed = requestState(req as Request).observed;
-  const metrics = options.metrics;
-  if (!observed || !metrics) return;
-  metrics.inFlight.dec();
+  const req = this.req as Request;
+  const state = requestState(req);
+  const observed = state.observed;
+  if (!observed) return;
   const seconds = (performance.now() - observed.start) / 1000;
   const status = this.writableFinished ? this.statusCode : CLIENT_CLOSED;
   const route = routeLabelOf(req);
-  metrics.httpAnswered(route, req.method ?? 'OTHER', status, seconds);
+  const method = req.method ?? 'OTHER';
+  endServerSpan(observed.span, method, route, status, state.trace ?? {});
+  const metrics = options.metrics;
+  if (!metrics) return;
+  metrics.inFlight.dec();
+  metrics.httpAnswered(route, method, status, seconds);
   const code = errorCodeOf(this);
   if (code !== undefined) metrics.errorAnswered(isKnownCode(code) ? code : 'OTHER', status, route);
 }

@@ -17,6 +17,7 @@ import type { Contract } from '../../plugin/contracts/types';
 import type { MessageHeaders, Reply } from '../../plugin/bus/transport';
 import { idempotencyKeyOf, REPLAYED_HEADER } from '../../plugin/pipeline/idempotency-key';
 import { BusCall } from '../../plugin/observability/bus-call';
+import { serverSpanOf } from '../../plugin/observability/request-observer';
 
 interface RouterAction extends RouteAction {
   timeoutMs?: number;
@@ -55,10 +56,12 @@ function sendMessage(req: Request, res: Response, contract: Contract, input: Rec
   const timeoutMs = actionTimeoutMs ?? contract.timeoutMs ?? runtime.settings.requestTimeoutMs;
   // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
   if (gracefulStop().isAborted) throw shuttingDown();
-  const headers: MessageHeaders = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent, deadline: Date.now() + Math.ceil(timeoutMs) };
+  const call = new BusCall(runtime.observability.metrics, contract.targetService, contract.messageType, runtime.transport.kind, serverSpanOf(req));
+  // The bus span's context when there is one (an SDK, or the caller's trace): the service continues that span.
+  const traceparent = call.traceparent() ?? trace.traceparent;
+  const headers: MessageHeaders = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent, deadline: Date.now() + Math.ceil(timeoutMs) };
   const idempotencyKey = idempotencyKeyOf(req, contract.messageType);
   if (idempotencyKey !== undefined) headers.idempotencyKey = idempotencyKey;
-  const call = new BusCall(runtime.observability.metrics, contract.targetService);
   return runtime.transport.request({ messageType: contract.messageType, targetService: contract.targetService, input, headers }, timeoutMs).then(
     (reply): Answer => {
       call.replied(reply);
