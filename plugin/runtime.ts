@@ -8,6 +8,8 @@ import { checkAuthConfig, warnIfDevelopmentMode } from './auth';
 import { GatewayError } from './errors';
 import { startWithRetry } from './bus/start-with-retry';
 import { Observability } from './observability';
+import { hostLogsAsJson } from './logging/host-logs';
+import { jsonLogger, redacting } from './logging/structured';
 
 /**
  * What lives as long as the gateway process: the bus, the registry of discovered contracts and the
@@ -103,8 +105,11 @@ export function obtainRuntime(settings: Settings, log: Logger = consoleLogger): 
   const g = globalThis as Holder;
   if (!g[KEY]) {
     checkAuthConfig();
-    warnIfDevelopmentMode(log);
-    g[KEY] = new Runtime(settings, log);
+    // LOG_FORMAT=json: the plugin's lines and the host's as one JSON object per line; either way redacted.
+    if (settings.logFormat === 'json') hostLogsAsJson();
+    const logger = settings.logFormat === 'json' ? jsonLogger : redacting(log);
+    warnIfDevelopmentMode(logger);
+    g[KEY] = new Runtime(settings, logger);
   }
   return g[KEY];
 }

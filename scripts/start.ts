@@ -70,7 +70,7 @@ async function main(): Promise<void> {
   const port = process.env.PORT ?? '8080';
   const bus = settings.busUrl.startsWith('amqp') ? 'RabbitMQ' : 'embedded';
   const waiting = runtime.transport.state() === 'up' ? '' : ', not reachable yet: retrying, /health answers 503 until it is up';
-  console.log(`[contracts] gateway ready on http://127.0.0.1:${port} (bus: ${bus}${waiting})`);
+  runtime.log.info(`gateway ready on http://127.0.0.1:${port} (bus: ${bus}${waiting})`);
 
   // SIGTERM/SIGINT run the plugin's graceful stop (plugin/shutdown); the in-process services stop after the
   // requests in flight, before the bus closes.

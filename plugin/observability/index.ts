@@ -8,10 +8,11 @@ import { GatewayMetrics } from './metrics';
 import { startMetricsServer } from './metrics-server';
 import { refusalKind } from './refusals';
 import { setObserver } from './request-observer';
+import { accessLog } from '../logging/access-log';
 
 /**
- * Metrics of one gateway process: made by the runtime with the registry and the bus it watches. Without a metrics
- * port nothing is counted (no cost on the request path).
+ * Metrics and the access log of one gateway process: made by the runtime with the registry and the bus it watches.
+ * Without a metrics port nothing is counted (no cost on the request path).
  */
 export class Observability {
   readonly metrics?: GatewayMetrics;
@@ -23,6 +24,8 @@ export class Observability {
     transport: Transport,
     private readonly log: Logger,
   ) {
+    const access = settings.accessLog ? accessLog(settings.logFormat, log) : undefined;
+    setObserver(access ? { accessLog: access } : {});
     if (settings.metricsPort === undefined) return;
     const metrics = new GatewayMetrics({
       contracts: () => registry.counts().contracts,
@@ -33,7 +36,7 @@ export class Observability {
     metrics.busStateChanged(transport.state());
     transport.onStateChange((state) => metrics.busStateChanged(state));
     registry.on('announcement', (result) => metrics.announcement(result.accepted ? 'accepted' : 'refused', result.accepted ? '' : refusalKind(result.reason)));
-    setObserver({ metrics });
+    setObserver(access ? { metrics, accessLog: access } : { metrics });
   }
 
   /** Opens the metrics port. A port that cannot be opened is logged; the gateway serves its API anyway. */

@@ -8,6 +8,9 @@ import type { GatewayMetrics } from './metrics';
 import type { Span } from '@opentelemetry/api';
 import { endServerSpan, startServerSpan } from './tracing';
 import { traceOf } from '../request/trace';
+import { pathOnly, type AccessLog } from '../logging/access-log';
+import { redact } from '../logging/redact';
+import '../pipeline/resolve-contract';
 
 /** Seen by the status label when the caller went away before the answer was complete (nginx's convention). */
 export const CLIENT_CLOSED = 499;
@@ -25,9 +28,10 @@ declare module '../request/state' {
   }
 }
 
-/** What is done with each request the host's servers get besides its server span: counted in metrics (if any). */
+/** What is done with each request the host's servers get besides its server span: metrics, the access log. */
 export interface ObserverOptions {
   metrics?: GatewayMetrics;
+  accessLog?: AccessLog;
 }
 
 let options: ObserverOptions = {};
@@ -63,10 +67,25 @@ function answered(this: ServerResponse): void {
   const route = routeLabelOf(req);
   const method = req.method ?? 'OTHER';
   endServerSpan(observed.span, method, route, status, state.trace ?? {});
-  const metrics = options.metrics;
-  if (!metrics) return;
-  metrics.inFlight.dec();
-  metrics.httpAnswered(route, method, status, seconds);
-  const code = errorCodeOf(this);
-  if (code !== undefined) metrics.errorAnswered(isKnownCode(code) ? code : 'OTHER', status, route);
+  const found = errorCodeOf(this);
+  const code = found === undefined || isKnownCode(found) ? found : 'OTHER';
+  const { metrics, accessLog } = options;
+  if (metrics) {
+    metrics.inFlight.dec();
+    metrics.httpAnswered(route, method, status, seconds);
+    if (code !== undefined) metrics.errorAnswered(code, status, route);
+  }
+  if (accessLog) {
+    accessLog({
+      method,
+      route,
+      path: redact(pathOnly(req.originalUrl ?? req.url)),
+      status,
+      duration: Math.round(seconds * 10_000) / 10,
+      correlationId: state.trace?.correlationId,
+      requestId: state.trace?.requestId,
+      service: state.resolved?.contract.targetService,
+      code,
+    });
+  }
 }
