@@ -10,7 +10,6 @@ import { endServerSpan, startServerSpan } from './tracing';
 import { traceOf } from '../request/trace';
 import { pathOnly, type AccessLog } from '../logging/access-log';
 import { redact } from '../logging/redact';
-import '../pipeline/resolve-contract';
 
 /** Seen by the status label when the caller went away before the answer was complete (nginx's convention). */
 export const CLIENT_CLOSED = 499;
@@ -48,7 +47,7 @@ export function setObserver(next: ObserverOptions): void {
 export function observeRequest(req: IncomingMessage, res: ServerResponse): void {
   const trace = traceOf(req as Request, res as Response);
   requestState(req as Request).observed = { start: performance.now(), span: startServerSpan(req.method ?? 'OTHER', trace.traceparent) };
-  options.metrics?.inFlight.inc();
+  options.metrics?.requestStarted();
   res.on('close', answered);
 }
 
@@ -71,7 +70,6 @@ function answered(this: ServerResponse): void {
   const code = found === undefined || isKnownCode(found) ? found : 'OTHER';
   const { metrics, accessLog } = options;
   if (metrics) {
-    metrics.inFlight.dec();
     metrics.httpAnswered(route, method, status, seconds);
     if (code !== undefined) metrics.errorAnswered(code, status, route);
   }

@@ -4,6 +4,8 @@ import { GatewayMetrics } from '../../plugin/observability/metrics';
 import { refusalKind, OTHER_REASON } from '../../plugin/observability/refusals';
 import { routeLabelOf, MAX_ROUTE_LABELS, OTHER_ROUTE, UNMATCHED_ROUTE } from '../../plugin/observability/route-label';
 import type { IncomingMessage } from 'node:http';
+import { busOutcome } from '../../plugin/observability/bus-call';
+import { badGateway, gatewayTimeout, serviceUnavailable, GatewayError } from '../../plugin/errors';
 
 function contract(i: number) {
   return { messageType: `GetThing${i}Query`, targetService: 'things', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: [] };
@@ -54,5 +56,26 @@ describe('metrics: announcements, contracts and bounded labels', () => {
     expect(labels.has(OTHER_ROUTE)).to.equal(true);
     // A template seen before the cap keeps its own label.
     expect(routeLabelOf(req('/api/users/:userId'))).to.equal('/api/users/:userId');
+  });
+
+  it('counts a reconnect each time the bus comes back up, not its first start', async () => {
+    const metrics = metricsOf(new ContractRegistry());
+    for (const state of ['connecting', 'up', 'down', 'connecting', 'up', 'down', 'up'] as const) metrics.busStateChanged(state);
+    const text = await metrics.registry.metrics();
+    expect(text).to.contain('contracts_gateway_bus_reconnects_total 2\n');
+    expect(text).to.contain('contracts_gateway_bus_connection_state{state="up"} 1\n');
+    expect(text).to.contain('contracts_gateway_bus_connection_state{state="down"} 0\n');
+  });
+
+  it('sorts how a bus request ended from the transport\'s answer', () => {
+    expect(busOutcome({ reply: { ok: true, result: 1 } })).to.equal('reply');
+    expect(busOutcome({ reply: { ok: false, error: { code: 'NOT_FOUND' } } })).to.equal('error_reply');
+    expect(busOutcome({ error: gatewayTimeout(100) })).to.equal('timeout');
+    expect(busOutcome({ error: serviceUnavailable("No instance of service 'x' is available", 5, { service: 'x' }) })).to.equal('unroutable');
+    expect(busOutcome({ error: badGateway('x') })).to.equal('connection_lost');
+    expect(busOutcome({ error: serviceUnavailable('The message bus is not connected') })).to.equal('bus_unavailable');
+    expect(busOutcome({ error: serviceUnavailable('The gateway is shutting down; retry the request') })).to.equal('aborted');
+    expect(busOutcome({ error: new GatewayError('INTERNAL_ERROR', 'x') })).to.equal('failed');
+    expect(busOutcome({ error: new Error('x') })).to.equal('failed');
   });
 });
