@@ -15,7 +15,7 @@
  * vs 10 contracts, RSS. `npm run bench:pipeline` (bench/pipeline.mjs) measures the plugin's own steps alone.
  *
  * Flags: --quick (under 2 minutes, for development), --only=a,b,… , --skip-scale, --scale-routing=auto,endpoints,table, --rounds=N, --duration=S,
- * --connections=16,64,256, --profile=<key>[,<key>] (a CPU profile of those configurations' gateways into bench/profiles/, one
+ * --observe[=metrics|tracing] (metrics on and/or an OpenTelemetry SDK without exporter in this gateway), --connections=16,64,256, --profile=<key>[,<key>] (a CPU profile of those configurations' gateways into bench/profiles/, one
  * per measured run: start-up and warm-up left out), --alloc-profile=<key> (the same for allocations, freed ones
  * included), --report=<path>. Env: BENCH_HEAP_ARGS replaces `--max-old-space-size=128`.
  * Env: BENCH_AMQP_URL (default amqp://guest:guest@127.0.0.1:5672; loopback only).
@@ -55,6 +55,8 @@ const OPTS = {
   // --quick leaves out (g) and (h), the diagnostic variants of (b), to stay under 2 minutes.
   only: (option('only')?.split(',') ?? (QUICK ? ['a', 'b', 'c', 'd', 'e', 'f'] : ['a', 'b', 'g', 'h', 'c', 'p', 'd', 'e', 'f'])).filter((k) => /^[a-hp]$/.test(k)),
   skipScale: flag('skip-scale'),
+  // Metrics and tracing on in this gateway's processes (issue: their cost against the same build without them).
+  observe: flag('observe') ? 'all' : option('observe'),
   // auto (the default) is endpoints at 10 contracts and the table at 1,000; endpoints shows what auto avoids.
   scaleRouting: (option('scale-routing') ?? 'auto,endpoints').split(','),
   profile: option('profile')?.split(',') ?? [],
@@ -388,7 +390,10 @@ pipelines:
 async function startOurGateway(key, { overRabbit, routing = 'auto', routerOnly = false }) {
   const port = await freePort();
   const prefix = `${RUN_ID}-${key}`;
-  const env = { PORT: String(port), EG_CONFIG_DIR: tempDir(key), BUS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: 'warn', BUS_URL: overRabbit ? AMQP_URL : 'embedded', CONTRACT_ROUTING: routing };
+  // No access log: a line per request would measure the terminal. --observe: metrics on, spans made (no exporter).
+  const env = { PORT: String(port), EG_CONFIG_DIR: tempDir(key), BUS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: 'warn', BUS_URL: overRabbit ? AMQP_URL : 'embedded', CONTRACT_ROUTING: routing, ACCESS_LOG: 'false' };
+  if (OPTS.observe === 'all' || OPTS.observe === 'metrics') Object.assign(env, { METRICS_PORT: String(await freePort()), METRICS_HOST: '127.0.0.1' });
+  if (OPTS.observe === 'all' || OPTS.observe === 'tracing') env.NODE_OPTIONS = `--require ${join(BENCH, 'lib', 'tracing-no-export.cjs')}`;
   // start.js fills in the rest of the config directory from config/ and keeps a gateway.config.yml it finds.
   if (routerOnly) writeFileSync(join(env.EG_CONFIG_DIR, 'gateway.config.yml'), ROUTER_ONLY_CONFIG);
   if (overRabbit) env.START_REFERENCE_SERVICES = 'false';

@@ -8,6 +8,9 @@ import { ConfigSync, type HostConfig } from './config-writer/config-sync';
 import { checkAuthConfig, warnIfDevelopmentMode } from './auth';
 import { GatewayError } from './errors';
 import { startWithRetry } from './bus/start-with-retry';
+import { Observability } from './observability';
+import { hostLogsAsJson } from './logging/host-logs';
+import { jsonLogger, redacting } from './logging/structured';
 
 /**
  * What lives as long as the gateway process: the bus, the registry of discovered contracts and the
@@ -21,6 +24,8 @@ export class Runtime {
   readonly inbox: AnnouncementInbox;
   readonly settings: Settings;
   readonly log: Logger;
+  /** Prometheus metrics (with a metrics port) and what every request is observed by. */
+  readonly observability: Observability;
   readonly startedAt = Date.now();
   private sync?: ConfigSync;
   private starting?: Promise<void>;
@@ -48,6 +53,7 @@ export class Runtime {
       announcers: { users: settings.announcementUsers, required: settings.requireAnnouncementUser },
       logger: log,
     });
+    this.observability = new Observability(settings, this.registry, this.transport, log);
   }
 
   /**
@@ -60,6 +66,7 @@ export class Runtime {
   }
 
   private async connect(): Promise<void> {
+    void this.observability.start();
     this.transport.onStateChange((state) => {
       // The transport logs the change itself; after a reconnect every service re-announces, so routes come back without a restart.
       if (state === 'up') this.transport.requestDiscovery().catch((e) => this.log.warn(`discovery request failed: ${String(e)}`));
@@ -109,6 +116,7 @@ export class Runtime {
     this.inbox.stop();
     this.registry.stop();
     await this.transport.close();
+    await this.observability.close();
   }
 }
 
@@ -123,8 +131,11 @@ export function obtainRuntime(settings: Settings, log: Logger = consoleLogger): 
   const g = globalThis as Holder;
   if (!g[KEY]) {
     checkAuthConfig();
-    warnIfDevelopmentMode(log);
-    g[KEY] = new Runtime(settings, log);
+    // LOG_FORMAT=json: the plugin's lines and the host's as one JSON object per line; either way redacted.
+    if (settings.logFormat === 'json') hostLogsAsJson();
+    const logger = settings.logFormat === 'json' ? jsonLogger : redacting(log);
+    warnIfDevelopmentMode(logger);
+    g[KEY] = new Runtime(settings, logger);
   }
   return g[KEY];
 }

@@ -42,6 +42,10 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   rateLimitWindowMs: 'RATE_LIMIT_WINDOW_MS',
   rateLimitPrefix: 'RATE_LIMIT_PREFIX',
   requireAnnouncementUser: 'REQUIRE_ANNOUNCEMENT_USER',
+  metricsPort: 'METRICS_PORT',
+  metricsHost: 'METRICS_HOST',
+  accessLog: 'ACCESS_LOG',
+  logFormat: 'LOG_FORMAT',
 };
 
 /**

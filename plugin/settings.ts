@@ -38,7 +38,17 @@ export interface Settings extends EdgeSettings, BusTrustSettings {
    * AUTO_TABLE_ABOVE routes, the table above.
    */
   routing: RoutingMode;
+  /** Port of the Prometheus `GET /metrics` listener, apart from the API's port; undefined: no metrics at all. */
+  metricsPort?: number;
+  /** Address that listener binds to (0.0.0.0 by default: Prometheus scrapes from another host or container). */
+  metricsHost: string;
+  /** One log line per answered request (method, route, status, duration, ids). */
+  accessLog: boolean;
+  /** `json`: one JSON object per line; `text`: human-readable lines. */
+  logFormat: LogFormat;
 }
+
+export type LogFormat = 'text' | 'json';
 
 export type RoutingMode = 'auto' | 'endpoints' | 'table';
 export const ROUTING_MODES: readonly RoutingMode[] = ['auto', 'endpoints', 'table'];
@@ -60,6 +70,10 @@ export const SETTINGS_SCHEMA = {
     debugEndpoints: { type: 'boolean', description: 'serve GET /debug/contracts (env DEBUG_ENDPOINTS=true); off by default' },
     shutdownGraceMs: { type: 'integer', minimum: 0, maximum: 3600000, description: 'on SIGTERM, how long requests in flight may finish (env SHUTDOWN_GRACE_MS); default 10000' },
     routing: { type: 'string', enum: ROUTING_MODES, description: `auto (default: one apiEndpoint per route up to ${AUTO_TABLE_ABOVE} routes, the table above), endpoints (always one per route) or table (one for all, matched by the plugin); env CONTRACT_ROUTING` },
+    metricsPort: { type: 'integer', minimum: 1, maximum: 65535, description: 'serve Prometheus GET /metrics on this port, apart from the API (env METRICS_PORT); unset: no metrics' },
+    metricsHost: { type: 'string', minLength: 1, description: 'address the metrics port binds to (env METRICS_HOST), default 0.0.0.0' },
+    accessLog: { type: 'boolean', description: 'one log line per answered request (env ACCESS_LOG), default true' },
+    logFormat: { type: 'string', enum: ['text', 'json'], description: 'text (default) or json: one JSON object per line (env LOG_FORMAT)' },
     ...EDGE_SETTINGS_SCHEMA_PROPERTIES,
     ...BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES,
     package: { type: 'string' },
@@ -76,11 +90,17 @@ function routingMode(v: unknown): RoutingMode {
   return (ROUTING_MODES as readonly string[]).includes(text) ? (text as RoutingMode) : 'auto';
 }
 
+function metricsPort(v: unknown): number | undefined {
+  const port = intFrom(v, 0);
+  return port > 0 && port <= 65535 ? port : undefined;
+}
+
 export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): Settings {
   const str = (key: string, envName: string, fallback: string): string => {
     const v = raw[key] ?? env[envName];
     return typeof v === 'string' && v.trim() !== '' ? v.trim() : fallback;
   };
+  const port = metricsPort(raw.metricsPort ?? env.METRICS_PORT);
   return {
     ...resolveEdgeSettings(raw, env),
     ...resolveBusTrustSettings(raw, env),
@@ -97,6 +117,11 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     strictOutput: typeof raw.strictOutput === 'boolean' ? raw.strictOutput : env.STRICT_OUTPUT === 'true',
     debugEndpoints: typeof raw.debugEndpoints === 'boolean' ? raw.debugEndpoints : env.DEBUG_ENDPOINTS === 'true',
     routing: routingMode(raw.routing ?? env.CONTRACT_ROUTING),
+    ...(port !== undefined ? { metricsPort: port } : {}),
+    metricsHost: str('metricsHost', 'METRICS_HOST', '0.0.0.0'),
+    // On unless turned off: an operator expects an access log; the benchmark and busy deployments turn it off.
+    accessLog: typeof raw.accessLog === 'boolean' ? raw.accessLog : env.ACCESS_LOG !== 'false',
+    logFormat: (raw.logFormat ?? env.LOG_FORMAT) === 'json' ? 'json' : 'text',
     shutdownGraceMs: raw.shutdownGraceMs === 0 || env.SHUTDOWN_GRACE_MS === '0' ? 0 : intFrom(raw.shutdownGraceMs ?? env.SHUTDOWN_GRACE_MS, 10_000),
   };
 }

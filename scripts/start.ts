@@ -27,18 +27,16 @@ async function main(): Promise<void> {
 
   const referenceServices = process.env.START_REFERENCE_SERVICES !== 'false';
   const storage = storageSettings(process.env, join(configDir, 'data'));
-  if (referenceServices && !process.env.JWT_SECRET) {
-    // The gateway verifies what the auth service signs: both read this one secret, kept across restarts.
-    const kept = quickStartSecret(storage.dataDir);
-    process.env.JWT_SECRET = kept.secret;
-    console.log(`[contracts] JWT_SECRET was not set; ${kept.created ? 'generated one into' : 'using the one generated earlier in'} ${kept.file} (set JWT_SECRET to use your own)`);
-  }
+  // The gateway verifies what the auth service signs: both read this one secret, kept across restarts.
+  const kept = referenceServices && !process.env.JWT_SECRET ? quickStartSecret(storage.dataDir) : undefined;
+  if (kept) process.env.JWT_SECRET = kept.secret;
 
   // A bad setting ends the process here with one line naming it.
   const settings = startupSettings({});
   const runtime = obtainRuntime(settings);
   // An unreachable database or a schema newer than the code stops the start here, with one line.
-  const database = referenceServices ? await openReferenceDatabase(storage, (line) => console.log(`[contracts] ${line}`)) : undefined;
+  if (kept) runtime.log.info(`JWT_SECRET was not set; ${kept.created ? 'generated one into' : 'using the one generated earlier in'} ${kept.file} (set JWT_SECRET to use your own)`);
+  const database = referenceServices ? await openReferenceDatabase(storage, (line) => runtime.log.info(line)) : undefined;
   // Not awaited: a bus that is not reachable yet (broker down, wrong credentials) is retried while the gateway
   // listens and answers 503, as the installed gateway does; a supervisor never sees a clean exit for it.
   void runtime.start();
@@ -69,7 +67,7 @@ async function main(): Promise<void> {
   const port = process.env.PORT ?? '8080';
   const bus = settings.busUrl.startsWith('amqp') ? 'RabbitMQ' : 'embedded';
   const waiting = runtime.transport.state() === 'up' ? '' : ', not reachable yet: retrying, /health answers 503 until it is up';
-  console.log(`[contracts] gateway ready on http://127.0.0.1:${port} (bus: ${bus}${waiting})`);
+  runtime.log.info(`gateway ready on http://127.0.0.1:${port} (bus: ${bus}${waiting})`);
 
   // SIGTERM/SIGINT run the plugin's graceful stop (plugin/shutdown); the in-process services stop after the
   // requests in flight, before the bus closes; their database closes after them.

@@ -3,6 +3,8 @@ import type { Contract } from '../plugin/contracts/types';
 import type { MessageHeaders, Reply, RequestMessage, Subscription, Transport } from '../plugin/bus/transport';
 import { ServiceError } from './service-error';
 import { IdempotencyGuard, type IdempotencyOptions, type IdempotencyScope } from './idempotency/guard';
+import { context, SpanStatusCode } from '@opentelemetry/api';
+import { startHandlerSpan } from '../plugin/observability/tracing';
 
 /**
  * What a handler gets besides its input: the caller and the trace ids the gateway sent, and, when the service keeps
@@ -125,7 +127,24 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
     }
   };
 
-  const handle = async (message: RequestMessage): Promise<Reply> => {
+  // Each message continues the gateway's trace (its traceparent header): the handler runs in that span's context.
+  const handle = (message: RequestMessage): Promise<Reply> => {
+    const { span, ctx } = startHandlerSpan(service, message.messageType, message.headers.traceparent);
+    return context.with(ctx, () => dispatch(message)).then(
+      (reply) => {
+        if (!reply.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: reply.error.code });
+        span.end();
+        return reply;
+      },
+      (err: unknown) => {
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+        throw err;
+      },
+    );
+  };
+
+  const dispatch = async (message: RequestMessage): Promise<Reply> => {
     if (opts.acceptRequestsFrom !== undefined && message.publisher !== opts.acceptRequestsFrom) {
       return { ok: false, error: { code: 'POLICY_VIOLATION', message: 'Requests are accepted from the gateway only' } };
     }

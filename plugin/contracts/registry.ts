@@ -19,6 +19,9 @@ export type ApplyResult =
   | { accepted: true; changed: boolean }
   | { accepted: false; changed: false; reason: string };
 
+/** One announcement taken (recorded, union not yet rebuilt) or refused. */
+export type TakeResult = { accepted: true } | { accepted: false; changed: false; reason: string };
+
 export type ValidationResult = { ok: true; announcement: Announcement } | { ok: false; reason: string };
 
 export interface RegistryLogger {
@@ -39,6 +42,9 @@ export interface RegistryOptions {
 export interface RegistryEvents {
   change: [contracts: Contract[]];
   conflict: [conflicts: RegistryConflict[]];
+  /** Every announcement applied or refused (metrics count them by reason). */
+  /** Every announcement taken or refused, before the union is rebuilt (for counting). */
+  announcement: [result: TakeResult];
 }
 
 export const DEFAULT_MAX_TTL_MS = 60 * 60 * 1000;
@@ -257,7 +263,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
    * Records one announcement without rebuilding the union; `apply` and `applyAll` rebuild. A refused one changes
    * nothing and is logged once per sender and reason.
    */
-  private take(input: unknown): { accepted: true } | { accepted: false; changed: false; reason: string } {
+  private take(input: unknown): TakeResult {
     let validation: ValidationResult;
     try {
       validation = validateAnnouncement(input, this.options);
@@ -270,7 +276,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       const from = isRecord(input) ? input : {};
       const [service, instanceId] = [inert(from.service ?? '?'), inert(from.instanceId ?? '?')];
       this.refusedLog.warn(JSON.stringify([service, instanceId, refused]), `contract registry: refused announcement from service ${service} instance ${instanceId}: ${refused}`);
-      return { accepted: false, changed: false, reason: refused };
+      return this.applied({ accepted: false, changed: false, reason: refused });
     }
     const announcement = (validation as { announcement: Announcement }).announcement;
     const key = instanceKey(announcement.service, announcement.instanceId);
@@ -279,7 +285,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     } else {
       this.record(key, announcement);
     }
-    return { accepted: true };
+    return this.applied({ accepted: true });
   }
 
   /**
@@ -302,6 +308,16 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       );
     }
     return undefined;
+  }
+
+  private applied(result: TakeResult): TakeResult {
+    this.safeEmit('announcement', result);
+    return result;
+  }
+
+  /** How many contracts, services and instances are known, without copying anything (read at every metrics scrape). */
+  counts(): { contracts: number; services: number; instances: number } {
+    return { contracts: this.union.length, services: this.byService.size, instances: this.records.size };
   }
 
   /** Drops every instance whose lease ran out by `now`; returns the dropped instances. */

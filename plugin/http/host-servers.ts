@@ -1,7 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Request, Response } from 'express';
 import { onClientError } from './client-error';
-import { traceOf } from '../request/trace';
+import { observeRequest } from '../observability/request-observer';
 
 /** What the host's event bus offers for its servers ('http-ready' / 'https-ready'). */
 export interface ServerEvents {
@@ -11,10 +10,11 @@ export interface ServerEvents {
 /**
  * Trace ids for every request the server gets, before the host's app sees it: answers that none of our policies
  * give (the host's static files, its 404s, Express's own errors) carry X-Correlation-Id and X-Request-Id too, and
- * our steps find the same ids later (traceOf makes them once per request).
+ * our steps find the same ids later (traceOf makes them once per request). Every request is observed from here
+ * too: metrics, the server span and the access log (plugin/observability).
  */
 function traceEveryRequest(req: IncomingMessage, res: ServerResponse): void {
-  traceOf(req as Request, res as Response);
+  observeRequest(req, res);
 }
 
 let attached = false;

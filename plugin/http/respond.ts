@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import { toErrorBody } from '../errors';
+import { noteErrorCode } from '../observability/error-code';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -20,6 +21,7 @@ export function sendError(res: Response, err: unknown, correlationId?: string): 
     return;
   }
   const { status, body, headers } = toErrorBody(err, correlationId);
+  noteErrorCode(res, body.code);
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   sendJson(res, status, body);
 }

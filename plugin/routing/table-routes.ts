@@ -51,7 +51,20 @@ export function currentPathTable(runtime: Runtime): PathTable<RouteAction> {
   return entry.table;
 }
 
+/** The path template of each route the table holds, for metrics and span names (never the request's own path). */
+const templates = new WeakMap<RouteAction, string>();
+
 export function pathTableOf(contracts: Contract[], prefix: string): PathTable<RouteAction> {
   const { endpoints } = buildRouteTable(contracts, { prefix });
-  return endpointTable(endpoints, routeAction);
+  return endpointTable(endpoints, (endpoint) => {
+    const action = routeAction(endpoint);
+    templates.set(action, endpoint.path);
+    return action;
+  });
+}
+
+/** The path template of the route the route-table step found for this request, if it found one. */
+export function tableRouteOf(req: Request): string | undefined {
+  const match = requestState(req).tableMatch;
+  return match && templates.get(match.action);
 }

@@ -16,6 +16,8 @@ import { answerStepError } from '../../plugin/pipeline/step-error';
 import type { Contract } from '../../plugin/contracts/types';
 import type { MessageHeaders, Reply } from '../../plugin/bus/transport';
 import { idempotencyKeyOf, REPLAYED_HEADER } from '../../plugin/pipeline/idempotency-key';
+import { BusCall } from '../../plugin/observability/bus-call';
+import { serverSpanOf } from '../../plugin/observability/request-observer';
 
 interface RouterAction extends RouteAction {
   timeoutMs?: number;
@@ -55,12 +57,22 @@ function sendMessage(req: Request, res: Response, contract: Contract, input: Rec
   // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
   if (gracefulStop().isAborted) throw shuttingDown();
   // req.ip follows the host's trust proxy setting: X-Forwarded-For counts only behind a trusted proxy.
-  const headers: MessageHeaders = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent: trace.traceparent, deadline: Date.now() + Math.ceil(timeoutMs), clientAddress: req.ip };
+  const call = new BusCall(runtime.observability.metrics, contract.targetService, contract.messageType, runtime.transport.kind, serverSpanOf(req));
+  // The bus span's context when there is one (an SDK, or the caller's trace): the service continues that span.
+  const traceparent = call.traceparent() ?? trace.traceparent;
+  const headers: MessageHeaders = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent, deadline: Date.now() + Math.ceil(timeoutMs), clientAddress: req.ip };
   const idempotencyKey = idempotencyKeyOf(req, contract.messageType);
   if (idempotencyKey !== undefined) headers.idempotencyKey = idempotencyKey;
-  return runtime.transport
-    .request({ messageType: contract.messageType, targetService: contract.targetService, input, headers }, timeoutMs)
-    .then((reply): Answer => ({ runtime, contract, reply }));
+  return runtime.transport.request({ messageType: contract.messageType, targetService: contract.targetService, input, headers }, timeoutMs).then(
+    (reply): Answer => {
+      call.replied(reply);
+      return { runtime, contract, reply };
+    },
+    (err: unknown) => {
+      call.failed(err);
+      throw err;
+    },
+  );
 }
 
 /** The service's reply as the HTTP answer: its status, its checked result, its Location. */

@@ -1,0 +1,54 @@
+import { GatewayError } from '../errors';
+import type { Reply } from '../bus/transport';
+import type { BusOutcome, GatewayMetrics } from './metrics';
+import type { Span } from '@opentelemetry/api';
+import { endBusSpan, startBusSpan, traceparentOf } from './tracing';
+
+/** How a bus request ended, from its reply or from the error the transport rejected with (plugin/bus/transport.ts). */
+export function busOutcome(result: { reply: Reply } | { error: unknown }): BusOutcome {
+  if ('reply' in result) return result.reply.ok ? 'reply' : 'error_reply';
+  const err = result.error;
+  if (!(err instanceof GatewayError)) return 'failed';
+  if (err.code === 'TIMEOUT') return 'timeout';
+  if (err.code !== 'SERVICE_UNAVAILABLE') return 'failed';
+  if (err.status === 502) return 'connection_lost';
+  // The transports' 503s differ only in their message (plugin/bus/amqp.ts, inprocess.ts); a graceful stop's is `aborted`.
+  if (err.message.startsWith('No instance of service')) return 'unroutable';
+  return err.message.startsWith('The message bus') ? 'bus_unavailable' : 'aborted';
+}
+
+/**
+ * One request over the bus: its span (child of the request's server span) and its time from the send to the reply
+ * or failure. Made per request by the contract router; `replied` and `failed` are the promise's handlers.
+ */
+export class BusCall {
+  private readonly start = performance.now();
+  private readonly span: Span;
+  constructor(
+    private readonly metrics: GatewayMetrics | undefined,
+    private readonly service: string,
+    messageType: string,
+    busKind: string,
+    parent: Span | undefined,
+  ) {
+    this.span = startBusSpan(parent, messageType, service, busKind);
+  }
+
+  /** The traceparent to send with the message: this span's, so the service's spans are its children. */
+  traceparent(): string | undefined {
+    return traceparentOf(this.span);
+  }
+
+  replied(reply: Reply): void {
+    this.ended(busOutcome({ reply }));
+  }
+
+  failed(error: unknown): void {
+    this.ended(busOutcome({ error }));
+  }
+
+  private ended(outcome: BusOutcome): void {
+    this.metrics?.busRoundTrip(this.service, outcome, (performance.now() - this.start) / 1000);
+    endBusSpan(this.span, outcome);
+  }
+}

@@ -1,0 +1,104 @@
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import type { TransportState } from '../bus/transport';
+import { FastCounter, FastHistogram } from './fast-metrics';
+
+/** Every metric name starts with this, so the gateway's series are found together beside other exporters'. */
+export const METRIC_PREFIX = 'contracts_gateway_';
+
+/** Seconds; from a cached answer to a slow service near the default 30 s deadline. */
+const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const BUS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** How a request sent over the bus ended (bus round-trip histogram's `outcome`). */
+export type BusOutcome = 'reply' | 'error_reply' | 'timeout' | 'unroutable' | 'connection_lost' | 'bus_unavailable' | 'aborted' | 'failed';
+
+const STATES: readonly TransportState[] = ['connecting', 'up', 'down', 'closed'];
+
+/** What the registry counts report, read at scrape time (no work on the request path). */
+export interface RegistryCounts {
+  contracts(): number;
+  services(): number;
+  instances(): number;
+}
+
+/**
+ * The gateway's Prometheus metrics, in a registry of their own (never prom-client's global one, which another
+ * library in the process may fill). What is counted per request or per bus message lives in FastCounter and
+ * FastHistogram (fast-metrics.ts); the rest are prom-client's own metrics.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly httpRequests: FastCounter;
+  private readonly httpDuration: FastHistogram;
+  /** Requests received and not answered: counted up and down here, read at scrape time. */
+  private inFlightNow = 0;
+  private readonly busDuration: FastHistogram;
+  private readonly busState: Gauge;
+  private readonly reconnects: Counter;
+  private readonly announcements: FastCounter;
+  private readonly authFailures: FastCounter;
+  private readonly errorAnswers: FastCounter;
+  private readonly rateLimited: FastCounter;
+  private everUp = false;
+
+  constructor(counts: RegistryCounts) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    const fast = <M extends FastCounter | FastHistogram>(metric: M): M => {
+      this.registry.registerMetric(metric as unknown as Metric);
+      return metric;
+    };
+    this.httpRequests = fast(new FastCounter({ name: `${METRIC_PREFIX}http_requests_total`, help: 'HTTP requests answered, by route template, method and status', labelNames: ['route', 'method', 'status'] }));
+    this.httpDuration = fast(new FastHistogram({ name: `${METRIC_PREFIX}http_request_duration_seconds`, help: 'Time from the request to the end of its answer, by route template and method', labelNames: ['route', 'method'], buckets: HTTP_BUCKETS }));
+    const inFlight = (): number => this.inFlightNow;
+    new Gauge({ name: `${METRIC_PREFIX}http_requests_in_flight`, help: 'HTTP requests received and not answered yet', registers, collect() { this.set(inFlight()); } });
+    this.busDuration = fast(new FastHistogram({ name: `${METRIC_PREFIX}bus_request_duration_seconds`, help: 'Time waiting for the service: from sending the message to its reply or failure, by target service and outcome', labelNames: ['service', 'outcome'], buckets: BUS_BUCKETS }));
+    this.busState = new Gauge({ name: `${METRIC_PREFIX}bus_connection_state`, help: 'The bus connection state: 1 for the current one', labelNames: ['state'], registers });
+    for (const state of STATES) this.busState.set({ state }, 0);
+    this.reconnects = new Counter({ name: `${METRIC_PREFIX}bus_reconnects_total`, help: 'Times the bus connection came back up after it was lost', registers });
+    this.announcements = fast(new FastCounter({ name: `${METRIC_PREFIX}announcements_total`, help: 'Service announcements applied (accepted) or refused, by reason', labelNames: ['outcome', 'reason'] }));
+    this.authFailures = fast(new FastCounter({ name: `${METRIC_PREFIX}auth_failures_total`, help: 'Requests refused 401 or 403, by error code', labelNames: ['code'] }));
+    this.errorAnswers = fast(new FastCounter({ name: `${METRIC_PREFIX}error_responses_total`, help: 'Error answers by error code and status', labelNames: ['code', 'status'] }));
+    this.rateLimited = fast(new FastCounter({ name: `${METRIC_PREFIX}rate_limited_total`, help: 'Requests answered 429 by a rate limit, by route template', labelNames: ['route'] }));
+    new Gauge({ name: `${METRIC_PREFIX}contracts`, help: 'Contracts known (announced and not expired)', registers, collect() { this.set(counts.contracts()); } });
+    new Gauge({ name: `${METRIC_PREFIX}services`, help: 'Services with at least one live instance', registers, collect() { this.set(counts.services()); } });
+    new Gauge({ name: `${METRIC_PREFIX}service_instances`, help: 'Service instances holding a lease', registers, collect() { this.set(counts.instances()); } });
+  }
+
+  requestStarted(): void {
+    this.inFlightNow++;
+  }
+
+  /** One answered request. `route` is a template (bounded), never the raw path. */
+  httpAnswered(route: string, method: string, status: number, seconds: number): void {
+    this.inFlightNow--;
+    this.httpRequests.child(route, method, String(status)).inc();
+    this.httpDuration.child(route, method).observe(seconds);
+  }
+
+  /** An error answer with its code (from the error body). */
+  errorAnswered(code: string, status: number, route: string): void {
+    this.errorAnswers.child(code, String(status)).inc();
+    if (status === 401 || status === 403) this.authFailures.child(code).inc();
+    if (status === 429) this.rateLimited.child(route).inc();
+  }
+
+  busRoundTrip(service: string, outcome: BusOutcome, seconds: number): void {
+    this.busDuration.child(service, outcome).observe(seconds);
+  }
+
+  busStateChanged(state: TransportState): void {
+    for (const s of STATES) this.busState.set({ state: s }, s === state ? 1 : 0);
+    if (state !== 'up') return;
+    if (this.everUp) this.reconnects.inc();
+    this.everUp = true;
+  }
+
+  announcement(outcome: 'accepted' | 'refused', reason: string): void {
+    this.announcements.child(outcome, reason).inc();
+  }
+
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

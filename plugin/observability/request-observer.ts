@@ -1,0 +1,89 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request, Response } from 'express';
+import { requestState } from '../request/state';
+import { isKnownCode } from '../errors';
+import { errorCodeOf } from './error-code';
+import { routeLabelOf } from './route-label';
+import type { GatewayMetrics } from './metrics';
+import type { Span } from '@opentelemetry/api';
+import { endServerSpan, startServerSpan } from './tracing';
+import { traceOf } from '../request/trace';
+import { pathOnly, type AccessLog } from '../logging/access-log';
+import { redact } from '../logging/redact';
+
+/** Seen by the status label when the caller went away before the answer was complete (nginx's convention). */
+export const CLIENT_CLOSED = 499;
+
+interface Observed {
+  /** performance.now() when the server got the request. */
+  start: number;
+  /** The request's server span (non-recording without an SDK). */
+  span: Span;
+}
+
+declare module '../request/state' {
+  interface RequestState {
+    observed?: Observed;
+  }
+}
+
+/** What is done with each request the host's servers get besides its server span: metrics, the access log. */
+export interface ObserverOptions {
+  metrics?: GatewayMetrics;
+  accessLog?: AccessLog;
+}
+
+let options: ObserverOptions = {};
+
+/** Set by the runtime once per process. */
+export function setObserver(next: ObserverOptions): void {
+  options = next;
+}
+
+/**
+ * Called for every request the host's servers get (plugin/http/host-servers.ts), before the host's app. The answer
+ * is counted when the response closes, by one shared listener (no closure per request).
+ */
+export function observeRequest(req: IncomingMessage, res: ServerResponse): void {
+  const trace = traceOf(req as Request, res as Response);
+  requestState(req as Request).observed = { start: performance.now(), span: startServerSpan(req.method ?? 'OTHER', trace.traceparent) };
+  options.metrics?.requestStarted();
+  res.on('close', answered);
+}
+
+/** The server span of a request, for the spans of its steps (the bus round trip). */
+export function serverSpanOf(req: Request): Span | undefined {
+  return requestState(req).observed?.span;
+}
+
+function answered(this: ServerResponse): void {
+  const req = this.req as Request;
+  const state = requestState(req);
+  const observed = state.observed;
+  if (!observed) return;
+  const seconds = (performance.now() - observed.start) / 1000;
+  const status = this.writableFinished ? this.statusCode : CLIENT_CLOSED;
+  const route = routeLabelOf(req);
+  const method = req.method ?? 'OTHER';
+  endServerSpan(observed.span, method, route, status, state.trace ?? {});
+  const found = errorCodeOf(this);
+  const code = found === undefined || isKnownCode(found) ? found : 'OTHER';
+  const { metrics, accessLog } = options;
+  if (metrics) {
+    metrics.httpAnswered(route, method, status, seconds);
+    if (code !== undefined) metrics.errorAnswered(code, status, route);
+  }
+  if (accessLog) {
+    accessLog({
+      method,
+      route,
+      path: redact(pathOnly(req.originalUrl ?? req.url)),
+      status,
+      duration: Math.round(seconds * 10_000) / 10,
+      correlationId: state.trace?.correlationId,
+      requestId: state.trace?.requestId,
+      service: state.resolved?.contract.targetService,
+      code,
+    });
+  }
+}

@@ -1,0 +1,30 @@
+import type { IncomingMessage } from 'node:http';
+import type { Request } from 'express';
+import { tableRouteOf } from '../routing/table-routes';
+
+/** A request no route took (the host's 404, a request refused before routing). */
+export const UNMATCHED_ROUTE = 'unmatched';
+/** Past this many distinct templates, new ones are counted together: a label set must never grow without end. */
+export const MAX_ROUTE_LABELS = 2000;
+export const OTHER_ROUTE = 'other';
+
+const seen = new Set<string>();
+
+/**
+ * The route template of a request for metric labels and span names: the path-table route (`routing: table`), else the
+ * Express route that served it (`/api/users/:userId`, `/health`), else `unmatched`. Never the raw path, so ids in
+ * paths do not multiply the series.
+ */
+export function routeLabelOf(req: IncomingMessage): string {
+  const template = tableRouteOf(req as Request) ?? expressRoute(req as Request);
+  if (template === undefined) return UNMATCHED_ROUTE;
+  if (seen.has(template)) return template;
+  if (seen.size >= MAX_ROUTE_LABELS) return OTHER_ROUTE;
+  seen.add(template);
+  return template;
+}
+
+function expressRoute(req: Request): string | undefined {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof path === 'string' ? path : undefined;
+}

@@ -1,0 +1,103 @@
+import { expect } from 'chai';
+import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
+import { http } from '../support/http';
+import { TEST_JWT_SECRET } from '../support/tokens';
+import { redact } from '../../plugin/logging/redact';
+
+const ADMIN = { email: 'admin@example.com', password: 'correct-horse-battery-9' };
+const WRONG_PASSWORD = 'wrong-password-never-logged-7';
+
+/** A login, a failed login and a request carrying the token: what must never reach the log. */
+async function loginTraffic(gw: GatewayProcess): Promise<string[]> {
+  const ok = await http('POST', `${gw.baseUrl}/api/login`, { body: ADMIN });
+  expect(ok.status, ok.text).to.equal(200);
+  const failed = await http('POST', `${gw.baseUrl}/api/login`, { body: { email: ADMIN.email, password: WRONG_PASSWORD } });
+  expect(failed.status).to.equal(401);
+  const withToken = await http('GET', `${gw.baseUrl}/api/users?apiKey=query-secret-5`, { headers: { authorization: `Bearer ${ok.body.accessToken}` } });
+  expect(withToken.status).to.equal(200);
+  return [ADMIN.password, WRONG_PASSWORD, ok.body.accessToken, ok.body.refreshToken, TEST_JWT_SECRET, 'query-secret-5'];
+}
+
+function expectNoSecrets(output: string, secrets: string[]): void {
+  for (const secret of secrets) expect(output.includes(secret), `the log holds ${secret.slice(0, 12)}…`).to.equal(false);
+  // Not even a piece of a token: the signature part of a JWT is the credential.
+  expect(output).not.to.match(/eyJ[A-Za-z0-9_-]{10,}\.eyJ/);
+}
+
+describe('logs: LOG_FORMAT=json, the access log, and no secrets', function () {
+  this.timeout(60000);
+
+  describe('LOG_FORMAT=json', () => {
+    let gw: GatewayProcess;
+    before(async () => {
+      gw = await startGateway({ BUS_URL: 'embedded', LOG_FORMAT: 'json', LOG_LEVEL: 'info', NODE_NO_WARNINGS: '1', ADMIN_PASSWORD: ADMIN.password });
+    });
+    after(async () => gw?.stop());
+
+    it('writes one JSON object per line, the host\'s lines included, with an access line per request', async () => {
+      const secrets = await loginTraffic(gw);
+      const lines = await eventually(async () => {
+        const parsed = gw.output().split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+        expect(parsed.filter((l) => l.route === '/api/users')).to.have.length(1);
+        return parsed;
+      });
+      for (const line of lines) {
+        expect(line.time, JSON.stringify(line)).to.be.a('string');
+        expect(Date.parse(line.time as string)).to.be.a('number').and.not.NaN;
+        expect(line.level).to.be.oneOf(['debug', 'info', 'warn', 'error']);
+        expect(line.message).to.be.a('string');
+      }
+      expect(lines.some((l) => l.logger === 'EG:gateway')).to.equal(true);
+      const failedLogin = lines.find((l) => l.route === '/api/login' && l.status === 401)!;
+      expect(failedLogin).to.include({ level: 'info', method: 'POST', path: '/api/login', service: 'auth-service', code: 'INVALID_CREDENTIALS' });
+      expect(failedLogin.correlationId).to.be.a('string');
+      expect(failedLogin.requestId).to.be.a('string');
+      expect(failedLogin.duration).to.be.a('number').and.at.least(0);
+      const list = lines.find((l) => l.route === '/api/users')!;
+      expect(list).to.include({ status: 200, path: '/api/users', service: 'users-service' });
+      expectNoSecrets(gw.output(), secrets);
+    });
+  });
+
+  describe('text lines (the default)', () => {
+    let gw: GatewayProcess;
+    before(async () => {
+      gw = await startGateway({ BUS_URL: 'embedded', LOG_LEVEL: 'info', ADMIN_PASSWORD: ADMIN.password });
+    });
+    after(async () => gw?.stop());
+
+    it('logs an access line per request, readable, without a secret', async () => {
+      const secrets = await loginTraffic(gw);
+      await eventually(async () => expect(gw.output()).to.match(/POST \/api\/login 401 [\d.]+ ms route=\/api\/login code=INVALID_CREDENTIALS service=auth-service correlationId=\S+ requestId=\S+/));
+      await eventually(async () => expect(gw.output()).to.match(/GET \/api\/users 200 [\d.]+ ms route=\/api\/users service=users-service/));
+      expect(gw.output().trim().split('\n').some((l) => l.startsWith('{'))).to.equal(false);
+      expectNoSecrets(gw.output(), secrets);
+    });
+  });
+
+  describe('ACCESS_LOG=false', () => {
+    let gw: GatewayProcess;
+    before(async () => {
+      gw = await startGateway({ BUS_URL: 'embedded', LOG_LEVEL: 'info', ACCESS_LOG: 'false' });
+    });
+    after(async () => gw?.stop());
+
+    it('logs no access line', async () => {
+      expect((await http('GET', `${gw.baseUrl}/health`)).status).to.equal(200);
+      expect((await http('GET', `${gw.baseUrl}/api/users`)).status).to.equal(401);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(gw.output()).not.to.match(/GET \/(health|api\/users) \d{3} /);
+    });
+  });
+
+  it('redact() blanks tokens, Authorization values, named secrets and URL credentials', () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1MSJ9.c2lnbmF0dXJlLXBhcnQ';
+    expect(redact(`token ${jwt} rejected`)).to.equal('token [redacted] rejected');
+    expect(redact('Authorization: Bearer abcdefghijklmnop')).to.not.contain('abcdefghijklmnop');
+    const named = redact('{"password":"hunter2hunter2","email":"a@b.c"}');
+    expect(named).not.to.contain('hunter2');
+    expect(named).to.contain('"email":"a@b.c"');
+    expect(redact('connecting to amqp://guest:s3cret@rabbit:5672/')).to.equal('connecting to amqp://[redacted]@rabbit:5672/');
+    expect(redact('GET /api/users 200')).to.equal('GET /api/users 200');
+  });
+});

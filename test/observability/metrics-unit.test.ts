@@ -1,0 +1,85 @@
+import { expect } from 'chai';
+import { ContractRegistry } from '../../plugin/contracts/registry';
+import { GatewayMetrics } from '../../plugin/observability/metrics';
+import { refusalKind, OTHER_REASON } from '../../plugin/observability/refusals';
+import { DEFAULT_ANNOUNCEMENT_LIMITS } from '../../plugin/contracts/limits';
+import { routeLabelOf, MAX_ROUTE_LABELS, OTHER_ROUTE, UNMATCHED_ROUTE } from '../../plugin/observability/route-label';
+import type { IncomingMessage } from 'node:http';
+import { busOutcome } from '../../plugin/observability/bus-call';
+import { badGateway, gatewayTimeout, serviceUnavailable, GatewayError } from '../../plugin/errors';
+
+function contract(i: number) {
+  return { messageType: `GetThing${i}Query`, targetService: 'things', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: [] };
+}
+
+function metricsOf(registry: ContractRegistry): GatewayMetrics {
+  const metrics = new GatewayMetrics({
+    contracts: () => registry.counts().contracts,
+    services: () => registry.counts().services,
+    instances: () => registry.counts().instances,
+  });
+  registry.on('announcement', (r) => metrics.announcement(r.accepted ? 'accepted' : 'refused', r.accepted ? '' : refusalKind(r.reason)));
+  return metrics;
+}
+
+describe('metrics: announcements, contracts and bounded labels', () => {
+  it('counts accepted and refused announcements by a bounded reason, and reports 1,000 contracts', async () => {
+    // One announcement of 1,000 contracts: over the default per-announcement limit, so the limit is raised.
+    const registry = new ContractRegistry({ limits: { ...DEFAULT_ANNOUNCEMENT_LIMITS, maxContracts: 1000 } });
+    const metrics = metricsOf(registry);
+    registry.apply({ service: 'things', instanceId: 'a', ttlMs: 1000, contracts: Array.from({ length: 1000 }, (_, i) => contract(i)) });
+    registry.apply({ service: 'things', instanceId: 'b', ttlMs: 1000, contracts: [contract(1), contract(1)] });
+    registry.apply({ service: 'things', instanceId: 'c', ttlMs: -1, contracts: [] });
+    registry.apply({ service: 'things', instanceId: 'd', ttlMs: 1000, contracts: [{ messageType: 'x y' }] });
+    registry.apply('nonsense');
+    const text = await metrics.registry.metrics();
+    expect(text).to.contain('contracts_gateway_contracts 1000\n');
+    expect(text).to.contain('contracts_gateway_service_instances 1\n');
+    expect(text).to.contain('contracts_gateway_announcements_total{outcome="accepted",reason=""} 1\n');
+    for (const reason of ['duplicate_message_type', 'invalid_ttl', 'invalid_contract', 'malformed']) {
+      expect(text).to.contain(`contracts_gateway_announcements_total{outcome="refused",reason="${reason}"} 1\n`);
+    }
+    // 1,000 contracts add no series of their own.
+    expect(text.split('\n').filter((l) => l.startsWith('contracts_gateway_announcements_total')).length).to.equal(5);
+  });
+
+  it('sorts an unknown refusal into `other`', () => {
+    expect(refusalKind('something nobody wrote yet')).to.equal(OTHER_REASON);
+    expect(refusalKind('more than 1000 contracts')).to.equal('too_many_contracts');
+    expect(refusalKind('contracts[0] inputSchema nests deeper than 32 levels (schemaMaxDepth)')).to.equal('schema_over_limit');
+    expect(refusalKind('more than 256 services (announcedServicesMax)')).to.equal('too_many_services');
+  });
+
+  it('labels a request by its route template, never its path, and stops taking new templates past the cap', () => {
+    const req = (path?: string) => ({ route: path === undefined ? undefined : { path } }) as unknown as IncomingMessage;
+    expect(routeLabelOf(req())).to.equal(UNMATCHED_ROUTE);
+    expect(routeLabelOf(req('/api/users/:userId'))).to.equal('/api/users/:userId');
+    const labels = new Set<string>();
+    for (let i = 0; i < MAX_ROUTE_LABELS + 500; i++) labels.add(routeLabelOf(req(`/api/things${i}/:id`)));
+    expect(labels.size).to.be.at.most(MAX_ROUTE_LABELS + 1);
+    expect(labels.has(OTHER_ROUTE)).to.equal(true);
+    // A template seen before the cap keeps its own label.
+    expect(routeLabelOf(req('/api/users/:userId'))).to.equal('/api/users/:userId');
+  });
+
+  it('counts a reconnect each time the bus comes back up, not its first start', async () => {
+    const metrics = metricsOf(new ContractRegistry());
+    for (const state of ['connecting', 'up', 'down', 'connecting', 'up', 'down', 'up'] as const) metrics.busStateChanged(state);
+    const text = await metrics.registry.metrics();
+    expect(text).to.contain('contracts_gateway_bus_reconnects_total 2\n');
+    expect(text).to.contain('contracts_gateway_bus_connection_state{state="up"} 1\n');
+    expect(text).to.contain('contracts_gateway_bus_connection_state{state="down"} 0\n');
+  });
+
+  it('sorts how a bus request ended from the transport\'s answer', () => {
+    expect(busOutcome({ reply: { ok: true, result: 1 } })).to.equal('reply');
+    expect(busOutcome({ reply: { ok: false, error: { code: 'NOT_FOUND' } } })).to.equal('error_reply');
+    expect(busOutcome({ error: gatewayTimeout(100) })).to.equal('timeout');
+    expect(busOutcome({ error: serviceUnavailable("No instance of service 'x' is available", 5, { service: 'x' }) })).to.equal('unroutable');
+    expect(busOutcome({ error: badGateway('x') })).to.equal('connection_lost');
+    expect(busOutcome({ error: serviceUnavailable('The message bus is not connected') })).to.equal('bus_unavailable');
+    expect(busOutcome({ error: serviceUnavailable('The gateway is shutting down; retry the request') })).to.equal('aborted');
+    expect(busOutcome({ error: new GatewayError('INTERNAL_ERROR', 'x') })).to.equal('failed');
+    expect(busOutcome({ error: new Error('x') })).to.equal('failed');
+  });
+});

@@ -1,0 +1,111 @@
+import { expect } from 'chai';
+import { startGateway, type GatewayProcess } from '../support/gateway-process';
+import { http, httpAs } from '../support/http';
+import { freePort } from '../support/env';
+import { referenceContracts } from '../openapi/support';
+import { scrape, sample, labelValues, seriesCount } from './support';
+
+const P = 'contracts_gateway_';
+const admin = httpAs(['admin:all']);
+
+describe('GET /metrics (Prometheus, on its own port)', function () {
+  this.timeout(120000);
+  let gw: GatewayProcess;
+  let metricsUrl: string;
+  before(async () => {
+    const port = await freePort();
+    gw = await startGateway({ BUS_URL: 'embedded', METRICS_PORT: String(port), METRICS_HOST: '127.0.0.1', ACCESS_LOG: 'false' });
+    metricsUrl = `http://127.0.0.1:${port}/metrics`;
+  });
+  after(async () => gw?.stop());
+
+  it('is not served on the API port', async () => {
+    expect((await http('GET', `${gw.baseUrl}/metrics`)).status).to.equal(404);
+    expect((await http('GET', metricsUrl.replace('/metrics', '/other'))).status).to.equal(404);
+  });
+
+  it('counts requests by route template, method and status, and their durations', async () => {
+    const before = await scrape(metricsUrl);
+    for (let i = 0; i < 3; i++) expect((await http('GET', `${gw.baseUrl}/health`)).status).to.equal(200);
+    expect((await admin('GET', `${gw.baseUrl}/api/users`)).status).to.equal(200);
+    const after = await scrape(metricsUrl);
+    const delta = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
+    expect(after.types.get(`${P}http_requests_total`)).to.equal('COUNTER');
+    expect(delta(`${P}http_requests_total`, { route: '/health', method: 'GET', status: '200' })).to.equal(3);
+    expect(delta(`${P}http_requests_total`, { route: '/api/users', method: 'GET', status: '200' })).to.equal(1);
+    expect(after.types.get(`${P}http_request_duration_seconds`)).to.equal('HISTOGRAM');
+    expect(delta(`${P}http_request_duration_seconds_count`, { route: '/health', method: 'GET' })).to.equal(3);
+    // The bus round trip of GET /api/users: one reply from users-service.
+    expect(delta(`${P}bus_request_duration_seconds_count`, { service: 'users-service', outcome: 'reply' })).to.equal(1);
+    expect(sample(after, `${P}http_requests_in_flight`)).to.equal(0);
+  });
+
+  it('counts authentication failures and error answers by code', async () => {
+    const before = await scrape(metricsUrl);
+    expect((await http('GET', `${gw.baseUrl}/api/users`)).status).to.equal(401);
+    expect((await http('GET', `${gw.baseUrl}/api/users`, { headers: { authorization: 'Bearer not-a-token' } })).status).to.equal(401);
+    expect((await http('GET', `${gw.baseUrl}/api/no-such-thing`)).status).to.equal(404);
+    const after = await scrape(metricsUrl);
+    const delta = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
+    expect(delta(`${P}auth_failures_total`, { code: 'NO_AUTH_HEADER' })).to.equal(1);
+    expect(delta(`${P}auth_failures_total`, { code: 'INVALID_TOKEN' })).to.equal(1);
+    expect(delta(`${P}error_responses_total`, { code: 'HANDLER_NOT_FOUND', status: '404' })).to.equal(1);
+    expect(delta(`${P}http_requests_total`, { route: '/api/users', status: '401' })).to.equal(2);
+  });
+
+  it('reports the contracts, services, instances, announcements and the bus state', async () => {
+    const m = await scrape(metricsUrl);
+    expect(sample(m, `${P}contracts`)).to.equal(referenceContracts().length);
+    expect(sample(m, `${P}services`)).to.equal(2);
+    expect(sample(m, `${P}service_instances`)).to.equal(2);
+    expect(sample(m, `${P}announcements_total`, { outcome: 'accepted' })).to.be.at.least(2);
+    expect(sample(m, `${P}bus_connection_state`, { state: 'up' })).to.equal(1);
+    expect(sample(m, `${P}bus_connection_state`, { state: 'down' })).to.equal(0);
+    expect(sample(m, `${P}bus_reconnects_total`)).to.equal(0);
+    // Node's default process metrics.
+    expect(m.types.get('process_cpu_seconds_total')).to.equal('COUNTER');
+    expect(m.types.has('nodejs_eventloop_lag_seconds')).to.equal(true);
+  });
+
+  it('keeps the label set bounded with 10,000 distinct ids requested', async () => {
+    const before = await scrape(metricsUrl);
+    const seriesBefore = seriesCount(before, `${P}http_requests_total`);
+    const ids = Array.from({ length: 10_000 }, (_, i) => `user-${i}-${Math.random().toString(36).slice(2)}`);
+    // 16 callers at a time: unauthenticated GET /api/users/:userId answers 401 without a bus round trip.
+    let next = 0;
+    await Promise.all(Array.from({ length: 16 }, async () => {
+      while (next < ids.length) {
+        const id = ids[next++]!;
+        const res = await fetch(`${gw.baseUrl}/api/users/${id}`);
+        await res.arrayBuffer();
+      }
+    }));
+    const after = await scrape(metricsUrl);
+    expect(sample(after, `${P}http_requests_total`, { route: '/api/users/:userId', status: '401' }) - sample(before, `${P}http_requests_total`, { route: '/api/users/:userId', status: '401' })).to.equal(10_000);
+    const routes = labelValues(after, `${P}http_requests_total`, 'route');
+    for (const route of routes) expect(route, 'a raw path in a label').not.to.match(/user-\d/);
+    expect(seriesCount(after, `${P}http_requests_total`)).to.be.at.most(seriesBefore + 1);
+    expect(seriesCount(after, `${P}http_request_duration_seconds_count`)).to.be.below(20);
+  });
+});
+
+describe('GET /metrics: rate-limited answers', function () {
+  this.timeout(60000);
+  let gw: GatewayProcess;
+  let metricsUrl: string;
+  before(async () => {
+    const port = await freePort();
+    gw = await startGateway({ BUS_URL: 'embedded', METRICS_PORT: String(port), METRICS_HOST: '127.0.0.1', RATE_LIMIT_MAX: '2', ACCESS_LOG: 'false' });
+    metricsUrl = `http://127.0.0.1:${port}/metrics`;
+  });
+  after(async () => gw?.stop());
+
+  it('counts 429 answers by route template', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await admin('GET', `${gw.baseUrl}/api/users`)).status);
+    expect(statuses.filter((s) => s === 429)).to.have.length(2);
+    const m = await scrape(metricsUrl);
+    expect(sample(m, `${P}rate_limited_total`, { route: '/api/users' })).to.equal(2);
+    expect(sample(m, `${P}http_requests_total`, { route: '/api/users', status: '429' })).to.equal(2);
+  });
+});

@@ -1,0 +1,78 @@
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SpanKind } from '@opentelemetry/api';
+import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
+import { http, httpAs } from '../support/http';
+
+interface SpanLine {
+  name: string;
+  kind: SpanKind;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  attributes: Record<string, unknown>;
+  status: { code: number };
+}
+
+const admin = httpAs(['admin:all']);
+
+describe('traces (OpenTelemetry, an SDK with an in-memory exporter registered in the gateway process)', function () {
+  this.timeout(60000);
+  let gw: GatewayProcess;
+  let dir: string;
+  let spansFile: string;
+  const spans = (): SpanLine[] => (existsSync(spansFile) ? readFileSync(spansFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as SpanLine) : []);
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'contracts-spans-'));
+    spansFile = join(dir, 'spans.jsonl');
+    const setup = join(__dirname, 'tracing-setup.js');
+    gw = await startGateway({ BUS_URL: 'embedded', SPANS_FILE: spansFile, NODE_OPTIONS: `--require ${setup}`, ACCESS_LOG: 'false' });
+  });
+  after(async () => {
+    await gw?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('continues the caller\'s traceparent: server span by route template, bus span, the service\'s span under it', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const callerSpan = '00f067aa0ba902b7';
+    const res = await admin('GET', `${gw.baseUrl}/api/users`, { headers: { traceparent: `00-${traceId}-${callerSpan}-01` } });
+    expect(res.status, res.text).to.equal(200);
+    const ofTrace = await eventually(async () => {
+      const found = spans().filter((s) => s.traceId === traceId);
+      expect(found).to.have.length(3);
+      return found;
+    });
+    const server = ofTrace.find((s) => s.kind === SpanKind.SERVER && s.name.startsWith('GET '))!;
+    const bus = ofTrace.find((s) => s.kind === SpanKind.CLIENT)!;
+    const handler = ofTrace.find((s) => s.name.startsWith('handle '))!;
+    expect(server.name).to.equal('GET /api/users');
+    expect(server.parentSpanId).to.equal(callerSpan);
+    expect(server.attributes).to.include({ 'http.route': '/api/users', 'http.request.method': 'GET', 'http.response.status_code': 200 });
+    expect(server.attributes['contracts.correlation_id']).to.equal(res.headers.get('x-correlation-id'));
+    expect(bus.parentSpanId).to.equal(server.spanId);
+    expect(bus.name).to.equal('send ListUsersQuery');
+    expect(bus.attributes).to.include({ 'contracts.message_type': 'ListUsersQuery', 'contracts.target_service': 'users-service', 'messaging.destination.name': 'users-service', 'contracts.outcome': 'reply' });
+    // The service continued the trace from the traceparent header the gateway sent: the bus span's context.
+    expect(handler.name).to.equal('handle ListUsersQuery');
+    expect(handler.parentSpanId).to.equal(bus.spanId);
+  });
+
+  it('starts a new trace when the caller sends none; a 4xx leaves the span status unset', async () => {
+    const before = spans().length;
+    const res = await http('GET', `${gw.baseUrl}/api/users/u-1234`);
+    expect(res.status).to.equal(401);
+    const server = await eventually(async () => {
+      const found = spans().slice(before).find((s) => s.kind === SpanKind.SERVER && s.name.startsWith('GET '));
+      expect(found).to.not.equal(undefined);
+      return found!;
+    });
+    expect(server.name).to.equal('GET /api/users/:userId');
+    expect(server.parentSpanId).to.equal(undefined);
+    expect(server.attributes['http.response.status_code']).to.equal(401);
+    expect(server.status.code).to.equal(0);
+  });
+});
