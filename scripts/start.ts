@@ -31,8 +31,10 @@ async function main(): Promise<void> {
   const kept = referenceServices && !process.env.JWT_SECRET ? quickStartSecret(storage.dataDir) : undefined;
   if (kept) process.env.JWT_SECRET = kept.secret;
 
-  // A bad setting ends the process here with one line naming it.
-  const settings = startupSettings({});
+  // A bad setting ends the process here with one line naming it. The plugins.contracts block of
+  // system.config.yml counts here as in an installed gateway (pins and limits live there), read by the host's
+  // own loader so that its ${VAR} substitution applies; the environment fills in what the block leaves out.
+  const settings = startupSettings(contractsBlock());
   const runtime = obtainRuntime(settings);
   // An unreachable database or a schema newer than the code stops the start here, with one line.
   if (kept) runtime.log.info(`JWT_SECRET was not set; ${kept.created ? 'generated one into' : 'using the one generated earlier in'} ${kept.file} (set JWT_SECRET to use your own)`);
@@ -77,6 +79,13 @@ async function main(): Promise<void> {
     else await database?.close().catch(() => undefined);
     await referenceTransport?.close().catch(() => undefined);
   });
+}
+
+/** The host's parsed plugins.contracts block of EG_CONFIG_DIR/system.config.yml (empty when there is none). */
+function contractsBlock(): Record<string, unknown> {
+  const config = require('express-gateway/lib/config') as { systemConfig?: { plugins?: Record<string, unknown> } };
+  const block = config.systemConfig?.plugins?.contracts;
+  return block && typeof block === 'object' ? (block as Record<string, unknown>) : {};
 }
 
 /** How long the start waits for the reference services' contracts before the host listens anyway. */
