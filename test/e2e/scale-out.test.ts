@@ -52,10 +52,10 @@ describe('scale-out: two gateways, two users and two auth services, one RabbitMQ
     [a, b] = await Promise.all([startGateway(gatewayEnv), startGateway(gatewayEnv)]);
     for (const gw of [a, b]) {
       await eventually(async () => {
-        // A caller of its own each time: polling must not spend a budget the steps below count on.
+        // A caller and an account of its own each time: polling must spend no budget and trip no login throttle.
         const ready = httpAs(['admin:all'], `warm-up-${randomUUID()}`);
         const users = await ready('GET', `${gw.baseUrl}/api/users?pageSize=1`);
-        const login = await ready('POST', `${gw.baseUrl}/api/login`, { body: { email: 'nobody@example.com', password: 'x' } });
+        const login = await ready('POST', `${gw.baseUrl}/api/login`, { body: { email: `nobody-${randomUUID()}@example.com`, password: 'x' } });
         if (users.status !== 200 || login.status !== 401) throw new Error(`routes not ready: ${users.status} ${login.status}`);
       }, 20000);
     }
@@ -135,23 +135,27 @@ describe('scale-out: two gateways, two users and two auth services, one RabbitMQ
     const keys = emails.map(() => randomUUID());
     // A password makes each create hash it (tens of ms): the instances hold many at once.
     const create = (i: number) => admin('POST', `${(i % 2 ? b : a).baseUrl}/api/users`, { body: { email: emails[i], password: 'long-enough-1' }, headers: { 'idempotency-key': keys[i]! } });
-    let answered = 0;
-    const pending: Promise<HttpResult>[] = emails.map((_, i) => create(i).finally(() => (answered += 1)));
-    // Once the first answers arrive both instances are busy: kill one while it holds the rest.
-    await eventually(async () => {
-      if (answered < 1) throw new Error('nothing answered yet');
-    }, 20000, 5);
-    const inFlight = await runningKeys(db.url, keys);
+    const pending: Promise<HttpResult>[] = emails.map((_, i) => create(i));
+    // An instance claims a key as it takes the request, then hashes: with more claims running than one instance
+    // takes at once (prefetch 16), both hold some. Kill one then.
+    const running = await eventually(async () => {
+      const now = await claimTokens(db.url, keys, 'running');
+      if (now.size < 20) throw new Error(`${now.size} running`);
+      return now;
+    }, 20000, 10);
     const [victim] = services;
     victim!.child.kill('SIGKILL');
     const results = await Promise.all(pending);
 
-    expect(inFlight, 'keyed creates were running when the process died').to.be.greaterThan(0);
     expect(results.filter((r) => r.status !== 201).map((r) => `${r.status} ${r.text}`)).to.deep.equal([]);
     const stored = await usersWithEmails(db.url, emails);
     expect(stored, 'each user exactly once').to.have.length(KEYED_CREATES);
     const idOf = new Map(stored.map((u) => [u.email, u.user_id]));
     results.forEach((r, i) => expect(r.body.userId, emails[i]).to.equal(idOf.get(emails[i]!)));
+    // The kill hit creates in flight: claims of the dead process were taken over (a new token) once their lease lapsed.
+    const final = await claimTokens(db.url, keys, 'all');
+    const takenOver = [...running].filter(([key, token]) => final.get(key) !== token);
+    expect(takenOver.length, `of ${running.size} running when the process died`).to.be.greaterThan(0);
     // A retry of any of them is the recorded answer, not a second create.
     const again = await create(KEYED_CREATES - 1);
     expect(again.status).to.equal(201);
@@ -174,7 +178,8 @@ function usersWithEmails(url: string, emails: string[]): Promise<{ user_id: stri
   return withClient(url, async (c) => (await c.query('select user_id, lower(email) as email from users where lower(email) = any($1)', [emails])).rows);
 }
 
-/** How many of these keys have a claim without an answer: creates running in some instance right now. */
-function runningKeys(url: string, keys: string[]): Promise<number> {
-  return withClient(url, async (c) => Number((await c.query('select count(*) as n from idempotency_keys where key = any($1) and reply is null', [keys])).rows[0].n));
+/** The claim token of each of these keys (`running`: only those without an answer yet, creates in flight now). */
+function claimTokens(url: string, keys: string[], which: 'running' | 'all'): Promise<Map<string, string>> {
+  const sql = `select key, token from idempotency_keys where key = any($1)${which === 'running' ? ' and reply is null' : ''}`;
+  return withClient(url, async (c) => new Map((await c.query<{ key: string; token: string }>(sql, [keys])).rows.map((r) => [r.key, r.token])));
 }
