@@ -1,5 +1,6 @@
 import bcrypt from 'bcryptjs';
 import { ServiceError, type HandlerContext } from '../../sdk';
+import { changeWithAnswer } from '../storage';
 import { EmailTaken, type UserRecord, type UserStore } from '../users-service/store';
 import { subjectOf } from '../users-service/permissions';
 import type { TokenSigner } from './tokens';
@@ -30,20 +31,25 @@ function isAdmin(ctx: HandlerContext): boolean {
 export function authHandlers(deps: AuthDeps) {
   const { store, signer, refreshTokens, throttle } = deps;
 
-  /** The authentication result, with a fresh access and refresh token. */
-  async function issue(user: UserRecord) {
+  /**
+   * The authentication result, with a fresh access and refresh token: the refresh token's row and the answer that
+   * carries it commit together, so a replayed login never hands out a token the database does not know.
+   */
+  async function issue(user: UserRecord, ctx: HandlerContext | undefined) {
     const subject = subjectOf(user);
     const accessToken = await signer.accessToken(subject);
     const refresh = await signer.refreshToken(user.userId);
-    await refreshTokens.add(refresh.jti, user.userId, refresh.exp);
-    return {
-      success: true,
-      accessToken,
-      refreshToken: refresh.token,
-      expiresIn: signer.accessSeconds,
-      tokenType: 'Bearer',
-      user: { id: user.userId, userId: user.userId, email: user.email, name: subject.name, permissions: subject.permissions, roles: subject.roles },
-    };
+    return changeWithAnswer(store.db, ctx, async (tx) => {
+      await refreshTokens.add(refresh.jti, user.userId, refresh.exp, tx);
+      return {
+        success: true,
+        accessToken,
+        refreshToken: refresh.token,
+        expiresIn: signer.accessSeconds,
+        tokenType: 'Bearer',
+        user: { id: user.userId, userId: user.userId, email: user.email, name: subject.name, permissions: subject.permissions, roles: subject.roles },
+      };
+    });
   }
 
   async function linkOrCreate(provider: string, externalUserId: string, email: string | undefined, name: string | undefined): Promise<UserRecord> {
@@ -75,7 +81,7 @@ export function authHandlers(deps: AuthDeps) {
       const succeeded = Boolean(user?.passwordHash && ok);
       await admission.release(succeeded);
       if (!succeeded) throw invalidCredentials();
-      return issue(user!);
+      return issue(user!, ctx);
     },
 
     /** A new access token from the user's current permissions and roles; the refresh token stays the same. */
@@ -94,7 +100,7 @@ export function authHandlers(deps: AuthDeps) {
       if (claims.sub !== ctx.user?.userId && !isAdmin(ctx)) {
         throw new ServiceError('ACCESS_DENIED', 'This token belongs to another user');
       }
-      return { success: true, revoked: await refreshTokens.revoke(claims.jti, 'revoked') };
+      return changeWithAnswer(store.db, ctx, async (tx) => ({ success: true, revoked: await refreshTokens.revoke(claims.jti, 'revoked', tx) }));
     },
 
     /** Revokes every refresh token of the user; access tokens cannot be revoked and run out by themselves. */
@@ -102,10 +108,10 @@ export function authHandlers(deps: AuthDeps) {
       const userId = typeof input.userId === 'string' ? input.userId : ctx.user?.userId;
       if (!userId) throw new ServiceError('UNAUTHORIZED', 'Authentication required');
       if (userId !== ctx.user?.userId && !isAdmin(ctx)) throw new ServiceError('ACCESS_DENIED', 'You can only log yourself out');
-      return { success: true, revokedTokens: await refreshTokens.revokeAllOf(userId, 'logout') };
+      return changeWithAnswer(store.db, ctx, async (tx) => ({ success: true, revokedTokens: await refreshTokens.revokeAllOf(userId, 'logout', tx) }));
     },
 
-    async externalLogin(input: Input) {
+    async externalLogin(input: Input, ctx: HandlerContext) {
       const provider = String(input.provider) as ProviderName;
       if (!PROVIDERS.includes(provider)) throw new ServiceError('INVALID_FORMAT', 'Unknown provider', { details: { provider: `must be one of ${PROVIDERS.join(', ')}` } });
       const outcome = await deps.external.verify(provider, String(input.idToken ?? ''));
@@ -117,12 +123,12 @@ export function authHandlers(deps: AuthDeps) {
         throw new ServiceError('INVALID_CREDENTIALS', `The ${provider} id token is not valid`);
       }
       const { identity } = outcome;
-      return issue(await linkOrCreate(provider, identity.externalUserId, identity.email, identity.name));
+      return issue(await linkOrCreate(provider, identity.externalUserId, identity.email, identity.name), ctx);
     },
 
-    async authenticateExternalUser(input: Input) {
+    async authenticateExternalUser(input: Input, ctx: HandlerContext) {
       const user = await linkOrCreate(String(input.externalProvider), String(input.externalUserId), String(input.email), typeof input.name === 'string' ? input.name : undefined);
-      return issue(user);
+      return issue(user, ctx);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { MemoryIdempotencyStore, serve, type RunningService } from '../../sdk';
+import { PgIdempotencyStore, serve, type RunningService } from '../../sdk';
 import type { Transport } from '../../plugin/bus/transport';
 import type { UserStore } from '../users-service/store';
 import type { Database } from '../storage';
@@ -31,8 +31,9 @@ export async function startAuthService(transport: Transport, opts: { db: Databas
   return serve({
     transport,
     service: SERVICE,
-    // Idempotency-Key on commands (a retried refresh gets the same new pair instead of presenting a spent token).
-    idempotency: { store: new MemoryIdempotencyStore() },
+    // Idempotency-Key on commands, the keys beside the accounts (migration 2) and shared by every instance: a
+    // retried login gets the same pair instead of a second one.
+    idempotency: { store: new PgIdempotencyStore(opts.store.db) },
     operations: [
       { contract: authenticate, handle: h.authenticate },
       { contract: refreshToken, handle: h.refresh },

@@ -6,6 +6,7 @@ import { MIGRATIONS } from './schema';
 
 export { DatabaseError, isUniqueViolation, type Database, type SqlClient } from './database';
 export { migrate, type Migration } from './migrations';
+export { changeWithAnswer } from './answered';
 export { MIGRATIONS } from './schema';
 
 export interface StorageSettings {

@@ -1,9 +1,11 @@
+import { idempotencyMigrationStatements } from '../../sdk/idempotency/pg-store';
 import type { Migration } from './migrations';
 
 /**
  * The reference services' tables. Emails are unique whatever their case, as the services compare them; a user's
  * permissions and external identities go with the user; refresh tokens keep their revocation (reason and time)
- * until they expire; login attempts are counted per key within a window.
+ * until they expire; login attempts are counted per key within a window. Both services keep their idempotency keys
+ * here too, so an answer commits with the change it reports.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -51,5 +53,11 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
       'create index login_attempts_window on login_attempts (window_start)',
     ],
+  },
+  {
+    version: 2,
+    name: 'idempotency keys of both services',
+    // The SDK's table as it is today (if not exists): a later change to it needs a migration of its own.
+    statements: idempotencyMigrationStatements(),
   },
 ];

@@ -1,5 +1,6 @@
 import bcrypt from 'bcryptjs';
-import { ServiceError, answer } from '../../sdk';
+import { ServiceError, answer, type HandlerContext } from '../../sdk';
+import { changeWithAnswer } from '../storage';
 import { EmailTaken, type UserChanges, type UserRecord, type UserStore } from './store';
 import { effectivePermissions } from './permissions';
 
@@ -28,12 +29,16 @@ function conflictIfTaken(err: unknown): never {
   throw err instanceof EmailTaken ? emailConflict() : err;
 }
 
-/** Handlers of the users API. Input has passed the contract's schema at the gateway (once that policy runs). */
+/**
+ * Handlers of the users API. Input has passed the contract's schema at the gateway (once that policy runs). A
+ * command's change and its idempotency answer commit in one transaction (changeWithAnswer).
+ */
 export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } = {}) {
   const rounds = opts.bcryptRounds ?? 10;
+  const { db } = store;
 
   return {
-    async create(input: Input) {
+    async create(input: Input, ctx?: HandlerContext) {
       const email = str(input.email);
       if (!email) throw new ServiceError('MISSING_REQUIRED_FIELD', 'email is required', { details: { email: 'is required' } });
       // Spares the hash when the answer is already known; the insert below is what enforces it.
@@ -43,17 +48,22 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
       const lastName = str(input.lastName) ?? str(profile?.lastName);
       const name = str(input.name) ?? ([firstName, lastName].filter(Boolean).join(' ') || undefined);
       const password = str(input.password);
-      const user = await store.insert({
+      // Hashed before the transaction, which should hold its connection (the embedded database: all of it) briefly.
+      const passwordHash = password ? await bcrypt.hash(password, rounds) : undefined;
+      const fields = {
         email,
         firstName,
         lastName,
         name,
-        role: input.role === 'admin' ? 'admin' : 'user',
+        role: input.role === 'admin' ? ('admin' as const) : ('user' as const),
         profile: profile ? { firstName: str(profile.firstName), lastName: str(profile.lastName) } : undefined,
         permissions: [],
-        passwordHash: password ? await bcrypt.hash(password, rounds) : undefined,
-      }).catch(conflictIfTaken);
-      return answer({ ...toPublic(user), success: true }, { status: 201, location: `/api/users/${encodeURIComponent(user.userId)}` });
+        passwordHash,
+      };
+      return changeWithAnswer(db, ctx, async (tx) => {
+        const user = await store.insert(fields, undefined, tx).catch(conflictIfTaken);
+        return answer({ ...toPublic(user), success: true }, { status: 201, location: `/api/users/${encodeURIComponent(user.userId)}` });
+      });
     },
 
     async get(input: Input) {
@@ -66,7 +76,7 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
       return Object.fromEntries(fields.filter((f) => f in full).map((f) => [f, full[f]]));
     },
 
-    async update(input: Input) {
+    async update(input: Input, ctx?: HandlerContext) {
       const userId = String(input.userId);
       const changes: UserChanges = {};
       const email = str(input.email);
@@ -76,15 +86,19 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
         if (v !== undefined) changes[key] = v;
       }
       if (input.role === 'user' || input.role === 'admin') changes.role = input.role;
-      const user = await store.update(userId, changes).catch(conflictIfTaken);
-      if (!user) throw notFound(userId);
-      return toPublic(user);
+      return changeWithAnswer(db, ctx, async (tx) => {
+        const user = await store.update(userId, changes, tx).catch(conflictIfTaken);
+        if (!user) throw notFound(userId);
+        return toPublic(user);
+      });
     },
 
-    async delete(input: Input) {
+    async delete(input: Input, ctx?: HandlerContext) {
       const userId = String(input.userId);
-      if (!(await store.delete(userId))) throw notFound(userId);
-      return undefined;
+      return changeWithAnswer(db, ctx, async (tx) => {
+        if (!(await store.delete(userId, tx))) throw notFound(userId);
+        return undefined;
+      });
     },
 
     async permissions(input: Input) {
@@ -94,12 +108,14 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
       return { userId, permissions: effectivePermissions(user), roles: [user.role] };
     },
 
-    async grant(input: Input) {
+    async grant(input: Input, ctx?: HandlerContext) {
       const userId = String(input.userId);
       const permission = String(input.permission);
-      const user = await store.grant(userId, permission);
-      if (!user) throw notFound(userId);
-      return { userId, permission, permissions: effectivePermissions(user) };
+      return changeWithAnswer(db, ctx, async (tx) => {
+        const user = await store.grant(userId, permission, tx);
+        if (!user) throw notFound(userId);
+        return { userId, permission, permissions: effectivePermissions(user) };
+      });
     },
 
     async list(input: Input) {

@@ -1,4 +1,4 @@
-import { MemoryIdempotencyStore, serve, type RunningService } from '../../sdk';
+import { PgIdempotencyStore, serve, type RunningService } from '../../sdk';
 import type { Transport } from '../../plugin/bus/transport';
 import { createUser, deleteUser, getUser, getUserPermissions, grantUserPermission, listUsers, updateUser } from './contracts';
 import { userHandlers } from './handlers';
@@ -14,8 +14,8 @@ export async function startUsersService(transport: Transport, opts: { store: Use
     transport,
     service: SERVICE,
     ttlMs: opts.ttlMs,
-    // Idempotency-Key on commands: kept in this process (a database-backed store replaces it with the storage layer).
-    idempotency: { store: new MemoryIdempotencyStore() },
+    // Idempotency-Key on commands: the keys in the users' database (migration 2), shared by every instance.
+    idempotency: { store: new PgIdempotencyStore(store.db) },
     operations: [
       { contract: createUser, handle: h.create },
       { contract: getUser, handle: h.get },

@@ -86,14 +86,14 @@ function toRecord(row: UserRow): UserRecord {
 
 /** Users in the database; one email per user whatever its case, enforced by a unique index. */
 export class UserStore {
-  constructor(private readonly db: Database) {}
+  constructor(readonly db: Database) {}
 
   async get(userId: string, client: SqlClient = this.db): Promise<UserRecord | undefined> {
     return this.one(client, `${SELECT_USER} where u.user_id = $1`, [userId]);
   }
 
-  findByEmail(email: string): Promise<UserRecord | undefined> {
-    return this.one(this.db, `${SELECT_USER} where lower(u.email) = lower($1)`, [email]);
+  findByEmail(email: string, client: SqlClient = this.db): Promise<UserRecord | undefined> {
+    return this.one(client, `${SELECT_USER} where lower(u.email) = lower($1)`, [email]);
   }
 
   findByExternal(provider: string, externalUserId: string): Promise<UserRecord | undefined> {
@@ -101,28 +101,29 @@ export class UserStore {
     return this.one(this.db, sql, [provider, externalUserId]);
   }
 
-  /** A new user (and its first external identity, in the same transaction); EmailTaken when the email is. */
-  insert(fields: NewUser, external?: { provider: string; externalUserId: string }): Promise<UserRecord> {
+  /**
+   * A new user (and its first external identity, in the same transaction: `client`'s when given, else one of its
+   * own); EmailTaken when the email is.
+   */
+  insert(fields: NewUser, external?: { provider: string; externalUserId: string }, client?: SqlClient): Promise<UserRecord> {
     const userId = randomUUID();
-    return this.db
-      .transaction(async (tx) => {
-        // The profile goes as an object: both drivers encode a jsonb parameter themselves.
-        await tx.query(
-          `insert into users (user_id, email, first_name, last_name, name, role, profile, password_hash, created_at, updated_at)
-           values ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp(), clock_timestamp())`,
-          [userId, fields.email, fields.firstName ?? null, fields.lastName ?? null, fields.name ?? null, fields.role, fields.profile ?? null, fields.passwordHash ?? null],
-        );
-        for (const permission of fields.permissions) {
-          await tx.query('insert into user_permissions (user_id, permission) values ($1, $2) on conflict do nothing', [userId, permission]);
-        }
-        if (external) await this.addExternal(tx, userId, external.provider, external.externalUserId);
-        return (await this.get(userId, tx))!;
-      })
-      .catch(rethrowEmailTaken);
+    return this.inTransaction(client, async (tx) => {
+      // The profile goes as an object: both drivers encode a jsonb parameter themselves.
+      await tx.query(
+        `insert into users (user_id, email, first_name, last_name, name, role, profile, password_hash, created_at, updated_at)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp(), clock_timestamp())`,
+        [userId, fields.email, fields.firstName ?? null, fields.lastName ?? null, fields.name ?? null, fields.role, fields.profile ?? null, fields.passwordHash ?? null],
+      );
+      for (const permission of fields.permissions) {
+        await tx.query('insert into user_permissions (user_id, permission) values ($1, $2) on conflict do nothing', [userId, permission]);
+      }
+      if (external) await this.addExternal(tx, userId, external.provider, external.externalUserId);
+      return (await this.get(userId, tx))!;
+    }).catch(rethrowEmailTaken);
   }
 
   /** The changed user, undefined when there is none; EmailTaken when the new email is another user's. */
-  async update(userId: string, changes: UserChanges): Promise<UserRecord | undefined> {
+  async update(userId: string, changes: UserChanges, client: SqlClient = this.db): Promise<UserRecord | undefined> {
     const columns: Record<keyof UserChanges, string> = { email: 'email', firstName: 'first_name', lastName: 'last_name', name: 'name', role: 'role' };
     const sets: string[] = ['updated_at = clock_timestamp()'];
     const params: unknown[] = [userId];
@@ -131,18 +132,18 @@ export class UserStore {
       params.push(changes[key]);
       sets.push(`${columns[key]} = $${params.length}`);
     }
-    const { rows } = await this.db.query(`update users set ${sets.join(', ')} where user_id = $1 returning user_id`, params).catch(rethrowEmailTaken);
-    return rows.length ? this.get(userId) : undefined;
+    const { rows } = await client.query(`update users set ${sets.join(', ')} where user_id = $1 returning user_id`, params).catch(rethrowEmailTaken);
+    return rows.length ? this.get(userId, client) : undefined;
   }
 
-  async delete(userId: string): Promise<boolean> {
-    const { rows } = await this.db.query('delete from users where user_id = $1 returning user_id', [userId]);
+  async delete(userId: string, client: SqlClient = this.db): Promise<boolean> {
+    const { rows } = await client.query('delete from users where user_id = $1 returning user_id', [userId]);
     return rows.length > 0;
   }
 
-  /** Adds a permission (once); the user as it is now, undefined when there is none. */
-  grant(userId: string, permission: string): Promise<UserRecord | undefined> {
-    return this.db.transaction(async (tx) => {
+  /** Adds a permission (once); the user as it is now, undefined when there is none. `client`: as for insert. */
+  grant(userId: string, permission: string, client?: SqlClient): Promise<UserRecord | undefined> {
+    return this.inTransaction(client, async (tx) => {
       const { rows } = await tx.query('select user_id from users where user_id = $1 for update', [userId]);
       if (!rows.length) return undefined;
       const added = await tx.query('insert into user_permissions (user_id, permission) values ($1, $2) on conflict do nothing returning permission', [userId, permission]);
@@ -180,6 +181,11 @@ export class UserStore {
       [...params, q.limit, q.offset],
     );
     return { users: page.rows.map(toRecord), totalCount: Number(count.rows[0]?.n ?? 0) };
+  }
+
+  /** `fn` in the caller's transaction when there is one, else in a transaction of its own. */
+  private inTransaction<T>(client: SqlClient | undefined, fn: (tx: SqlClient) => Promise<T>): Promise<T> {
+    return client ? fn(client) : this.db.transaction(fn);
   }
 
   private async addExternal(client: SqlClient, userId: string, provider: string, externalUserId: string): Promise<void> {

@@ -12,13 +12,15 @@ function checkedTable(table: string): string {
 }
 
 /**
- * The table of the PostgreSQL store (idempotent: run it at start or as one of your versioned migrations). The time
+ * The table of the PostgreSQL store, one statement each (a prepared statement, as pg with parameters and PGlite
+ * run them, takes only one): idempotent, so run them at start or as one of your versioned migrations. The time
  * columns are the database's clock, so instances with skewed clocks agree on leases and expiry.
  */
-export function idempotencyMigration(table = DEFAULT_IDEMPOTENCY_TABLE): string {
+export function idempotencyMigrationStatements(table = DEFAULT_IDEMPOTENCY_TABLE): string[] {
   const t = checkedTable(table);
   const index = `${t.replace('.', '_')}_expires_at`;
-  return `CREATE TABLE IF NOT EXISTS ${t} (
+  return [
+    `CREATE TABLE IF NOT EXISTS ${t} (
   service     text        NOT NULL,
   caller      text        NOT NULL,
   key         text        NOT NULL,
@@ -28,9 +30,14 @@ export function idempotencyMigration(table = DEFAULT_IDEMPOTENCY_TABLE): string 
   lease_until timestamptz NOT NULL,
   expires_at  timestamptz NOT NULL,
   PRIMARY KEY (service, caller, key)
-);
-CREATE INDEX IF NOT EXISTS ${index} ON ${t} (expires_at);
-`;
+)`,
+    `CREATE INDEX IF NOT EXISTS ${index} ON ${t} (expires_at)`,
+  ];
+}
+
+/** The same as one SQL script (see idempotencyMigrationStatements). */
+export function idempotencyMigration(table = DEFAULT_IDEMPOTENCY_TABLE): string {
+  return idempotencyMigrationStatements(table).map((s) => `${s};\n`).join('');
 }
 
 /** The interval of the milliseconds in parameter $n. */
@@ -55,10 +62,7 @@ export class PgIdempotencyStore implements IdempotencyStore {
 
   /** Creates the table if it is not there (see idempotencyMigration). */
   async migrate(): Promise<void> {
-    // One statement per query: a prepared statement (pg with parameters, PGlite) takes only one.
-    for (const statement of idempotencyMigration(this.table).split(';').map((s) => s.trim()).filter(Boolean)) {
-      await this.db.query(statement);
-    }
+    for (const statement of idempotencyMigrationStatements(this.table)) await this.db.query(statement);
   }
 
   async claim({ id, fingerprint, ttlMs, leaseMs }: ClaimRequest): Promise<Claim> {

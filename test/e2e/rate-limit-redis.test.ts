@@ -1,20 +1,9 @@
 import { expect } from 'chai';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { startGateway, type GatewayProcess } from '../support/gateway-process';
 import { httpAs } from '../support/http';
 import { uniquePrefix } from '../support/env';
-
-/** The Redis of this machine, as the gateways reach it through system.config.yml (REDIS_HOST / REDIS_PORT). */
-const REDIS = { host: process.env.TEST_REDIS_HOST ?? '127.0.0.1', port: Number(process.env.TEST_REDIS_PORT ?? 6379) };
-
-async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-    if (keys.length > 0) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-}
+import { connectRedis, deleteKeys, REDIS } from '../support/redis';
 
 describe('rate limits shared by two gateway replicas through Redis', function () {
   this.timeout(60000);
@@ -33,8 +22,7 @@ describe('rate limits shared by two gateway replicas through Redis', function ()
   let two: GatewayProcess;
 
   before(async () => {
-    redis = new Redis({ ...REDIS, lazyConnect: true, maxRetriesPerRequest: 1 });
-    await redis.connect();
+    redis = await connectRedis();
     [one, two] = await Promise.all([startGateway(env), startGateway(env)]);
   });
   after(async () => {

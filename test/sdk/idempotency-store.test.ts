@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { Pool } from 'pg';
 import { IdempotencyClaimLost, MemoryIdempotencyStore, PgIdempotencyStore, type IdempotencyId, type IdempotencyStore } from '../../sdk';
 import type { Reply } from '../../plugin/bus/transport';
-import { createTestDatabase as scratchDatabase } from '../support/databases';
+import { createTestDatabase as scratchDatabase, tempDataDir } from '../support/databases';
+import { openDatabase, type Database } from '../../examples/storage';
 
 interface Subject {
   store: IdempotencyStore;
@@ -133,6 +134,42 @@ describe('idempotency stores', () => {
 
     it('refuses a table name that is not a plain identifier', () => {
       expect(() => new PgIdempotencyStore(pool, { table: 'keys; DROP TABLE x' })).to.throw(/plain table name/);
+    });
+  });
+
+  // The reference services' embedded default: the same store on PGlite, its table made by their migration 2.
+  describe('PgIdempotencyStore (embedded PGlite, the reference services\' migrations)', function () {
+    this.timeout(60000);
+    let data: ReturnType<typeof tempDataDir>;
+    let db: Database;
+    let store: PgIdempotencyStore;
+    before(async () => {
+      data = tempDataDir('idem');
+      db = await openDatabase({ dataDir: data.dir });
+      store = new PgIdempotencyStore(db);
+      await store.migrate(); // already there: changes nothing
+    });
+    after(async () => {
+      await db?.close();
+      data?.remove();
+    });
+    conformance(() => ({ store, leaseMs: 1000, ttlMs: 3000, advance: (ms) => new Promise((r) => setTimeout(r, ms)) }));
+
+    it('records the answer in the caller\'s transaction: a rollback leaves the key running, a commit answers it', async () => {
+      const id = { service: 's', caller: '', key: 'tx' };
+      const claim = () => store.claim({ id, fingerprint: 'f', ttlMs: 60_000, leaseMs: 60_000 });
+      const c = await claim();
+      if (c.state !== 'claimed') throw new Error('not claimed');
+      const rolledBack = await db
+        .transaction(async (tx) => {
+          await store.complete(id, c.token, REPLY, tx);
+          throw new Error('roll back');
+        })
+        .then(() => null, (err: Error) => err.message);
+      expect(rolledBack).to.equal('roll back');
+      expect((await claim()).state).to.equal('running');
+      await db.transaction((tx) => store.complete(id, c.token, REPLY, tx));
+      expect(await claim()).to.deep.equal({ state: 'done', fingerprint: 'f', reply: REPLY });
     });
   });
 });

@@ -13,9 +13,14 @@ export interface ServiceProcess {
 }
 
 /** A test service script of dist/test/support as its own process; resolves once it prints `ready`. */
-export async function startServiceProcess(script: string, env: Record<string, string>): Promise<ServiceProcess> {
+export function startServiceProcess(script: string, env: Record<string, string>): Promise<ServiceProcess> {
+  return startScriptProcess(join('test', 'support', script), env);
+}
+
+/** A script of dist (`scripts/reference-services`, `test/support/ledger-service`, …) as its own process; resolves once it prints `ready`. */
+export async function startScriptProcess(script: string, env: Record<string, string>): Promise<ServiceProcess> {
   let out = '';
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'test', 'support', `${script}.js`)], {
+  const child = spawn(process.execPath, [join(ROOT, 'dist', `${script}.js`)], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
