@@ -134,7 +134,7 @@ check "installed versions are package-lock.json's, no dev dependency" \
       if (!path || e.link || !path.startsWith("node_modules/")) continue;
       const got = inst[path];
       if (e.dev && got) bad.push(`${path}: a dev dependency is installed`);
-      if (!e.dev && !e.optional && (!got || got.version !== e.version || got.integrity !== e.integrity)) bad.push(`${path}: ${got ? got.version : "missing"}, lockfile ${e.version}`);
+      if (!e.dev && !e.optional && !e.devOptional && (!got || got.version !== e.version || got.integrity !== e.integrity)) bad.push(`${path}: ${got ? got.version : "missing"}, lockfile ${e.version}`);
     }
     for (const path of Object.keys(inst)) if (!repo[path] && path !== "node_modules/express-gateway-plugin-contracts") bad.push(`${path}: not in the lockfile`);
     if (bad.length) { console.error(bad.slice(0, 20).join("\n")); process.exit(1); }'

@@ -43,7 +43,8 @@ cp "$here/start.sh" "$here/healthcheck.js" "$app/"
 chmod +x "$app/start.sh"
 
 node "$here/lockfile.js" "$lockfile" express-gateway-plugin-contracts.tgz package-lock.json
-npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+# The reference services' databases (pg, PGlite) are optional dependencies: the plugin never loads them.
+npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 # The tarball is installed in node_modules now: it is a build-only file, not part of the gateway.
 rm express-gateway-plugin-contracts.tgz
 npm cache clean --force >/dev/null 2>&1 || true
