@@ -1,5 +1,6 @@
 import { deriveRoutes } from './derive-routes';
-import type { Contract } from './types';
+import type { Contract, DerivedRoute } from './types';
+import { RouteHolders } from './route-overlap';
 
 /**
  * Who may own what, as ops pin it in the plugin settings. Pins win over first-come: a message type or path
@@ -56,10 +57,11 @@ function matchesType(pattern: string, messageType: string): boolean {
   return pattern.endsWith('*') ? messageType.startsWith(pattern.slice(0, -1)) : pattern === messageType;
 }
 
-/** `/api/users` covers `/api/users` and `/api/users/…`, not `/api/usersettings`. */
+/** `/api/users` covers `/api/users` and `/api/users/…`, not `/api/usersettings`; in any case, as the host matches. */
 function underPrefix(path: string, prefix: string): boolean {
-  const base = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
-  return path === base || path.startsWith(`${base}/`);
+  const base = (prefix.endsWith('/') ? prefix.slice(0, -1) : prefix).toLowerCase();
+  const lower = path.toLowerCase();
+  return lower === base || lower.startsWith(`${base}/`);
 }
 
 /** The service a pin gives `value` to (the longest matching pin for paths), if any. */
@@ -84,8 +86,8 @@ const API_PATH = /^\/api\/[A-Za-z0-9._~-]+(\/|$)/;
  * Routes (method and path) a contract takes for itself; the generic dispatch routes are shared by design. A query
  * variant (`GET /api/users?userId`) counts as its path: another service's variant would take part of its traffic.
  */
-export function ownRoutes(contract: Contract): string[] {
-  return [...new Set(deriveRoutes(contract).filter((r) => r.dispatch === undefined).map((r) => `${r.method} ${r.path}`))];
+export function ownRoutes(contract: Contract): DerivedRoute[] {
+  return deriveRoutes(contract).filter((r) => r.dispatch === undefined);
 }
 
 /** Why the rules forbid `service` this contract regardless of what others announce; undefined when allowed. */
@@ -121,7 +123,7 @@ export function ruleRefusal(service: string, contract: Contract, rules: Ownershi
 export function resolveOwnership(claims: readonly Claim[], rules: OwnershipRules): Ownership {
   const refusals: Refusal[] = [];
   const typeHolder = new Map<string, string>();
-  const routeHolder = new Map<string, string>();
+  const routeHolders = new RouteHolders();
   const accepted: Contract[] = [];
   const claimants = new Map<string, Set<string>>();
   const ordered = [...claims].sort((a, b) => a.seq - b.seq || compareText(a.service, b.service) || compareText(a.contract.messageType, b.contract.messageType));
@@ -142,14 +144,16 @@ export function resolveOwnership(claims: readonly Claim[], rules: OwnershipRules
       continue;
     }
     const routes = ownRoutes(contract);
-    const taken = routes.find((r) => (routeHolder.get(r) ?? service) !== service);
-    if (taken !== undefined) {
-      const holder = routeHolder.get(taken) as string;
-      refusals.push({ service, messageType, reason: `route ${taken} is held by ${holder}`, holder });
+    // A route is taken when another service holds one that can match the same requests (case, parameter names).
+    const taken = routes.map((r) => ({ r, held: routeHolders.heldByOther(r.method, r.path, service) })).find((t) => t.held !== undefined);
+    if (taken?.held !== undefined) {
+      const { held, r } = taken;
+      const same = held.route === `${r.method} ${r.path}`;
+      refusals.push({ service, messageType, reason: same ? `route ${held.route} is held by ${held.service}` : `route ${r.method} ${r.path} overlaps ${held.route}, held by ${held.service}`, holder: held.service });
       continue;
     }
     typeHolder.set(messageType, service);
-    for (const r of routes) routeHolder.set(r, service);
+    for (const r of routes) routeHolders.add(r.method, r.path, service);
     accepted.push(contract);
   }
   const conflicts: RegistryConflict[] = [];

@@ -51,6 +51,45 @@ describe('contract ownership', () => {
     ]);
   });
 
+  it('a route that differs only in case, a trailing slash or a parameter name is the same route', () => {
+    const { registry } = setup();
+    registry.apply(announce('auth-service', 'a1', [contract('LoginCommand', 'auth-service')]));
+    registry.apply(announce('users-service', 'u1', [listUsers('users-service'), contract('GetUserQuery', 'users-service', { inputSchema: { type: 'object', properties: { userId: { type: 'string' } } } })]));
+    const steal = (name: string, method: 'GET' | 'POST', path: string) => contract(name, 'rogue', { http: { method, paths: [path] } });
+    registry.apply(
+      announce('rogue', 'r1', [
+        steal('AaaLoginCommand', 'POST', '/api/LOGIN'),
+        steal('AabLoginCommand', 'POST', '/api/Login/'),
+        steal('AacUserQuery', 'GET', '/api/users/:aaa'),
+        steal('AadUserQuery', 'GET', '/api/users/0b7d7c6e'),
+        steal('AaeUsersQuery', 'GET', '/api/Users'),
+      ]),
+    );
+    expect(registry.contracts().map((c) => c.targetService)).to.not.include('rogue');
+    expect(registry.refusals().map((r) => [r.messageType, r.holder])).to.deep.equal([
+      ['AaaLoginCommand', 'auth-service'],
+      ['AabLoginCommand', 'auth-service'],
+      ['AacUserQuery', 'users-service'],
+      ['AadUserQuery', 'users-service'],
+      ['AaeUsersQuery', 'users-service'],
+    ]);
+    expect(registry.refusals()[0]?.reason).to.equal('route POST /api/LOGIN overlaps POST /api/login, held by auth-service');
+  });
+
+  it('routes that cannot take the same request do not conflict', () => {
+    const { registry } = setup();
+    registry.apply(announce('users-service', 'u1', [listUsers('users-service')]));
+    registry.apply(announce('reports', 'r1', [contract('UserReportQuery', 'reports', { http: { method: 'GET', paths: ['/api/users/report/:year'] } })]));
+    expect(registry.get('UserReportQuery')?.targetService).to.equal('reports');
+    expect(registry.refusals()).to.deep.equal([]);
+  });
+
+  it('a pinned path prefix holds in any case', () => {
+    const { registry } = setup({ pathPrefixes: { 'auth-service': ['/api/login'] } });
+    registry.apply(announce('rogue', 'r1', [contract('AaaCommand', 'rogue', { http: { method: 'POST', paths: ['/api/LOGIN'] } })]));
+    expect(registry.refusals().map((r) => r.reason)).to.deep.equal(['path /api/LOGIN is pinned to auth-service']);
+  });
+
   it('a query variant of a path counts as that path', () => {
     const { registry } = setup();
     registry.apply(announce('users-service', 'u1', [listUsers('users-service')]));
