@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
 import { readBody } from '../request/body';
 import type { Contract } from '../contracts/types';
-import { GatewayError } from '../errors';
-import { startedRuntime, type Runtime } from '../runtime';
+import { GatewayError, serviceUnavailable } from '../errors';
+import { currentRuntime, startedRuntime, type Runtime } from '../runtime';
 import { tableMatchOf } from '../routing/table-routes';
 import { requestState, type RequestState } from '../request/state';
 import { andThen, type Maybe } from './maybe';
@@ -69,6 +69,16 @@ export function routeOf(req: Request, action: RouteAction): RouteAction | undefi
 }
 
 /**
+ * No contract for this request: 404 HANDLER_NOT_FOUND, unless the bus is not up. Then the routes are only not known
+ * yet (the broker is down or still connecting), and a client must not take that answer as final: 503, retry later.
+ */
+export function noHandler(message: string): GatewayError {
+  const runtime = currentRuntime();
+  if (runtime && runtime.transport.state() !== 'up') return serviceUnavailable('The message bus is not connected: the routes are not known yet');
+  return new GatewayError('HANDLER_NOT_FOUND', message);
+}
+
+/**
  * Which contract this request is for; computed once per request and shared by every policy of the pipeline.
  * A contract that was withdrawn after the route was written answers 404 HANDLER_NOT_FOUND until the route goes.
  */
@@ -78,7 +88,7 @@ export function resolveContract(req: Request, res: Response, action: RouteAction
   if (known) return known;
   const runtime = startedRuntime();
   const route = routeOf(req, action);
-  if (!route) throw new GatewayError('HANDLER_NOT_FOUND', 'No handler for this route');
+  if (!route) throw noHandler('No handler for this route');
   // Only a route that dispatches on the body (POST /api/actions) names its contract there; the others know it unread.
   if (route.dispatch !== 'body') return remember(state, req, runtime, route, undefined);
   return andThen(readBody(req, res, runtime.settings), rememberBody, req, runtime, route);
@@ -91,7 +101,7 @@ function rememberBody(body: Record<string, unknown>, req: Request, runtime: Runt
 function remember(state: RequestState, req: Request, runtime: Runtime, route: RouteAction, body: Record<string, unknown> | undefined): ResolvedContract {
   const messageType = pickMessageType(req, route, body);
   const contract = runtime.contract(messageType);
-  if (!contract) throw new GatewayError('HANDLER_NOT_FOUND', `No handler for ${messageType}`);
+  if (!contract) throw noHandler(`No handler for ${messageType}`);
   const resolved = { contract, dispatched: route.dispatch !== undefined };
   state.resolved = resolved;
   return resolved;

@@ -2,12 +2,12 @@ import type { NextFunction, Request, Response } from 'express';
 import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';
-import { GatewayError } from '../../plugin/errors';
+import { noHandler } from '../../plugin/pipeline/resolve-contract';
 
 /**
  * `not-found`: the step of the last generated pipeline, the catch-all under /api. A request that reaches it matched
  * no contract route (unknown path, or a method the path does not serve), so it gets the 404
- * HANDLER_NOT_FOUND error body with the trace headers instead of the host's HTML page. The answer names neither the path
+ * HANDLER_NOT_FOUND error body with the trace headers instead of the host's HTML page (503 while the bus is not up). The answer names neither the path
  * nor the method. OPTIONS is passed on: CORS preflights are answered by whatever comes after (or the host).
  */
 function notFound() {
@@ -17,7 +17,7 @@ function notFound() {
       return;
     }
     const trace = traceOf(req, res);
-    sendError(res, new GatewayError('HANDLER_NOT_FOUND', 'No contract handles this method and path'), trace.correlationId);
+    sendError(res, noHandler('No contract handles this method and path'), trace.correlationId);
   };
 }
 

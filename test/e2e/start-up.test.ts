@@ -37,6 +37,15 @@ describe('npm start with the broker not reachable', function () {
     expect(gw!.output()).to.match(/gateway ready .*not reachable yet/);
   });
 
+  it('answers /api routes 503 with Retry-After while the bus is away, not 404: the routes are not known yet', async () => {
+    for (const [method, path] of [['GET', '/api/users'], ['POST', '/api/login']] as const) {
+      const res = await http(method, `${gw!.baseUrl}${path}`, method === 'POST' ? { body: { email: 'a@example.com', password: 'whatever-it-is' } } : {});
+      expect(res.status, `${method} ${path}`).to.equal(503);
+      expect(res.body).to.include({ code: 'SERVICE_UNAVAILABLE' });
+      expect(res.headers.get('retry-after')).to.match(/^\d+$/);
+    }
+  });
+
   it('keeps retrying past the first connect timeout, one log line per attempt rather than one per amqplib retry', async () => {
     await eventually(async () => expect(gw!.output()).to.match(/bus not reachable/), 20000, 250);
     expect(gw!.child.exitCode, 'still running').to.equal(null);
