@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { ServiceError } from '../../sdk';
 import { openDatabase, migrate, isUniqueViolation, DatabaseError, MIGRATIONS, type Database } from '../../examples/storage';
 import { BACKENDS, tempDataDir } from '../support/databases';
 import { freePort } from '../support/env';
@@ -52,6 +53,18 @@ for (const backend of BACKENDS) {
       expect(err).to.have.property('message', 'abandon');
       const { rows } = await db.query<{ n: number }>('select n from tx_probe order by n');
       expect(rows).to.deep.equal([{ n: 1 }]);
+    });
+
+    it('refuses text with a NUL character as the caller\'s VALIDATION_ERROR, in a query and in a transaction', async () => {
+      const refused = (work: Promise<unknown>) => work.then(() => undefined, (err: unknown) => err);
+      for (const err of [
+        await refused(db.query('select $1::text as t', ['a\u0000b'])),
+        await refused(db.transaction((tx) => tx.query('select $1::text as t', ['a\u0000b']))),
+      ]) {
+        expect(err).to.be.instanceOf(ServiceError);
+        expect((err as ServiceError).code).to.equal('VALIDATION_ERROR');
+      }
+      expect((await db.query<{ t: string }>('select $1::text as t', ['ab'])).rows[0]?.t).to.equal('ab');
     });
 
     it('enforces one email whatever its case, told apart as a unique violation', async () => {
