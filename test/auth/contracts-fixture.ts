@@ -10,15 +10,17 @@ export function contract(messageType: string, extra: Partial<Contract> = {}): Co
 }
 
 /**
- * Announces contracts into the process's runtime registry (an embedded one, never started, when there is none)
+ * Announces contracts into the process's runtime registry (an embedded one with its bus started, when there is none)
  * for the suite, and withdraws them (and drops a runtime it created) after it.
  */
 export function withContracts(contracts: Contract[]): void {
   const service = `auth-tests-${randomBytes(4).toString('hex')}`;
   let created = false;
-  before(() => {
+  before(async () => {
     created = currentRuntime() === undefined;
     const runtime = obtainRuntime(resolveSettings({ busUrl: 'embedded', writeConfig: false }));
+    // A bus that is up, as in a serving gateway: with the bus down a missing handler is 503, not 404.
+    if (created) await runtime.transport.start();
     // A service announces contracts for its own queue only.
     const own = contracts.map((c) => ({ ...c, targetService: service }));
     const result = runtime.registry.apply({ service, instanceId: 'i1', contracts: own, ttlMs: 600_000 });
@@ -26,6 +28,9 @@ export function withContracts(contracts: Contract[]): void {
   });
   after(() => {
     currentRuntime()?.registry.apply({ service, instanceId: 'i1', contracts: [], ttlMs: 0, withdrawn: true });
-    if (created) delete (globalThis as Record<symbol, unknown>)[RUNTIME_KEY];
+    if (created) {
+      void currentRuntime()?.transport.close();
+      delete (globalThis as Record<symbol, unknown>)[RUNTIME_KEY];
+    }
   });
 }
