@@ -3,9 +3,13 @@ import { newId } from '../request/ids';
 import * as amqp from 'amqplib';
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Message, RecoveringChannelModel } from 'amqplib';
 import type { Announcement } from '../contracts/types';
-import { GatewayError, badGateway, gatewayTimeout, serviceUnavailable } from '../errors/gateway-error';
-import type { BusLogger } from './index';
-import { DEFAULT_PREFETCH, invokeHandler, isReply } from './inprocess';
+import { badGateway, gatewayTimeout } from '../errors/gateway-error';
+import { consoleLogger, type BusLogger } from './logger';
+import { DEFAULT_PREFETCH, RETRY_FIRST_DELAY_MS, RETRY_MAX_DELAY_MS } from './constants';
+import { internalErrorReply, isReply } from './envelope';
+import { invokeHandler, replyJson } from './handler';
+import { busClosing, busNotConnected, busRefused, noInstance, notEncodable } from './failures';
+import { PendingRequests, type PendingRequest } from './pending';
 import { describeError } from '../errors/describe';
 import { OrphanedReplies, type RunningDelivery } from './orphaned-replies';
 import { inert, OnceLog } from '../log-once';
@@ -60,11 +64,6 @@ const WORK_QUEUE_OPTIONS: amqp.Options.AssertQueue = { durable: false, autoDelet
 const PRECONDITION_FAILED = 406;
 const JSON_TYPE = 'application/json';
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-/** Retry-After (seconds) on the 503s this transport produces. */
-const RETRY_AFTER_S = 5;
-/** Backoff for re-creating a channel that the broker closed while the connection stayed up. */
-const CHANNEL_RETRY_BASE_MS = 100;
-const CHANNEL_RETRY_MAX_MS = 5_000;
 
 export interface AmqpTransportOptions {
   /** Prefix of every exchange and queue name, so several deployments (or test runs) can share a broker. */
@@ -92,13 +91,9 @@ const ANNOUNCE_PREFETCH = 64;
 /** The broker keeps at most this much of a flood for the gateway; the oldest go first. */
 const ANNOUNCE_QUEUE_ARGS = { 'x-max-length': 10_000, 'x-max-length-bytes': 32 * 1024 * 1024, 'x-overflow': 'drop-head' };
 
-interface PendingRequest {
-  service: string;
+interface AmqpPendingRequest extends PendingRequest {
   /** The request's trace id, for the log lines about it. */
   correlationId: string;
-  timer: NodeJS.Timeout;
-  resolve(reply: Reply): void;
-  reject(err: Error): void;
 }
 
 /** A consumer registered through serve/onAnnouncement/onDiscoveryRequest; re-created after every reconnect. */
@@ -124,12 +119,6 @@ interface Registration {
 }
 
 const noop = (): void => undefined;
-
-const defaultLogger: BusLogger = {
-  info: noop,
-  warn: (m) => console.warn(m),
-  error: (m) => console.error(m),
-};
 
 /** The URL without credentials, for messages and logs. */
 export function redactUrl(url: string): string {
@@ -213,7 +202,7 @@ export class AmqpTransport implements Transport {
   private pub: Publisher | null = null;
   private pubRetryTimer: NodeJS.Timeout | null = null;
   private pubFailures = 0;
-  private readonly pending = new Map<string, PendingRequest>();
+  private readonly pending = new PendingRequests<AmqpPendingRequest>();
   private readonly registrations = new Set<Registration>();
   private starting: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
@@ -234,12 +223,12 @@ export class AmqpTransport implements Transport {
   ) {
     if (!opts || typeof opts.prefix !== 'string' || opts.prefix === '') throw new Error('AmqpTransport needs a non-empty prefix');
     this.prefix = opts.prefix;
-    this.logger = opts.logger ?? defaultLogger;
+    this.logger = opts.logger ?? consoleLogger;
     this.rpcExchange = `${this.prefix}.rpc`;
     this.discoveryExchange = `${this.prefix}.discovery`;
     this.connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-    this.initialDelayMs = opts.reconnect?.initialDelayMs ?? 100;
-    this.maxDelayMs = opts.reconnect?.maxDelayMs ?? 5_000;
+    this.initialDelayMs = opts.reconnect?.initialDelayMs ?? RETRY_FIRST_DELAY_MS;
+    this.maxDelayMs = opts.reconnect?.maxDelayMs ?? RETRY_MAX_DELAY_MS;
     this.announcements = { ...DEFAULT_ANNOUNCEMENT_INTAKE, ...opts.announcements };
     this.droppedLog = new OnceLog(this.logger);
     this.brokerUser = urlUser(url);
@@ -383,20 +372,12 @@ export class AmqpTransport implements Transport {
     for (const reg of this.registrations) {
       if (reg.model === model) this.resetRegistration(reg);
     }
-    this.failInFlight((p) => badGateway(p.service));
+    this.pending.failAll((p) => badGateway(p.service));
     if (!this.closing && this.current === 'up') this.setState('down');
   }
 
   abortPending(error: () => Error): void {
-    this.failInFlight(error);
-  }
-
-  private failInFlight(error: (p: PendingRequest) => Error): void {
-    for (const [id, p] of this.pending) {
-      this.pending.delete(id);
-      clearTimeout(p.timer);
-      p.reject(error(p));
-    }
+    this.pending.failAll(error);
   }
 
   close(): Promise<void> {
@@ -408,7 +389,7 @@ export class AmqpTransport implements Transport {
     this.setState('closed');
     if (this.pubRetryTimer) clearTimeout(this.pubRetryTimer);
     this.pubRetryTimer = null;
-    this.failInFlight((p) => serviceUnavailable('The message bus is closing', RETRY_AFTER_S, { service: p.service }));
+    this.pending.failAll((p) => busClosing(p.service));
     await Promise.all([...this.registrations].map((reg) => this.closeRegistration(reg)));
     const pub = this.pub;
     this.pub = null;
@@ -455,7 +436,7 @@ export class AmqpTransport implements Transport {
     // Either channel gone: close its twin, so both are re-opened together.
     void closeQuietly(publisher.rpc, publisher.confirm);
     // Replies come back on the rpc channel: whatever is in flight can no longer be answered.
-    this.failInFlight((p) => badGateway(p.service));
+    this.pending.failAll((p) => badGateway(p.service));
     // If the whole connection is going down, onConnectionLost follows and the timer finds nothing to do.
     this.schedulePublisherReopen(model);
   }
@@ -463,7 +444,7 @@ export class AmqpTransport implements Transport {
   /** The broker closed the publisher channel (e.g. a publish to a deleted exchange); the connection may be fine. */
   private schedulePublisherReopen(model: ChannelModel): void {
     if (this.closing || this.conn !== model || this.pubRetryTimer) return;
-    const delay = Math.min(CHANNEL_RETRY_MAX_MS, CHANNEL_RETRY_BASE_MS * 2 ** this.pubFailures++);
+    const delay = Math.min(RETRY_MAX_DELAY_MS, RETRY_FIRST_DELAY_MS * 2 ** this.pubFailures++);
     this.pubRetryTimer = setTimeout(() => {
       this.pubRetryTimer = null;
       if (this.closing || this.conn !== model || this.pub) return;
@@ -521,23 +502,14 @@ export class AmqpTransport implements Transport {
 
   /** A request's deadline passed with no reply: 504. One function for every request's timer (no closure each). */
   private readonly onDeadline = (id: string, timeoutMs: number): void => {
-    this.take(id)?.reject(gatewayTimeout(timeoutMs));
+    this.pending.take(id)?.reject(gatewayTimeout(timeoutMs));
   };
-
-  private take(id: string | undefined): PendingRequest | undefined {
-    if (id === undefined) return undefined;
-    const p = this.pending.get(id);
-    if (!p) return undefined;
-    this.pending.delete(id);
-    clearTimeout(p.timer);
-    return p;
-  }
 
   request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
     const service = message.targetService;
     const ch = this.pub?.rpc;
     if (this.current !== 'up' || !ch) {
-      return Promise.reject(serviceUnavailable('The message bus is not connected', RETRY_AFTER_S, { service }));
+      return Promise.reject(busNotConnected(service));
     }
     let body: Buffer;
     const headers: Record<string, string> = {};
@@ -552,13 +524,13 @@ export class AmqpTransport implements Transport {
       if (h.idempotencyKey) headers.idempotencyKey = h.idempotencyKey;
       if (h.clientAddress) headers.clientAddress = h.clientAddress;
     } catch {
-      return Promise.reject(new GatewayError('INTERNAL_ERROR', 'The request could not be encoded'));
+      return Promise.reject(notEncodable());
     }
     const deadline = Math.max(1, Math.ceil(Number.isFinite(timeoutMs) ? timeoutMs : 1));
     const id = newId();
     return new Promise<Reply>((resolve, reject) => {
       const timer = setTimeout(this.onDeadline, deadline, id, timeoutMs);
-      this.pending.set(id, { service, correlationId: String(message.headers.correlationId ?? ''), timer, resolve, reject });
+      this.pending.add(id, { service, correlationId: String(message.headers.correlationId ?? ''), timer, resolve, reject });
       try {
         // No confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back (basic.return, 503).
         ch.publish(
@@ -579,23 +551,19 @@ export class AmqpTransport implements Transport {
         );
       } catch (err) {
         const closed = err instanceof Error && err.name === 'IllegalOperationError';
-        this.take(id)?.reject(
-          closed
-            ? serviceUnavailable('The message bus is not connected', RETRY_AFTER_S, { service })
-            : new GatewayError('INTERNAL_ERROR', 'The request could not be encoded'),
-        );
+        this.pending.take(id)?.reject(closed ? busNotConnected(service) : notEncodable());
       }
     });
   }
 
   /** basic.return: no queue is bound for the service (mandatory publish). */
   private onReturn(msg: Message): void {
-    const p = this.take(msg.properties.correlationId as string | undefined);
-    if (p) p.reject(serviceUnavailable(`No instance of service '${p.service}' is available`, RETRY_AFTER_S, { service: p.service }));
+    const p = this.pending.take(msg.properties.correlationId as string | undefined);
+    if (p) p.reject(noInstance(p.service));
   }
 
   private onReply(msg: ConsumeMessage): void {
-    const p = this.take(msg.properties.correlationId as string | undefined);
+    const p = this.pending.take(msg.properties.correlationId as string | undefined);
     if (!p) return; // late (after the deadline) or unknown: dropped
     let reply: unknown;
     try {
@@ -605,7 +573,7 @@ export class AmqpTransport implements Transport {
     }
     if (!isReply(reply)) {
       this.logger.error(`[${p.correlationId}] bus: malformed reply from service '${p.service}'`);
-      p.resolve({ ok: false, error: { code: 'INTERNAL_ERROR' } });
+      p.resolve(internalErrorReply());
       return;
     }
     p.resolve(reply);
@@ -622,15 +590,15 @@ export class AmqpTransport implements Transport {
 
   private publishConfirmed(exchange: string, routingKey: string, body: Buffer, userId?: string): Promise<void> {
     const ch = this.pub?.confirm;
-    if (this.current !== 'up' || !ch) return Promise.reject(serviceUnavailable('The message bus is not connected', RETRY_AFTER_S));
+    if (this.current !== 'up' || !ch) return Promise.reject(busNotConnected());
     return new Promise<void>((resolve, reject) => {
       try {
         ch.publish(exchange, routingKey, body, { contentType: JSON_TYPE, ...(userId !== undefined ? { userId } : {}) }, (err: unknown) => {
-          if (err) reject(serviceUnavailable('The message bus did not accept the message', RETRY_AFTER_S));
+          if (err) reject(busRefused());
           else resolve();
         });
       } catch {
-        reject(serviceUnavailable('The message bus is not connected', RETRY_AFTER_S));
+        reject(busNotConnected());
       }
     });
   }
@@ -720,12 +688,7 @@ export class AmqpTransport implements Transport {
     const reply: Reply = request
       ? await invokeHandler(handler, request, this.logger)
       : { ok: false, error: { code: 'BAD_REQUEST', message: 'Malformed request message' } };
-    try {
-      return encodeJson(reply);
-    } catch (err) {
-      this.logger.error(`[${traceIdOf(msg)}] bus: reply of ${service}/${msg.properties.type} is not JSON: ${describeError(err)}`);
-      return encodeJson({ ok: false, error: { code: 'INTERNAL_ERROR' } });
-    }
+    return Buffer.from(replyJson(reply, this.logger, traceIdOf, msg, service, msg.properties.type), 'utf8');
   }
 
   private decodeRequest(msg: ConsumeMessage, service: string): RequestMessage | null {
@@ -965,7 +928,7 @@ export class AmqpTransport implements Transport {
 
   private scheduleReopen(reg: Registration, model: ChannelModel): void {
     if (reg.closed || this.closing || reg.retryTimer) return;
-    const delay = Math.min(CHANNEL_RETRY_MAX_MS, CHANNEL_RETRY_BASE_MS * 2 ** reg.failures++);
+    const delay = Math.min(RETRY_MAX_DELAY_MS, RETRY_FIRST_DELAY_MS * 2 ** reg.failures++);
     reg.retryTimer = setTimeout(() => {
       reg.retryTimer = null;
       if (reg.closed || this.closing || this.conn !== model || reg.model === model) return;

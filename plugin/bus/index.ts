@@ -1,6 +1,7 @@
 import { AmqpTransport, type AnnouncementIntake } from './amqp';
 import { InProcessTransport, defaultHub } from './inprocess';
 import type { Transport } from './transport';
+import type { BusLogger } from './logger';
 
 export type {
   MessageHeaders,
@@ -18,13 +19,7 @@ export type {
 export { AmqpTransport } from './amqp';
 export type { AmqpTransportOptions, AnnouncementIntake } from './amqp';
 export { InProcessHub, InProcessTransport, defaultHub } from './inprocess';
-
-/** The slice of a logger the transports use (the plugin's Logger and `console` both fit). */
-export interface BusLogger {
-  info(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
-}
+export type { BusLogger } from './logger';
 
 export interface TransportConfig {
   /** BUS_URL: `amqp://…`, `amqps://…`, or `embedded` / empty for the in-process bus. */

@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Announcement } from '../contracts/types';
-import { GatewayError, gatewayTimeout, serviceUnavailable } from '../errors/gateway-error';
+import { gatewayTimeout } from '../errors/gateway-error';
 import { describeError } from '../errors/describe';
-import type { BusLogger } from './index';
+import { silentLogger, type BusLogger } from './logger';
+import { DEFAULT_PREFETCH } from './constants';
+import { invokeHandler, replyJson } from './handler';
+import { busClosing, busNotConnected, noInstance, notEncodable } from './failures';
+import { PendingRequests, type PendingRequest } from './pending';
 import type {
   AnnouncementListener,
   Reply,
@@ -22,46 +26,10 @@ import type {
  * away with values (Dates, undefined, class instances) that would not survive a real broker.
  */
 
-/** Prefetch used when serve() is not given one (also the AMQP transport's default). */
-export const DEFAULT_PREFETCH = 16;
-
-const INTERNAL_ERROR_REPLY: Reply = { ok: false, error: { code: 'INTERNAL_ERROR' } };
-
-export const silentLogger: BusLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
 /** A JSON round trip: a deep copy with exactly the fidelity of the AMQP wire format. */
 export function jsonCopy<T>(value: T): T {
   const text = JSON.stringify(value);
   return (text === undefined ? undefined : JSON.parse(text)) as T;
-}
-
-/** Whether a value has the shape of the reply envelope (docs/bus-protocol.md "Replies"). */
-export function isReply(value: unknown): value is Reply {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
-  const r = value as { ok?: unknown; error?: unknown };
-  if (r.ok === true) return true;
-  if (r.ok !== false || !r.error || typeof r.error !== 'object') return false;
-  return typeof (r.error as { code?: unknown }).code === 'string';
-}
-
-/**
- * Runs a service handler under the failure contract shared by both transports: a handler that throws,
- * rejects or returns something that is not a reply envelope yields INTERNAL_ERROR with no message (the
- * cause is logged on the service side, never sent).
- */
-export async function invokeHandler(handler: RequestHandler, message: RequestMessage, logger: BusLogger): Promise<Reply> {
-  let reply: unknown;
-  try {
-    reply = await handler(message);
-  } catch (err) {
-    logger.error(`[${message.headers?.correlationId}] bus: handler for ${message.targetService}/${message.messageType} failed: ${describeError(err)}`);
-    return { ...INTERNAL_ERROR_REPLY };
-  }
-  if (!isReply(reply)) {
-    logger.error(`[${message.headers?.correlationId}] bus: handler for ${message.targetService}/${message.messageType} returned no reply envelope`);
-    return { ...INTERNAL_ERROR_REPLY };
-  }
-  return reply;
 }
 
 /** A request on its way through the hub; `settled` once replied, timed out or failed. */
@@ -204,11 +172,9 @@ export function defaultHub(): InProcessHub {
   return processHub;
 }
 
-interface PendingRequest {
-  service: string;
-  timer: NodeJS.Timeout;
-  resolve(reply: Reply): void;
-  reject(err: Error): void;
+/** The trace id of a request, for the log line about a reply that is not JSON. */
+function traceIdOf(message: RequestMessage): string {
+  return String(message.headers?.correlationId);
 }
 
 /** The in-process Transport. All instances on one hub see each other; see the file comment. */
@@ -216,7 +182,7 @@ export class InProcessTransport implements Transport {
   readonly kind = 'inprocess' as const;
   private current: TransportState = 'connecting';
   private readonly stateListeners: Array<(state: TransportState) => void> = [];
-  private readonly pending = new Map<string, PendingRequest>();
+  private readonly pending = new PendingRequests();
   private readonly subscriptions = new Set<Subscription>();
   private readonly logger: BusLogger;
   private closing: Promise<void> | undefined;
@@ -244,20 +210,12 @@ export class InProcessTransport implements Transport {
 
   private async shutdown(): Promise<void> {
     this.setState('closed');
-    this.failPending((p) => serviceUnavailable('The message bus is closing', 5, { service: p.service }));
+    this.pending.failAll((p) => busClosing(p.service));
     await Promise.all([...this.subscriptions].map((s) => s.close()));
   }
 
   abortPending(error: () => Error): void {
-    this.failPending(error);
-  }
-
-  private failPending(error: (p: PendingRequest) => Error): void {
-    for (const [id, p] of this.pending) {
-      this.pending.delete(id);
-      clearTimeout(p.timer);
-      p.reject(error(p));
-    }
+    this.pending.failAll(error);
   }
 
   onStateChange(listener: (state: TransportState) => void): void {
@@ -279,32 +237,29 @@ export class InProcessTransport implements Transport {
   request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
     const service = message.targetService;
     if (this.current !== 'up') {
-      return Promise.reject(serviceUnavailable('The message bus is not connected', 5, { service }));
+      return Promise.reject(busNotConnected(service));
     }
     let copy: RequestMessage;
     try {
       copy = jsonCopy(message);
     } catch {
-      return Promise.reject(new GatewayError('INTERNAL_ERROR', 'The request could not be encoded'));
+      return Promise.reject(notEncodable());
     }
     const id = randomUUID();
     return new Promise<Reply>((resolve, reject) => {
       const take = (): PendingRequest | undefined => {
-        const p = this.pending.get(id);
-        if (!p) return undefined;
-        this.pending.delete(id);
-        clearTimeout(p.timer);
-        delivery.settled = true;
+        const p = this.pending.take(id);
+        if (p) delivery.settled = true;
         return p;
       };
       const delivery: Delivery = {
         message: copy,
         settled: false,
         reply: (reply) => take()?.resolve(reply),
-        unroutable: () => take()?.reject(serviceUnavailable(`No instance of service '${service}' is available`, 5, { service })),
+        unroutable: () => take()?.reject(noInstance(service)),
       };
       const timer = setTimeout(() => take()?.reject(gatewayTimeout(timeoutMs)), Math.max(1, timeoutMs));
-      this.pending.set(id, { service, timer, resolve, reject });
+      this.pending.add(id, { service, timer, resolve, reject });
       if (!this.hub.dispatch(service, delivery)) delivery.unroutable();
     });
   }
@@ -312,14 +267,9 @@ export class InProcessTransport implements Transport {
   /** Runs one delivery through a handler of this transport and hands the reply back (as a copy). */
   private async handle(handler: RequestHandler, delivery: Delivery): Promise<void> {
     await Promise.resolve(); // never run a handler synchronously inside the requester's call
-    const reply = await invokeHandler(handler, jsonCopy(delivery.message), this.logger);
-    let copy: Reply;
-    try {
-      copy = jsonCopy(reply);
-    } catch (err) {
-      this.logger.error(`[${delivery.message.headers?.correlationId}] bus: reply of ${delivery.message.targetService}/${delivery.message.messageType} is not JSON: ${describeError(err)}`);
-      copy = { ...INTERNAL_ERROR_REPLY };
-    }
+    const { message } = delivery;
+    const reply = await invokeHandler(handler, jsonCopy(message), this.logger);
+    const copy = JSON.parse(replyJson(reply, this.logger, traceIdOf, message, message.targetService, message.messageType)) as Reply;
     delivery.reply(copy); // a no-op when the requester has timed out: late replies are dropped
   }
 
@@ -401,6 +351,6 @@ export class InProcessTransport implements Transport {
   }
 
   private assertUp(): void {
-    if (this.current !== 'up') throw serviceUnavailable('The message bus is not connected');
+    if (this.current !== 'up') throw busNotConnected();
   }
 }

@@ -1,9 +1,9 @@
 import type { Transport } from './transport';
-import type { BusLogger } from './index';
+import type { BusLogger } from './logger';
+import { RETRY_MAX_DELAY_MS } from './constants';
 import { errorMessage } from '../errors/describe';
 
 const FIRST_DELAY_MS = 250;
-const MAX_DELAY_MS = 5_000;
 
 /**
  * Starts a transport, and when the bus is not reachable (broker down, wrong credentials) tries again with a
@@ -12,7 +12,7 @@ const MAX_DELAY_MS = 5_000;
  * timeout), so a broker that stays away costs a line every ten seconds or so, not a screenful.
  */
 export async function startWithRetry(transport: Pick<Transport, 'start'>, log: Pick<BusLogger, 'warn'>, stopped: () => boolean): Promise<boolean> {
-  for (let delay = FIRST_DELAY_MS; !stopped(); delay = Math.min(delay * 2, MAX_DELAY_MS)) {
+  for (let delay = FIRST_DELAY_MS; !stopped(); delay = Math.min(delay * 2, RETRY_MAX_DELAY_MS)) {
     try {
       await transport.start();
       return true;

@@ -5,7 +5,7 @@ import { validateAnnouncement, DEFAULT_MAX_TTL_MS } from '../../plugin/contracts
 import { DEFAULT_ANNOUNCEMENT_LIMITS } from '../../plugin/contracts/limits';
 
 const DEFAULT_MAX_CONTRACTS = DEFAULT_ANNOUNCEMENT_LIMITS.maxContracts;
-import { isReply } from '../../plugin/bus/inprocess';
+import { isReply } from '../../plugin/bus/envelope';
 import { ERROR_CODES, fromServiceError, toErrorBody } from '../../plugin/errors';
 import { deriveRoutes } from '../../plugin/contracts/derive-routes';
 

@@ -1,0 +1,13 @@
+/** Retry-After (seconds) on every 503 a transport produces: not connected, closing, no instance, not accepted. */
+export const BUS_RETRY_AFTER_S = 5;
+
+/** Requests a consumer holds at once when serve() is not given a prefetch (both transports). */
+export const DEFAULT_PREFETCH = 16;
+
+/**
+ * Backoff of everything that retries against the broker (the connection, a channel it closed, the first start):
+ * the first pause and the cap. Short at first, so a broker blip costs little; capped, so a broker away for long
+ * costs a line and an attempt every few seconds.
+ */
+export const RETRY_FIRST_DELAY_MS = 100;
+export const RETRY_MAX_DELAY_MS = 5_000;

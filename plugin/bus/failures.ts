@@ -1,0 +1,27 @@
+import { GatewayError, serviceUnavailable } from '../errors/gateway-error';
+import { BUS_RETRY_AFTER_S } from './constants';
+
+/*
+ * The errors of the Transport failure contract (transport.ts) that both transports raise, one builder each, so the
+ * embedded bus and RabbitMQ answer a caller alike. (502 and 504 come from errors/gateway-error as they are.)
+ */
+
+export function busNotConnected(service?: string): GatewayError {
+  return serviceUnavailable('The message bus is not connected', BUS_RETRY_AFTER_S, service === undefined ? {} : { service });
+}
+
+export function busClosing(service: string): GatewayError {
+  return serviceUnavailable('The message bus is closing', BUS_RETRY_AFTER_S, { service });
+}
+
+export function noInstance(service: string): GatewayError {
+  return serviceUnavailable(`No instance of service '${service}' is available`, BUS_RETRY_AFTER_S, { service });
+}
+
+export function busRefused(): GatewayError {
+  return serviceUnavailable('The message bus did not accept the message', BUS_RETRY_AFTER_S);
+}
+
+export function notEncodable(): GatewayError {
+  return new GatewayError('INTERNAL_ERROR', 'The request could not be encoded');
+}

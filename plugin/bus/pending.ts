@@ -1,0 +1,40 @@
+import type { Reply } from './transport';
+
+/** A request waiting for its reply; its timer is the deadline (504). */
+export interface PendingRequest {
+  service: string;
+  timer: NodeJS.Timeout;
+  resolve(reply: Reply): void;
+  reject(err: Error): void;
+}
+
+/**
+ * The gateway side's requests in flight, by the id their reply comes back with. Whatever settles a request first
+ * (its reply, its deadline, a return, a lost connection) takes it out, so each settles once.
+ */
+export class PendingRequests<P extends PendingRequest = PendingRequest> {
+  private readonly byId = new Map<string, P>();
+
+  add(id: string, request: P): void {
+    this.byId.set(id, request);
+  }
+
+  /** Removes the request and stops its timer; undefined when it has already settled (a late or unknown reply). */
+  take(id: string | undefined): P | undefined {
+    if (id === undefined) return undefined;
+    const p = this.byId.get(id);
+    if (!p) return undefined;
+    this.byId.delete(id);
+    clearTimeout(p.timer);
+    return p;
+  }
+
+  /** Rejects every request in flight with its own error (a lost channel, a closing transport, an abort). */
+  failAll(error: (p: P) => Error): void {
+    for (const [id, p] of this.byId) {
+      this.byId.delete(id);
+      clearTimeout(p.timer);
+      p.reject(error(p));
+    }
+  }
+}
