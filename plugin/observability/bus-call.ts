@@ -12,7 +12,7 @@ export function busOutcome(result: { reply: Reply } | { error: unknown }): BusOu
   if (err.code === 'TIMEOUT') return 'timeout';
   if (err.code !== 'SERVICE_UNAVAILABLE') return 'failed';
   if (err.status === 502) return 'connection_lost';
-  // The transports' 503s differ only in their message (plugin/bus/amqp.ts, inprocess.ts); a graceful stop's is `aborted`.
+  // The transports' 503s differ only in their message (plugin/bus/failures.ts); a graceful stop's is `aborted`.
   if (err.message.startsWith('No instance of service')) return 'unroutable';
   return err.message.startsWith('The message bus') ? 'bus_unavailable' : 'aborted';
 }

@@ -1,0 +1,134 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Channel, ConsumeMessage } from 'amqplib';
+import type { Announcement } from '../../contracts/types';
+import { describeError } from '../../errors/describe';
+import { inert, OnceLog } from '../../log-once';
+import { ByteBudget } from '../byte-budget';
+import type { AnnouncementListener, Subscription } from '../transport';
+import type { AmqpConnection } from './connection';
+import type { AmqpConsumers, Registration } from './consumers';
+import { ANNOUNCE_BINDING, announcedService, DISCOVER_KEY } from './wire';
+
+/*
+ * The listeners on the discovery exchange: the gateway's intake of announcements (bounded in size before parsing
+ * and in bytes per second) and the services' discovery requests.
+ */
+
+/** How much announcement traffic the gateway takes in. */
+export interface AnnouncementIntake {
+  /** A larger message is dropped unparsed. */
+  maxBytes: number;
+  /** Announcement bytes handled per second; beyond it the broker holds (and at its cap drops the oldest of) the rest. */
+  bytesPerSecond: number;
+}
+
+export const DEFAULT_ANNOUNCEMENT_INTAKE: Readonly<AnnouncementIntake> = Object.freeze({ maxBytes: 256 * 1024, bytesPerSecond: 4 * 1024 * 1024 });
+/** Announcements in hand at once (unacked). */
+const ANNOUNCE_PREFETCH = 64;
+/** The broker keeps at most this much of a flood for the gateway; the oldest go first. */
+const ANNOUNCE_QUEUE_ARGS = { 'x-max-length': 10_000, 'x-max-length-bytes': 32 * 1024 * 1024, 'x-overflow': 'drop-head' };
+
+export class AmqpListeners {
+  private readonly intake: AnnouncementIntake;
+  /** Dropped announcements: one line per sender and reason per minute, whatever the rate they come at. */
+  private readonly droppedLog: OnceLog;
+
+  constructor(
+    private readonly conn: AmqpConnection,
+    private readonly consumers: AmqpConsumers,
+    intake: Partial<AnnouncementIntake> | undefined,
+  ) {
+    this.intake = { ...DEFAULT_ANNOUNCEMENT_INTAKE, ...intake };
+    this.droppedLog = new OnceLog(conn.logger);
+  }
+
+  onAnnouncement(listener: AnnouncementListener): Promise<Subscription> {
+    const budget = new ByteBudget(this.intake.bytesPerSecond);
+    const reg: Registration = this.consumers.create('announcement listener', {
+      prefetch: ANNOUNCE_PREFETCH,
+      attach: (ch) =>
+        this.attach(ch, 'announce', ANNOUNCE_BINDING, (msg) => {
+          if (msg === null) return this.consumers.brokerCancelled(reg, ch);
+          this.onAnnouncementMessage(msg, listener);
+          // Acked only once within the byte budget: until then the broker holds the rest (prefetch), and its
+          // queue's length cap drops the oldest, so a flood costs the gateway a bounded share of its time.
+          const ack = (): void => {
+            try {
+              ch.ack(msg);
+            } catch {
+              // the channel closed meanwhile; the broker requeues on its own
+            }
+          };
+          const wait = budget.take(msg.content.length);
+          if (wait > 0) setTimeout(ack, wait).unref();
+          else ack();
+        }, ANNOUNCE_QUEUE_ARGS),
+    });
+    return this.consumers.register(reg);
+  }
+
+  /**
+   * One announcement off the bus, checked before anything else: its size (before parsing), that it is an object
+   * naming a service, and that the service is the one in its routing key `announce.<service>` (which topic
+   * permissions tie to the service's broker user). The rest of the checks are the registry's.
+   */
+  private onAnnouncementMessage(msg: ConsumeMessage, listener: AnnouncementListener): void {
+    const routingKey = msg.fields.routingKey;
+    const keyService = announcedService(routingKey);
+    const userId = typeof msg.properties.userId === 'string' ? msg.properties.userId : undefined;
+    const from = `routing key ${inert(routingKey)}${userId !== undefined ? `, broker user ${inert(userId)}` : ''}`;
+    const drop = (reason: string): void => this.droppedLog.warn(JSON.stringify([routingKey, userId, reason]), `bus: dropped an announcement (${from}): ${reason}`);
+    const max = this.intake.maxBytes;
+    if (msg.content.length > max) return drop(`${msg.content.length} bytes, over ${max} (announcementMaxBytes)`);
+    let announcement: unknown;
+    try {
+      announcement = JSON.parse(msg.content.toString('utf8'));
+    } catch {
+      return drop('not JSON');
+    }
+    if (!announcement || typeof announcement !== 'object' || Array.isArray(announcement)) return drop('not a JSON object');
+    const service = (announcement as { service?: unknown }).service;
+    if (typeof service !== 'string') return drop('no service');
+    if (service !== keyService) return drop(`service ${inert(service)} does not match the routing key`);
+    try {
+      const digest = createHash('sha1').update(msg.content).digest('base64');
+      listener(announcement as Announcement, userId !== undefined ? { userId, digest } : { digest });
+    } catch (err) {
+      this.conn.logger.error(`bus: announcement listener failed: ${describeError(err)}`);
+    }
+  }
+
+  onDiscoveryRequest(listener: () => void): Promise<Subscription> {
+    const reg: Registration = this.consumers.create('discovery listener', {
+      attach: (ch) =>
+        this.attach(ch, 'discover', DISCOVER_KEY, (msg) => {
+          if (msg === null) return this.consumers.brokerCancelled(reg, ch);
+          try {
+            listener();
+          } catch (err) {
+            this.conn.logger.error(`bus: discovery listener failed: ${describeError(err)}`);
+          }
+        }),
+    });
+    return this.consumers.register(reg);
+  }
+
+  /**
+   * An exclusive, auto-delete queue of this connection bound to the discovery exchange. With `queueArgs` (the
+   * announcement queue) messages are acked by the consumer; without, auto-acked.
+   */
+  private async attach(
+    ch: Channel,
+    kind: string,
+    bindingKey: string,
+    onMessage: (msg: ConsumeMessage | null) => void,
+    queueArgs?: Record<string, unknown>,
+  ): Promise<string> {
+    await this.conn.declareExchanges(ch);
+    const queue = this.conn.names.listenerQueue(kind, randomUUID());
+    await ch.assertQueue(queue, { exclusive: true, autoDelete: true, durable: false, ...(queueArgs ? { arguments: queueArgs } : {}) });
+    await ch.bindQueue(queue, this.conn.names.discoveryExchange, bindingKey);
+    const { consumerTag } = await ch.consume(queue, onMessage, { noAck: queueArgs === undefined });
+    return consumerTag;
+  }
+}

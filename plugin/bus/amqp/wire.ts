@@ -1,0 +1,161 @@
+import type { ConsumeMessage, Options } from 'amqplib';
+import type { MessageHeaders, MessageUser, RequestMessage } from '../transport';
+
+/*
+ * The AMQP 0-9-1 wire format (docs/bus-protocol.md) — what a service in another language has to speak (every name
+ * starts with the configured prefix P):
+ *
+ *   exchange P.rpc        direct, durable   requests; routing key = target service
+ *   queue    P.svc.<svc>  non-durable, not auto-delete, x-expires 15000; bound to P.rpc with key <svc>; the
+ *                         service's instances are competing consumers on it (manual ack after the reply,
+ *                         prefetch); what a consumer held when it died is redelivered (`redelivered` set)
+ *   exchange P.discovery  topic, durable    announcements and withdrawals: key `announce.<service>`,
+ *                                           body = the Announcement JSON; discovery requests: key
+ *                                           `discover`, body `{}`. Listeners bind exclusive queues
+ *                                           P.announce.<uuid> (`announce.#`) / P.discover.<uuid>.
+ *
+ * A request message: body = JSON `{ "input": {...} }` (the rest of the RequestMessage travels in
+ * properties); properties: type = messageType, correlationId = a fresh id per request (NOT the trace
+ * correlation id), replyTo = amq.rabbitmq.reply-to (direct reply-to), expiration = the timeout in ms,
+ * contentType = application/json, mandatory; headers: correlationId, requestId, user (the
+ * MessageUser as a JSON string, absent for anonymous calls), traceparent (when present), deadline (ms since
+ * the epoch, as a decimal string), idempotencyKey (the caller's Idempotency-Key, when it sent one on a command
+ * or POST), clientAddress (the caller's IP as the host saw it).
+ * The reply: published to the default exchange with routing key = the request's replyTo, the same
+ * correlationId, body = the Reply envelope as JSON; the service acks the request after replying.
+ *
+ * This file holds every name and header of that format; the request headers are encoded and decoded side by side.
+ */
+
+export const REPLY_TO = 'amq.rabbitmq.reply-to';
+export const JSON_TYPE = 'application/json';
+/** AMQP reply code of a declaration whose arguments differ from the existing entity's. */
+export const PRECONDITION_FAILED = 406;
+
+/** How long a work queue outlives its last consumer (x-expires): a reconnect or a restart finds its requests there. */
+export const WORK_QUEUE_EXPIRES_MS = 15_000;
+/**
+ * The work queue of a service: not auto-delete, so the requests a consumer held when its connection dropped or its
+ * process died are requeued and redelivered (to another instance, or to the same one once it is back) rather than
+ * dropped with the queue; the broker deletes it once it has had no consumer for WORK_QUEUE_EXPIRES_MS. Not durable:
+ * the requests are transient and their direct reply-to does not survive a broker restart either.
+ */
+export const WORK_QUEUE_OPTIONS: Options.AssertQueue = { durable: false, autoDelete: false, arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS } };
+
+/** Routing keys on the discovery exchange. */
+const ANNOUNCE_KEY_PREFIX = 'announce.';
+export const ANNOUNCE_BINDING = `${ANNOUNCE_KEY_PREFIX}#`;
+export const DISCOVER_KEY = 'discover';
+
+export function announceKey(service: string): string {
+  return `${ANNOUNCE_KEY_PREFIX}${service}`;
+}
+
+/** The service an announcement's routing key names ('' for another key). */
+export function announcedService(routingKey: string): string {
+  return routingKey.startsWith(ANNOUNCE_KEY_PREFIX) ? routingKey.slice(ANNOUNCE_KEY_PREFIX.length) : '';
+}
+
+/** The exchange and queue names under one prefix. */
+export class BusNames {
+  readonly rpcExchange: string;
+  readonly discoveryExchange: string;
+
+  constructor(readonly prefix: string) {
+    this.rpcExchange = `${prefix}.rpc`;
+    this.discoveryExchange = `${prefix}.discovery`;
+  }
+
+  /** The work queue of `service`. */
+  serviceQueue(service: string): string {
+    return `${this.prefix}.svc.${service}`;
+  }
+
+  /** An exclusive listener queue of this connection ('announce' or 'discover'). */
+  listenerQueue(kind: string, id: string): string {
+    return `${this.prefix}.${kind}.${id}`;
+  }
+}
+
+export function encodeJson(value: unknown): Buffer {
+  return Buffer.from(JSON.stringify(value), 'utf8');
+}
+
+/** The user header's JSON, made once per cached (frozen) user rather than on each of its requests. */
+const userJson = new WeakMap<object, string>();
+
+function userHeader(user: object): string {
+  if (!Object.isFrozen(user)) return JSON.stringify(user);
+  let json = userJson.get(user);
+  if (json === undefined) userJson.set(user, (json = JSON.stringify(user)));
+  return json;
+}
+
+/** A request's headers as AMQP headers (strings only); throws when the user cannot be serialised. */
+export function encodeHeaders(h: MessageHeaders): Record<string, string> {
+  const headers: Record<string, string> = {};
+  headers.correlationId = String(h.correlationId ?? '');
+  headers.requestId = String(h.requestId ?? '');
+  if (h.user) headers.user = userHeader(h.user);
+  if (h.traceparent) headers.traceparent = h.traceparent;
+  if (h.deadline) headers.deadline = String(h.deadline);
+  if (h.idempotencyKey) headers.idempotencyKey = h.idempotencyKey;
+  if (h.clientAddress) headers.clientAddress = h.clientAddress;
+  return headers;
+}
+
+function headerString(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  return undefined;
+}
+
+/** The correlation id a request message carries, for service-side log lines (bounded and inert: it came off the wire). */
+export function traceIdOf(msg: ConsumeMessage): string {
+  return (headerString((msg.properties.headers ?? {}).correlationId) ?? '').slice(0, 128).replace(/[^A-Za-z0-9._:-]/g, '?');
+}
+
+/** A request message off the work queue, or null when it is malformed (answered BAD_REQUEST). */
+export function decodeRequest(msg: ConsumeMessage, service: string): RequestMessage | null {
+  let body: unknown;
+  try {
+    body = JSON.parse(msg.content.toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
+  const input = (body as { input?: unknown }).input ?? {};
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return null;
+  const raw = (msg.properties.headers ?? {}) as Record<string, unknown>;
+  const headers: MessageHeaders = {
+    correlationId: headerString(raw.correlationId) ?? '',
+    requestId: headerString(raw.requestId) ?? '',
+  };
+  const user = headerString(raw.user);
+  if (user !== undefined) {
+    try {
+      const parsed: unknown = JSON.parse(user);
+      if (!parsed || typeof parsed !== 'object') return null;
+      headers.user = parsed as MessageUser;
+    } catch {
+      return null;
+    }
+  }
+  const traceparent = headerString(raw.traceparent);
+  if (traceparent !== undefined) headers.traceparent = traceparent;
+  const deadline = Number(headerString(raw.deadline));
+  if (Number.isSafeInteger(deadline)) headers.deadline = deadline;
+  const idempotencyKey = headerString(raw.idempotencyKey);
+  if (idempotencyKey !== undefined) headers.idempotencyKey = idempotencyKey;
+  const clientAddress = headerString(raw.clientAddress);
+  if (clientAddress !== undefined) headers.clientAddress = clientAddress;
+  const request: RequestMessage = {
+    messageType: String(msg.properties.type ?? ''),
+    targetService: service,
+    input: input as Record<string, unknown>,
+    headers,
+  };
+  if (msg.fields.redelivered) request.redelivered = true;
+  if (typeof msg.properties.userId === 'string') request.publisher = msg.properties.userId;
+  return request;
+}

@@ -1,0 +1,102 @@
+import type { Channel, ConsumeMessage } from 'amqplib';
+import { describeError } from '../../errors/describe';
+import { DEFAULT_PREFETCH } from '../constants';
+import { invokeHandler, replyJson } from '../handler';
+import type { Reply, RequestHandler, Subscription } from '../transport';
+import { noop, type AmqpConnection } from './connection';
+import type { AmqpConsumers, Registration } from './consumers';
+import { decodeRequest, JSON_TYPE, PRECONDITION_FAILED, traceIdOf, WORK_QUEUE_OPTIONS } from './wire';
+
+/*
+ * The service side of the AMQP transport: a competing consumer on the service's work queue that runs the handler,
+ * replies to the request's replyTo, and acks the request only after replying (so what an instance held when it
+ * died is redelivered).
+ */
+
+const MALFORMED_REQUEST_REPLY: Reply = { ok: false, error: { code: 'BAD_REQUEST', message: 'Malformed request message' } };
+
+export class AmqpWorkQueues {
+  constructor(
+    private readonly conn: AmqpConnection,
+    private readonly consumers: AmqpConsumers,
+  ) {}
+
+  serve(service: string, handler: RequestHandler, opts: { prefetch?: number } = {}): Promise<Subscription> {
+    const queue = this.conn.names.serviceQueue(service);
+    const rpcExchange = this.conn.names.rpcExchange;
+    const reg = this.consumers.create(`consumer of ${queue}`, {
+      prefetch: Math.max(1, opts.prefetch ?? DEFAULT_PREFETCH),
+      attach: async (ch) => {
+        await this.conn.declareExchanges(ch);
+        await this.declareWorkQueue(ch, reg, queue);
+        await ch.bindQueue(queue, rpcExchange, service);
+        const { consumerTag } = await ch.consume(queue, (msg) => this.onWork(reg, ch, service, handler, msg), {
+          noAck: false,
+        });
+        return consumerTag;
+      },
+      // The last instance to stop deletes the queue (only if no other instance consumes), so the service is
+      // unroutable — 503 — as soon as close() resolves rather than when the queue expires.
+      detach: async (ch) => {
+        await ch.deleteQueue(queue, { ifUnused: true });
+      },
+    });
+    return this.consumers.register(reg);
+  }
+
+  /**
+   * Declares the work queue (WORK_QUEUE_OPTIONS). A queue of the same name declared with other arguments — by an
+   * instance of an older version (auto-delete), during a rolling upgrade — closes the declaring channel with
+   * PRECONDITION_FAILED; the declaration is tried on a channel of its own so that this instance can still consume
+   * the existing queue as it is.
+   */
+  private async declareWorkQueue(ch: Channel, reg: Registration, queue: string): Promise<void> {
+    const model = reg.model;
+    if (!model) throw new Error('The connection was lost');
+    const probe = await model.createChannel();
+    probe.on('error', noop);
+    try {
+      await probe.assertQueue(queue, WORK_QUEUE_OPTIONS);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== PRECONDITION_FAILED) throw err;
+      await ch.checkQueue(queue);
+      this.conn.logger.warn(`bus: ${queue} exists with other arguments (an older instance declared it); consuming it as it is`);
+    } finally {
+      await probe.close().catch(noop);
+    }
+  }
+
+  private onWork(reg: Registration, ch: Channel, service: string, handler: RequestHandler, msg: ConsumeMessage | null): void {
+    if (msg === null) {
+      this.consumers.brokerCancelled(reg, ch);
+      return;
+    }
+    // A redelivery of a request this instance is running (or ran) on a channel that died gets that run's reply.
+    const reply = (msg.fields.redelivered && reg.orphans.take(msg)) || this.replyBody(msg, service, handler);
+    const id = msg.properties.correlationId as string | undefined;
+    if (id !== undefined) reg.running.set(id, { type: msg.properties.type, content: msg.content, reply });
+    const work = reply.then((body) => {
+      // Only this delivery's entry: after a reconnect the same id may be running again as its redelivery.
+      if (id !== undefined && reg.running.get(id)?.reply === reply && reg.ch === ch) reg.running.delete(id);
+      try {
+        const replyTo = msg.properties.replyTo as string | undefined;
+        if (replyTo) {
+          ch.sendToQueue(replyTo, body, { correlationId: msg.properties.correlationId, contentType: JSON_TYPE });
+        }
+        ch.ack(msg);
+      } catch (err) {
+        // The channel went away while the handler ran; the broker redelivers the request (see OrphanedReplies).
+        this.conn.logger.warn(`[${traceIdOf(msg)}] bus: could not reply to ${service}/${msg.properties.type}: ${describeError(err)}`);
+      }
+    });
+    reg.inflight.add(work);
+    void work.finally(() => reg.inflight.delete(work));
+  }
+
+  /** Runs the handler; settles with the reply as the JSON body to send. */
+  private async replyBody(msg: ConsumeMessage, service: string, handler: RequestHandler): Promise<Buffer> {
+    const request = decodeRequest(msg, service);
+    const reply: Reply = request ? await invokeHandler(handler, request, this.conn.logger) : MALFORMED_REQUEST_REPLY;
+    return Buffer.from(replyJson(reply, this.conn.logger, traceIdOf, msg, service, msg.properties.type), 'utf8');
+  }
+}
