@@ -82,6 +82,11 @@ export interface RunningService {
   stop(opts?: { drainMs?: number }): Promise<void>;
 }
 
+/** The lease a service announces when serve() is not given one. */
+const DEFAULT_TTL_MS = 15_000;
+/** Re-announcing more often than this buys nothing, whatever the lease. */
+const MIN_REANNOUNCE_EVERY_MS = 100;
+
 /** Discovery requests may come in floods (anyone who may publish `discover`): answered at most once a second. */
 const DISCOVERY_ANSWER_GAP_MS = 1000;
 
@@ -110,7 +115,7 @@ export function answerDiscovery(announce: () => void, gapMs = DISCOVERY_ANSWER_G
  */
 export async function serve(opts: ServeOptions): Promise<RunningService> {
   const { transport, service } = opts;
-  const ttlMs = opts.ttlMs ?? 15000;
+  const ttlMs = opts.ttlMs ?? DEFAULT_TTL_MS;
   const instanceId = opts.instanceId ?? `${service}-${randomUUID()}`;
   const contracts: Contract[] = opts.operations.map((op) => ({ ...op.contract, targetService: service }));
   const handlers = new Map(opts.operations.map((op) => [op.contract.messageType, op.handle]));
@@ -161,7 +166,7 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
   subs.push(await transport.serve(service, handle, { prefetch: opts.prefetch }));
   subs.push(await transport.onDiscoveryRequest(answerDiscovery(() => void announce().catch(() => undefined))));
   await announce();
-  const timer = setInterval(() => void announce().catch(() => undefined), Math.max(100, Math.floor(ttlMs / 3)));
+  const timer = setInterval(() => void announce().catch(() => undefined), Math.max(MIN_REANNOUNCE_EVERY_MS, Math.floor(ttlMs / 3)));
   timer.unref();
 
   let stopped = false;

@@ -1,6 +1,8 @@
 import type { Transport } from '../plugin/bus/transport';
 import type { RunningService } from './serve';
 
+const DEFAULT_DRAIN_MS = 1000;
+
 export interface StopOnSignalsOptions {
   /** Default SIGTERM and SIGINT. */
   signals?: NodeJS.Signals[];
@@ -28,7 +30,7 @@ export function stopOnSignals(services: RunningService | RunningService[], trans
     log(`${signal}: withdrawing ${list.map((s) => s.service).join(', ')} and stopping`);
     void (async () => {
       let failed = false;
-      await Promise.all(list.map((s) => s.stop({ drainMs: opts.drainMs ?? 1000 }).catch(() => (failed = true))));
+      await Promise.all(list.map((s) => s.stop({ drainMs: opts.drainMs ?? DEFAULT_DRAIN_MS }).catch(() => (failed = true))));
       await transport?.close().catch(() => (failed = true));
       await opts.afterStop?.().catch(() => (failed = true));
       if (opts.exit !== false) process.exit(failed ? 1 : 0);
