@@ -3,6 +3,7 @@ import type { Channel, ChannelModel, RecoveringChannelModel } from 'amqplib';
 import { describeError } from '../../errors/describe';
 import { RETRY_FIRST_DELAY_MS, RETRY_MAX_DELAY_MS } from '../constants';
 import type { BusLogger } from '../logger';
+import { notifyState } from '../notify';
 import type { TransportState } from '../transport';
 import type { BusNames } from './wire';
 
@@ -12,7 +13,7 @@ import type { BusNames } from './wire';
  * follows the connection. The exchanges are declared here, once per connection.
  */
 
-export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** One connection attempt's socket timeout; start() keeps attempting until its own bound. */
 const CONNECT_ATTEMPT_TIMEOUT_MS = 5_000;
 
@@ -120,13 +121,7 @@ export class AmqpConnection {
     if (this.current === next || this.current === 'closed') return;
     this.current = next;
     this.logger.info(`bus: ${next}`);
-    for (const listener of [...this.stateListeners]) {
-      try {
-        listener(next);
-      } catch (err) {
-        this.logger.error(`bus: state listener failed: ${describeError(err)}`);
-      }
-    }
+    notifyState(this.stateListeners, next, this.logger);
   }
 
   /** A driver message with the URL's password taken out (belt and braces: amqplib does not echo it). */

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { Announcement } from '../../contracts/types';
-import { describeError } from '../../errors/describe';
 import { inert, OnceLog } from '../../log-once';
 import { ByteBudget } from '../byte-budget';
+import { callGuarded } from '../notify';
 import type { AnnouncementListener, Subscription } from '../transport';
 import type { AmqpConnection } from './connection';
 import type { AmqpConsumers, Registration } from './consumers';
@@ -90,12 +90,9 @@ export class AmqpListeners {
     const service = (announcement as { service?: unknown }).service;
     if (typeof service !== 'string') return drop('no service');
     if (service !== keyService) return drop(`service ${inert(service)} does not match the routing key`);
-    try {
-      const digest = createHash('sha1').update(msg.content).digest('base64');
-      listener(announcement as Announcement, userId !== undefined ? { userId, digest } : { digest });
-    } catch (err) {
-      this.conn.logger.error(`bus: announcement listener failed: ${describeError(err)}`);
-    }
+    const digest = createHash('sha1').update(msg.content).digest('base64');
+    const origin = userId !== undefined ? { userId, digest } : { digest };
+    callGuarded(this.conn.logger, 'announcement listener', () => listener(announcement as Announcement, origin));
   }
 
   onDiscoveryRequest(listener: () => void): Promise<Subscription> {
@@ -103,11 +100,7 @@ export class AmqpListeners {
       attach: (ch) =>
         this.attach(ch, 'discover', DISCOVER_KEY, (msg) => {
           if (msg === null) return this.consumers.brokerCancelled(reg, ch);
-          try {
-            listener();
-          } catch (err) {
-            this.conn.logger.error(`bus: discovery listener failed: ${describeError(err)}`);
-          }
+          callGuarded(this.conn.logger, 'discovery listener', listener);
         }),
     });
     return this.consumers.register(reg);

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Announcement } from '../../contracts/types';
 import { gatewayTimeout } from '../../errors/gateway-error';
-import { describeError } from '../../errors/describe';
 import { silentLogger, type BusLogger } from '../logger';
 import { DEFAULT_PREFETCH } from '../constants';
 import { invokeHandler, replyJson } from '../handler';
 import { busClosing, busNotConnected, noInstance, notEncodable } from '../failures';
 import { PendingRequests, type PendingRequest } from '../pending';
+import { callGuarded, notifyState } from '../notify';
 import { defaultHub, type Delivery, type HubConsumer, type InProcessHub } from './hub';
 import type {
   AnnouncementListener,
@@ -88,13 +88,7 @@ export class InProcessTransport implements Transport {
   private setState(next: TransportState): void {
     if (this.current === next) return;
     this.current = next;
-    for (const listener of [...this.stateListeners]) {
-      try {
-        listener(next);
-      } catch (err) {
-        this.logger.error(`bus: state listener failed: ${describeError(err)}`);
-      }
-    }
+    notifyState(this.stateListeners, next, this.logger);
   }
 
   request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
@@ -139,13 +133,7 @@ export class InProcessTransport implements Transport {
   /** In-process announcements come from code in this process: there is no broker user to name (origin `{}`). */
   async onAnnouncement(listener: AnnouncementListener): Promise<Subscription> {
     this.assertOpen();
-    const wrapped = (a: Announcement): void => {
-      try {
-        listener(a, {});
-      } catch (err) {
-        this.logger.error(`bus: announcement listener failed: ${describeError(err)}`);
-      }
-    };
+    const wrapped = (a: Announcement): void => callGuarded(this.logger, 'announcement listener', () => listener(a, {}));
     this.hub.addAnnouncementListener(wrapped);
     return this.track(async () => this.hub.removeAnnouncementListener(wrapped));
   }
@@ -183,13 +171,7 @@ export class InProcessTransport implements Transport {
 
   async onDiscoveryRequest(listener: () => void): Promise<Subscription> {
     this.assertOpen();
-    const wrapped = (): void => {
-      try {
-        listener();
-      } catch (err) {
-        this.logger.error(`bus: discovery listener failed: ${describeError(err)}`);
-      }
-    };
+    const wrapped = (): void => callGuarded(this.logger, 'discovery listener', listener);
     this.hub.addDiscoveryListener(wrapped);
     return this.track(async () => this.hub.removeDiscoveryListener(wrapped));
   }
