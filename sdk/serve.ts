@@ -5,6 +5,7 @@ import { ServiceError } from './service-error';
 import { IdempotencyGuard, type IdempotencyOptions, type IdempotencyScope } from './idempotency/guard';
 import { context, SpanStatusCode } from '@opentelemetry/api';
 import { startHandlerSpan } from '../plugin/observability/tracing';
+import { errorMessage } from '../plugin/errors/describe';
 
 /**
  * What a handler gets besides its input: the caller and the trace ids the gateway sent, and, when the service keeps
@@ -35,7 +36,7 @@ function toReply(out: unknown): Reply {
 }
 
 function defaultIdempotencyLog(service: string, err: unknown): void {
-  console.error(`[${service}] idempotency store: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`[${service}] idempotency store: ${errorMessage(err)}`);
 }
 
 export type Handler = (input: Record<string, unknown>, ctx: HandlerContext) => unknown;
