@@ -86,12 +86,25 @@ export interface RunningService {
 /** Discovery requests may come in floods (anyone who may publish `discover`): answered at most once a second. */
 const DISCOVERY_ANSWER_GAP_MS = 1000;
 
-/** Calls `announce` for a discovery request, at most once per gap; a request during the gap gets one call after it. */
-export function answerDiscovery(announce: () => void, gapMs = DISCOVERY_ANSWER_GAP_MS, now: () => number = Date.now): () => void {
+/** Runs `fn` after `ms` without keeping the process alive for it. */
+function unrefTimeout(fn: () => void, ms: number): void {
+  setTimeout(fn, ms).unref();
+}
+
+/**
+ * Calls `announce` for a discovery request, at most once per gap; a request during the gap gets one call after it.
+ * `now` and `after` are the clock and the timer, which tests replace to step through a gap exactly.
+ */
+export function answerDiscovery(
+  announce: () => void,
+  gapMs = DISCOVERY_ANSWER_GAP_MS,
+  now: () => number = Date.now,
+  after: (fn: () => void, ms: number) => void = unrefTimeout,
+): () => void {
   let last = -Infinity;
-  let queued: NodeJS.Timeout | undefined;
+  let queued = false;
   const fire = (): void => {
-    queued = undefined;
+    queued = false;
     last = now();
     announce();
   };
@@ -99,8 +112,8 @@ export function answerDiscovery(announce: () => void, gapMs = DISCOVERY_ANSWER_G
     if (queued) return;
     const wait = last + gapMs - now();
     if (wait <= 0) return fire();
-    queued = setTimeout(fire, wait);
-    queued.unref();
+    queued = true;
+    after(fire, wait);
   };
 }
 
