@@ -1,5 +1,5 @@
 import { EDGE_SETTINGS_SCHEMA_PROPERTIES, resolveEdgeSettings, type EdgeSettings } from './edge/edge-settings';
-import { AUTO_TABLE_ABOVE } from './routing/routing-mode';
+import { AUTO_TABLE_ABOVE, ROUTING_MODES, type RoutingMode } from './routing/routing-mode';
 import { DEFAULT_MAX_JSON_DEPTH } from './request/json-depth';
 import { BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES, resolveBusTrustSettings, type BusTrustSettings } from './bus-trust-settings';
 
@@ -49,9 +49,6 @@ export interface Settings extends EdgeSettings, BusTrustSettings {
 }
 
 export type LogFormat = 'text' | 'json';
-
-export type RoutingMode = 'auto' | 'endpoints' | 'table';
-export const ROUTING_MODES: readonly RoutingMode[] = ['auto', 'endpoints', 'table'];
 
 export const SETTINGS_SCHEMA = {
   $id: 'http://express-gateway.io/schemas/plugins/contracts.json',

@@ -5,6 +5,7 @@ import { ServiceError } from './service-error';
 import { IdempotencyGuard, type IdempotencyOptions, type IdempotencyScope } from './idempotency/guard';
 import { context, SpanStatusCode } from '@opentelemetry/api';
 import { startHandlerSpan } from '../plugin/observability/tracing';
+import { errorMessage } from '../plugin/errors/describe';
 
 /**
  * What a handler gets besides its input: the caller and the trace ids the gateway sent, and, when the service keeps
@@ -35,7 +36,7 @@ function toReply(out: unknown): Reply {
 }
 
 function defaultIdempotencyLog(service: string, err: unknown): void {
-  console.error(`[${service}] idempotency store: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`[${service}] idempotency store: ${errorMessage(err)}`);
 }
 
 export type Handler = (input: Record<string, unknown>, ctx: HandlerContext) => unknown;
@@ -90,12 +91,25 @@ const MIN_REANNOUNCE_EVERY_MS = 100;
 /** Discovery requests may come in floods (anyone who may publish `discover`): answered at most once a second. */
 const DISCOVERY_ANSWER_GAP_MS = 1000;
 
-/** Calls `announce` for a discovery request, at most once per gap; a request during the gap gets one call after it. */
-export function answerDiscovery(announce: () => void, gapMs = DISCOVERY_ANSWER_GAP_MS, now: () => number = Date.now): () => void {
+/** Runs `fn` after `ms` without keeping the process alive for it. */
+function unrefTimeout(fn: () => void, ms: number): void {
+  setTimeout(fn, ms).unref();
+}
+
+/**
+ * Calls `announce` for a discovery request, at most once per gap; a request during the gap gets one call after it.
+ * `now` and `after` are the clock and the timer, which tests replace to step through a gap exactly.
+ */
+export function answerDiscovery(
+  announce: () => void,
+  gapMs = DISCOVERY_ANSWER_GAP_MS,
+  now: () => number = Date.now,
+  after: (fn: () => void, ms: number) => void = unrefTimeout,
+): () => void {
   let last = -Infinity;
-  let queued: NodeJS.Timeout | undefined;
+  let queued = false;
   const fire = (): void => {
-    queued = undefined;
+    queued = false;
     last = now();
     announce();
   };
@@ -103,8 +117,8 @@ export function answerDiscovery(announce: () => void, gapMs = DISCOVERY_ANSWER_G
     if (queued) return;
     const wait = last + gapMs - now();
     if (wait <= 0) return fire();
-    queued = setTimeout(fire, wait);
-    queued.unref();
+    queued = true;
+    after(fire, wait);
   };
 }
 

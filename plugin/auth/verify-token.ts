@@ -31,8 +31,11 @@ export class TokenVerifier {
   readonly keySet?: RemoteKeySet;
   private readonly secret?: Uint8Array;
   private readonly cache: TokenCache;
+  private readonly now: () => number;
 
-  constructor(private readonly config: AuthConfig, deps: { keySet?: RemoteKeySet; fetch?: typeof fetch } = {}) {
+  /** `now` (ms) is the clock of the token cache, the key set's cooldowns and the exp check: tests move it by hand. */
+  constructor(private readonly config: AuthConfig, deps: { keySet?: RemoteKeySet; fetch?: typeof fetch; now?: () => number } = {}) {
+    this.now = deps.now ?? Date.now;
     if (config.jwtSecret !== undefined) this.secret = new TextEncoder().encode(config.jwtSecret);
     if (config.jwksUri !== undefined) {
       this.keySet =
@@ -44,9 +47,10 @@ export class TokenVerifier {
           timeoutMs: config.jwksTimeoutMs,
           maxAgeMs: config.jwksMaxAgeMs,
           fetch: deps.fetch,
+          now: this.now,
         });
     }
-    this.cache = new TokenCache(config.tokenCacheMax, config.tokenCacheMaxTtlMs);
+    this.cache = new TokenCache(config.tokenCacheMax, config.tokenCacheMaxTtlMs, this.now);
   }
 
   /** The caller of an Authorization header value; at once for a token in the cache. Throws or rejects GatewayErrors. */
@@ -76,6 +80,7 @@ export class TokenVerifier {
       const options: JWTVerifyOptions = {
         algorithms: [alg],
         clockTolerance: this.config.clockToleranceSeconds,
+        currentDate: new Date(this.now()),
         requiredClaims: ['exp', 'sub'],
       };
       // Issuer and audience are checked on RS256 (identity-provider) tokens; HS256 tokens are our own.

@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brokerDefinitions } from './broker-definitions';
+import { errorMessage } from '../errors/describe';
 
 interface Args {
   prefix: string;
@@ -89,7 +90,7 @@ export function main(): void {
     if (out) writeFileSync(out, text, { mode: 0o600 });
     else process.stdout.write(text);
   } catch (err) {
-    process.stderr.write(`broker-definitions: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`broker-definitions: ${errorMessage(err)}\n`);
     process.exit(2);
   }
 }

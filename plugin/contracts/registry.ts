@@ -3,6 +3,7 @@ import type { Announcement, Contract, ContractRateLimit, HttpOverride, JsonSchem
 import { resolveOwnership, type Claim, type OwnershipRules, type Refusal, type RegistryConflict } from './ownership';
 import { DEFAULT_ANNOUNCEMENT_LIMITS, schemaOverLimits, type AnnouncementLimits } from './limits';
 import { inert, OnceLog } from '../log-once';
+import { errorMessage } from '../errors/describe';
 
 export type { OwnershipRules, Refusal, RegistryConflict } from './ownership';
 
@@ -269,7 +270,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       validation = validateAnnouncement(input, this.options);
     } catch (error) {
       // structuredClone can throw on exotic input; that is malformed too.
-      validation = { ok: false, reason: `announcement could not be read: ${(error as Error).message}` };
+      validation = { ok: false, reason: `announcement could not be read: ${errorMessage(error)}` };
     }
     const refused = validation.ok ? this.overCapacity(validation.announcement) : validation.reason;
     if (refused !== undefined) {
@@ -463,7 +464,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     try {
       (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args);
     } catch (error) {
-      this.logger?.warn(`contract registry: ${event} listener failed: ${(error as Error).message}`);
+      this.logger?.warn(`contract registry: ${event} listener failed: ${errorMessage(error)}`);
     }
   }
 }

@@ -7,7 +7,7 @@ export interface CodeInfo {
   error: string;
 }
 
-export const ERROR_CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
+export const ERROR_CODES = Object.freeze({
   NO_AUTH_HEADER: { status: 401, error: 'Unauthorized' },
   INVALID_TOKEN: { status: 401, error: 'Unauthorized' },
   TOKEN_EXPIRED: { status: 401, error: 'Unauthorized' },
@@ -35,13 +35,16 @@ export const ERROR_CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
   INTERNAL_ERROR: { status: 500, error: 'Internal Server Error' },
   SERVICE_UNAVAILABLE: { status: 503, error: 'Service Unavailable' },
   TIMEOUT: { status: 504, error: 'Gateway Timeout' },
-});
+} as const satisfies Record<string, CodeInfo>);
 
-/** Status of a code; an unknown code from a service is an internal error, never a guess. */
-export function codeInfo(code: string): CodeInfo {
-  return Object.prototype.hasOwnProperty.call(ERROR_CODES, code) ? ERROR_CODES[code] : ERROR_CODES.INTERNAL_ERROR;
+/** A code of the table: APIs that take a code take this, so a misspelt code does not compile. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function codeInfo(code: ErrorCode): CodeInfo {
+  return ERROR_CODES[code];
 }
 
-export function isKnownCode(code: unknown): code is string {
+/** Whether a code from outside (a service's reply) is in the table; an unknown one is answered as an internal error. */
+export function isKnownCode(code: unknown): code is ErrorCode {
   return typeof code === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CODES, code);
 }

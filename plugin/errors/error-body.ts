@@ -1,11 +1,11 @@
-import { codeInfo, isKnownCode } from './codes';
+import { codeInfo, isKnownCode, type ErrorCode } from './codes';
 import { GatewayError, badGateway, serviceUnavailable } from './gateway-error';
 
 /** The error body of every error answer. Fields beyond these come from GatewayError.extra. */
 export interface ErrorBody {
   error: string;
   message: string;
-  code: string;
+  code: ErrorCode;
   details?: Record<string, unknown>;
   correlationId?: string;
   timestamp: string;
@@ -73,7 +73,7 @@ function retryAfterOf(v: unknown): number | undefined {
 }
 
 /** Some codes have two statuses; a service may pick between them and nothing else. */
-function allowedStatus(code: string, status: number): boolean {
+function allowedStatus(code: ErrorCode, status: number): boolean {
   if (code === 'VALIDATION_ERROR') return status === 400 || status === 422;
   if (code === 'SERVICE_UNAVAILABLE') return status === 502 || status === 503;
   return status === codeInfo(code).status;

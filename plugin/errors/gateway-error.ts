@@ -1,4 +1,4 @@
-import { codeInfo } from './codes';
+import { codeInfo, type ErrorCode } from './codes';
 
 /**
  * An error meant for the client. `extra` carries the code-specific fields
@@ -6,7 +6,7 @@ import { codeInfo } from './codes';
  * where a code has two (SERVICE_UNAVAILABLE 502/503, VALIDATION_ERROR 400/422).
  */
 export class GatewayError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly status: number;
   readonly details?: Record<string, unknown>;
   readonly extra: Record<string, unknown>;
@@ -14,7 +14,7 @@ export class GatewayError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     opts: { status?: number; details?: Record<string, unknown>; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
   ) {

@@ -1,4 +1,4 @@
-import { ERROR_CODES, GatewayError, toErrorBody } from '../errors';
+import { ERROR_CODES, GatewayError, codeInfo, isKnownCode, toErrorBody, type ErrorCode } from '../errors';
 
 /**
  * The error body (with the extra fields by code) as a schema, and one reusable
@@ -71,8 +71,8 @@ const WHEN: Readonly<Record<number, string>> = {
 };
 
 /** Codes of the error table (plus 422/502 which the table reaches through a status override). */
-function codesFor(status: number): string[] {
-  const codes = Object.entries(ERROR_CODES).filter(([, info]) => info.status === status).map(([code]) => code);
+function codesFor(status: number): ErrorCode[] {
+  const codes = Object.keys(ERROR_CODES).filter(isKnownCode).filter((code) => codeInfo(code).status === status);
   if (status === 422) codes.push('VALIDATION_ERROR');
   if (status === 502) codes.push('SERVICE_UNAVAILABLE');
   return codes;
@@ -104,7 +104,7 @@ export function errorResponseComponents(): Record<string, unknown> {
       content: {
         'application/json': {
           schema: { $ref: '#/components/schemas/ErrorBody' },
-          example: exampleBody(codes[0] as string, status),
+          example: exampleBody(codes[0], status),
         },
       },
     };
@@ -134,7 +134,7 @@ export function errorResponses(statuses: readonly number[], opts: { serviceError
 }
 
 /** What the gateway really answers for the code, with fixed ids so the document does not change by itself. */
-function exampleBody(code: string, status: number, message = WHEN[status] ?? code): Record<string, unknown> {
+function exampleBody(code: ErrorCode, status: number, message = WHEN[status] ?? code): Record<string, unknown> {
   const { body } = toErrorBody(new GatewayError(code, message, { status }), '0b6f6c4e-4c7a-4f0e-9a53-3d2f1c9e8a71');
   return { ...body, timestamp: '2025-01-01T00:00:00.000Z' };
 }

@@ -1,6 +1,6 @@
 import type { Contract } from '../contracts/types';
 import type { EndpointSpec } from '../contracts/route-table';
-import { successStatus } from '../../policies/contract-router/success-status';
+import { successStatus } from '../contracts/success-status';
 import { errorResponses, TRACE_HEADERS } from './error-responses';
 import { claimOperationId, contractSummary, permissionsText, type OperationContext } from './contract-operation';
 import { errorStatusesFor } from './error-statuses';

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { Contract } from '../contracts/types';
 import type { InstanceInfo, Refusal, RegistryConflict } from '../contracts/registry';
 import { buildRouteTable, type Conflict } from '../contracts/route-table';
-import { successStatus } from '../../policies/contract-router/success-status';
+import { successStatus } from '../contracts/success-status';
 import { startedRuntime } from '../runtime';
 import { traceOf } from '../request/trace';
 import { sendError, sendJson } from '../http/respond';

@@ -1,5 +1,4 @@
 import type { EndpointSpec } from '../contracts/route-table';
-import type { RouteAction } from './resolve-contract';
 import { corsAction, type CorsAction } from '../edge/cors';
 
 /**
@@ -23,22 +22,9 @@ export const GENERATED_POLICIES = [
   'contract-router',
 ] as const;
 
-/** What each step needs to know about its route: which contract(s) it serves. */
-export function routeAction(endpoint: EndpointSpec): RouteAction {
-  const action: RouteAction = {};
-  if (endpoint.dispatch) {
-    action.dispatch = endpoint.dispatch;
-    action.messageTypes = [...endpoint.messageTypes];
-    return action;
-  }
-  if (endpoint.messageType) action.messageType = endpoint.messageType;
-  if (endpoint.variants.length) action.variants = endpoint.variants.map((v) => ({ whenQuery: v.whenQuery, messageType: v.messageType }));
-  return action;
-}
-
 /**
  * The `policies:` list of the one pipeline every contract route shares. Its steps carry no route: each request's
- * route is the `contract:` (routeAction) written on its apiEndpoint entry, read by routeOf(). One pipeline instead of
+ * route is the `contract:` (routing/route-action) written on its apiEndpoint entry, read by routeOf(). One pipeline instead of
  * one per route keeps the host's memory and reload time flat as the number of contracts grows.
  * `cors` is the host cors step's action (plugin settings).
  */

@@ -4,35 +4,12 @@ import type { Contract } from '../contracts/types';
 import { GatewayError, serviceUnavailable } from '../errors';
 import { currentRuntime, startedRuntime, type Runtime } from '../runtime';
 import { tableMatchOf } from '../routing/table-routes';
+import type { RouteAction } from '../routing/route-action';
 import { requestState, type RequestState } from '../request/state';
 import { andThen, type Maybe } from './maybe';
 
-/**
- * The action every generated pipeline step carries: which contract(s) the route serves.
- * - messageType: the route's contract;
- * - variants: another contract for the same route when a query parameter is present (GET /api/users?userId=);
- * - dispatch: a generic route (/api/actions, /api/data) where the caller names the message type, limited to `messageTypes`.
- */
-export interface RouteAction {
-  messageType?: string;
-  variants?: Array<{ whenQuery: string; messageType: string }>;
-  dispatch?: 'body' | 'query';
-  messageTypes?: string[];
-}
-
-export const ROUTE_ACTION_SCHEMA_PROPERTIES = {
-  messageType: { type: 'string', description: 'message type of the contract this route serves' },
-  variants: {
-    type: 'array',
-    items: {
-      type: 'object',
-      properties: { whenQuery: { type: 'string' }, messageType: { type: 'string' } },
-      required: ['whenQuery', 'messageType'],
-    },
-  },
-  dispatch: { type: 'string', enum: ['body', 'query'] },
-  messageTypes: { type: 'array', items: { type: 'string' } },
-} as const;
+// The type policies take their action as, next to resolveContract() which reads it.
+export type { RouteAction };
 
 export interface ResolvedContract {
   contract: Contract;

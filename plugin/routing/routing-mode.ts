@@ -1,4 +1,6 @@
-import type { RoutingMode } from '../settings';
+/** The `routing` setting: how the generated routes reach the host (plugin/settings.ts reads it). */
+export type RoutingMode = 'auto' | 'endpoints' | 'table';
+export const ROUTING_MODES: readonly RoutingMode[] = ['auto', 'endpoints', 'table'];
 
 /**
  * `routing: auto` writes one apiEndpoint per route up to this many generated routes and the table above. The host

@@ -1,8 +1,7 @@
 import type { Request } from 'express';
 import { buildRouteTable } from '../contracts/route-table';
 import type { Contract } from '../contracts/types';
-import { routeAction } from '../pipeline/generated-pipeline';
-import type { RouteAction } from '../pipeline/resolve-contract';
+import { routeAction, type RouteAction } from './route-action';
 import type { Runtime } from '../runtime';
 import { endpointTable, type PathTable } from './path-table';
 import { requestState } from '../request/state';

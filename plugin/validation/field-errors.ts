@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import { GatewayError } from '../errors';
+import { GatewayError, type ErrorCode } from '../errors';
 
 /** One failed check, as the client sees it: a field path (`profile.firstName`) and a readable message. */
 export interface FieldError {
@@ -112,7 +112,7 @@ export function toFieldErrors(errors: readonly ErrorObject[] | null | undefined)
 }
 
 /** Codes: one specific failure gets its own code; several (or any other kind) are VALIDATION_ERROR. */
-export function codeFor(errors: readonly FieldError[]): string {
+export function codeFor(errors: readonly FieldError[]): ErrorCode {
   if (errors.length !== 1) return 'VALIDATION_ERROR';
   switch (errors[0]!.keyword) {
     case 'required':

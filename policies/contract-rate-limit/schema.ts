@@ -1,4 +1,4 @@
-import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/pipeline/resolve-contract';
+import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/routing/route-action';
 
 /**
  * Action of a contract-rate-limit step. Generated pipelines carry only the route fields (the limit comes from the

@@ -7,7 +7,7 @@ import { requestUser } from '../../plugin/pipeline/user';
 import { startedRuntime, type Runtime } from '../../plugin/runtime';
 import { sendJson } from '../../plugin/http/respond';
 import { describeError, fromServiceError } from '../../plugin/errors';
-import { successStatus } from './success-status';
+import { successStatus } from '../../plugin/contracts/success-status';
 import { replyLocation, replyStatus } from './reply-checks';
 import { responseBody } from '../../plugin/validation/output';
 import { gracefulStop, shuttingDown } from '../../plugin/shutdown';

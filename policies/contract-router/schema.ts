@@ -1,4 +1,4 @@
-import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/pipeline/resolve-contract';
+import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/routing/route-action';
 
 /** No additionalProperties: false — the host adds its own properties to every action. */
 export const schema = {

@@ -1,4 +1,4 @@
-import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/pipeline/resolve-contract';
+import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/routing/route-action';
 
 /**
  * Action of a jwt-dev-auth step. The route fields come with generated pipelines; the rest override the

@@ -1,4 +1,4 @@
-import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/pipeline/resolve-contract';
+import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/routing/route-action';
 
 /** Action of a permission step. No additionalProperties: false — the host adds its own properties. */
 export const schema = {

@@ -1,4 +1,4 @@
-import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/pipeline/resolve-contract';
+import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/routing/route-action';
 
 /**
  * The same route properties as contract-router (which contract the route serves), or an inline `schema`

@@ -6,6 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { jwtDevAuthPolicy, type JwtDevAuthAction } from '../../policies/jwt-dev-auth';
 import { requestUser } from '../../plugin/pipeline/user';
 import { resetVerifiers } from '../../plugin/auth/verifiers';
+import { TokenVerifier } from '../../plugin/auth/verify-token';
+import { resolveAuthConfig } from '../../plugin/auth/auth-config';
+import { GatewayError } from '../../plugin/errors';
 import {
   AUDIENCE, ISSUER, JWKS_HOST, JWKS_PATH, JWKS_URI, SECRET, claims, fakeReq, hs256, isolateAuthEnv, useNock, now, rs256, rsaKey, rsClaims, run,
   verifierFor,
@@ -31,12 +34,34 @@ function keySetHost(keys: () => object[] | null): { fetches: () => number } {
   return { fetches: () => n };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 async function authorize(action: JwtDevAuthAction, headers: Record<string, string | undefined>) {
   const req = fakeReq(headers);
   const out = await run(jwtDevAuthPolicy.policy(action), req);
   return { ...out, user: requestUser(req) };
+}
+
+/**
+ * The verifier the policy would use for `action`, on a clock the test moves: cooldowns, refreshes and exp are
+ * checked to the millisecond without sleeping. `authorize` gives what the policy would do with the token.
+ */
+function onClock(action: JwtDevAuthAction) {
+  let ms = Date.now();
+  const verifier = new TokenVerifier(resolveAuthConfig(action), { now: () => ms });
+  return {
+    verifier,
+    seconds: () => Math.floor(ms / 1000),
+    advance: (by: number) => void (ms += by),
+    at: (when: number) => void (ms = when),
+    async authorize(token: string): Promise<{ next: boolean; code?: string }> {
+      try {
+        await verifier.authenticate(`Bearer ${token}`);
+        return { next: true };
+      } catch (err) {
+        if (err instanceof GatewayError) return { next: false, code: err.code };
+        throw err;
+      }
+    },
+  };
 }
 
 describe('jwt-dev-auth: accepted tokens', () => {
@@ -128,18 +153,20 @@ describe('jwt-dev-auth: accepted tokens', () => {
     it('picks up a key rotation (new kid) without a restart, once the cooldown allows', async () => {
       let keys = [k1.jwk];
       const host = keySetHost(() => keys);
-      const action = { ...RS, jwksCooldownMs: 150 };
-      expect((await authorize(action, { authorization: `Bearer ${rs256(k1, rsClaims())}` })).next).to.equal(true);
+      const clock = onClock({ ...RS, jwksCooldownMs: 150 });
+      expect((await clock.authorize(rs256(k1, rsClaims()))).next).to.equal(true);
       keys = [k1.jwk, k2.jwk];
-      const rotated = `Bearer ${rs256(k2, rsClaims())}`;
-      // Inside the cooldown the new kid is unknown (no fetch)…
-      expect((await authorize(action, { authorization: rotated })).body?.code).to.equal('INVALID_TOKEN');
+      const rotated = rs256(k2, rsClaims());
+      // Inside the cooldown the new kid is unknown (no fetch), to its last millisecond…
+      expect((await clock.authorize(rotated)).code).to.equal('INVALID_TOKEN');
+      clock.advance(149);
+      expect((await clock.authorize(rotated)).code).to.equal('INVALID_TOKEN');
       expect(host.fetches()).to.equal(1);
-      await sleep(200);
+      clock.advance(1);
       // …after it, the unknown kid makes one fetch and the rotated key is found.
-      expect((await authorize(action, { authorization: rotated })).next).to.equal(true);
+      expect((await clock.authorize(rotated)).next).to.equal(true);
       expect(host.fetches()).to.equal(2);
-      expect((await authorize(action, { authorization: `Bearer ${rs256(k2, rsClaims({ sub: 'u2' }))}` })).next).to.equal(true);
+      expect((await clock.authorize(rs256(k2, rsClaims({ sub: 'u2' })))).next).to.equal(true);
       expect(host.fetches()).to.equal(2);
     });
 
@@ -171,11 +198,11 @@ describe('jwt-dev-auth: accepted tokens', () => {
     it('keeps the keys it has while a refresh of a stale set fails', async () => {
       let up = true;
       const host = keySetHost(() => (up ? [k1.jwk] : null));
-      const action = { ...RS, jwksMaxAgeMs: 50, jwksCooldownMs: 0, jwksFailureBackoffMs: 0, tokenCacheMax: 0 };
-      expect((await authorize(action, { authorization: `Bearer ${rs256(k1, rsClaims())}` })).next).to.equal(true);
+      const clock = onClock({ ...RS, jwksMaxAgeMs: 50, jwksCooldownMs: 0, jwksFailureBackoffMs: 0, tokenCacheMax: 0 });
+      expect((await clock.authorize(rs256(k1, rsClaims()))).next).to.equal(true);
       up = false;
-      await sleep(80);
-      expect((await authorize(action, { authorization: `Bearer ${rs256(k1, rsClaims())}` })).next).to.equal(true);
+      clock.advance(50);
+      expect((await clock.authorize(rs256(k1, rsClaims()))).next).to.equal(true);
       expect(host.fetches()).to.equal(2);
     });
 
@@ -216,11 +243,16 @@ describe('jwt-dev-auth: accepted tokens', () => {
     });
 
     it('never serves a token past its exp', async () => {
-      const token = `Bearer ${hs256(claims({ exp: now() + 1 }))}`;
-      expect((await authorize(HS, { authorization: token })).next).to.equal(true);
-      await sleep(1100);
-      const out = await authorize(HS, { authorization: token });
-      expect(out.body?.code).to.equal('TOKEN_EXPIRED');
+      const clock = onClock(HS);
+      const exp = clock.seconds() + 60;
+      const token = hs256(claims({ exp }));
+      expect((await clock.authorize(token)).next).to.equal(true);
+      clock.at(exp * 1000 - 1);
+      expect((await clock.authorize(token)).next, 'a millisecond before exp').to.equal(true);
+      expect(clock.verifier.stats, 'answered from the cache').to.deep.equal({ verifications: 1, cacheHits: 1 });
+      clock.at(exp * 1000);
+      expect((await clock.authorize(token)).code).to.equal('TOKEN_EXPIRED');
+      expect(clock.verifier.stats, 'verified again, not served from the cache').to.deep.equal({ verifications: 2, cacheHits: 1 });
     });
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ERROR_CODES, GatewayError, fromServiceError, serviceUnavailable, badGateway, gatewayTimeout, toErrorBody } from '../../plugin/errors';
+import { ERROR_CODES, GatewayError, fromServiceError, isKnownCode, serviceUnavailable, badGateway, gatewayTimeout, toErrorBody } from '../../plugin/errors';
 
 describe('error body', () => {
   it('maps every code of the table to its status', () => {
@@ -10,7 +10,7 @@ describe('error body', () => {
       NOT_FOUND: 404, HANDLER_NOT_FOUND: 404, RESOURCE_CONFLICT: 409, RESOURCE_DELETED: 410,
       RATE_LIMIT_EXCEEDED: 429, INTERNAL_ERROR: 500, SERVICE_UNAVAILABLE: 503, TIMEOUT: 504,
     };
-    for (const [code, status] of Object.entries(expected)) expect(ERROR_CODES[code].status, code).to.equal(status);
+    for (const [code, status] of Object.entries(expected)) expect(isKnownCode(code) ? ERROR_CODES[code].status : undefined, code).to.equal(status);
   });
 
   it('builds the error body with extras, correlationId and timestamp', () => {

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { parse } from 'yaml';
 import express from 'express';
-import { GENERATED_POLICIES, contractPipeline, generatedPipeline, isContractEndpoint, preflightEndpoint, routeAction, tableEndpoint } from '../../plugin/pipeline/generated-pipeline';
+import { GENERATED_POLICIES, contractPipeline, generatedPipeline, isContractEndpoint, preflightEndpoint, tableEndpoint } from '../../plugin/pipeline/generated-pipeline';
+import { routeAction } from '../../plugin/routing/route-action';
 import { buildRouteTable } from '../../plugin/contracts/route-table';
 import { corsAction } from '../../plugin/edge/cors';
 import { renderGatewayConfig } from '../../plugin/config-writer/gateway-config';

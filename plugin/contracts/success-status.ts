@@ -1,4 +1,4 @@
-import { classify } from '../../plugin/contracts/derive-routes';
+import { classify } from './derive-routes';
 
 type Kind = ReturnType<typeof classify>['kind'];
 

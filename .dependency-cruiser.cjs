@@ -1,0 +1,92 @@
+/**
+ * Which way imports may point (`npm run lint:deps`, part of `npm test`). Layers, bottom up: plugin/ (the core)
+ * and sdk/ (what a service links) ▸ policies/ and conditions/ (the host's steps) ▸ plugin/manifest.ts, which
+ * registers them with the host. Type-only imports count: a cycle of types still ties the files together.
+ */
+
+/** Cycles that other steps of issue #17 remove; a cycle made only of these files is not reported yet. */
+const CYCLES_BEING_REMOVED = [
+  // Removed by the runtime step of #17: runtime ▸ auth ▸ route-access ▸ resolve-contract ▸ runtime, and
+  // runtime ▸ observability ▸ request-observer ▸ route-label ▸ table-routes ▸ runtime.
+  '^plugin/runtime\\.ts$',
+  '^plugin/auth/index\\.ts$',
+  '^plugin/auth/route-access\\.ts$',
+  '^plugin/pipeline/resolve-contract\\.ts$',
+  '^plugin/routing/table-routes\\.ts$',
+  '^plugin/observability/index\\.ts$',
+  '^plugin/observability/request-observer\\.ts$',
+  '^plugin/observability/route-label\\.ts$',
+];
+
+/** Where the shipped code starts: the host loads the manifest, a service the SDK, ops the broker-definitions bin. */
+const ENTRY_POINTS = ['^plugin/manifest\\.ts$', '^sdk/index\\.ts$', '^plugin/bus/broker-definitions-cli\\.ts$'];
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'A file never reaches itself through its imports.',
+      severity: 'error',
+      from: {},
+      to: { circular: true, via: { pathNot: CYCLES_BEING_REMOVED.join('|') } },
+    },
+    {
+      name: 'core-not-to-policies',
+      comment: 'The core and the SDK know no policy or condition; only the manifest registers them.',
+      severity: 'error',
+      from: { path: '^(plugin|sdk)/', pathNot: '^plugin/manifest\\.ts$' },
+      to: { path: '^(policies|conditions)/' },
+    },
+    {
+      name: 'sdk-only-service-side',
+      comment: 'A service links the SDK: of plugin/ it uses the bus, the contract types, the error codes and tracing.',
+      severity: 'error',
+      from: { path: '^sdk/' },
+      to: {
+        path: '^plugin/',
+        pathNot: ['^plugin/bus/', '^plugin/contracts/types\\.ts$', '^plugin/errors/(codes|describe)\\.ts$', '^plugin/observability/tracing\\.ts$'],
+      },
+    },
+    {
+      name: 'sdk-not-to-gateway',
+      comment: 'Nothing the SDK loads, however indirectly, starts the gateway or loads Express.',
+      severity: 'error',
+      from: { path: '^sdk/' },
+      to: { path: ['^plugin/(runtime|manifest)\\.ts$', '^(policies|conditions)/', '(^|/)node_modules/(express|express-gateway)/'], reachable: true },
+    },
+    {
+      name: 'shipped-not-to-tests',
+      comment: 'What the package ships imports no test, script, example or benchmark.',
+      severity: 'error',
+      from: { path: '^(plugin|policies|conditions|sdk)/' },
+      to: { path: '^(test|scripts|examples|bench)/' },
+    },
+    {
+      name: 'shipped-not-to-dev-deps',
+      comment: 'The package is installed without its devDependencies.',
+      severity: 'error',
+      from: { path: '^(plugin|policies|conditions|sdk)/' },
+      to: { dependencyTypes: ['npm-dev'] },
+    },
+    {
+      name: 'no-unreachable',
+      comment: 'Every shipped file is reached from an entry point: a file only tests use is dead code.',
+      severity: 'error',
+      from: { path: ENTRY_POINTS },
+      to: { path: '^(plugin|policies|conditions|sdk)/', pathNot: ENTRY_POINTS, reachable: false },
+    },
+    {
+      name: 'no-orphans',
+      comment: 'A file that imports nothing and that nothing imports; the standalone scripts are run by path.',
+      severity: 'error',
+      from: { orphan: true, pathNot: ['\\.d\\.ts$', '^scripts/container/healthcheck\\.js$', '^scripts/ci/'] },
+      to: {},
+    },
+  ],
+  options: {
+    parser: 'swc',
+    doNotFollow: { path: 'node_modules' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },
+  },
+};
