@@ -47,11 +47,16 @@ const plugin = {
       runtime.gatewayRoutesRegistered = true;
       ctx.registerGatewayRoute(mountOperationsRoutes);
     }
-    attachGracefulStop(ctx.eventBus, () => runtime.settings.shutdownGraceMs, ctx.logger);
-    // Before the host listens: a port in use ends the start with one line, not a stack trace.
-    reportListenErrors();
-    // Trace ids on every answer; the error body for requests Node's parser refuses (431, bad headers, unknown methods).
-    hookHostServers(ctx.eventBus);
+    if (!runtime.hostHooked) {
+      runtime.hostHooked = true;
+      // Before the host listens: a port in use ends the start with one line, not a stack trace.
+      reportListenErrors();
+      if (ctx.eventBus) {
+        attachGracefulStop(runtime.gracefulStop, ctx.eventBus, () => runtime.settings.shutdownGraceMs, ctx.logger);
+        // Trace ids on every answer; the error body for requests Node's parser refuses (431, bad headers, unknown methods).
+        hookHostServers(ctx.eventBus, runtime.observability.observer.observe);
+      }
+    }
   },
 };
 

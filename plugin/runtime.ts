@@ -11,6 +11,7 @@ import { startWithRetry } from './bus/start-with-retry';
 import { Observability } from './observability';
 import { hostLogsAsJson } from './logging/host-logs';
 import { jsonLogger, redacting } from './logging/structured';
+import { GracefulStop } from './shutdown/graceful-stop';
 
 /**
  * What lives as long as the gateway process: the bus, the registry of discovered contracts and the
@@ -27,6 +28,10 @@ export class Runtime {
   /** Prometheus metrics (with a metrics port) and what every request is observed by. */
   readonly observability: Observability;
   readonly startedAt = Date.now();
+  /** SIGTERM/SIGINT: drain the host's servers, answer what is left 503, then close this runtime. */
+  readonly gracefulStop: GracefulStop;
+  /** Set by the first init(), which hooks the host's servers (observer, graceful stop, listen errors): once per process. */
+  hostHooked = false;
   private sync?: ConfigSync;
   private starting?: Promise<void>;
   private closed = false;
@@ -54,6 +59,7 @@ export class Runtime {
       logger: log,
     });
     this.observability = new Observability(settings, this.registry, this.transport, log);
+    this.gracefulStop = new GracefulStop(() => this.transport, () => this.close());
   }
 
   /**

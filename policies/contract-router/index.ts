@@ -10,7 +10,7 @@ import { describeError, fromServiceError } from '../../plugin/errors';
 import { successStatus } from './success-status';
 import { replyLocation, replyStatus } from './reply-checks';
 import { responseBody } from '../../plugin/validation/output';
-import { gracefulStop, shuttingDown } from '../../plugin/shutdown';
+import { shuttingDown } from '../../plugin/shutdown';
 import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import type { Contract } from '../../plugin/contracts/types';
@@ -55,7 +55,7 @@ function sendMessage(req: Request, res: Response, contract: Contract, input: Rec
   const trace = traceOf(req, res);
   const timeoutMs = actionTimeoutMs ?? contract.timeoutMs ?? runtime.settings.requestTimeoutMs;
   // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
-  if (gracefulStop().isAborted) throw shuttingDown();
+  if (runtime.gracefulStop.isAborted) throw shuttingDown();
   // req.ip follows the host's trust proxy setting: X-Forwarded-For counts only behind a trusted proxy.
   const call = new BusCall(runtime.observability.metrics, contract.targetService, contract.messageType, runtime.transport.kind, serverSpanOf(req));
   // The bus span's context when there is one (an SDK, or the caller's trace): the service continues that span.
