@@ -35,7 +35,7 @@ process.env.JWT_SECRET = SECRET;
 process.env.DEVELOPMENT_AUTH_ENABLED = 'false';
 
 const { resolveSettings } = dist('plugin/settings.js');
-const { obtainRuntime } = dist('plugin/runtime.js');
+const { Runtime } = dist('plugin/runtime.js');
 const { createTransport } = dist('plugin/bus/index.js');
 const { startUsersService } = dist('examples/users-service/index.js');
 const { UserStore } = dist('examples/users-service/store.js');
@@ -59,7 +59,7 @@ function hs256(claims) {
 }
 
 const quiet = { debug() {}, info() {}, warn: (m) => console.warn(m), error: (m) => console.error(m) };
-const runtime = obtainRuntime(resolveSettings({ busUrl: 'embedded', writeConfig: false }, {}), quiet);
+const runtime = new Runtime(resolveSettings({ busUrl: 'embedded', writeConfig: false }, {}), quiet);
 await runtime.start();
 const transport = createTransport({ url: 'embedded', prefix: runtime.settings.busPrefix });
 await transport.start();
@@ -77,7 +77,7 @@ const userId = created.result.userId;
 const authorization = `Bearer ${hs256({ sub: 'bench', permissions: ['users:read'], exp: Math.floor(Date.now() / 1000) + 3600 })}`;
 
 // As the host calls them: one instance per step, each with its step's action (empty on a generated pipeline).
-const steps = [requestTracePolicy, contractRateLimitPolicy, jwtDevAuthPolicy, permissionPolicy, schemaValidationPolicy, contractRouterPolicy].map((p) => p.policy({}));
+const steps = [requestTracePolicy, contractRateLimitPolicy, jwtDevAuthPolicy, permissionPolicy, schemaValidationPolicy, contractRouterPolicy].map((p) => p(runtime).policy({}));
 const endpoint = { contract: { messageType: 'GetUserQuery' } };
 
 /** The least a policy can do with the bus: one request, the result written as JSON. */

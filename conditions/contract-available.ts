@@ -1,18 +1,20 @@
 import type { Request } from 'express';
-import { currentRuntime } from '../plugin/runtime';
+import type { Runtime } from '../plugin/runtime';
 
 /**
  * `contract-available`: true while a service announces the given message type. Lets a hand-written pipeline
  * step run only when a contract is there (e.g. proxy elsewhere while the service is away).
  * Two parameters: the host calls it per request with (req, config).
  */
-export const contractAvailableCondition = {
-  name: 'contract-available',
-  schema: {
-    $id: 'http://express-gateway.io/schemas/conditions/contract-available.json',
-    type: 'object',
-    properties: { messageType: { type: 'string', minLength: 1 } },
-    required: ['messageType'],
-  },
-  handler: (_req: Request, config: { messageType: string }): boolean => currentRuntime()?.contract(config.messageType) !== undefined,
-};
+export function contractAvailableCondition(runtime: Runtime) {
+  return {
+    name: 'contract-available',
+    schema: {
+      $id: 'http://express-gateway.io/schemas/conditions/contract-available.json',
+      type: 'object',
+      properties: { messageType: { type: 'string', minLength: 1 } },
+      required: ['messageType'],
+    },
+    handler: (_req: Request, config: { messageType: string }): boolean => runtime.contract(config.messageType) !== undefined,
+  };
+}

@@ -1,24 +1,18 @@
 import { hostSettingsSchema } from './settings-validation';
 import { settingsForInit } from './startup-settings';
 import { attachGracefulStop } from './shutdown';
-import { obtainRuntime } from './runtime';
+import { currentRuntime, obtainRuntime } from './runtime';
 import type { PluginContext } from './host/plugin-context';
-import { routeTablePolicy } from '../policies/route-table';
-import { requestTracePolicy } from '../policies/request-trace';
-import { contractRateLimitPolicy } from '../policies/contract-rate-limit';
-import { jwtDevAuthPolicy } from '../policies/jwt-dev-auth';
-import { permissionPolicy } from '../policies/permission';
-import { schemaValidationPolicy } from '../policies/schema-validation';
-import { contractRouterPolicy } from '../policies/contract-router';
+import { createPolicies } from '../policies';
 import { contractAvailableCondition } from '../conditions/contract-available';
-import { notFoundPolicy } from '../policies/not-found';
-import { mountOperationsRoutes } from './operations/register';
+import { operationsRoutes } from './operations/register';
 import { reportListenErrors } from './host/listen-errors';
 import { hookHostServers } from './http/host-servers';
 
 /**
  * The Express Gateway plugin. The host calls init() at start and again on every reload of its config, so
- * everything long-lived is created once (obtainRuntime) and only the registrations are repeated.
+ * everything long-lived is created once (obtainRuntime) and only the registrations are repeated, each closing
+ * over the runtime.
  */
 const plugin = {
   version: '1.0.0',
@@ -28,16 +22,9 @@ const plugin = {
   // Constraint-free for the host: on a bad value it would only log and skip the plugin; settingsForInit stops the start instead.
   schema: hostSettingsSchema(),
   init(ctx: PluginContext): void {
-    ctx.registerPolicy(routeTablePolicy);
-    ctx.registerPolicy(requestTracePolicy);
-    ctx.registerPolicy(contractRateLimitPolicy);
-    ctx.registerPolicy(jwtDevAuthPolicy);
-    ctx.registerPolicy(permissionPolicy);
-    ctx.registerPolicy(schemaValidationPolicy);
-    ctx.registerPolicy(contractRouterPolicy);
-    ctx.registerPolicy(notFoundPolicy);
-    ctx.registerCondition(contractAvailableCondition);
-    const runtime = obtainRuntime(settingsForInit(ctx.settings, ctx.logger), ctx.logger);
+    const runtime = obtainRuntime(settingsForInit(ctx.settings, ctx.logger, currentRuntime()), ctx.logger);
+    for (const policy of createPolicies(runtime)) ctx.registerPolicy(policy);
+    ctx.registerCondition(contractAvailableCondition(runtime));
     // Not awaited: the host's init() is synchronous; discovery writes the routes when services answer.
     void runtime.start();
     runtime.attachHost(ctx);
@@ -45,13 +32,18 @@ const plugin = {
     // route on the same app at each reload, so they are registered by the first init() of the process only.
     if (!runtime.gatewayRoutesRegistered) {
       runtime.gatewayRoutesRegistered = true;
-      ctx.registerGatewayRoute(mountOperationsRoutes);
+      ctx.registerGatewayRoute(operationsRoutes(runtime));
     }
-    attachGracefulStop(ctx.eventBus, () => runtime.settings.shutdownGraceMs, ctx.logger);
-    // Before the host listens: a port in use ends the start with one line, not a stack trace.
-    reportListenErrors();
-    // Trace ids on every answer; the error body for requests Node's parser refuses (431, bad headers, unknown methods).
-    hookHostServers(ctx.eventBus);
+    if (!runtime.hostHooked) {
+      runtime.hostHooked = true;
+      // Before the host listens: a port in use ends the start with one line, not a stack trace.
+      reportListenErrors();
+      if (ctx.eventBus) {
+        attachGracefulStop(runtime.gracefulStop, ctx.eventBus, () => runtime.settings.shutdownGraceMs, ctx.logger);
+        // Trace ids on every answer; the error body for requests Node's parser refuses (431, bad headers, unknown methods).
+        hookHostServers(ctx.eventBus, runtime.observability.observer.observe);
+      }
+    }
   },
 };
 

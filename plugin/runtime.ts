@@ -6,16 +6,25 @@ import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
 import { ConfigSync, type HostConfig } from './config-writer/config-sync';
 import { checkAuthConfig, warnIfDevelopmentMode } from './auth';
-import { GatewayError } from './errors';
 import { startWithRetry } from './bus/start-with-retry';
 import { Observability } from './observability';
 import { hostLogsAsJson } from './logging/host-logs';
 import { jsonLogger, redacting } from './logging/structured';
+import { TokenVerifiers } from './auth/verifiers';
+import { ValidatorCache } from './validation/validator-cache';
+import { pathTableOf } from './routing/table-routes';
+import type { PathTable } from './routing/path-table';
+import type { RouteAction } from './pipeline/resolve-contract';
+import { OpenApiCache } from './openapi/cache';
+import { RateLimitState } from './edge/host-rate-limit';
+import { GracefulStop } from './shutdown/graceful-stop';
 
 /**
- * What lives as long as the gateway process: the bus, the registry of discovered contracts and the
- * config sync. The host re-runs the plugin's init() on every reload, so this is created once and found
- * again by every later init() (and by the launcher, which may start it before the host).
+ * What lives as long as the gateway process, and the composition root: manifest.init() hands it to every policy,
+ * condition and operations route it registers. It owns the bus, the registry of discovered contracts, the config
+ * sync, and what the steps share across requests and reloads: token verifiers, validators, the path table, the
+ * OpenAPI document, rate limiters and the graceful stop. The host re-runs init() on every reload, so the process
+ * keeps one (obtainRuntime); tests build their own with `new Runtime(settings, log)` and close it.
  */
 export class Runtime {
   readonly transport: Transport;
@@ -27,6 +36,17 @@ export class Runtime {
   /** Prometheus metrics (with a metrics port) and what every request is observed by. */
   readonly observability: Observability;
   readonly startedAt = Date.now();
+  /** One token verifier per auth configuration, shared by every jwt-dev-auth step, contract-rate-limit and discovery. */
+  readonly verifiers = new TokenVerifiers();
+  /** contract-rate-limit's limiters and its store warnings, kept across reloads. */
+  readonly rateLimits = new RateLimitState();
+  /** SIGTERM/SIGINT: drain the host's servers, answer what is left 503, then close this runtime. */
+  readonly gracefulStop: GracefulStop;
+  /** Set by the first init(), which hooks the host's servers (observer, graceful stop, listen errors): once per process. */
+  hostHooked = false;
+  private validatorCache?: ValidatorCache;
+  private table?: PathTable<RouteAction>;
+  private openApiCache?: OpenApiCache;
   private sync?: ConfigSync;
   private starting?: Promise<void>;
   private closed = false;
@@ -54,6 +74,46 @@ export class Runtime {
       logger: log,
     });
     this.observability = new Observability(settings, this.registry, this.transport, log);
+    this.gracefulStop = new GracefulStop(() => this.transport, () => this.close());
+    // The path table follows the contracts: rebuilt on the first request after a change.
+    this.registry.on('change', () => (this.table = undefined));
+  }
+
+  /**
+   * The validators of the discovered contracts, bound to the registry on first use (schema-validation's creation):
+   * every contract known then is compiled, and each change as it is discovered, so a broken schema is logged then.
+   */
+  get validators(): ValidatorCache {
+    if (!this.validatorCache) {
+      const cache = new ValidatorCache({ log: this.log });
+      this.validatorCache = cache;
+      cache.sync(this.registry.contracts());
+      this.registry.on('change', (contracts) => cache.sync(contracts));
+    }
+    return this.validatorCache;
+  }
+
+  /**
+   * The path table of `routing: table`, from the contracts known now (not from gateway.config.yml, which the host
+   * reloads later): a contract announced is routed from its next request on.
+   */
+  pathTable(): PathTable<RouteAction> {
+    this.table ??= pathTableOf(this.registry.contracts(), this.settings.generatedPrefix);
+    return this.table;
+  }
+
+  /** The OpenAPI document, built on first use and then on every change of the contracts (never per request). */
+  get openApi(): OpenApiCache {
+    this.openApiCache ??= new OpenApiCache(
+      this.registry,
+      () => ({
+        prefix: this.settings.generatedPrefix,
+        debugEndpoints: this.settings.debugEndpoints,
+        rateLimited: this.settings.rateLimitMax !== undefined,
+      }),
+      this.log,
+    ).start();
+    return this.openApiCache;
   }
 
   /**
@@ -112,6 +172,7 @@ export class Runtime {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.openApiCache?.stop();
     this.sync?.stop();
     this.inbox.stop();
     this.registry.stop();
@@ -120,12 +181,15 @@ export class Runtime {
   }
 }
 
+// The one process-wide handle: the host re-runs init() on every reload, and the launcher (scripts/start.ts) may load
+// this module from another path than the host does, so a module-level variable could be two; a registered symbol is one.
 const KEY = Symbol.for('express-gateway-plugin-contracts.runtime');
 type Holder = { [KEY]?: Runtime };
 
 /**
- * The process's runtime, created on first use with the given settings. Creating it checks the authentication
- * settings (a short JWT_SECRET stops the start here, with the setting named) and warns about development mode.
+ * The process's runtime, created on first use with the given settings (a later call, such as the init() of a
+ * reload, gets the same one). Creating it checks the authentication settings (a short JWT_SECRET stops the start
+ * here, with the setting named) and warns about development mode.
  */
 export function obtainRuntime(settings: Settings, log: Logger = consoleLogger): Runtime {
   const g = globalThis as Holder;
@@ -140,18 +204,7 @@ export function obtainRuntime(settings: Settings, log: Logger = consoleLogger): 
   return g[KEY];
 }
 
+/** The process's runtime if one was made (manifest.init() asks, to tell a reload from the first start). */
 export function currentRuntime(): Runtime | undefined {
   return (globalThis as Holder)[KEY];
-}
-
-/** 503 SERVICE_UNAVAILABLE for a request that arrives before the plugin has started its runtime. */
-export function gatewayStarting(): GatewayError {
-  return new GatewayError('SERVICE_UNAVAILABLE', 'The gateway is starting', { status: 503 });
-}
-
-/** The runtime a request needs; throws gatewayStarting() while there is none. */
-export function startedRuntime(): Runtime {
-  const runtime = currentRuntime();
-  if (!runtime) throw gatewayStarting();
-  return runtime;
 }

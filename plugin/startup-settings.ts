@@ -1,7 +1,6 @@
 import { resolveSettings, type Settings } from './settings';
 import { validateSettings } from './settings-validation';
 import type { Logger } from './logger';
-import { currentRuntime } from './runtime';
 import { errorMessage } from './errors';
 
 /** Exit status of a start stopped by a bad setting (EX_CONFIG), so supervisors can tell it from a crash. */
@@ -33,11 +32,11 @@ export function checkReloadedSettings(raw: Record<string, unknown>, log: Logger)
 }
 
 /**
- * The settings for a plugin init(): validated (or the process ends) on the first one; on later ones (host reloads)
- * the running settings, with the edited block only checked and reported.
+ * The settings for a plugin init(): validated (or the process ends) on the first one; on later ones (host reloads,
+ * `running` is the process's runtime and the host is attached) the running settings, with the edited block only
+ * checked and reported.
  */
-export function settingsForInit(raw: Record<string, unknown>, log: Logger): Settings {
-  const running = currentRuntime();
+export function settingsForInit(raw: Record<string, unknown>, log: Logger, running?: { readonly hostAttached: boolean; readonly settings: Settings }): Settings {
   if (running?.hostAttached) {
     checkReloadedSettings(raw, log);
     return running.settings;

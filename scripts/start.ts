@@ -7,7 +7,6 @@
 import { join, resolve } from 'node:path';
 import { ensureConfigDir } from './config-dir';
 import { startupSettings } from '../plugin/startup-settings';
-import { gracefulStop } from '../plugin/shutdown';
 import { obtainRuntime } from '../plugin/runtime';
 import { createTransport, type Transport } from '../plugin/bus';
 import { startWithRetry } from '../plugin/bus/start-with-retry';
@@ -73,7 +72,7 @@ async function main(): Promise<void> {
 
   // SIGTERM/SIGINT run the plugin's graceful stop (plugin/shutdown); the in-process services stop after the
   // requests in flight, before the bus closes; their database closes after them.
-  gracefulStop().onStop(async () => {
+  runtime.gracefulStop.onStop(async () => {
     stopping = true;
     if (stack) await stack.stop();
     else await database?.close().catch(() => undefined);

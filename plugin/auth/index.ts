@@ -5,6 +5,6 @@ export { extractPermissions, toAuthenticatedUser, type AuthenticatedUser } from 
 export { TokenVerifier, ACCEPTED_ALGORITHMS, type VerifierStats } from './verify-token';
 export { RemoteKeySet, KeySetUnavailableError, UnknownKeyError } from './key-set';
 export { TokenCache } from './token-cache';
-export { obtainVerifier, resetVerifiers } from './verifiers';
+export { TokenVerifiers } from './verifiers';
 export { firstMissingPermission, ADMIN_ALL } from './permissions';
 export { routeAccess, type AccessAction, type RouteAccess } from './route-access';

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
-import { resolveContract, routeOf, type ResolvedContract, type RouteAction } from '../pipeline/resolve-contract';
+import { resolveContract, routeOf, type ContractSource, type ResolvedContract, type RouteAction } from '../pipeline/resolve-contract';
 import type { Contract } from '../contracts/types';
-import { attempt, type Maybe } from '../pipeline/maybe';
+import type { Maybe } from '../pipeline/maybe';
 
 /** What the auth steps need to know about an action: the route fields of generated pipelines, plus our own. */
 export interface AccessAction extends RouteAction {
@@ -34,20 +34,23 @@ const byContract = new WeakMap<object, WeakMap<object, RouteAccess>>();
  * Rules depend only on the contract and the step's action, so they are worked out once for each pair, not per
  * request (a hand-written pipeline gives jwt-dev-auth and permission different actions: each gets its own).
  */
-export function routeAccess(req: Request, res: Response, action: AccessAction): Maybe<RouteAccess> {
+export function routeAccess(req: Request, res: Response, action: AccessAction, source: ContractSource): Maybe<RouteAccess> {
   if (!routeOf(req, action)) {
     let access = byAction.get(action);
     if (!access) byAction.set(action, (access = Object.freeze({ public: action.public === true, required: unique(extraRequired(action)) })));
     return access;
   }
-  return attempt(resolveContract, resolvedAccess, unresolved, req, res, action);
+  let resolving: Maybe<ResolvedContract>;
+  try {
+    resolving = resolveContract(req, res, action, source);
+  } catch (err) {
+    return unresolved(err, action);
+  }
+  if (!(resolving instanceof Promise)) return contractAccess(resolving.contract, action);
+  return resolving.then((resolved) => contractAccess(resolved.contract, action), (err: unknown) => unresolved(err, action));
 }
 
-function resolvedAccess(resolved: ResolvedContract, _req: Request, _res: Response, action: AccessAction): RouteAccess {
-  return contractAccess(resolved.contract, action);
-}
-
-function unresolved(err: unknown, _req: Request, _res: Response, action: AccessAction): RouteAccess {
+function unresolved(err: unknown, action: AccessAction): RouteAccess {
   return { public: false, required: extraRequired(action), contractError: err };
 }
 

@@ -72,3 +72,28 @@ export class LimiterCache {
 }
 
 const MAX_LIMITERS = 256;
+
+/** A store failure is logged at most this often: during a Redis outage every request would log otherwise. */
+const STORE_WARNING_INTERVAL_MS = 10000;
+
+/**
+ * What contract-rate-limit keeps across config reloads (the host rebuilds every policy on each): the host's limiters
+ * and when a store failure was last logged. The runtime holds one.
+ */
+export class RateLimitState {
+  private cache?: LimiterCache;
+  private lastStoreWarning = 0;
+
+  /** The limiters, made on first use with the step's hooks (the same functions on every reload). */
+  limiters(hooks: Pick<LimiterOptions, 'keyGenerator' | 'handler'>): LimiterCache {
+    this.cache ??= new LimiterCache(hooks);
+    return this.cache;
+  }
+
+  /** True when a store failure should be logged now, at most once per interval. */
+  storeWarningDue(now = Date.now()): boolean {
+    if (now - this.lastStoreWarning < STORE_WARNING_INTERVAL_MS) return false;
+    this.lastStoreWarning = now;
+    return true;
+  }
+}

@@ -5,17 +5,14 @@ import type { Server } from 'node:net';
 export const CANNOT_LISTEN_EXIT_CODE = 69;
 
 const CHANNEL = 'tracing:net.server.listen:asyncStart';
-const KEY = Symbol.for('express-gateway-plugin-contracts.listen-errors');
 
 /**
  * The host calls server.listen() with no 'error' listener, so a port already in use ends the process with Node's
  * stack trace. Every server that starts listening after this gets a listener that, only when nothing else handles
- * the error, writes one line naming the address and exits non-zero (as a bad setting does).
+ * the error, writes one line naming the address and exits non-zero (as a bad setting does). Once per process
+ * (manifest.ts): a second subscription would add a second listener, and each would leave the error to the other.
  */
 export function reportListenErrors(write: (line: string) => void = (l) => process.stderr.write(l)): void {
-  const g = globalThis as { [KEY]?: true };
-  if (g[KEY]) return;
-  g[KEY] = true;
   subscribe(CHANNEL, (message) => watch((message as { server: Server }).server, write));
 }
 

@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describeError, GatewayError, toErrorBody } from '../errors';
 import { newTraceId } from '../request/ids';
-import { currentRuntime } from '../runtime';
+import type { Logger } from '../logger';
 
 /**
  * What answers when nothing in the host's app did, or when something in it failed outside our policies
  * (e.g. Express cannot decode a path parameter). Without it Express's own final handler answers, and outside
  * NODE_ENV=production it sends the stack trace with the server's paths. Here: the JSON error body, always.
  */
-export function finalHandler(req: IncomingMessage, res: ServerResponse): (err?: unknown) => void {
+export function finalHandler(req: IncomingMessage, res: ServerResponse, log?: Pick<Logger, 'warn'>): (err?: unknown) => void {
   return (err?: unknown) => {
     if (res.headersSent) {
       if (err) res.destroy();
@@ -16,7 +16,7 @@ export function finalHandler(req: IncomingMessage, res: ServerResponse): (err?: 
     }
     req.resume();
     const correlationId = writeErrorBody(res, err ? fromHostError(err) : new GatewayError('NOT_FOUND', 'Nothing is served at this path'));
-    if (err) currentRuntime()?.log.warn(`[${correlationId}] request failed before any policy answered: ${describeError(err)}`);
+    if (err) log?.warn(`[${correlationId}] request failed before any policy answered: ${describeError(err)}`);
   };
 }
 

@@ -1,6 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { onClientError } from './client-error';
-import { observeRequest } from '../observability/request-observer';
 
 /** What the host's event bus offers for its servers ('http-ready' / 'https-ready'). */
 export interface ServerEvents {
@@ -8,27 +7,14 @@ export interface ServerEvents {
 }
 
 /**
- * Trace ids for every request the server gets, before the host's app sees it: answers that none of our policies
- * give (the host's static files, its 404s, Express's own errors) carry X-Correlation-Id and X-Request-Id too, and
- * our steps find the same ids later (traceOf makes them once per request). Every request is observed from here
- * too: metrics, the server span and the access log (plugin/observability).
+ * Hooks every server the host starts: `observe` sees every request before the host's app does (trace ids on every
+ * answer, even those none of our policies give, and metrics, the server span and the access log:
+ * plugin/observability), and requests Node's parser refuses get the error body. Once per process (manifest.ts).
  */
-function traceEveryRequest(req: IncomingMessage, res: ServerResponse): void {
-  observeRequest(req, res);
-}
-
-let attached = false;
-
-/**
- * Hooks every server the host starts: trace ids on every answer, and the error body for requests Node's parser
- * refuses. Once per process (the host runs init() again on every reload).
- */
-export function hookHostServers(events: ServerEvents | undefined): void {
-  if (attached || !events) return;
-  attached = true;
+export function hookHostServers(events: ServerEvents, observe: (req: IncomingMessage, res: ServerResponse) => void): void {
   const hook = ({ httpServer }: { httpServer?: Server }): void => {
     if (!httpServer) return;
-    httpServer.prependListener('request', traceEveryRequest);
+    httpServer.prependListener('request', observe);
     httpServer.on('clientError', onClientError);
   };
   events.on('http-ready', hook);

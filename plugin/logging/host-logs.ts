@@ -32,15 +32,12 @@ function isWinstonLogger(value: unknown): value is WinstonLogger {
   return typeof value === 'object' && value !== null && 'format' in value && 'log' in value;
 }
 
-let done = false;
-
 /**
  * `LOG_FORMAT=json` for the host's own lines too (Express Gateway logs through winston loggers made in its
- * lib/logger.js): every logger made there, now and later, writes one JSON object per line. Once per process.
+ * lib/logger.js): every logger made there, now and later, writes one JSON object per line. Called once per process,
+ * when the process's runtime is made (obtainRuntime).
  */
 export function hostLogsAsJson(): void {
-  if (done) return;
-  done = true;
   let loggers: HostLoggers;
   try {
     loggers = require('express-gateway/lib/logger') as HostLoggers;

@@ -7,7 +7,7 @@ import { errorMessage } from '../errors';
 import { GatewayMetrics } from './metrics';
 import { startMetricsServer } from './metrics-server';
 import { refusalKind } from './refusals';
-import { setObserver } from './request-observer';
+import { RequestObserver } from './request-observer';
 import { accessLog } from '../logging/access-log';
 
 /**
@@ -16,6 +16,8 @@ import { accessLog } from '../logging/access-log';
  */
 export class Observability {
   readonly metrics?: GatewayMetrics;
+  /** What the host's servers hand every request to (plugin/http/host-servers.ts). */
+  readonly observer = new RequestObserver();
   private server?: Promise<Server | undefined>;
 
   constructor(
@@ -25,7 +27,7 @@ export class Observability {
     private readonly log: Logger,
   ) {
     const access = settings.accessLog ? accessLog(settings.logFormat, log) : undefined;
-    setObserver(access ? { accessLog: access } : {});
+    this.observer.setOptions(access ? { accessLog: access } : {});
     if (settings.metricsPort === undefined) return;
     const metrics = new GatewayMetrics({
       contracts: () => registry.counts().contracts,
@@ -36,7 +38,7 @@ export class Observability {
     metrics.busStateChanged(transport.state());
     transport.onStateChange((state) => metrics.busStateChanged(state));
     registry.on('announcement', (result) => metrics.announcement(result.accepted ? 'accepted' : 'refused', result.accepted ? '' : refusalKind(result.reason)));
-    setObserver(access ? { metrics, accessLog: access } : { metrics });
+    this.observer.setOptions(access ? { metrics, accessLog: access } : { metrics });
   }
 
   /** Opens the metrics port. A port that cannot be opened is logged; the gateway serves its API anyway. */
@@ -51,7 +53,7 @@ export class Observability {
   }
 
   async close(): Promise<void> {
-    setObserver({});
+    this.observer.setOptions({});
     const server = await this.server;
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }

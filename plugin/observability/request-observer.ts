@@ -33,22 +33,32 @@ export interface ObserverOptions {
   accessLog?: AccessLog;
 }
 
-let options: ObserverOptions = {};
-
-/** Set by the runtime once per process. */
-export function setObserver(next: ObserverOptions): void {
-  options = next;
-}
-
 /**
- * Called for every request the host's servers get (plugin/http/host-servers.ts), before the host's app. The answer
- * is counted when the response closes, by one shared listener (no closure per request).
+ * Observes every request the host's servers get (plugin/http/host-servers.ts), before the host's app. The answer is
+ * counted when the response closes, by one listener per observer (no closure per request). The runtime owns one.
  */
-export function observeRequest(req: IncomingMessage, res: ServerResponse): void {
-  const trace = traceOf(req as Request, res as Response);
-  requestState(req as Request).observed = { start: performance.now(), span: startServerSpan(req.method ?? 'OTHER', trace.traceparent) };
-  options.metrics?.requestStarted();
-  res.on('close', answered);
+export class RequestObserver {
+  private options: ObserverOptions = {};
+  private readonly answered: (this: ServerResponse) => void;
+
+  constructor() {
+    const observer = this;
+    this.answered = function (this: ServerResponse) {
+      answered(this, observer.options);
+    };
+  }
+
+  /** What is done with each answer from now on (set by Observability). */
+  setOptions(next: ObserverOptions): void {
+    this.options = next;
+  }
+
+  readonly observe = (req: IncomingMessage, res: ServerResponse): void => {
+    const trace = traceOf(req as Request, res as Response);
+    requestState(req as Request).observed = { start: performance.now(), span: startServerSpan(req.method ?? 'OTHER', trace.traceparent) };
+    this.options.metrics?.requestStarted();
+    res.on('close', this.answered);
+  };
 }
 
 /** The server span of a request, for the spans of its steps (the bus round trip). */
@@ -56,17 +66,17 @@ export function serverSpanOf(req: Request): Span | undefined {
   return requestState(req).observed?.span;
 }
 
-function answered(this: ServerResponse): void {
-  const req = this.req as Request;
+function answered(res: ServerResponse, options: ObserverOptions): void {
+  const req = res.req as Request;
   const state = requestState(req);
   const observed = state.observed;
   if (!observed) return;
   const seconds = (performance.now() - observed.start) / 1000;
-  const status = this.writableFinished ? this.statusCode : CLIENT_CLOSED;
+  const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
   const route = routeLabelOf(req);
   const method = req.method ?? 'OTHER';
   endServerSpan(observed.span, method, route, status, state.trace ?? {});
-  const found = errorCodeOf(this);
+  const found = errorCodeOf(res);
   const code = found === undefined || isKnownCode(found) ? found : 'OTHER';
   const { metrics, accessLog } = options;
   if (metrics) {

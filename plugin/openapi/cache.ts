@@ -61,15 +61,3 @@ export class OpenApiCache {
     }
   }
 }
-
-const CACHES = new WeakMap<ContractRegistry, OpenApiCache>();
-
-/** The one cache of a registry, started on first use. */
-export function openApiCacheFor(registry: ContractRegistry, options: () => DocumentOptions, log?: Pick<Logger, 'error'>): OpenApiCache {
-  let cache = CACHES.get(registry);
-  if (!cache) {
-    cache = new OpenApiCache(registry, options, log).start();
-    CACHES.set(registry, cache);
-  }
-  return cache;
-}

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Contract } from '../contracts/types';
 import type { InstanceInfo, RegistryConflict } from '../contracts/registry';
-import { currentRuntime } from '../runtime';
+import type { Runtime } from '../runtime';
 import { traceOf } from '../request/trace';
 import { sendJson } from '../http/respond';
 import { instanceView } from './discovery';
@@ -48,10 +48,9 @@ export function debugSnapshot(input: DebugSnapshotInput): Record<string, unknown
  * GET /debug/contracts, only with `debugEndpoints: true` (or DEBUG_ENDPOINTS=true). Otherwise it passes the request
  * on, so it ends exactly like any path nobody serves (404). The setting is read per request from the runtime.
  */
-export function debugHandler(openapi: () => { version: string; generatedAt: Date } | undefined) {
+export function debugHandler(runtime: Runtime, openapi: () => { version: string; generatedAt: Date } | undefined) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const runtime = currentRuntime();
-    if (!runtime?.settings.debugEndpoints) {
+    if (!runtime.settings.debugEndpoints) {
       next();
       return;
     }

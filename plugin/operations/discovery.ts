@@ -3,11 +3,10 @@ import type { Contract } from '../contracts/types';
 import type { InstanceInfo, Refusal, RegistryConflict } from '../contracts/registry';
 import { buildRouteTable, type Conflict } from '../contracts/route-table';
 import { successStatus } from '../contracts/success-status';
-import { startedRuntime } from '../runtime';
+import type { Runtime } from '../runtime';
 import { traceOf } from '../request/trace';
 import { sendError, sendJson } from '../http/respond';
 import { resolveAuthConfig } from '../auth/auth-config';
-import { obtainVerifier } from '../auth/verifiers';
 import { authenticateRequest } from '../auth/authenticate';
 
 export interface DiscoveredEndpoint {
@@ -85,12 +84,15 @@ export function discoveryListing(
  * any valid caller, no particular permission — it shows the API surface and which instances
  * serve it, which is no secret to a client but is not for anonymous callers either.
  */
-export async function discoveryHandler(req: Request, res: Response): Promise<void> {
+export function discoveryHandler(runtime: Runtime) {
+  return (req: Request, res: Response): void => void discovery(runtime, req, res);
+}
+
+async function discovery(runtime: Runtime, req: Request, res: Response): Promise<void> {
   const trace = traceOf(req, res);
   try {
     const config = resolveAuthConfig();
-    await authenticateRequest(req, obtainVerifier(config), config.developmentAuthEnabled);
-    const runtime = startedRuntime();
+    await authenticateRequest(req, runtime.verifiers.obtain(config), config.developmentAuthEnabled);
     const { registry } = runtime;
     sendJson(res, 200, discoveryListing(registry.contracts(), registry.instances(), registry.conflicts(), registry.refusals()));
   } catch (err) {

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { currentRuntime, type Runtime } from '../runtime';
+import type { Runtime } from '../runtime';
 import { traceOf } from '../request/trace';
 import { sendError, sendJson } from '../http/respond';
 import { serviceUnavailable } from '../errors';
@@ -28,14 +28,13 @@ const RETRY_AFTER_SECONDS = 5;
  * (SERVICE_UNAVAILABLE, Retry-After) with `status: 'unavailable'` and the same fields, so a probe and a person
  * both see why. Zero contracts is still healthy: the gateway works, nothing has announced yet.
  */
-export function healthHandler(req: Request, res: Response): void {
+export function healthHandler(runtime: Runtime) {
+  return (req: Request, res: Response): void => health(runtime, req, res);
+}
+
+function health(runtime: Runtime, req: Request, res: Response): void {
   const trace = traceOf(req, res);
   res.setHeader('Cache-Control', 'no-store');
-  const runtime = currentRuntime();
-  if (!runtime) {
-    sendError(res, serviceUnavailable('The gateway is starting', RETRY_AFTER_SECONDS, { status: 'unavailable' }), trace.correlationId);
-    return;
-  }
   const fields = healthFields(runtime);
   if (fields.bus.state === 'up') {
     sendJson(res, 200, { status: 'ok', ...fields });

@@ -1,7 +1,6 @@
 import type { Request, Response } from 'express';
-import { readBody } from '../request/body';
+import { readBody, type BodyLimits } from '../request/body';
 import { buildInput } from '../request/input';
-import { currentRuntime } from '../runtime';
 import type { ResolvedContract } from './resolve-contract';
 import { tableMatchOf } from '../routing/table-routes';
 import { requestState, type RequestState } from '../request/state';
@@ -19,11 +18,11 @@ declare module '../request/state' {
  * body + path parameters + query string. On the generic routes the envelope is taken off first:
  * POST /api/actions { messageType, input }, GET /api/data?messageType=…&field=….
  */
-export function messageInput(req: Request, res: Response, resolved: ResolvedContract): Maybe<Record<string, unknown>> {
+export function messageInput(req: Request, res: Response, resolved: ResolvedContract, limits: BodyLimits): Maybe<Record<string, unknown>> {
   const state = requestState(req);
   const known = state.input;
   if (known) return known;
-  return andThen(readBody(req, res, currentRuntime()?.settings), rememberInput, req, resolved, state);
+  return andThen(readBody(req, res, limits), rememberInput, req, resolved, state);
 }
 
 function rememberInput(rawBody: Record<string, unknown>, req: Request, resolved: ResolvedContract, state: RequestState): Record<string, unknown> {

@@ -1,8 +1,7 @@
 import type { Request, Response } from 'express';
-import { readBody } from '../request/body';
+import { readBody, type BodyLimits } from '../request/body';
 import type { Contract } from '../contracts/types';
 import { GatewayError, serviceUnavailable } from '../errors';
-import { currentRuntime, startedRuntime, type Runtime } from '../runtime';
 import { tableMatchOf } from '../routing/table-routes';
 import type { RouteAction } from '../routing/route-action';
 import { requestState, type RequestState } from '../request/state';
@@ -10,6 +9,13 @@ import { andThen, type Maybe } from './maybe';
 
 // The type policies take their action as, next to resolveContract() which reads it.
 export type { RouteAction };
+
+/** What resolving a contract needs of the runtime: the contracts known now, the bus's state, the body limits. */
+export interface ContractSource {
+  readonly settings: BodyLimits;
+  readonly transport: { state(): string };
+  contract(messageType: string): Contract | undefined;
+}
 
 export interface ResolvedContract {
   contract: Contract;
@@ -49,9 +55,8 @@ export function routeOf(req: Request, action: RouteAction): RouteAction | undefi
  * No contract for this request: 404 HANDLER_NOT_FOUND, unless the bus is not up. Then the routes are only not known
  * yet (the broker is down or still connecting), and a client must not take that answer as final: 503, retry later.
  */
-export function noHandler(message: string): GatewayError {
-  const runtime = currentRuntime();
-  if (runtime && runtime.transport.state() !== 'up') return serviceUnavailable('The message bus is not connected: the routes are not known yet');
+export function noHandler(message: string, source: ContractSource): GatewayError {
+  if (source.transport.state() !== 'up') return serviceUnavailable('The message bus is not connected: the routes are not known yet');
   return new GatewayError('HANDLER_NOT_FOUND', message);
 }
 
@@ -59,26 +64,25 @@ export function noHandler(message: string): GatewayError {
  * Which contract this request is for; computed once per request and shared by every policy of the pipeline.
  * A contract that was withdrawn after the route was written answers 404 HANDLER_NOT_FOUND until the route goes.
  */
-export function resolveContract(req: Request, res: Response, action: RouteAction): Maybe<ResolvedContract> {
+export function resolveContract(req: Request, res: Response, action: RouteAction, source: ContractSource): Maybe<ResolvedContract> {
   const state = requestState(req);
   const known = state.resolved;
   if (known) return known;
-  const runtime = startedRuntime();
   const route = routeOf(req, action);
-  if (!route) throw noHandler('No handler for this route');
+  if (!route) throw noHandler('No handler for this route', source);
   // Only a route that dispatches on the body (POST /api/actions) names its contract there; the others know it unread.
-  if (route.dispatch !== 'body') return remember(state, req, runtime, route, undefined);
-  return andThen(readBody(req, res, runtime.settings), rememberBody, req, runtime, route);
+  if (route.dispatch !== 'body') return remember(state, req, source, route, undefined);
+  return andThen(readBody(req, res, source.settings), rememberBody, req, source, route);
 }
 
-function rememberBody(body: Record<string, unknown>, req: Request, runtime: Runtime, route: RouteAction): ResolvedContract {
-  return remember(requestState(req), req, runtime, route, body);
+function rememberBody(body: Record<string, unknown>, req: Request, source: ContractSource, route: RouteAction): ResolvedContract {
+  return remember(requestState(req), req, source, route, body);
 }
 
-function remember(state: RequestState, req: Request, runtime: Runtime, route: RouteAction, body: Record<string, unknown> | undefined): ResolvedContract {
+function remember(state: RequestState, req: Request, source: ContractSource, route: RouteAction, body: Record<string, unknown> | undefined): ResolvedContract {
   const messageType = pickMessageType(req, route, body);
-  const contract = runtime.contract(messageType);
-  if (!contract) throw noHandler(`No handler for ${messageType}`);
+  const contract = source.contract(messageType);
+  if (!contract) throw noHandler(`No handler for ${messageType}`, source);
   const resolved = { contract, dispatched: route.dispatch !== undefined };
   state.resolved = resolved;
   return resolved;

@@ -2,7 +2,6 @@ import type { Request } from 'express';
 import { buildRouteTable } from '../contracts/route-table';
 import type { Contract } from '../contracts/types';
 import { routeAction, type RouteAction } from './route-action';
-import type { Runtime } from '../runtime';
 import { endpointTable, type PathTable } from './path-table';
 import { requestState } from '../request/state';
 
@@ -26,33 +25,17 @@ export function setTableMatch(req: Request, match: TableMatch): void {
   requestState(req).tableMatch = match;
 }
 
-interface Cached {
-  table?: PathTable<RouteAction>;
-}
-
-const cached = new WeakMap<Runtime, Cached>();
-
 /**
- * The path table of the contracts known now, built from the registry (not from gateway.config.yml, which the
- * host reloads later): a contract announced is routed from its next request on. Rebuilt lazily after a change.
- * Paths the table cannot hold are left out; with any of them the config writer goes back to one apiEndpoint per
- * route (config-sync), and this step is then not in the pipeline.
+ * The path template of each route the table holds, for metrics and span names (never the request's own path).
+ * Module-level: keyed by the frozen-in-use actions a table built, so it goes with the table that holds them.
  */
-export function currentPathTable(runtime: Runtime): PathTable<RouteAction> {
-  let entry = cached.get(runtime);
-  if (!entry) {
-    const created: Cached = {};
-    cached.set(runtime, created);
-    runtime.registry.on('change', () => (created.table = undefined));
-    entry = created;
-  }
-  entry.table ??= pathTableOf(runtime.registry.contracts(), runtime.settings.generatedPrefix);
-  return entry.table;
-}
-
-/** The path template of each route the table holds, for metrics and span names (never the request's own path). */
 const templates = new WeakMap<RouteAction, string>();
 
+/**
+ * The path table of these contracts, built from the registry (not from gateway.config.yml, which the host reloads
+ * later). Paths the table cannot hold are left out; with any of them the config writer goes back to one apiEndpoint
+ * per route (config-sync), and the route-table step is then not in the pipeline.
+ */
 export function pathTableOf(contracts: Contract[], prefix: string): PathTable<RouteAction> {
   const { endpoints } = buildRouteTable(contracts, { prefix });
   return endpointTable(endpoints, (endpoint) => {

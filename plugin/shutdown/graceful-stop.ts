@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
 import { HttpDrain, shuttingDown } from './http-drain';
-import { currentRuntime } from '../runtime';
 import { consoleLogger, type Logger } from '../logger';
 import { errorMessage } from '../errors';
 import type { Transport } from '../bus/transport';
@@ -31,13 +30,11 @@ export class GracefulStop {
   private stopping?: Promise<void>;
   private aborted = false;
   private signalsInstalled = false;
-  /** Set by the first init() that hooked the host's event bus. */
-  attachedToHost = false;
   log: Logger = consoleLogger;
 
   /** Called for every server the host starts ('http-ready' / 'https-ready'). */
   addServer(server: Server): void {
-    this.drains.push(new HttpDrain(server));
+    this.drains.push(new HttpDrain(server, this.log));
   }
 
   /** Runs during the stop, after the requests in flight, before the bus closes. */
@@ -45,8 +42,14 @@ export class GracefulStop {
     this.hooks.push(hook);
   }
 
-  /** The bus whose waiting requests a stop answers when the grace period runs out (the runtime's, unless a test says). */
-  constructor(private readonly transport: () => Pick<Transport, 'abortPending'> | undefined = () => currentRuntime()?.transport) {}
+  /**
+   * transport: the bus whose waiting requests a stop answers when the grace period runs out; close: what ends the
+   * bus and the rest of the runtime, last (the runtime that owns this stop passes its own).
+   */
+  constructor(
+    private readonly transport: () => Pick<Transport, 'abortPending'> | undefined,
+    private readonly close: () => Promise<void> = () => Promise.resolve(),
+  ) {}
 
   get isStopping(): boolean {
     return this.stopping !== undefined;
@@ -105,30 +108,17 @@ export class GracefulStop {
         .then(hook)
         .catch((err) => this.log.warn(`stop hook failed: ${errorMessage(err)}`));
     }
-    await currentRuntime()?.close();
+    await this.close();
     this.log.info('bus closed; stopped');
     for (const d of this.drains) d.closeConnections();
   }
 }
 
-const KEY = Symbol.for('express-gateway-plugin-contracts.graceful-stop');
-type Holder = { [KEY]?: GracefulStop };
-
-/** The process's graceful stop (one per process, like the runtime). */
-export function gracefulStop(): GracefulStop {
-  const g = globalThis as Holder;
-  g[KEY] ??= new GracefulStop();
-  return g[KEY];
-}
-
 /**
- * Hooks the graceful stop to the host: every server it starts is drained on SIGTERM/SIGINT. Idempotent, since
- * the host runs init() again on every reload.
+ * Hooks the graceful stop to the host: every server it starts is drained on SIGTERM/SIGINT. Called once per process
+ * (by the first init() that gets the host's event bus).
  */
-export function attachGracefulStop(eventBus: HostEventBus | undefined, graceMs: () => number, log: Logger): void {
-  const stopper = gracefulStop();
-  if (stopper.attachedToHost || !eventBus) return;
-  stopper.attachedToHost = true;
+export function attachGracefulStop(stopper: GracefulStop, eventBus: HostEventBus, graceMs: () => number, log: Logger): void {
   stopper.log = log;
   const onReady = ({ httpServer }: { httpServer?: Server }): void => {
     if (!httpServer) return;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { serviceUnavailable } from '../errors/gateway-error';
 import { finalHandler, writeErrorBody } from '../http/final-handler';
+import type { Logger } from '../logger';
 
 /** Retry-After on the 503s of a stopping gateway: another instance is usually ready at once. */
 export const SHUTDOWN_RETRY_AFTER_S = 1;
@@ -21,7 +22,10 @@ export class HttpDrain {
   /** One listener for every response ('close' calls it with the response as `this`): no closure per request. */
   private readonly onResponseClose: (this: ServerResponse) => void;
 
-  constructor(private readonly server: Server) {
+  constructor(
+    private readonly server: Server,
+    private readonly log?: Pick<Logger, 'warn'>,
+  ) {
     const drain = this;
     this.onResponseClose = function (this: ServerResponse) {
       drain.closed(this);
@@ -34,7 +38,7 @@ export class HttpDrain {
       this.open.add(res);
       res.on('close', this.onResponseClose);
       // The host's app gets our final handler: its own would answer failures with an HTML stack trace.
-      for (const l of listeners) (l as (req: IncomingMessage, res: ServerResponse, done: (err?: unknown) => void) => void).call(server, req, res, finalHandler(req, res));
+      for (const l of listeners) (l as (req: IncomingMessage, res: ServerResponse, done: (err?: unknown) => void) => void).call(server, req, res, finalHandler(req, res, this.log));
     });
   }
 

@@ -1,6 +1,5 @@
 export { compileSchema, dialectOf, type SchemaRole } from './ajv';
 export { ValidatorCache, compileInline, tryCompile, type Compiled } from './validator-cache';
-export { contractValidators } from './contract-validators';
 export { toFieldErrors, codeFor, fieldPath, inputValidationError, type FieldError } from './field-errors';
 export { stripWriteOnly } from './write-only';
-export { checkOutput, responseBody } from './output';
+export { checkOutput, responseBody, type OutputContext } from './output';

@@ -1,9 +1,7 @@
 import type { Contract } from '../contracts/types';
 import { badGateway, GatewayError } from '../errors';
 import type { Logger } from '../logger';
-import type { Runtime } from '../runtime';
 import type { ValidatorCache } from './validator-cache';
-import { contractValidators } from './contract-validators';
 import { toFieldErrors } from './field-errors';
 import { stripWriteOnly } from './write-only';
 
@@ -38,7 +36,14 @@ export function checkOutput({ contract, result, correlationId, validators, log, 
   return stripWriteOnly(result, contract.outputSchema);
 }
 
-/** checkOutput with the process's validators and settings: the one call contract-router makes. */
-export function responseBody(runtime: Runtime, contract: Contract, result: unknown, correlationId: string): unknown {
-  return checkOutput({ contract, result, correlationId, validators: contractValidators(runtime), log: runtime.log, strict: runtime.settings.strictOutput });
+/** What responseBody takes from the runtime. */
+export interface OutputContext {
+  readonly validators: ValidatorCache;
+  readonly log: Logger;
+  readonly settings: { readonly strictOutput: boolean };
+}
+
+/** checkOutput with the runtime's validators and settings: the one call contract-router makes. */
+export function responseBody(context: OutputContext, contract: Contract, result: unknown, correlationId: string): unknown {
+  return checkOutput({ contract, result, correlationId, validators: context.validators, log: context.log, strict: context.settings.strictOutput });
 }

@@ -4,13 +4,13 @@ import { traceOf } from '../../plugin/request/trace';
 import { resolveContract, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { messageInput } from '../../plugin/pipeline/message-input';
 import { requestUser } from '../../plugin/pipeline/user';
-import { startedRuntime, type Runtime } from '../../plugin/runtime';
+import type { Runtime } from '../../plugin/runtime';
 import { sendJson } from '../../plugin/http/respond';
 import { describeError, fromServiceError } from '../../plugin/errors';
 import { successStatus } from '../../plugin/contracts/success-status';
 import { replyLocation, replyStatus } from './reply-checks';
 import { responseBody } from '../../plugin/validation/output';
-import { gracefulStop, shuttingDown } from '../../plugin/shutdown';
+import { shuttingDown } from '../../plugin/shutdown';
 import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import type { Contract } from '../../plugin/contracts/types';
@@ -19,7 +19,7 @@ import { idempotencyKeyOf, REPLAYED_HEADER } from '../../plugin/pipeline/idempot
 import { BusCall } from '../../plugin/observability/bus-call';
 import { serverSpanOf } from '../../plugin/observability/request-observer';
 
-interface RouterAction extends RouteAction {
+export interface RouterAction extends RouteAction {
   timeoutMs?: number;
 }
 
@@ -29,19 +29,22 @@ interface RouterAction extends RouteAction {
  * Written with settle/andThen rather than async/await: the contract and the input are nearly always at hand (resolved
  * by the steps before), so only the bus reply is waited for (each await of a known value costs a promise and a tick).
  */
-function contractRouter(action: RouterAction) {
+export function contractRouterPolicy(runtime: Runtime) {
+  const failed = answerStepError(runtime.log, describeError);
+  return { name: 'contract-router', schema, policy: (action: RouterAction) => contractRouter(runtime, failed, action) };
+}
+
+function contractRouter(runtime: Runtime, failed: ReturnType<typeof answerStepError>, action: RouterAction) {
   // Made once per policy; settle and andThen hand each request to them (no closure per request): the contract,
   // then the message input (both nearly always at hand), then the message, whose reply is the one thing waited for.
-  const send = (input: Record<string, unknown>, req: Request, res: Response, contract: Contract): Promise<Answer> => sendMessage(req, res, contract, input, action.timeoutMs);
-  const withInput = (resolved: ResolvedContract, req: Request, res: Response): Maybe<Answer> => andThen(messageInput(req, res, resolved), send, req, res, resolved.contract);
-  const forward = (req: Request, res: Response): Maybe<Answer> => andThen(resolveContract(req, res, action), withInput, req, res);
+  const send = (input: Record<string, unknown>, req: Request, res: Response, contract: Contract): Promise<Answer> => sendMessage(runtime, req, res, contract, input, action.timeoutMs);
+  const withInput = (resolved: ResolvedContract, req: Request, res: Response): Maybe<Answer> => andThen(messageInput(req, res, resolved, runtime.settings), send, req, res, resolved.contract);
+  const forward = (req: Request, res: Response): Maybe<Answer> => andThen(resolveContract(req, res, action, runtime), withInput, req, res);
   return (req: Request, res: Response, _next: NextFunction): void => {
     traceOf(req, res);
     settle(forward, respond, failed, req, res);
   };
 }
-
-const failed = answerStepError(describeError);
 
 interface Answer {
   runtime: Runtime;
@@ -50,12 +53,11 @@ interface Answer {
 }
 
 /** The request as a message to the contract's service; settles with the service's reply. */
-function sendMessage(req: Request, res: Response, contract: Contract, input: Record<string, unknown>, actionTimeoutMs: number | undefined): Promise<Answer> {
-  const runtime = startedRuntime();
+function sendMessage(runtime: Runtime, req: Request, res: Response, contract: Contract, input: Record<string, unknown>, actionTimeoutMs: number | undefined): Promise<Answer> {
   const trace = traceOf(req, res);
   const timeoutMs = actionTimeoutMs ?? contract.timeoutMs ?? runtime.settings.requestTimeoutMs;
   // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
-  if (gracefulStop().isAborted) throw shuttingDown();
+  if (runtime.gracefulStop.isAborted) throw shuttingDown();
   // req.ip follows the host's trust proxy setting: X-Forwarded-For counts only behind a trusted proxy.
   const call = new BusCall(runtime.observability.metrics, contract.targetService, contract.messageType, runtime.transport.kind, serverSpanOf(req));
   // The bus span's context when there is one (an SDK, or the caller's trace): the service continues that span.
@@ -86,5 +88,3 @@ function respond({ runtime, contract, reply }: Answer, req: Request, res: Respon
   if (location) res.setHeader('Location', location);
   sendJson(res, status, body);
 }
-
-export const contractRouterPolicy = { name: 'contract-router', schema, policy: contractRouter };

@@ -3,13 +3,13 @@ import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
 import { setRequestUser } from '../../plugin/pipeline/user';
 import { resolveAuthConfig, type AuthOverrides } from '../../plugin/auth/auth-config';
-import { obtainVerifier } from '../../plugin/auth/verifiers';
 import { authenticateRequest } from '../../plugin/auth/authenticate';
 import { routeAccess, type AccessAction, type RouteAccess } from '../../plugin/auth/route-access';
 import type { AuthenticatedUser } from '../../plugin/auth/claims';
 import type { TokenVerifier } from '../../plugin/auth/verify-token';
 import { andThen, attempt, nothing, same, settle, type Maybe } from '../../plugin/pipeline/maybe';
 import { answerStepError } from '../../plugin/pipeline/step-error';
+import type { Runtime } from '../../plugin/runtime';
 
 export type JwtDevAuthAction = AccessAction & AuthOverrides;
 
@@ -28,14 +28,19 @@ const OVERRIDE_KEYS = [
  *   (a client with a stale token must still reach login), and such a request reaches the service anonymous.
  * Configuration (environment, then action overrides) and development mode are read when the policy is created.
  */
-function jwtDevAuth(action: JwtDevAuthAction = {}) {
+export function jwtDevAuthPolicy(runtime: Runtime) {
+  const failed = answerStepError(runtime.log, () => 'authentication failed unexpectedly');
+  return { name: 'jwt-dev-auth', schema, policy: (action?: JwtDevAuthAction) => jwtDevAuth(runtime, failed, action) };
+}
+
+function jwtDevAuth(runtime: Runtime, failed: ReturnType<typeof answerStepError>, action: JwtDevAuthAction = {}) {
   const config = resolveAuthConfig(overridesOf(action));
-  const verifier = obtainVerifier(config);
+  const verifier = runtime.verifiers.obtain(config);
   const dev = config.developmentAuthEnabled;
   // Made once per policy; settle and andThen hand each request to them (no closure per request).
   const callerFor = (access: RouteAccess, req: Request): Maybe<AuthenticatedUser | undefined> =>
     access.public ? optionalUser(req, verifier, dev) : authenticateRequest(req, verifier, dev);
-  const caller = (req: Request, res: Response): Maybe<AuthenticatedUser | undefined> => andThen(routeAccess(req, res, action), callerFor, req);
+  const caller = (req: Request, res: Response): Maybe<AuthenticatedUser | undefined> => andThen(routeAccess(req, res, action, runtime), callerFor, req);
   return (req: Request, res: Response, next: NextFunction): void => {
     traceOf(req, res);
     settle(caller, authenticated, failed, req, res, next);
@@ -47,8 +52,6 @@ function authenticated(user: AuthenticatedUser | undefined, req: Request, _res: 
   next();
 }
 
-const failed = answerStepError(() => 'authentication failed unexpectedly');
-
 /** The caller when the credentials check out (as authenticateRequest decides), else anonymous. */
 function optionalUser(req: Request, verifier: TokenVerifier, dev: boolean): Maybe<AuthenticatedUser | undefined> {
   return attempt(authenticateRequest, same, nothing, req, verifier, dev);
@@ -59,5 +62,3 @@ function overridesOf(action: JwtDevAuthAction): AuthOverrides {
   for (const k of OVERRIDE_KEYS) if (action[k] !== undefined) out[k] = action[k];
   return out as AuthOverrides;
 }
-
-export const jwtDevAuthPolicy = { name: 'jwt-dev-auth', schema, policy: jwtDevAuth };

@@ -3,6 +3,7 @@ import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';
 import { noHandler } from '../../plugin/pipeline/resolve-contract';
+import type { Runtime } from '../../plugin/runtime';
 
 /**
  * `not-found`: the step of the last generated pipeline, the catch-all under /api. A request that reaches it matched
@@ -10,15 +11,17 @@ import { noHandler } from '../../plugin/pipeline/resolve-contract';
  * HANDLER_NOT_FOUND error body with the trace headers instead of the host's HTML page (503 while the bus is not up). The answer names neither the path
  * nor the method. OPTIONS is passed on: CORS preflights are answered by whatever comes after (or the host).
  */
-function notFound() {
+export function notFoundPolicy(runtime: Runtime) {
+  return { name: 'not-found', schema, policy: () => notFound(runtime) };
+}
+
+function notFound(runtime: Runtime) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (req.method === 'OPTIONS') {
       next();
       return;
     }
     const trace = traceOf(req, res);
-    sendError(res, noHandler('No contract handles this method and path'), trace.correlationId);
+    sendError(res, noHandler('No contract handles this method and path', runtime), trace.correlationId);
   };
 }
-
-export const notFoundPolicy = { name: 'not-found', schema, policy: notFound };

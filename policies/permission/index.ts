@@ -8,6 +8,7 @@ import { insufficientPermissions, unauthorized } from '../../plugin/auth/auth-er
 import { settle, type Maybe } from '../../plugin/pipeline/maybe';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import type { RouteAccess } from '../../plugin/auth/route-access';
+import type { Runtime } from '../../plugin/runtime';
 
 /**
  * `permission`: the caller set by jwt-dev-auth must hold every permission the route requires (the contract's
@@ -20,9 +21,14 @@ import type { RouteAccess } from '../../plugin/auth/route-access';
  * header would mean nothing, and a developer can try a route both with and without a permission. It is not a
  * security boundary in development mode.
  */
-function permission(action: AccessAction = {}) {
+export function permissionPolicy(runtime: Runtime) {
+  const failed = answerStepError(runtime.log, () => 'permission check failed unexpectedly');
+  return { name: 'permission', schema, policy: (action?: AccessAction) => permission(runtime, failed, action) };
+}
+
+function permission(runtime: Runtime, failed: ReturnType<typeof answerStepError>, action: AccessAction = {}) {
   // Made once per policy; settle hands each request to it (no closure per request).
-  const access = (req: Request, res: Response): Maybe<RouteAccess> => routeAccess(req, res, action);
+  const access = (req: Request, res: Response): Maybe<RouteAccess> => routeAccess(req, res, action, runtime);
   return (req: Request, res: Response, next: NextFunction): void => {
     traceOf(req, res);
     settle(access, allowed, failed, req, res, next);
@@ -34,8 +40,6 @@ function allowed(access: RouteAccess, req: Request, _res: Response, next: NextFu
   next();
 }
 
-const failed = answerStepError(() => 'permission check failed unexpectedly');
-
 /** Throws the answer when the caller may not go on. */
 function check(req: Request, access: RouteAccess): void {
   if (access.public) return;
@@ -46,5 +50,3 @@ function check(req: Request, access: RouteAccess): void {
   const missing = firstMissingPermission(user, access.required);
   if (missing !== undefined) throw insufficientPermissions(missing);
 }
-
-export const permissionPolicy = { name: 'permission', schema, policy: permission };

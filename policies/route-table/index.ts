@@ -1,7 +1,7 @@
 import type { Request, Response, NextFunction } from 'express';
 import { schema } from './schema';
-import { currentRuntime } from '../../plugin/runtime';
-import { currentPathTable, setTableMatch } from '../../plugin/routing/table-routes';
+import type { Runtime } from '../../plugin/runtime';
+import { setTableMatch } from '../../plugin/routing/table-routes';
 import { ParamDecodeError } from '../../plugin/routing/path-table';
 import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';
@@ -14,13 +14,15 @@ import { GatewayError } from '../../plugin/errors';
  * serves leaves this endpoint untouched (`next('router')`): the host goes on to the entries after it, hand-written
  * ones and the JSON 404 last, exactly as when no generated endpoint matched.
  */
-function routeTable() {
+export function routeTablePolicy(runtime: Runtime) {
+  return { name: 'route-table', schema, policy: () => routeTable(runtime) };
+}
+
+function routeTable(runtime: Runtime) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const runtime = currentRuntime();
-    if (!runtime) return next('router');
     let match;
     try {
-      match = currentPathTable(runtime).match(req.method, req.path);
+      match = runtime.pathTable().match(req.method, req.path);
     } catch (err) {
       if (!(err instanceof ParamDecodeError)) throw err;
       // Express answers an undecodable parameter with 400 too (plugin/http/final-handler.ts).
@@ -32,5 +34,3 @@ function routeTable() {
     next();
   };
 }
-
-export const routeTablePolicy = { name: 'route-table', schema, policy: routeTable };

@@ -3,15 +3,15 @@ import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
 import { resolveContract, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { messageInput } from '../../plugin/pipeline/message-input';
-import { currentRuntime, startedRuntime, type Runtime } from '../../plugin/runtime';
+import type { Runtime } from '../../plugin/runtime';
 import { GatewayError, errorMessage } from '../../plugin/errors';
 import type { JsonSchema } from '../../plugin/contracts/types';
-import { compileInline, contractValidators, inputValidationError, type Compiled } from '../../plugin/validation';
+import { compileInline, inputValidationError, type Compiled } from '../../plugin/validation';
 import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import type { ValidateFunction } from 'ajv';
 
-interface ValidationAction extends RouteAction {
+export interface ValidationAction extends RouteAction {
   /** Validate against this instead of the contract's inputSchema (hand-written pipelines). */
   schema?: JsonSchema;
 }
@@ -24,15 +24,19 @@ const BROKEN_CONTRACT = 'The service contract for this route is invalid';
  * messageInput builds it) against the contract's inputSchema, or an inline schema, and fills in its defaults.
  * Bad input is a 400 and never reaches the bus.
  */
-function schemaValidation(action: ValidationAction) {
+export function schemaValidationPolicy(runtime: Runtime) {
+  const failed = answerStepError(runtime.log, (err) => `schema-validation: ${errorMessage(err)}`);
+  return { name: 'schema-validation', schema, policy: (action: ValidationAction) => schemaValidation(runtime, failed, action) };
+}
+
+function schemaValidation(runtime: Runtime, failed: ReturnType<typeof answerStepError>, action: ValidationAction) {
   const inline = action.schema ? compileInline(action.schema) : undefined;
-  const runtime = currentRuntime();
-  if (inline && !inline.ok) runtime?.log.error(`schema-validation: an inline schema does not compile (${inline.reason}); its pipeline answers 500`);
+  if (inline && !inline.ok) runtime.log.error(`schema-validation: an inline schema does not compile (${inline.reason}); its pipeline answers 500`);
   // Binds the compile cache to discovery now, so a contract's broken schema is logged when it is announced.
-  if (runtime) contractValidators(runtime);
+  void runtime.validators;
 
   // Made once per policy; settle hands each request to it (no closure per request).
-  const valid = (req: Request, res: Response): Maybe<void> => andThen(target(req, res, startedRuntime(), action, inline), validate, req, res);
+  const valid = (req: Request, res: Response): Maybe<void> => andThen(target(req, res, runtime, action, inline), validate, req, res, runtime);
   return (req: Request, res: Response, next: NextFunction): void => {
     traceOf(req, res);
     settle(valid, goOn, failed, req, res, next);
@@ -40,10 +44,10 @@ function schemaValidation(action: ValidationAction) {
 }
 
 /** Settles once the request's input passed its schema (defaults filled in); throws or rejects with the answer when not. */
-function validate({ resolved, validator }: Target, req: Request, res: Response): Maybe<void> {
+function validate({ resolved, validator }: Target, req: Request, res: Response, runtime: Runtime): Maybe<void> {
   if (!validator.ok) throw new GatewayError('INTERNAL_ERROR', BROKEN_CONTRACT);
   // The input object is the one contract-router sends: defaults filled in here travel with the message.
-  return andThen(messageInput(req, res, resolved), checkInput, validator.validate);
+  return andThen(messageInput(req, res, resolved, runtime.settings), checkInput, validator.validate);
 }
 
 function checkInput(input: Record<string, unknown>, validate: ValidateFunction): void {
@@ -53,8 +57,6 @@ function checkInput(input: Record<string, unknown>, validate: ValidateFunction):
 function goOn(_valid: void, _req: Request, _res: Response, next: NextFunction): void {
   next();
 }
-
-const failed = answerStepError((err) => `schema-validation: ${errorMessage(err)}`);
 
 interface Target {
   resolved: ResolvedContract;
@@ -66,12 +68,12 @@ function target(req: Request, res: Response, runtime: Runtime, action: Validatio
   if (inline && action.schema) {
     const schema = action.schema;
     const base: Maybe<ResolvedContract> = routeOf(req, action)
-      ? resolveContract(req, res, action)
+      ? resolveContract(req, res, action, runtime)
       : { contract: { messageType: '', targetService: '', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }, dispatched: false };
     // The inline schema also decides how query-string values are converted, so they meet the schema that checks them.
     return andThen(base, inlineTarget, schema, inline);
   }
-  return andThen(resolveContract(req, res, action), contractTarget, runtime);
+  return andThen(resolveContract(req, res, action, runtime), contractTarget, runtime);
 }
 
 function inlineTarget(base: ResolvedContract, schema: JsonSchema, inline: Compiled): Target {
@@ -79,10 +81,8 @@ function inlineTarget(base: ResolvedContract, schema: JsonSchema, inline: Compil
 }
 
 function contractTarget(resolved: ResolvedContract, runtime: Runtime): Target {
-  const validators = contractValidators(runtime);
+  const validators = runtime.validators;
   // A contract with any schema that does not compile is refused before it reaches the service: its output could not be checked either.
   const output = validators.validator(resolved.contract, 'output');
   return { resolved, validator: output.ok ? validators.validator(resolved.contract, 'input') : output };
 }
-
-export const schemaValidationPolicy = { name: 'schema-validation', schema, policy: schemaValidation };

@@ -5,14 +5,18 @@ import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { jwtDevAuthPolicy, type JwtDevAuthAction } from '../../policies/jwt-dev-auth';
 import { requestUser } from '../../plugin/pipeline/user';
-import { resetVerifiers } from '../../plugin/auth/verifiers';
 import { TokenVerifier } from '../../plugin/auth/verify-token';
 import { resolveAuthConfig } from '../../plugin/auth/auth-config';
 import { GatewayError } from '../../plugin/errors';
+import { testRuntime } from '../support/runtime';
 import {
   AUDIENCE, ISSUER, JWKS_HOST, JWKS_PATH, JWKS_URI, SECRET, claims, fakeReq, hs256, isolateAuthEnv, useNock, now, rs256, rsaKey, rsClaims, run,
   verifierFor,
 } from './support';
+
+/** The policies' runtime (verifiers, log); its bus is never started: these routes name no contract. */
+const runtime = testRuntime();
+after(() => runtime.close());
 
 const k1 = rsaKey('k1');
 const k2 = rsaKey('k2');
@@ -36,7 +40,7 @@ function keySetHost(keys: () => object[] | null): { fetches: () => number } {
 
 async function authorize(action: JwtDevAuthAction, headers: Record<string, string | undefined>) {
   const req = fakeReq(headers);
-  const out = await run(jwtDevAuthPolicy.policy(action), req);
+  const out = await run(jwtDevAuthPolicy(runtime).policy(action), req);
   return { ...out, user: requestUser(req) };
 }
 
@@ -68,7 +72,7 @@ describe('jwt-dev-auth: accepted tokens', () => {
   isolateAuthEnv();
   useNock();
   beforeEach(() => {
-    resetVerifiers();
+    runtime.verifiers.clear();
     nock.cleanAll();
     nock.disableNetConnect();
   });
@@ -223,7 +227,7 @@ describe('jwt-dev-auth: accepted tokens', () => {
       expect(() => first.user!.permissions.push('admin:all')).to.throw(TypeError);
       const second = await authorize(HS, { authorization: token });
       expect(second.user?.permissions).to.deep.equal(['a:b']);
-      const stats = verifierFor(HS).stats;
+      const stats = verifierFor(runtime, HS).stats;
       expect(stats).to.deep.equal({ verifications: 1, cacheHits: 1 });
     });
 
@@ -231,7 +235,7 @@ describe('jwt-dev-auth: accepted tokens', () => {
       const token = `Bearer ${hs256(claims())}`;
       await authorize(HS, { authorization: token });
       await authorize({ ...HS, public: false }, { authorization: token });
-      expect(verifierFor(HS).stats.verifications).to.equal(1);
+      expect(verifierFor(runtime, HS).stats.verifications).to.equal(1);
     });
 
     it('can be turned off', async () => {
@@ -239,7 +243,7 @@ describe('jwt-dev-auth: accepted tokens', () => {
       const token = `Bearer ${hs256(claims())}`;
       await authorize(action, { authorization: token });
       await authorize(action, { authorization: token });
-      expect(verifierFor(action).stats).to.deep.equal({ verifications: 2, cacheHits: 0 });
+      expect(verifierFor(runtime, action).stats).to.deep.equal({ verifications: 2, cacheHits: 0 });
     });
 
     it('never serves a token past its exp', async () => {
@@ -259,7 +263,7 @@ describe('jwt-dev-auth: accepted tokens', () => {
 
 describe('jwt-dev-auth: development mode', () => {
   isolateAuthEnv();
-  beforeEach(() => resetVerifiers());
+  beforeEach(() => runtime.verifiers.clear());
 
   const dev = { 'x-dev-user-id': 'dev-7', 'x-dev-permissions': ' users:read, ,users:create ,, ' };
 
@@ -278,7 +282,7 @@ describe('jwt-dev-auth: development mode', () => {
 
   it('is on when DEVELOPMENT_AUTH_ENABLED is exactly "true", read when the policy is created', async () => {
     process.env.DEVELOPMENT_AUTH_ENABLED = 'true';
-    const mw = jwtDevAuthPolicy.policy({});
+    const mw = jwtDevAuthPolicy(runtime).policy({});
     delete process.env.DEVELOPMENT_AUTH_ENABLED;
     const req = fakeReq(dev);
     expect((await run(mw, req)).next).to.equal(true);
@@ -315,7 +319,7 @@ describe('jwt-dev-auth: development mode', () => {
 
   it('header names match in any case (through a real HTTP server)', async () => {
     const app = express();
-    app.get('/who', jwtDevAuthPolicy.policy({ developmentAuthEnabled: true }), (req, res) => {
+    app.get('/who', jwtDevAuthPolicy(runtime).policy({ developmentAuthEnabled: true }), (req, res) => {
       res.json(requestUser(req));
     });
     const server = app.listen(0, '127.0.0.1');

@@ -5,12 +5,16 @@ import type { AddressInfo } from 'node:net';
 import nock from 'nock';
 import { jwtDevAuthPolicy } from '../../policies/jwt-dev-auth';
 import { requestUser } from '../../plugin/pipeline/user';
-import { resetVerifiers } from '../../plugin/auth/verifiers';
+import { testRuntime } from '../support/runtime';
 import type { JwtDevAuthAction } from '../../policies/jwt-dev-auth';
 import {
   AUDIENCE, ISSUER, JWKS_HOST, JWKS_PATH, JWKS_URI, SECRET, b64u, claims, ecJwk, fakeReq, hs256, isolateAuthEnv, useNock, now, raw, rs256,
   rsaKey, rsClaims, run, verifierFor,
 } from './support';
+
+/** The policies' runtime (verifiers, log); its bus is never started: these routes name no contract. */
+const runtime = testRuntime();
+after(() => runtime.close());
 
 const good = rsaKey('k1');
 const attacker = rsaKey('evil');
@@ -160,7 +164,7 @@ describe('jwt-dev-auth: refused tokens (table)', () => {
   let evil: nock.Scope;
 
   beforeEach(() => {
-    resetVerifiers();
+    runtime.verifiers.clear();
     nock.cleanAll();
     nock.disableNetConnect();
     evil = nock('https://evil.test').persist().get(/.*/).reply(200, { keys: [attacker.jwk] });
@@ -181,7 +185,7 @@ describe('jwt-dev-auth: refused tokens (table)', () => {
       mockJwks(c.jwks ?? 'ok', counter);
       const action = actionFor(c);
       if (c.jwks === 'slow') action.jwksUri = await silentServer(counter);
-      const mw = jwtDevAuthPolicy.policy(action);
+      const mw = jwtDevAuthPolicy(runtime).policy(action);
       const req = fakeReq({ authorization: c.authorization(), 'x-correlation-id': 'case-1' });
       const out = await run(mw, req);
       expect(out.next, 'request must not pass').to.equal(false);
@@ -201,7 +205,7 @@ describe('jwt-dev-auth: refused tokens (table)', () => {
       expect(JSON.stringify(out.body)).not.to.match(/stack|TypeError|node_modules|jose|ERR_/i);
       expect(evil.isDone(), 'no request to a host named by the token').to.equal(false);
       if (c.maxFetches !== undefined) expect(counter.n, 'key-set fetches').to.be.at.most(c.maxFetches);
-      if (c.verifications !== undefined) expect(verifierFor(action).stats.verifications).to.equal(c.verifications);
+      if (c.verifications !== undefined) expect(verifierFor(runtime, action).stats.verifications).to.equal(c.verifications);
     });
   }
 });

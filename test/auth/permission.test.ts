@@ -4,8 +4,8 @@ import type { Request, Response, NextFunction } from 'express';
 import { jwtDevAuthPolicy, type JwtDevAuthAction } from '../../policies/jwt-dev-auth';
 import { permissionPolicy } from '../../policies/permission';
 import { requestUser, setRequestUser } from '../../plugin/pipeline/user';
-import { resetVerifiers } from '../../plugin/auth/verifiers';
 import type { AccessAction } from '../../plugin/auth/route-access';
+import type { Runtime } from '../../plugin/runtime';
 import { SECRET, claims, fakeReq, hs256, isolateAuthEnv, run, type Outcome } from './support';
 import { contract, withContracts } from './contracts-fixture';
 
@@ -21,16 +21,19 @@ async function pipeline(steps: Middleware[], req: Request): Promise<Outcome> {
   return out as Outcome;
 }
 
+/** The runtime of the suite (withContracts below): its registry holds the contracts of the generated routes. */
+let runtime: () => Runtime;
+
 function steps(action: AccessAction, auth: JwtDevAuthAction = { jwtSecret: SECRET }): Middleware[] {
-  return [jwtDevAuthPolicy.policy({ ...auth, ...action }), permissionPolicy.policy(action)];
+  return [jwtDevAuthPolicy(runtime()).policy({ ...auth, ...action }), permissionPolicy(runtime()).policy(action)];
 }
 
 const token = (permissions: string[], extra: Record<string, unknown> = {}) => `Bearer ${hs256(claims({ permissions, ...extra }))}`;
 
 describe('permission policy', () => {
   isolateAuthEnv();
-  beforeEach(() => resetVerifiers());
-  withContracts([
+  beforeEach(() => runtime().verifiers.clear());
+  runtime = withContracts([
     contract('AuthTestCreateThingCommand', { requiredPermissions: ['things:create', 'things:audit'] }),
     contract('AuthTestListThingsQuery', { requiredPermissions: ['things:read'] }),
     contract('AuthTestOpenQuery', { requiredPermissions: [] }),
@@ -136,7 +139,7 @@ describe('permission policy', () => {
   });
 
   it('no user on a non-public route (no jwt-dev-auth before it) → 401 UNAUTHORIZED with WWW-Authenticate', async () => {
-    const out = await run(permissionPolicy.policy({ required: [] }), fakeReq({ 'x-correlation-id': 'perm-2' }));
+    const out = await run(permissionPolicy(runtime()).policy({ required: [] }), fakeReq({ 'x-correlation-id': 'perm-2' }));
     expect(out.status).to.equal(401);
     expect(out.body).to.include({ code: 'UNAUTHORIZED', correlationId: 'perm-2' });
     expect(out.headers['www-authenticate']).to.match(/^Bearer/);
@@ -145,7 +148,7 @@ describe('permission policy', () => {
   it('checks a user set by any earlier step', async () => {
     const req = fakeReq();
     setRequestUser(req, { userId: 'u', email: 'u@x', name: 'u', permissions: ['p:q'] });
-    expect((await run(permissionPolicy.policy({ required: ['p:q'] }), req)).next).to.equal(true);
+    expect((await run(permissionPolicy(runtime()).policy({ required: ['p:q'] }), req)).next).to.equal(true);
   });
 
   it('an unknown contract: 401 to an anonymous caller (nothing learnt), 404 once authenticated', async () => {

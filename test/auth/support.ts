@@ -3,8 +3,8 @@ import { createHmac, generateKeyPairSync, sign as rsaSign, type KeyObject } from
 import type { Request, Response, NextFunction } from 'express';
 import type { JWK } from 'jose';
 import { resolveAuthConfig, type AuthOverrides } from '../../plugin/auth/auth-config';
-import { obtainVerifier } from '../../plugin/auth/verifiers';
 import type { TokenVerifier } from '../../plugin/auth/verify-token';
+import type { Runtime } from '../../plugin/runtime';
 
 // nock patches http, net and fetch as soon as it is imported; undo that so the other suites of a full run
 // (real brokers, real servers) are untouched, and switch it on only around the suites that use it.
@@ -51,9 +51,9 @@ export function isolateAuthEnv(): void {
   });
 }
 
-/** The verifier a policy created with these overrides uses (shared per configuration). */
-export function verifierFor(overrides: AuthOverrides): TokenVerifier {
-  return obtainVerifier(resolveAuthConfig(overrides));
+/** The verifier a policy of this runtime created with these overrides uses (shared per configuration). */
+export function verifierFor(runtime: Runtime, overrides: AuthOverrides): TokenVerifier {
+  return runtime.verifiers.obtain(resolveAuthConfig(overrides));
 }
 
 // ---------------------------------------------------------------- keys and tokens

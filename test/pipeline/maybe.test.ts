@@ -5,8 +5,12 @@ import { andThen, attempt, settle, type Maybe } from '../../plugin/pipeline/mayb
 import { jwtDevAuthPolicy } from '../../policies/jwt-dev-auth';
 import { permissionPolicy } from '../../policies/permission';
 import { requestUser } from '../../plugin/pipeline/user';
-import { resetVerifiers } from '../../plugin/auth/verifiers';
+import { testRuntime } from '../support/runtime';
 import { SECRET, claims, fakeReq, hs256, isolateAuthEnv, run } from '../auth/support';
+
+/** The policies' runtime (verifiers, log); its bus is never started: these routes name no contract. */
+const runtime = testRuntime();
+after(() => runtime.close());
 
 /** Outcome of settle(): what was called, and whether it was called before settle() returned. */
 function settleNow<T>(work: () => Maybe<T>): { outcome: Promise<{ done?: T; failed?: unknown }>; syncResult: string } {
@@ -144,14 +148,14 @@ describe('maybe: arguments passed on to the callbacks (module-level callbacks, n
 
 describe('maybe: policies on the fast path', () => {
   isolateAuthEnv();
-  beforeEach(() => resetVerifiers());
+  beforeEach(() => runtime.verifiers.clear());
 
   const quietRes = (): Response => ({ setHeader: () => undefined, getHeader: () => undefined, headersSent: false }) as unknown as Response;
 
   it('jwt-dev-auth and permission call next() before they return once the token is in the cache', async () => {
     const token = hs256(claims({ permissions: ['things:read'] }));
-    const auth = jwtDevAuthPolicy.policy({ jwtSecret: SECRET });
-    const permission = permissionPolicy.policy({ required: ['things:read'] });
+    const auth = jwtDevAuthPolicy(runtime).policy({ jwtSecret: SECRET });
+    const permission = permissionPolicy(runtime).policy({ required: ['things:read'] });
 
     // First use: the signature is verified (jose is asynchronous), so the step answers later.
     const first = fakeReq({ authorization: `Bearer ${token}` });
@@ -180,8 +184,8 @@ describe('maybe: policies on the fast path', () => {
 
   it('the fast path answers as the slow one: a missing permission is 403 with the error body', async () => {
     const token = hs256(claims({ permissions: ['other'] }));
-    const auth = jwtDevAuthPolicy.policy({ jwtSecret: SECRET });
-    const permission = permissionPolicy.policy({ required: ['things:read'] });
+    const auth = jwtDevAuthPolicy(runtime).policy({ jwtSecret: SECRET });
+    const permission = permissionPolicy(runtime).policy({ required: ['things:read'] });
     const req = fakeReq({ authorization: `Bearer ${token}` });
     await run(auth, req);
     const out = await run(permission, req);

@@ -4,31 +4,31 @@ import { contractRouterPolicy } from '../../policies/contract-router';
 import { schemaValidationPolicy } from '../../policies/schema-validation';
 import { resolveContract } from '../../plugin/pipeline/resolve-contract';
 import { fakeReq, run } from '../auth/support';
+import { testRuntime } from '../support/runtime';
 
-const RUNTIME_KEY = Symbol.for('express-gateway-plugin-contracts.runtime');
+const NOT_CONNECTED = 'The message bus is not connected: the routes are not known yet';
 
-/** A request that arrives before the plugin has started its runtime: 503, never a crash or a 500. */
-describe('steps before the runtime has started', () => {
-  let saved: unknown;
-  before(() => {
-    saved = (globalThis as Record<symbol, unknown>)[RUNTIME_KEY];
-    delete (globalThis as Record<symbol, unknown>)[RUNTIME_KEY];
-  });
-  after(() => {
-    if (saved !== undefined) (globalThis as Record<symbol, unknown>)[RUNTIME_KEY] = saved;
-  });
+/**
+ * A request that arrives before the runtime's bus is up (the gateway is starting, or the broker is away): 503 with
+ * Retry-After, never a 404 a client would take as final, a crash or a 500.
+ */
+describe('steps before the bus is up', () => {
+  const runtime = testRuntime();
+  after(() => runtime.close());
 
-  for (const [name, policy] of [['schema-validation', schemaValidationPolicy], ['contract-router', contractRouterPolicy]] as const) {
-    it(`${name} answers 503 SERVICE_UNAVAILABLE "The gateway is starting"`, async () => {
-      const out = await run(policy.policy({ messageType: 'GetUserQuery' }), fakeReq());
+  for (const [name, factory] of [['schema-validation', schemaValidationPolicy], ['contract-router', contractRouterPolicy]] as const) {
+    it(`${name} answers 503 SERVICE_UNAVAILABLE with Retry-After`, async () => {
+      expect(runtime.transport.state()).to.not.equal('up');
+      const out = await run(factory(runtime).policy({ messageType: 'GetUserQuery' }), fakeReq());
       expect(out.next).to.equal(false);
       expect(out.status).to.equal(503);
-      expect(out.body).to.include({ code: 'SERVICE_UNAVAILABLE', message: 'The gateway is starting' });
+      expect(out.body).to.include({ code: 'SERVICE_UNAVAILABLE', message: NOT_CONNECTED });
+      expect(out.headers['retry-after']).to.match(/^\d+$/);
     });
   }
 
   it('resolveContract throws the same error', () => {
     const req = fakeReq();
-    expect(() => resolveContract(req, {} as never, { messageType: 'GetUserQuery' })).to.throw('The gateway is starting');
+    expect(() => resolveContract(req, {} as never, { messageType: 'GetUserQuery' }, runtime)).to.throw(NOT_CONNECTED);
   });
 });

@@ -5,22 +5,11 @@ import { answerStepError } from '../../plugin/pipeline/step-error';
 import { GatewayError } from '../../plugin/errors';
 import { fakeReq, run } from '../auth/support';
 
-const RUNTIME_KEY = Symbol.for('express-gateway-plugin-contracts.runtime');
-
 describe('answerStepError: the failure branch the policy steps share', () => {
   const logged: string[] = [];
-  let saved: unknown;
-  before(() => {
-    saved = (globalThis as Record<symbol, unknown>)[RUNTIME_KEY];
-    (globalThis as Record<symbol, unknown>)[RUNTIME_KEY] = { log: { error: (m: string) => logged.push(m) } };
-  });
-  after(() => {
-    if (saved === undefined) delete (globalThis as Record<symbol, unknown>)[RUNTIME_KEY];
-    else (globalThis as Record<symbol, unknown>)[RUNTIME_KEY] = saved;
-  });
   beforeEach(() => (logged.length = 0));
 
-  const failed = answerStepError((err) => `the step broke: ${(err as Error).message}`);
+  const failed = answerStepError({ error: (m: string) => logged.push(m) }, (err) => `the step broke: ${(err as Error).message}`);
   const failing = (err: unknown) => (req: Request, res: Response) => failed(err, req, res);
 
   it('answers a GatewayError with its status and body, and logs nothing', async () => {

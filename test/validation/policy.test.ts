@@ -1,22 +1,19 @@
 import { expect } from 'chai';
 import type { Request, Response } from 'express';
-import { ContractRegistry } from '../../plugin/contracts/registry';
 import type { Contract } from '../../plugin/contracts/types';
-import { resolveSettings } from '../../plugin/settings';
 import { schemaValidationPolicy } from '../../policies/schema-validation';
 import { resolveContract } from '../../plugin/pipeline/resolve-contract';
 import { messageInput } from '../../plugin/pipeline/message-input';
+import type { Runtime } from '../../plugin/runtime';
+import { testRuntime } from '../support/runtime';
 
-const RUNTIME = Symbol.for('express-gateway-plugin-contracts.runtime');
-type Global = Record<symbol, unknown>;
-
-/** Just what the policy uses of the runtime: settings, the registry, a log, contract lookup. */
-function fakeRuntime(contracts: Contract[]) {
-  const registry = new ContractRegistry();
-  registry.apply({ service: 'svc', instanceId: 'i1', ttlMs: 60000, contracts });
+/** A runtime of the suite's own, these contracts in its registry, its warnings and errors kept. */
+function runtimeWith(contracts: Contract[]) {
   const logged: string[] = [];
   const log = { debug: () => undefined, info: () => undefined, warn: (m: string) => logged.push(m), error: (m: string) => logged.push(m) };
-  return { logged, runtime: { settings: resolveSettings({}, {}), registry, log, contract: (t: string) => registry.get(t) } };
+  const runtime = testRuntime({}, log);
+  runtime.registry.apply({ service: 'svc', instanceId: 'i1', ttlMs: 60000, contracts });
+  return { logged, runtime };
 }
 
 function fakeExchange(query: Record<string, unknown> = {}) {
@@ -47,20 +44,15 @@ const bad: Contract = {
 };
 
 describe('validation: the schema-validation policy', () => {
-  let previous: unknown;
-  let fake: ReturnType<typeof fakeRuntime>;
+  let fake: { logged: string[]; runtime: Runtime };
 
   before(() => {
-    previous = (globalThis as Global)[RUNTIME];
-    fake = fakeRuntime([good, bad]);
-    (globalThis as Global)[RUNTIME] = fake.runtime;
+    fake = runtimeWith([good, bad]);
   });
-  after(() => {
-    (globalThis as Global)[RUNTIME] = previous;
-  });
+  after(() => fake.runtime.close());
 
   async function run(messageType: string, query: Record<string, unknown>) {
-    const handler = schemaValidationPolicy.policy({ messageType });
+    const handler = schemaValidationPolicy(fake.runtime).policy({ messageType });
     const ex = fakeExchange(query);
     let nextCalled = false;
     // The step settles by calling next() or answering, at once or later (a body to read): wait for either.
@@ -88,7 +80,7 @@ describe('validation: the schema-validation policy', () => {
   it('fills defaults into the input the router will send, and lets valid input through', async () => {
     const { req, res, nextCalled } = await run(good.messageType, {});
     expect(nextCalled).to.equal(true);
-    const input = await messageInput(req, res, await resolveContract(req, res, { messageType: good.messageType }));
+    const input = await messageInput(req, res, await resolveContract(req, res, { messageType: good.messageType }, fake.runtime), fake.runtime.settings);
     expect(input).to.deep.equal({ page: 1 });
   });
 
