@@ -49,7 +49,7 @@ export function clientErrorResponse(err: ParserError): string {
   return `${lines.join('\r\n')}\r\n\r\n${payload}`;
 }
 
-/** Node's 'clientError': answer in the spec's error body where Node would have sent an empty one, then close. */
+/** Node's 'clientError': answer in the documented JSON error body where Node would have sent an empty one, then close. */
 export function onClientError(err: ParserError, socket: Duplex): void {
   const response = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   // A reset connection, or one whose response has begun: nothing can be written (as Node does).

@@ -4,9 +4,8 @@ export const ROUTING_MODES: readonly RoutingMode[] = ['auto', 'endpoints', 'tabl
 
 /**
  * `routing: auto` writes one apiEndpoint per route up to this many generated routes and the table above. The host
- * tries its routes one after another: in the benchmark 1,000 routes cost 24–43% of one route's throughput, so
- * about 0.03–0.06% each; at 50 the worst case stays near 3%, and a typical deployment keeps its routes listed one
- * by one in gateway.config.yml.
+ * tries its routes one after another, so each costs every request a little (bench/REPORT.md, "Discovery at
+ * scale"); up to here that stays small and ops keep each route listed in gateway.config.yml.
  */
 export const AUTO_TABLE_ABOVE = 50;
 
