@@ -327,7 +327,7 @@ async function warmUp(target, amount) {
 
 const TOPOLOGY = {
   a: 'this gateway, full pipeline (jwt-dev-auth HS256 ▸ permission ▸ schema-validation ▸ contract-router), embedded bus; the users service in the gateway process (`npm start`)',
-  b: 'this gateway, full pipeline, RabbitMQ; the users service in its own process (`dist/scripts/users-service.js`)',
+  b: 'this gateway, full pipeline, RabbitMQ; the users service in its own process (bench/services/users-service.js: the reference service as `dist/scripts/users-service.js` runs it, a user once read answered from memory, so its database is not what is measured)',
   c: 'floor: bare Express Gateway 1.16, one policy doing one amqplib RPC (reply bytes passed on); minimal amqplib service in its own process',
   p: 'protocol floor: as (c), but the policy sends the message the product sends (`{input}` body, ids and the user as headers, expiration, mandatory, a deadline timer) and unwraps the `{ok, result}` reply (parsed and serialised again); no authentication, permission, validation or trace ids',
   d: 'ceiling: bare Express Gateway 1.16, one policy answering the JSON itself; no bus',
@@ -399,7 +399,7 @@ async function startOurGateway(key, { overRabbit, routing = 'auto', routerOnly =
   if (overRabbit) env.START_REFERENCE_SERVICES = 'false';
   const gw = await startNode(`gateway (${key})`, join(ROOT, 'dist', 'scripts', 'start.js'), { ...env, ...profileEnv(key) }, { ready: 'gateway ready' });
   const procs = [gw];
-  if (overRabbit) procs.push(await startNode(`users-service (${key})`, join(ROOT, 'dist', 'scripts', 'users-service.js'), { BUS_URL: AMQP_URL, BUS_PREFIX: prefix, DATA_DIR: join(env.EG_CONFIG_DIR, 'users-data') }));
+  if (overRabbit) procs.push(await startNode(`users-service (${key})`, join(BENCH, 'services', 'users-service.js'), { BUS_URL: AMQP_URL, BUS_PREFIX: prefix, DATA_DIR: join(env.EG_CONFIG_DIR, 'users-data') }));
   const base = `http://127.0.0.1:${port}`;
   const admin = `Bearer ${await token(['users:read', 'users:create'])}`;
   await until(`${key}: POST /api/users routed`, async () => (await fetch(`${base}/api/users?page=1`, { headers: { authorization: admin } })).status === 200);
