@@ -12,12 +12,14 @@
  *   (g) as (b) with `routing: table`;  (h) as (b) on a hand-written route running contract-router alone
  *   (p) as (c) with the bus message the product sends and its reply envelope: the protocol floor
  *   (o) as (b) with metrics and tracing on (a metrics port, an OpenTelemetry SDK registered without exporter)
+ *   (B) as (b), gateway and service built from the commit given by --before=<git ref>
  * plus discovery at scale (1,000 contracts), with routing: auto (the default) and endpoints: time to a new contract's first 2xx, throughput
  * vs 10 contracts, RSS. `npm run bench:pipeline` (bench/pipeline.mjs) measures the plugin's own steps alone.
  *
  * Flags: --quick (under 2 minutes, for development), --only=a,b,… , --skip-scale, --scale-routing=auto,endpoints,table, --rounds=N, --duration=S,
  * --observe[=metrics|tracing] (metrics on and/or an OpenTelemetry SDK without exporter in every configuration of this
- * gateway, (b) included; (o) has both on whatever the flag), --connections=16,64,256, --profile=<key>[,<key>] (a CPU profile of those configurations' gateways into bench/profiles/, one
+ * gateway, (b) included; (o) has both on whatever the flag), --before=<git ref> (adds (B): that commit built in a
+ * temporary git worktree), --connections=16,64,256, --profile=<key>[,<key>] (a CPU profile of those configurations' gateways into bench/profiles/, one
  * per measured run: start-up and warm-up left out), --alloc-profile=<key> (the same for allocations, freed ones
  * included), --report=<path>. Env: BENCH_HEAP_ARGS replaces `--max-old-space-size=128`.
  * Env: BENCH_AMQP_URL (default amqp://guest:guest@127.0.0.1:5672; loopback only).
@@ -25,7 +27,7 @@
 import { spawn, execFile } from 'node:child_process';
 import { parse as parseYaml } from 'yaml';
 import { createRequire } from 'node:module';
-import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -55,7 +57,9 @@ const OPTS = {
   scaleRounds: Number(option('scale-rounds') ?? (QUICK ? 1 : 3)),
   scaleDurationS: QUICK ? 2 : 10,
   // --quick leaves out (g) and (h), the diagnostic variants of (b), to stay under 2 minutes.
-  only: (option('only')?.split(',') ?? (QUICK ? ['a', 'b', 'o', 'c', 'd', 'e', 'f'] : ['a', 'b', 'o', 'g', 'h', 'c', 'p', 'd', 'e', 'f'])).filter((k) => /^[a-hop]$/.test(k)),
+  only: (option('only')?.split(',') ?? (QUICK ? ['a', 'b', 'o', 'c', 'd', 'e', 'f'] : ['a', 'b', 'o', 'g', 'h', 'c', 'p', 'd', 'e', 'f'])).filter((k) => /^[a-hopB]$/.test(k)),
+  // A git ref whose build runs as (B) beside (b): the restructuring must not make (b) slower.
+  before: option('before'),
   skipScale: flag('skip-scale'),
   // Metrics and tracing on in this gateway's processes (issue: their cost against the same build without them).
   observe: flag('observe') ? 'all' : option('observe'),
@@ -65,6 +69,11 @@ const OPTS = {
   allocProfile: option('alloc-profile')?.split(',') ?? [],
   report: resolve(option('report') ?? join(BENCH, 'REPORT.md')),
 };
+if (OPTS.before && !OPTS.only.includes('B')) OPTS.only.push('B');
+if (!OPTS.before && OPTS.only.includes('B')) {
+  console.error('(B) needs --before=<git ref>');
+  process.exit(2);
+}
 const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 if (!/^amqp:\/\/[^@]*@?(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?(\/|$)/.test(AMQP_URL)) {
   console.error('BENCH_AMQP_URL must point at loopback');
@@ -102,9 +111,9 @@ tempDirs.push(PROBE_DIR);
 const PROBE = ['--require', join(BENCH, 'lib', 'probe.cjs')];
 
 /** Starts `node script` and resolves once its output contains `ready`. Every child is killed on exit. */
-function startNode(label, script, env, { ready = 'ready', ipc = false } = {}) {
+function startNode(label, script, env, { ready = 'ready', ipc = false, cwd = ROOT } = {}) {
   const child = spawn(process.execPath, [...HEAP_ARGS, ...PROBE, script], {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, BENCH_PROBE_DIR: PROBE_DIR, ...env },
     stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
@@ -150,6 +159,7 @@ function cleanup() {
   cleaning ??= (async () => {
     await stopAll();
     await deleteRunTopology().catch((e) => log(`cleanup of the broker failed: ${e.message}`));
+    if (beforeTree) await removeBeforeTree();
     for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
   })();
   return cleaning;
@@ -186,6 +196,44 @@ async function deleteRunTopology() {
     await conn.close().catch(() => undefined);
   }
   log(`broker: deleted ${queues.length} queues and ${exchanges.length} exchanges of ${RUN_ID}`);
+}
+
+// ------------------------------------------------------------------ (B): the build of another commit
+
+/** The temporary git worktree of --before, once added: { dir, sha }; the short sha stays for the report. */
+let beforeTree;
+let beforeSha;
+
+function run(cmd, args, cwd, timeout = 300000) {
+  return new Promise((ok, fail) =>
+    execFile(cmd, args, { cwd, timeout, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => (err ? fail(new Error(`${cmd} ${args.join(' ')}: ${err.message}\n${stdout}${stderr}`)) : ok(stdout.trim()))),
+  );
+}
+
+/**
+ * Checks out `ref` in a temporary worktree (detached, so no branch is made), links this checkout's node_modules
+ * into it and builds it: (B) runs its dist/ the way (b) runs ours. Removed at the end of the run.
+ */
+async function buildBefore(ref) {
+  const sha = await run('git', ['rev-parse', '--verify', `${ref}^{commit}`], ROOT);
+  const dir = join(mkdtempSync(join(tmpdir(), `${RUN_ID}-before-`)), 'tree');
+  tempDirs.push(dirname(dir));
+  await run('git', ['worktree', 'add', '--detach', dir, sha], ROOT);
+  beforeSha = sha.slice(0, 7);
+  beforeTree = { dir, sha: beforeSha };
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  log(`building ${ref} (${beforeTree.sha}) in ${dir}`);
+  await run('npm', ['run', 'build', '--silent'], dir, 600000);
+  return beforeTree;
+}
+
+async function removeBeforeTree() {
+  const { dir } = beforeTree;
+  beforeTree = undefined;
+  // The link first, so that nothing removing the tree can reach this checkout's node_modules through it.
+  rmSync(join(dir, 'node_modules'), { force: true });
+  await run('git', ['worktree', 'remove', '--force', dir], ROOT).catch((e) => log(`removing the worktree of --before failed: ${e.message}`));
+  await run('git', ['worktree', 'prune'], ROOT).catch(() => undefined);
 }
 
 function rssMb(pid) {
@@ -338,8 +386,9 @@ const TOPOLOGY = {
   g: 'as (b), with `routing: table` (CONTRACT_ROUTING=table): one generated apiEndpoint, the path matched by the plugin',
   h: 'as (b), but the request goes to a hand-written endpoint whose pipeline is contract-router alone: no trace ids, CORS, rate limit, token, permission or input check (the output check and the bus are the same)',
   o: 'as (b), with metrics and tracing on: a metrics port (METRICS_PORT, not scraped during the runs) and an OpenTelemetry SDK registered without exporter (bench/lib/tracing-no-export.cjs: a BasicTracerProvider and an AsyncLocalStorage context manager), so the spans are made and not shipped',
+  B: 'as (b), with the gateway and the users service built from the commit given by `--before` (checked out in a temporary git worktree, built with `npm run build`, this checkout\'s node_modules linked)',
 };
-const NAMES = { a: '(a) gateway, embedded', b: '(b) gateway, RabbitMQ', o: '(o) (b) with metrics and tracing on', g: '(g) gateway, RabbitMQ, routing: table', h: '(h) gateway, RabbitMQ, contract-router only', c: '(c) floor: EG + amqplib RPC', p: '(p) protocol floor: (c) with our bus message', d: '(d) ceiling: EG answers', e: '(e) peer: moleculer-web', f: '(f) bus: amqplib RPC, no HTTP' };
+const NAMES = { a: '(a) gateway, embedded', b: '(b) gateway, RabbitMQ', o: '(o) (b) with metrics and tracing on', B: '(B) (b) before', g: '(g) gateway, RabbitMQ, routing: table', h: '(h) gateway, RabbitMQ, contract-router only', c: '(c) floor: EG + amqplib RPC', p: '(p) protocol floor: (c) with our bus message', d: '(d) ceiling: EG answers', e: '(e) peer: moleculer-web', f: '(f) bus: amqplib RPC, no HTTP' };
 
 function tempDir(label) {
   const d = mkdtempSync(join(tmpdir(), `${RUN_ID}-${label}-`));
@@ -392,9 +441,9 @@ pipelines:
 
 /**
  * One of this gateway's configurations. `observe`: metrics on and/or spans made (no exporter), by default what
- * --observe asks.
+ * --observe asks; `root`: the checkout whose dist/ runs (another commit's for (B)).
  */
-async function startOurGateway(key, { overRabbit, routing = 'auto', routerOnly = false, observe = OPTS.observe }) {
+async function startOurGateway(key, { overRabbit, routing = 'auto', routerOnly = false, observe = OPTS.observe, root = ROOT }) {
   const port = await freePort();
   const prefix = `${RUN_ID}-${key}`;
   // No access log: a line per request would measure the terminal.
@@ -404,9 +453,9 @@ async function startOurGateway(key, { overRabbit, routing = 'auto', routerOnly =
   // start.js fills in the rest of the config directory from config/ and keeps a gateway.config.yml it finds.
   if (routerOnly) writeFileSync(join(env.EG_CONFIG_DIR, 'gateway.config.yml'), ROUTER_ONLY_CONFIG);
   if (overRabbit) env.START_REFERENCE_SERVICES = 'false';
-  const gw = await startNode(`gateway (${key})`, join(ROOT, 'dist', 'scripts', 'start.js'), { ...env, ...profileEnv(key) }, { ready: 'gateway ready' });
+  const gw = await startNode(`gateway (${key})`, join(root, 'dist', 'scripts', 'start.js'), { ...env, ...profileEnv(key) }, { ready: 'gateway ready', cwd: root });
   const procs = [gw];
-  if (overRabbit) procs.push(await startNode(`users-service (${key})`, join(BENCH, 'services', 'users-service.js'), { BUS_URL: AMQP_URL, BUS_PREFIX: prefix, DATA_DIR: join(env.EG_CONFIG_DIR, 'users-data') }));
+  if (overRabbit) procs.push(await startNode(`users-service (${key})`, join(BENCH, 'services', 'users-service.js'), { BUS_URL: AMQP_URL, BUS_PREFIX: prefix, DATA_DIR: join(env.EG_CONFIG_DIR, 'users-data'), BENCH_ROOT: root }, { cwd: root }));
   const base = `http://127.0.0.1:${port}`;
   const admin = `Bearer ${await token(['users:read', 'users:create'])}`;
   await until(`${key}: POST /api/users routed`, async () => (await fetch(`${base}/api/users?page=1`, { headers: { authorization: admin } })).status === 200);
@@ -598,6 +647,8 @@ function report(results, scales, meta) {
   row('(b) / (c) p99 (≤ 1 is better)', (c) => ratio(get('b', c)?.p99, get('c', c)?.p99));
   row('(o) / (b) throughput: metrics and tracing on vs off', (c) => ratio(get('o', c)?.rps, get('b', c)?.rps));
   row('gateway CPU per request, (o) / (b)', (c) => ratio(get('o', c)?.cpuPerReq, get('b', c)?.cpuPerReq));
+  row('(b) / (B) throughput: this build vs before', (c) => ratio(get('b', c)?.rps, get('B', c)?.rps));
+  row('gateway CPU per request, (b) / (B)', (c) => ratio(get('b', c)?.cpuPerReq, get('B', c)?.cpuPerReq));
   row('(b) / (e) throughput: RabbitMQ pipeline vs moleculer-web (reference, no target)', (c) => ratio(get('b', c)?.rps, get('e', c)?.rps));
   row('(b) / (e) p99 (≤ 1 is better)', (c) => ratio(get('b', c)?.p99, get('e', c)?.p99));
   row('(g) / (c) throughput: RabbitMQ pipeline, routing: table, vs floor', (c) => ratio(get('g', c)?.rps, get('c', c)?.rps));
@@ -626,6 +677,11 @@ function report(results, scales, meta) {
   target('p99 (b) ≤ 1.3× (c)\'s', at64('b')?.p99, at64('c')?.p99, 'ms', (r) => r <= 1.3, 1);
   if (at64('o') && OPTS.observe) L.push(`| observability cost: (o)/(b) throughput ≥ 0.97 | not measured: --observe=${OPTS.observe} turned them on in (b) too | |`);
   else target('observability cost: (o)/(b) throughput, target ≥ 0.97', at64('o')?.rps, at64('b')?.rps, 'req/s', (r) => r >= 0.97, 0);
+  if (at64('B')) {
+    // Two builds of the same code differ by a few percent from one run to the next on a shared machine.
+    target(`not slower than before: (b) / (B ${beforeSha ?? 'before'}) throughput ≥ 0.97 (3% for run-to-run noise)`, at64('b')?.rps, at64('B')?.rps, 'req/s', (r) => r >= 0.97, 0);
+    target(`… and gateway CPU per request (b) / (B) ≤ 1.03`, at64('b')?.cpuPerReq, at64('B')?.cpuPerReq, 'µs', (r) => r <= 1.03, 0);
+  }
   for (const sc of scales) {
     const loss = 1 - ratio(sc.large.rps, sc.small.rps);
     const mode = `(routing: ${sc.routing}${sc.routing === 'auto' ? ', the default' : ''})`;
@@ -666,7 +722,7 @@ function report(results, scales, meta) {
     }
     L.push('');
   }
-  L.push('## Reproduce', '', '```sh', 'npm run build && npm run bench          # full run (RabbitMQ on 127.0.0.1:5672, guest/guest; installs bench/ deps on first use)', 'npm run bench -- --quick                 # < 2 minutes, for development', 'npm run bench -- --only=b,c --profile=b,c --rounds=1 --connections=64 --skip-scale  # CPU profiles of the measured runs in bench/profiles/',
+  L.push('## Reproduce', '', '```sh', 'npm run build && npm run bench          # full run (RabbitMQ on 127.0.0.1:5672, guest/guest; installs bench/ deps on first use)', 'npm run bench -- --quick                 # < 2 minutes, for development', 'npm run bench -- --before=<git ref>      # adds (B): that commit built in a temporary git worktree, beside (b)', 'npm run bench -- --only=b,c --profile=b,c --rounds=1 --connections=64 --skip-scale  # CPU profiles of the measured runs in bench/profiles/',
     'node bench/profile-summary.mjs bench/profiles/<b>.cpuprofile --requests=N --against=bench/profiles/<c>.cpuprofile --against-requests=M  # per request, (b) minus (c)', 'npm run bench:pipeline                   # the plugin\'s own steps alone: CPU µs per request, in process', '```', '');
   return L.join('\n');
 }
@@ -681,7 +737,12 @@ async function main() {
     a: () => startOurGateway('a', { overRabbit: false }),
     b: () => startOurGateway('b', { overRabbit: true }),
     o: () => startOurGateway('o', { overRabbit: true, observe: 'all' }),
+    B: () => startOurGateway('B', { overRabbit: true, root: beforeTree.dir }),
     g: () => startOurGateway('g', { overRabbit: true, routing: 'table' }), h: () => startOurGateway('h', { overRabbit: true, routerOnly: true }), c: () => startBareEg('c', 'rpc'), p: () => startBareEg('p', 'protocol'), d: () => startBareEg('d', 'direct'), e: () => startMoleculer('e'), f: () => startBus('f') };
+  if (OPTS.before) {
+    await buildBefore(OPTS.before);
+    NAMES.B = `(B) (b) before: ${beforeTree.sha}`;
+  }
   const targets = [];
   for (const k of OPTS.only) {
     targets.push(await starters[k]());
