@@ -715,7 +715,7 @@ function report(results, scales, meta) {
   if (budget) L.push(budget, '');
   if (scales.length) {
     L.push('## Discovery at scale', '',
-      `Topology as (b): the gateway with the users service (7 contracts) in its own process, plus one process announcing synthetic CRUD contracts (Create/Get/Update/List per resource \`Asset<n>\`) over the plugin's SDK. ` +
+      `Topology as (b): the gateway with the users service (7 contracts) in its own process, plus one process announcing synthetic CRUD contracts (Create/Get/Update/List per resource \`Asset<n>\`) over the plugin's SDK, as services of 200 contracts each (one announcement of 1,000 would exceed the default announcementMaxBytes). ` +
       `"10 contracts" = 7 + 3 synthetic; "1,000 contracts" = 7 + ${OPTS.scaleContracts} synthetic. ` +
       'Synthetic paths sort before `/api/users`, so with one apiEndpoint per route the measured route is matched after all of them (worst case for the host, which tries routes in order). ' +
       '`routing: endpoints` writes one apiEndpoint per route; `routing: table` (`CONTRACT_ROUTING=table`) writes one for all of them and matches the path in the plugin (plugin/routing/path-table.ts); `routing: auto` (the default) is endpoints up to 50 routes and the table above, so endpoints with 10 contracts and the table with 1,000. ' +
