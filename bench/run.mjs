@@ -112,8 +112,8 @@ tempDirs.push(PROBE_DIR);
 const PROBE = ['--require', join(BENCH, 'lib', 'probe.cjs')];
 
 /** Starts `node script` and resolves once its output contains `ready`. Every child is killed on exit. */
-function startNode(label, script, env, { ready = 'ready', ipc = false, cwd = ROOT } = {}) {
-  const child = spawn(process.execPath, [...HEAP_ARGS, ...PROBE, script], {
+function startNode(label, script, env, { ready = 'ready', ipc = false, cwd = ROOT, preload = [] } = {}) {
+  const child = spawn(process.execPath, [...HEAP_ARGS, ...PROBE, ...preload.flatMap((p) => ['--require', p]), script], {
     cwd,
     env: { ...process.env, BENCH_PROBE_DIR: PROBE_DIR, ...env },
     stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
@@ -377,8 +377,8 @@ async function warmUp(target, amount) {
 // ------------------------------------------------------------------ configurations
 
 const TOPOLOGY = {
-  a: 'this gateway, full pipeline (jwt-dev-auth HS256 ▸ permission ▸ schema-validation ▸ contract-router), embedded bus; the users service in the gateway process (`npm start`)',
-  b: 'this gateway, full pipeline, RabbitMQ; the users service in its own process (bench/services/users-service.js: the reference service as `dist/scripts/users-service.js` runs it, a user once read answered from memory, so its database is not what is measured)',
+  a: 'this gateway, full pipeline (jwt-dev-auth HS256 ▸ permission ▸ schema-validation ▸ contract-router), embedded bus; the users service in the gateway process (`npm start`), a user once read answered from memory as in (b)',
+  b: 'this gateway, full pipeline, RabbitMQ; the users service in its own process (`dist/scripts/users-service.js`, with bench/lib/cached-user-reads.cjs preloaded: a user once read answered from memory, so its database is not what is measured)',
   c: 'floor: bare Express Gateway 1.16, one policy doing one amqplib RPC (reply bytes passed on); minimal amqplib service in its own process',
   p: 'protocol floor: as (c), but the policy sends the message the product sends (`{input}` body, ids and the user as headers, expiration, mandatory, a deadline timer) and unwraps the `{ok, result}` reply (parsed and serialised again); no authentication, permission, validation or trace ids',
   d: 'ceiling: bare Express Gateway 1.16, one policy answering the JSON itself; no bus',
@@ -454,9 +454,11 @@ async function startOurGateway(key, { overRabbit, routing = 'auto', routerOnly =
   // start.js fills in the rest of the config directory from config/ and keeps a gateway.config.yml it finds.
   if (routerOnly) writeFileSync(join(env.EG_CONFIG_DIR, 'gateway.config.yml'), ROUTER_ONLY_CONFIG);
   if (overRabbit) env.START_REFERENCE_SERVICES = 'false';
-  const gw = await startNode(`gateway (${key})`, join(root, 'dist', 'scripts', 'start.js'), { ...env, ...profileEnv(key) }, { ready: 'gateway ready', cwd: root });
+  // The users service, in the gateway's process (a) or its own, answers a user once read from memory.
+  const cached = { preload: [join(BENCH, 'lib', 'cached-user-reads.cjs')], cwd: root };
+  const gw = await startNode(`gateway (${key})`, join(root, 'dist', 'scripts', 'start.js'), { ...env, ...profileEnv(key), BENCH_ROOT: root }, { ready: 'gateway ready', ...(overRabbit ? { cwd: root } : cached) });
   const procs = [gw];
-  if (overRabbit) procs.push(await startNode(`users-service (${key})`, join(BENCH, 'services', 'users-service.js'), { BUS_URL: AMQP_URL, BUS_PREFIX: prefix, DATA_DIR: join(env.EG_CONFIG_DIR, 'users-data'), BENCH_ROOT: root }, { cwd: root }));
+  if (overRabbit) procs.push(await startNode(`users-service (${key})`, join(root, 'dist', 'scripts', 'users-service.js'), { BUS_URL: AMQP_URL, BUS_PREFIX: prefix, DATA_DIR: join(env.EG_CONFIG_DIR, 'users-data'), BENCH_ROOT: root }, cached));
   const base = `http://127.0.0.1:${port}`;
   const admin = `Bearer ${await token(['users:read', 'users:create'])}`;
   await until(`${key}: POST /api/users routed`, async () => (await fetch(`${base}/api/users?page=1`, { headers: { authorization: admin } })).status === 200);

@@ -1,14 +1,15 @@
 'use strict';
 /**
- * The reference users service of (b) and its variants: dist/scripts/users-service.js itself (same handlers, SDK and
- * embedded database), except that a user once read is answered from memory until the next write. The report sets
- * (b) beside a floor whose service answers a constant: without this, each request's database read in the service
- * (PGlite, in WebAssembly, on the cores the gateway needs) would be measured, not the gateway.
- * Env: as users-service.js (BUS_URL, BUS_PREFIX, DATA_DIR); BENCH_ROOT: the checkout whose dist/ runs (--before).
+ * Preloaded (`--require`) into the processes that run the reference users service in the benchmark: (b)'s and its
+ * variants' dist/scripts/users-service.js, (a)'s gateway. The service stays itself (handlers, SDK, embedded database),
+ * except that a user once read is answered from memory until the next write. The report sets these configurations
+ * beside floors whose service answers a constant: without this, each request's database read (PGlite, in
+ * WebAssembly, on the cores the gateway needs) would be measured, not the gateway.
+ * Env: BENCH_ROOT, the checkout whose dist/ runs (another commit's with --before).
  */
 const path = require('node:path');
 
-const ROOT = path.resolve(process.env.BENCH_ROOT || path.join(__dirname, '..', '..'));
+const ROOT = path.resolve(process.env.BENCH_ROOT);
 const { UserStore } = require(path.join(ROOT, 'dist', 'examples', 'users-service', 'store'));
 
 const caches = new WeakMap();
@@ -31,5 +32,3 @@ for (const name of ['insert', 'update', 'delete', 'grant', 'linkExternal']) {
     return Promise.resolve(write.apply(this, args)).finally(() => cacheOf(this).clear());
   };
 }
-
-require(path.join(ROOT, 'dist', 'scripts', 'users-service.js'));
