@@ -2,7 +2,9 @@
 /**
  * Discovery at scale: announces synthetic CRUD contracts (Create/Get/Update/List per resource `Asset<n>`, so
  * 4 routes per resource), over the plugin's own SDK and AMQP transport. Driven by bench/run.mjs over IPC:
- *   { set: n }          announce exactly n synthetic contracts (replacing what this process announced before)
+ *   { set: n }          announce exactly n synthetic contracts (replacing what this process announced before), in
+ *                       services of PER_SERVICE contracts, so that each announcement stays under the gateway's
+ *                       announcementMaxBytes (256 KB by default; 1,000 contracts in one are about 330 KB)
  *   { latecomer: true } announce one new contract (GetLatecomerQuery) from another service; replies with the
  *                       time the announcement left, so run.mjs can time it to the first 2xx
  * Env: BUS_URL, BUS_PREFIX. Resources are named Asset…, so their paths sort before /api/users: the route the
@@ -17,6 +19,8 @@ const schemaFor = (idField) => ({
   input: { type: 'object', properties: { [idField]: { type: 'string', minLength: 1 }, name: { type: 'string' } } },
   output: { type: 'object', properties: { [idField]: { type: 'string' }, name: { type: 'string' } } },
 });
+
+const PER_SERVICE = 200;
 
 function syntheticOperations(count) {
   const ops = [];
@@ -35,13 +39,17 @@ function syntheticOperations(count) {
 async function main() {
   const transport = createTransport({ url: process.env.BUS_URL, prefix: process.env.BUS_PREFIX });
   await transport.start();
-  let current;
+  let current = [];
   let latecomer;
   process.on('message', async (msg) => {
     try {
       if (msg.set !== undefined) {
-        if (current) await current.stop();
-        current = await serve({ transport, service: 'scale-service', operations: syntheticOperations(msg.set), ttlMs: 600000 });
+        await Promise.all(current.map((service) => service.stop()));
+        const ops = syntheticOperations(msg.set);
+        current = [];
+        for (let i = 0; i * PER_SERVICE < ops.length; i++) {
+          current.push(await serve({ transport, service: `scale-service-${i}`, operations: ops.slice(i * PER_SERVICE, (i + 1) * PER_SERVICE), ttlMs: 600000 }));
+        }
         process.send({ done: 'set', count: msg.set });
       } else if (msg.latecomer) {
         const sentAt = Date.now();
@@ -64,7 +72,7 @@ async function main() {
   });
   const stop = async () => {
     await latecomer?.stop().catch(() => undefined);
-    await current?.stop().catch(() => undefined);
+    await Promise.all(current.map((service) => service.stop().catch(() => undefined)));
     await transport.close().catch(() => undefined);
     process.exit(0);
   };
