@@ -15,10 +15,11 @@ async function main(): Promise<void> {
   const url = process.env.BUS_URL ?? '';
   if (!/^amqps?:\/\//i.test(url)) throw new Error('BUS_URL must be an amqp:// URL (the embedded bus cannot reach another process)');
   const log = (m: string) => console.log(`[reference-services] ${m}`);
-  const database = await openReferenceDatabase(storageSettings(process.env, '.gateway/data'), log);
+  const storage = storageSettings(process.env, '.gateway/data');
+  const database = await openReferenceDatabase(storage, log);
   const transport = createTransport({ url, prefix: process.env.BUS_PREFIX });
   await transport.start();
-  const { services, db } = await startReferenceStack(transport, database);
+  const { services, db } = await startReferenceStack(transport, database, { dataDir: storage.dataDir, log });
   // The database closes last, after the handlers in flight have finished.
   stopOnSignals(services, transport, { log, afterStop: () => db.close() });
   console.log(`[reference-services] ready: ${services.map((s) => s.instanceId).join(', ')}`);

@@ -5,7 +5,7 @@ import { startAuthService } from '../examples/auth-service';
 import { UserStore } from '../examples/users-service/store';
 import { openDatabase, type Database, type StorageSettings } from '../examples/storage';
 import { describeStorage } from './storage-settings';
-import { seedAdmin } from './seed-admin';
+import { seedAdmin, type SeedAdminOptions } from './seed-admin';
 
 export interface ReferenceStack {
   services: RunningService[];
@@ -25,10 +25,10 @@ export async function openReferenceDatabase(storage: StorageSettings, log: (line
 }
 
 /** The users and auth services on one database, with the first administrator seeded. Closes the database if they fail. */
-export async function startReferenceStack(transport: Transport, db: Database): Promise<ReferenceStack> {
+export async function startReferenceStack(transport: Transport, db: Database, seed: SeedAdminOptions): Promise<ReferenceStack> {
   try {
     const store = new UserStore(db);
-    await seedAdmin(store);
+    await seedAdmin(store, seed);
     const services = [await startUsersService(transport, { store }), await startAuthService(transport, { db, store })];
     return {
       services,

@@ -50,7 +50,7 @@ async function main(): Promise<void> {
     const transport = createTransport({ url: settings.busUrl, prefix: settings.busPrefix, logger: quietLogger(runtime.log) });
     referenceTransport = transport;
     if (!(await startWithRetry(transport, quietLogger(runtime.log), () => stopping))) return db.close();
-    stack = await startReferenceStack(transport, db);
+    stack = await startReferenceStack(transport, db, { dataDir: storage.dataDir, log: (line) => runtime.log.info(line) });
     // Every reference contract known before the host starts: the first config the host reads has all routes.
     const expected = stack.services.flatMap((s) => s.messageTypes);
     await waitFor(() => expected.every((t) => runtime.contract(t) !== undefined), 5000);

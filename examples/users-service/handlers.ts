@@ -10,10 +10,13 @@ export type PublicUser = Omit<UserRecord, 'passwordHash'> & { id: string };
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined);
 
-/** The user as it leaves the service: with `id` beside `userId`, never the password hash. */
+/**
+ * The user as it leaves the service: with `id` beside `userId`, never the password hash, and the permissions a
+ * login grants (an administrator's admin:all included), so a listing shows what the user's tokens carry.
+ */
 export function toPublic(user: UserRecord): PublicUser {
   const { passwordHash: _hidden, ...rest } = user;
-  return { ...rest, id: user.userId };
+  return { ...rest, permissions: effectivePermissions(user), id: user.userId };
 }
 
 function notFound(userId: string): ServiceError {

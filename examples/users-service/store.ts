@@ -127,10 +127,18 @@ export class UserStore {
     const columns: Record<keyof UserChanges, string> = { email: 'email', firstName: 'first_name', lastName: 'last_name', name: 'name', role: 'role' };
     const sets: string[] = ['updated_at = clock_timestamp()'];
     const params: unknown[] = [userId];
+    const param: Partial<Record<keyof UserChanges, string>> = {};
     for (const key of Object.keys(columns) as (keyof UserChanges)[]) {
       if (changes[key] === undefined) continue;
       params.push(changes[key]);
-      sets.push(`${columns[key]} = $${params.length}`);
+      param[key] = `$${params.length}`;
+      sets.push(`${columns[key]} = ${param[key]}`);
+    }
+    if (changes.name === undefined && (param.firstName || param.lastName)) {
+      // A name made of firstName and lastName (as create makes it) follows them; one chosen apart from them stays.
+      const fullName = (first: string, last: string): string => `nullif(concat_ws(' ', nullif(${first}, ''), nullif(${last}, '')), '')`;
+      const next = fullName(param.firstName ? `${param.firstName}::text` : 'first_name', param.lastName ? `${param.lastName}::text` : 'last_name');
+      sets.push(`name = case when name is not distinct from ${fullName('first_name', 'last_name')} then ${next} else name end`);
     }
     const { rows } = await client.query(`update users set ${sets.join(', ')} where user_id = $1 returning user_id`, params).catch(rethrowEmailTaken);
     return rows.length ? this.get(userId, client) : undefined;

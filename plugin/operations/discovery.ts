@@ -44,7 +44,7 @@ export function instanceView(i: InstanceInfo): InstanceView {
 
 /**
  * GET /api/discovery/contracts's body: every contract with the routes the config writer generates for it (the same
- * route table) and the instances announcing it. Pure, for tests.
+ * route table) and the instances serving it. Pure, for tests.
  */
 export function discoveryListing(
   contracts: readonly Contract[],
@@ -69,7 +69,8 @@ export function discoveryListing(
     ...structuredClone(c),
     public: c.public === true,
     endpoints: endpointsOf.get(c.messageType) ?? [],
-    instances: instances.filter((i) => i.messageTypes.includes(c.messageType)).map(instanceView),
+    // Only the serving service's instances: another service may announce the type too, and be refused it.
+    instances: instances.filter((i) => i.service === c.targetService && i.messageTypes.includes(c.messageType)).map(instanceView),
   }));
   return {
     count: listed.length,

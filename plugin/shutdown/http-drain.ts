@@ -1,10 +1,17 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Server as NetServer, type Socket } from 'node:net';
 import { serviceUnavailable } from '../errors/gateway-error';
 import { finalHandler, writeErrorBody } from '../http/final-handler';
 import type { Logger } from '../logger';
 
 /** Retry-After on the 503s of a stopping gateway: another instance is usually ready at once. */
 export const SHUTDOWN_RETRY_AFTER_S = 1;
+
+/**
+ * How long a keep-alive connection left idle by the drain stays open: a client that sends its next request on it
+ * meanwhile gets a 503 with Connection: close instead of a reset socket.
+ */
+export const IDLE_CONNECTION_GRACE_MS = 1_000;
 
 export function shuttingDown(): ReturnType<typeof serviceUnavailable> {
   return serviceUnavailable('The gateway is shutting down; retry the request', SHUTDOWN_RETRY_AFTER_S);
@@ -13,12 +20,18 @@ export function shuttingDown(): ReturnType<typeof serviceUnavailable> {
 /**
  * One HTTP server of the host, made drainable: every request is counted until its response closes, and once
  * draining starts the server accepts no new connection, and a request that still arrives on an open keep-alive
- * connection is answered 503 with Retry-After (never passed to the pipelines).
+ * connection is answered 503 with Retry-After and Connection: close (never passed to the pipelines). Answers of
+ * requests in flight carry Connection: close too, and idle connections are closed only after a short grace: no
+ * request sent on an open connection is lost without an answer.
  */
 export class HttpDrain {
   private readonly open = new Set<ServerResponse>();
   private draining = false;
   private idleWaiters: Array<() => void> = [];
+  private readonly connections = new Set<Socket>();
+  /** Responses in flight that the drain marked Connection: close (unmarked if the client pipelined another request). */
+  private readonly closing = new Set<ServerResponse>();
+  private idleTimer?: NodeJS.Timeout;
   /** One listener for every response ('close' calls it with the response as `this`): no closure per request. */
   private readonly onResponseClose: (this: ServerResponse) => void;
 
@@ -27,6 +40,13 @@ export class HttpDrain {
     private readonly log?: Pick<Logger, 'warn'>,
   ) {
     const drain = this;
+    server.on('connection', (socket: Socket) => {
+      this.connections.add(socket);
+      socket.once('close', () => {
+        this.connections.delete(socket);
+        this.wakeIfIdle();
+      });
+    });
     this.onResponseClose = function (this: ServerResponse) {
       drain.closed(this);
     };
@@ -46,18 +66,28 @@ export class HttpDrain {
     return this.open.size;
   }
 
-  /** Stops accepting: the listening socket closes and idle keep-alive connections end. */
+  /**
+   * Stops accepting: the listening socket closes. Open connections end after their answer (Connection: close),
+   * and those left idle after IDLE_CONNECTION_GRACE_MS.
+   */
   begin(): void {
     if (this.draining) return;
     this.draining = true;
-    // Busy keep-alive connections stay open: a request the client sends on one after its answer gets the 503
-    // below (with Connection: close) instead of vanishing with a closed socket.
-    this.server.close();
+    for (const res of this.open) {
+      if (res.headersSent) continue;
+      res.setHeader('Connection', 'close');
+      this.closing.add(res);
+    }
+    // Only the listener: http.Server#close() would also end idle keep-alive connections at once, resetting a
+    // request the client is sending on one at that moment.
+    NetServer.prototype.close.call(this.server);
+    this.idleTimer = setTimeout(() => this.server.closeIdleConnections(), IDLE_CONNECTION_GRACE_MS);
+    this.idleTimer.unref();
   }
 
-  /** Resolves when no request is in flight, or after `ms`. */
+  /** Resolves when no request is in flight and (once draining) no connection is left, or after `ms`. */
   idle(ms: number): Promise<void> {
-    if (this.open.size === 0) return Promise.resolve();
+    if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       const waiter = (): void => done();
@@ -78,10 +108,15 @@ export class HttpDrain {
 
   /** Ends every connection that is left (after the last answers were written). */
   closeConnections(): void {
+    clearTimeout(this.idleTimer);
     this.server.closeAllConnections();
   }
 
   private refuse(req: IncomingMessage, res: ServerResponse): void {
+    // A request pipelined behind one in flight: that answer must keep the connection open for this one's 503.
+    for (const earlier of this.closing) {
+      if (earlier.req.socket === req.socket && !earlier.headersSent) earlier.removeHeader('Connection');
+    }
     // The body is not read: drop it, and close the connection after the answer.
     req.resume();
     res.setHeader('Connection', 'close');
@@ -93,9 +128,18 @@ export class HttpDrain {
     writeErrorBody(res, shuttingDown());
   }
 
+  private isIdle(): boolean {
+    return this.open.size === 0 && (!this.draining || this.connections.size === 0);
+  }
+
   private closed(res: ServerResponse): void {
     this.open.delete(res);
-    if (this.open.size === 0) {
+    this.closing.delete(res);
+    this.wakeIfIdle();
+  }
+
+  private wakeIfIdle(): void {
+    if (this.isIdle()) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
       for (const w of waiters) w();

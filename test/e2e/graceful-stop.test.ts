@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Agent, request as httpRequest } from 'node:http';
 import { join, resolve } from 'node:path';
 import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
 import { AMQP_URL, uniquePrefix } from '../support/env';
@@ -38,6 +39,26 @@ function exitOf(child: ChildProcess): Promise<number | null> {
 
 function portOf(gw: GatewayProcess): number {
   return Number(new URL(gw.baseUrl).port);
+}
+
+/** `reused`: the request went out on a keep-alive connection that had already carried an answer. */
+type Outcome = { status: number; connection?: string } | { error: string; reused: boolean };
+
+/** One POST /api/naps on a keep-alive agent: its HTTP answer, or the socket error that replaced it. */
+function napOn(agent: Agent, port: number): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const body = JSON.stringify({ ms: 0 });
+    const req = httpRequest(
+      { agent, host: '127.0.0.1', port, method: 'POST', path: '/api/naps', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+        res.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message, reused: req.reusedSocket }));
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message, reused: req.reusedSocket }));
+    req.end(body);
+  });
 }
 
 describe('graceful stop (real processes, RabbitMQ)', function () {
@@ -91,6 +112,44 @@ describe('graceful stop (real processes, RabbitMQ)', function () {
     );
     expect(refused).to.equal('refused');
     expect(await exitOf(gw!.child)).to.equal(0);
+  });
+
+  it('SIGTERM under keep-alive load: every request sent on an open connection gets an HTTP answer, none a reset', async () => {
+    await setUp({ SHUTDOWN_GRACE_MS: '10000' });
+    const port = portOf(gw!);
+    const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+    const exited = exitOf(gw!.child);
+    let gone = false;
+    void exited.then(() => (gone = true));
+    const outcomes: Outcome[] = [];
+    let answered = 0;
+    // Clients that keep their connections busy, as a load generator does, until the gateway process is gone.
+    const worker = async (): Promise<void> => {
+      while (!gone) {
+        const outcome = await napOn(agent, port);
+        outcomes.push(outcome);
+        if ('status' in outcome) answered++;
+        // A new connection fails once the listener is closed: back off instead of spinning.
+        else await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const workers = Array.from({ length: 64 }, worker);
+    await eventually(async () => {
+      if (answered < 200) throw new Error(`load not started: ${answered} answers`);
+    }, 15000, 50);
+    gw!.child.kill('SIGTERM');
+    expect(await exited).to.equal(0);
+    await Promise.all(workers);
+    agent.destroy();
+
+    // A new connection racing the listener's close can be refused or reset by the kernel (that is the load
+    // balancer's part); a request on an open keep-alive connection must get an answer.
+    const lost = outcomes.filter((o) => 'error' in o && o.reused);
+    expect(lost, `requests sent on open connections that got no answer: ${JSON.stringify(lost)}`).to.deep.equal([]);
+    const answers = outcomes.filter((o): o is { status: number; connection?: string } => 'status' in o);
+    for (const a of answers) expect([201, 503]).to.include(a.status);
+    // The drain's answers tell the clients not to reuse their connections.
+    expect(answers.filter((a) => a.connection === 'close').length).to.be.above(0);
   });
 
   it('SIGTERM: what is still waiting when the grace period ends is answered 503 with Retry-After, then the process exits 0', async () => {

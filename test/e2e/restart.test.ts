@@ -57,7 +57,7 @@ for (const backend of ['embedded database', 'PostgreSQL'] as const) {
       const again = await start();
       try {
         expect(again.output()).to.include(`JWT_SECRET was not set; using the one generated earlier in ${secretFile}`);
-        expect(again.output()).not.to.include('created with the generated password');
+        expect(again.output()).not.to.include('its generated password is in');
         const api = `${again.baseUrl}/api`;
         // The access token issued before the restart verifies after it, and the user made before is there.
         const user = await http('GET', `${api}/users/${before.userId}`, { headers: { authorization: `Bearer ${before.accessToken}` } });

@@ -92,6 +92,33 @@ for (const bus of [
       expect(Date.parse(res.body.updatedAt)).to.be.greaterThan(Date.parse(created.createdAt));
     });
 
+    it('recomputes a name made of firstName and lastName when either changes, and keeps a name given on its own', async () => {
+      const { body: derived } = await createUser({ email: 'rename@example.com', firstName: 'Ada', lastName: 'Byron' });
+      expect(derived.name).to.equal('Ada Byron');
+      const renamed = await http('PUT', `${api}/users/${derived.userId}`, { body: { lastName: 'Lovelace' } });
+      expect(renamed.status, renamed.text).to.equal(200);
+      expect(renamed.body).to.include({ firstName: 'Ada', lastName: 'Lovelace', name: 'Ada Lovelace' });
+      expect((await http('GET', `${api}/users/${derived.userId}`)).body.name).to.equal('Ada Lovelace');
+
+      const both = await http('PUT', `${api}/users/${derived.userId}`, { body: { firstName: 'Augusta', name: 'Countess of Lovelace' } });
+      expect(both.body).to.include({ firstName: 'Augusta', name: 'Countess of Lovelace' });
+      // A name that is not firstName + lastName was chosen: a later change of either leaves it.
+      const kept = await http('PUT', `${api}/users/${derived.userId}`, { body: { firstName: 'Ada' } });
+      expect(kept.body).to.include({ firstName: 'Ada', name: 'Countess of Lovelace' });
+    });
+
+    it('shows the permissions a login grants: an administrator has admin:all in the list and in its own record', async () => {
+      const { body: admin } = await createUser({ email: 'perm-admin@example.com', name: 'Perm Admin', role: 'admin' });
+      const { body: user } = await createUser({ email: 'perm-user@example.com', name: 'Perm User' });
+      expect(admin.permissions).to.deep.equal(['admin:all']);
+      expect(user.permissions).to.deep.equal([]);
+      const listed = await http('GET', `${api}/users?search=perm-`);
+      const byEmail = Object.fromEntries((listed.body.users as Array<{ email: string; permissions: string[] }>).map((u) => [u.email, u.permissions]));
+      expect(byEmail).to.deep.equal({ 'perm-admin@example.com': ['admin:all'], 'perm-user@example.com': [] });
+      expect((await http('GET', `${api}/users/${admin.userId}`)).body.permissions).to.deep.equal(['admin:all']);
+      expect((await http('GET', `${api}/users/${admin.userId}/permissions`)).body.permissions).to.deep.equal(['admin:all']);
+    });
+
     it('refuses a body userId that contradicts the path', async () => {
       const { body: created } = await createUser({ email: 'pathwins@example.com' });
       const res = await http('PUT', `${api}/users/${created.userId}`, { body: { userId: 'someone-else', firstName: 'X' } });

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
 import { http } from '../support/http';
 import { TEST_JWT_SECRET } from '../support/tokens';
@@ -56,6 +58,31 @@ describe('logs: LOG_FORMAT=json, the access log, and no secrets', function () {
       const list = lines.find((l) => l.route === '/api/users')!;
       expect(list).to.include({ status: 200, path: '/api/users', service: 'users-service' });
       expectNoSecrets(gw.output(), secrets);
+    });
+  });
+
+  describe('LOG_FORMAT=json on a first start without ADMIN_PASSWORD', () => {
+    let gw: GatewayProcess;
+    before(async () => {
+      gw = await startGateway({ BUS_URL: 'embedded', LOG_FORMAT: 'json', LOG_LEVEL: 'info', NODE_NO_WARNINGS: '1', ADMIN_PASSWORD: undefined, ADMIN_EMAIL: undefined });
+    });
+    after(async () => gw?.stop());
+
+    it('names the file of the generated administrator password in a JSON line; the password is in the file only', async () => {
+      const file = join(gw.configDir, 'data', 'admin-password');
+      const lines = await eventually(async () => {
+        const parsed = gw.output().split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+        if (!parsed.some((l) => String(l.message).includes('admin-password'))) throw new Error('no administrator line yet');
+        return parsed;
+      });
+      const line = lines.find((l) => String(l.message).includes('admin-password'))!;
+      expect(line).to.include({ level: 'info', logger: 'contracts', message: `administrator admin@example.com created; its generated password is in ${file} (readable by this user only; delete the file once read)` });
+      expect(statSync(file).mode & 0o777).to.equal(0o600);
+      const password = readFileSync(file, 'utf8').trim();
+      expect(password).to.have.length.of.at.least(16);
+      const login = await http('POST', `${gw.baseUrl}/api/login`, { body: { email: 'admin@example.com', password } });
+      expect(login.status, login.text).to.equal(200);
+      expect(gw.output()).not.to.include(password);
     });
   });
 

@@ -43,6 +43,22 @@ describe('discovery listing', () => {
     expect(listing.contracts.find((c) => c.messageType === 'LogoutCommand')!.instances).to.deep.equal([]);
   });
 
+  it('lists under a contract only the instances of the service that serves it, not those whose claim was refused', () => {
+    const registry = new ContractRegistry();
+    const get = { messageType: 'GetUserQuery', targetService: 'users-service', inputSchema: {}, outputSchema: {}, requiredPermissions: [] };
+    const other = { messageType: 'GetOrderQuery', targetService: 'orders-service', inputSchema: {}, outputSchema: {}, requiredPermissions: [] };
+    expect(registry.apply({ service: 'users-service', instanceId: 'u1', ttlMs: 60_000, contracts: [get] }).accepted).to.equal(true);
+    // A second service claims the same message type: the registry refuses that claim, it serves only its own.
+    registry.apply({ service: 'orders-service', instanceId: 'o1', ttlMs: 60_000, contracts: [other, { ...get, targetService: 'orders-service' }] });
+    expect(registry.refusals().map((r) => `${r.service} ${r.messageType}`)).to.deep.equal(['orders-service GetUserQuery']);
+
+    const listing = discoveryListing(registry.contracts(), registry.instances(), registry.conflicts(), registry.refusals());
+    const instancesOf = (messageType: string): string[] => listing.contracts.find((c) => c.messageType === messageType)!.instances.map((i) => i.instanceId);
+    expect(instancesOf('GetUserQuery')).to.deep.equal(['u1']);
+    expect(instancesOf('GetOrderQuery')).to.deep.equal(['o1']);
+    expect(listing.conflicts.refused.map((r) => r.service)).to.deep.equal(['orders-service']);
+  });
+
   it('marks generic routes', () => {
     const action = { messageType: 'ResetPasswordCommand', targetService: 'auth', inputSchema: {}, outputSchema: {}, requiredPermissions: [] };
     const [listed] = discoveryListing([action], []).contracts;
