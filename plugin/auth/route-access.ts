@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
-import { resolveContract, routeOf, type ResolvedContract, type RouteAction } from '../pipeline/resolve-contract';
+import { contractAtHand, contractOnceRead, routeOf, type RouteAction } from '../pipeline/resolve-contract';
 import type { Contract } from '../contracts/types';
-import { attempt, type Maybe } from '../pipeline/maybe';
+import type { Maybe } from '../pipeline/maybe';
 
 /** What the auth steps need to know about an action: the route fields of generated pipelines, plus our own. */
 export interface AccessAction extends RouteAction {
@@ -35,19 +35,36 @@ const byContract = new WeakMap<object, WeakMap<object, RouteAccess>>();
  * request (a hand-written pipeline gives jwt-dev-auth and permission different actions: each gets its own).
  */
 export function routeAccess(req: Request, res: Response, action: AccessAction): Maybe<RouteAccess> {
+  return accessAtHand(req, action) ?? accessOnceRead(req, res, action);
+}
+
+/** The access rule when it needs no waiting; undefined when the contract is named by a body still to be read. */
+export function accessAtHand(req: Request, action: AccessAction): RouteAccess | undefined {
   if (!routeOf(req, action)) {
     let access = byAction.get(action);
     if (!access) byAction.set(action, (access = Object.freeze({ public: action.public === true, required: unique(extraRequired(action)) })));
     return access;
   }
-  return attempt(resolveContract, resolvedAccess, unresolved, req, res, action);
+  try {
+    const resolved = contractAtHand(req, action);
+    return resolved && contractAccess(resolved.contract, action);
+  } catch (err) {
+    return unresolved(err, action);
+  }
 }
 
-function resolvedAccess(resolved: ResolvedContract, _req: Request, _res: Response, action: AccessAction): RouteAccess {
-  return contractAccess(resolved.contract, action);
+/** The access rule once the body that names the contract is read. */
+export async function accessOnceRead(req: Request, res: Response, action: AccessAction): Promise<RouteAccess> {
+  const atHand = accessAtHand(req, action);
+  if (atHand) return atHand;
+  try {
+    return contractAccess((await contractOnceRead(req, res, action)).contract, action);
+  } catch (err) {
+    return unresolved(err, action);
+  }
 }
 
-function unresolved(err: unknown, _req: Request, _res: Response, action: AccessAction): RouteAccess {
+function unresolved(err: unknown, action: AccessAction): RouteAccess {
   return { public: false, required: extraRequired(action), contractError: err };
 }
 

@@ -1,11 +1,11 @@
 import type { Request, Response } from 'express';
-import { readBody } from '../request/body';
+import { bodyAtHand, readBody } from '../request/body';
 import type { Contract } from '../contracts/types';
 import { GatewayError, serviceUnavailable } from '../errors';
 import { currentRuntime, startedRuntime, type Runtime } from '../runtime';
 import { tableMatchOf } from '../routing/table-routes';
 import { requestState, type RequestState } from '../request/state';
-import { andThen, type Maybe } from './maybe';
+import type { Maybe } from './maybe';
 
 /**
  * The action every generated pipeline step carries: which contract(s) the route serves.
@@ -80,22 +80,42 @@ export function noHandler(message: string): GatewayError {
 
 /**
  * Which contract this request is for; computed once per request and shared by every policy of the pipeline.
+ * At once unless the body has to be read to know it (POST /api/actions), see contractAtHand.
  * A contract that was withdrawn after the route was written answers 404 HANDLER_NOT_FOUND until the route goes.
  */
 export function resolveContract(req: Request, res: Response, action: RouteAction): Maybe<ResolvedContract> {
+  return contractAtHand(req, action) ?? contractOnceRead(req, res, action);
+}
+
+/**
+ * The contract when knowing it needs no waiting: resolved by an earlier step, named by the route, or named by a body
+ * read already. Undefined when it is named by a body still to be read (contractOnceRead). Throws when none serves.
+ */
+export function contractAtHand(req: Request, action: RouteAction): ResolvedContract | undefined {
   const state = requestState(req);
   const known = state.resolved;
   if (known) return known;
   const runtime = startedRuntime();
-  const route = routeOf(req, action);
-  if (!route) throw noHandler('No handler for this route');
+  const route = routeWithHandler(req, action);
   // Only a route that dispatches on the body (POST /api/actions) names its contract there; the others know it unread.
   if (route.dispatch !== 'body') return remember(state, req, runtime, route, undefined);
-  return andThen(readBody(req, res, runtime.settings), rememberBody, req, runtime, route);
+  const body = bodyAtHand(req);
+  return body && remember(state, req, runtime, route, body);
 }
 
-function rememberBody(body: Record<string, unknown>, req: Request, runtime: Runtime, route: RouteAction): ResolvedContract {
-  return remember(requestState(req), req, runtime, route, body);
+/** The contract of a route that dispatches on the body, once the body is read. */
+export async function contractOnceRead(req: Request, res: Response, action: RouteAction): Promise<ResolvedContract> {
+  const atHand = contractAtHand(req, action);
+  if (atHand) return atHand;
+  const runtime = startedRuntime();
+  const body = await readBody(req, res, runtime.settings);
+  return remember(requestState(req), req, runtime, routeWithHandler(req, action), body);
+}
+
+function routeWithHandler(req: Request, action: RouteAction): RouteAction {
+  const route = routeOf(req, action);
+  if (!route) throw noHandler('No handler for this route');
+  return route;
 }
 
 function remember(state: RequestState, req: Request, runtime: Runtime, route: RouteAction, body: Record<string, unknown> | undefined): ResolvedContract {

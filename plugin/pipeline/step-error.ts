@@ -4,12 +4,15 @@ import { currentRuntime } from '../runtime';
 import { sendError } from '../http/respond';
 import { GatewayError } from '../errors';
 
+/** How a stage answers what it throws (plugin/lifecycle/runner.ts). */
+export type StepFailure = (err: unknown, req: Request, res: Response) => void;
+
 /**
- * The failure branch the policy steps share (settle's `fail`): the error answered in the error body with the
- * request's correlation id. One that is not a GatewayError is a bug rather than an answer, so it is logged too, in
- * the words `logged` gives it (never sent to the client). Made once per policy, at module level.
+ * The failure answer the policy stages share: the error answered in the error body with the request's correlation
+ * id. One that is not a GatewayError is a bug rather than an answer, so it is logged too, in the words `logged` gives
+ * it (never sent to the client). Made once per policy, at module level.
  */
-export function answerStepError(logged: (err: unknown) => string): (err: unknown, req: Request, res: Response) => void {
+export function answerStepError(logged: (err: unknown) => string): StepFailure {
   return (err, req, res) => {
     const { correlationId } = traceOf(req, res);
     if (!(err instanceof GatewayError)) currentRuntime()?.log.error(`[${correlationId}] ${logged(err)}`);

@@ -1,17 +1,17 @@
-import type { Request, Response, NextFunction } from 'express';
+import type { Request, Response } from 'express';
 import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
 import { requestState } from '../../plugin/request/state';
 import { sendError } from '../../plugin/http/respond';
 import { currentRuntime, startedRuntime, type Runtime } from '../../plugin/runtime';
-import { resolveContract, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { contractAtHand, contractOnceRead, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { resolveAuthConfig } from '../../plugin/auth/auth-config';
 import { obtainVerifier } from '../../plugin/auth/verifiers';
 import type { Contract } from '../../plugin/contracts/types';
 import { LimiterCache } from '../../plugin/edge/host-rate-limit';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
 import { errorMessage } from '../../plugin/errors';
-import { andThen, attempt, nothing, settle, type Maybe } from '../../plugin/pipeline/maybe';
+import { runner, type Stage } from '../../plugin/lifecycle/runner';
 
 export type ContractRateLimitAction = RouteAction & ExplicitLimit;
 
@@ -35,9 +35,11 @@ function countedOf(req: Request): Counted {
 /** The host's limiter calls these; the key and limit were worked out just before (counted below). */
 const limiters = new LimiterCache({
   keyGenerator: (req) => countedOf(req).key,
-  handler: (req, res) => {
+  handler: (req, res, next) => {
     const reset = (req as Request & { rateLimit?: { resetTime?: unknown } }).rateLimit?.resetTime;
     sendError(res, tooManyRequests(retryAfterSeconds(reset, countedOf(req).limit.windowMs)), traceOf(req, res).correlationId);
+    // Settles the counting stage; the runner goes no further once the request is answered.
+    next();
   },
 });
 
@@ -54,35 +56,58 @@ let lastStoreWarning = 0;
  * A store that fails lets the request through (logged): a Redis outage must not become an API outage.
  */
 function contractRateLimit(action: ContractRateLimitAction = {}) {
+  return runner([contractRateLimitStage(action)]);
+}
+
+export function contractRateLimitStage(action: ContractRateLimitAction = {}): Stage {
   const auth = resolveAuthConfig({});
   const verifier = obtainVerifier(auth);
   const dev = auth.developmentAuthEnabled;
-  // Made once per policy; settle and andThen hand each request to them (no closure per request).
-  const limited = (contract: Contract | undefined, req: Request, runtime: Runtime): Maybe<Counted | undefined> => {
+
+  const run = (req: Request, res: Response): void | Promise<void> => {
+    if (!currentRuntime()) return;
+    const runtime = startedRuntime();
+    // The request's contract when the route names one; one that cannot be resolved is answered by a later step.
+    if (!routeOf(req, action)) return count(req, res, runtime, undefined);
+    let resolved: ResolvedContract | undefined;
+    try {
+      resolved = contractAtHand(req, action);
+    } catch {
+      return count(req, res, runtime, undefined);
+    }
+    return resolved ? count(req, res, runtime, resolved.contract) : countOnceRead(req, res, runtime);
+  };
+  const countOnceRead = async (req: Request, res: Response, runtime: Runtime): Promise<void> => {
+    let contract: Contract | undefined;
+    try {
+      contract = (await contractOnceRead(req, res, action)).contract;
+    } catch {
+      // answered by a later step
+    }
+    await count(req, res, runtime, contract);
+  };
+
+  /** Counts the request against the limit that applies to it, if any (waiting for the counter store). */
+  const count = (req: Request, res: Response, runtime: Runtime, contract: Contract | undefined): void | Promise<void> => {
     const limit = limitFor(contract, runtime.settings, action);
-    if (!limit) return undefined;
-    return andThen(callerKey(req, verifier, dev), countedAs, runtime.settings.rateLimitPrefix, limit);
+    if (limit) return countCaller(req, res, runtime.settings.rateLimitPrefix, limit);
   };
-  const counted = (req: Request, res: Response): Maybe<Counted | undefined> => andThen(contractOf(req, res, action), limited, req, startedRuntime());
-  return (req: Request, res: Response, next: NextFunction): void => {
-    traceOf(req, res);
-    if (!currentRuntime()) return next();
-    settle(counted, count, failed, req, res, next);
+  const countCaller = async (req: Request, res: Response, prefix: string, limit: AppliedLimit): Promise<void> => {
+    const caller = await callerKey(req, verifier, dev);
+    await hostLimiter(req, res, { key: counterKey(prefix, limit, caller), limit });
   };
+
+  return { run, failed };
 }
 
-/** The counter and limit of this request, or undefined when no limit applies. */
-function countedAs(caller: string, prefix: string, limit: AppliedLimit): Counted {
-  return { key: counterKey(prefix, limit, caller), limit };
-}
-
-/** Counts the request against its limit (the host's rate-limit answers 429 past it), or lets it by when none applies. */
-function count(counted: Counted | undefined, req: Request, res: Response, next: NextFunction): void {
-  if (!counted) return next();
+/** The host's limiter counts the request (answering 429 past the limit); a store that fails lets it by, logged. */
+function hostLimiter(req: Request, res: Response, counted: Counted): Promise<void> {
   requestState(req).counted = counted;
-  limiters.limiter(counted.limit.max, counted.limit.windowMs)(req, res, (err?: unknown) => {
-    if (err !== undefined && err !== null) warnStoreFailure(traceOf(req, res).correlationId, err);
-    next();
+  return new Promise((resolve) => {
+    limiters.limiter(counted.limit.max, counted.limit.windowMs)(req, res, (err?: unknown) => {
+      if (err !== undefined && err !== null) warnStoreFailure(traceOf(req, res).correlationId, err);
+      resolve();
+    });
   });
 }
 
@@ -90,16 +115,6 @@ function failed(err: unknown, req: Request, res: Response): void {
   const { correlationId } = traceOf(req, res);
   currentRuntime()?.log.error(`[${correlationId}] rate limit failed unexpectedly: ${errorMessage(err)}`);
   sendError(res, err, correlationId);
-}
-
-/** The request's contract when the route names one; one that cannot be resolved is answered by a later step. */
-function contractOf(req: Request, res: Response, action: RouteAction): Maybe<Contract | undefined> {
-  if (!routeOf(req, action)) return undefined;
-  return attempt(resolveContract, contractOfResolved, nothing, req, res, action);
-}
-
-function contractOfResolved(resolved: ResolvedContract): Contract {
-  return resolved.contract;
 }
 
 function warnStoreFailure(correlationId: string, err: unknown): void {

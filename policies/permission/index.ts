@@ -1,13 +1,11 @@
-import type { Request, Response, NextFunction } from 'express';
+import type { Request, Response } from 'express';
 import { schema } from './schema';
-import { traceOf } from '../../plugin/request/trace';
 import { requestUser } from '../../plugin/pipeline/user';
-import { routeAccess, type AccessAction } from '../../plugin/auth/route-access';
+import { accessAtHand, accessOnceRead, type AccessAction, type RouteAccess } from '../../plugin/auth/route-access';
 import { firstMissingPermission } from '../../plugin/auth/permissions';
 import { insufficientPermissions, unauthorized } from '../../plugin/auth/auth-errors';
-import { settle, type Maybe } from '../../plugin/pipeline/maybe';
 import { answerStepError } from '../../plugin/pipeline/step-error';
-import type { RouteAccess } from '../../plugin/auth/route-access';
+import { runner, type Stage } from '../../plugin/lifecycle/runner';
 
 /**
  * `permission`: the caller set by jwt-dev-auth must hold every permission the route requires (the contract's
@@ -21,17 +19,16 @@ import type { RouteAccess } from '../../plugin/auth/route-access';
  * security boundary in development mode.
  */
 function permission(action: AccessAction = {}) {
-  // Made once per policy; settle hands each request to it (no closure per request).
-  const access = (req: Request, res: Response): Maybe<RouteAccess> => routeAccess(req, res, action);
-  return (req: Request, res: Response, next: NextFunction): void => {
-    traceOf(req, res);
-    settle(access, allowed, failed, req, res, next);
-  };
+  return runner([permissionStage(action)]);
 }
 
-function allowed(access: RouteAccess, req: Request, _res: Response, next: NextFunction): void {
-  check(req, access);
-  next();
+export function permissionStage(action: AccessAction = {}): Stage {
+  const run = (req: Request, res: Response): void | Promise<void> => {
+    const access = accessAtHand(req, action);
+    return access ? check(req, access) : checkOnceRead(req, res);
+  };
+  const checkOnceRead = async (req: Request, res: Response): Promise<void> => check(req, await accessOnceRead(req, res, action));
+  return { run, failed };
 }
 
 const failed = answerStepError(() => 'permission check failed unexpectedly');
