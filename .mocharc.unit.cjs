@@ -24,6 +24,7 @@ module.exports = {
     'dist/test/storage/answer-with-change.test.js',
     'dist/test/storage/database.test.js',
     'dist/test/storage/login-throttle.test.js',
+    'dist/test/storage/user-name.test.js',
     'dist/test/storage/users-concurrency.test.js',
   ],
   require: ['dist/test/support/unit-only.js'],

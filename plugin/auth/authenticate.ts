@@ -16,3 +16,15 @@ export function authenticateRequest(req: Request, verifier: TokenVerifier, devel
   }
   return verifier.authenticate(req.headers.authorization);
 }
+
+/**
+ * The caller when no token has to be verified (development headers, or a token verified before); undefined when one
+ * has (authenticateRequest). Throws the GatewayError of a missing or malformed token.
+ */
+export function callerAtHand(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): AuthenticatedUser | undefined {
+  if (developmentAuthEnabled) {
+    const dev = developmentUser(req.headers);
+    if (dev) return dev;
+  }
+  return verifier.userAtHand(req.headers.authorization);
+}

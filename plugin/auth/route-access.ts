@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { resolveContract, routeOf, type ContractSource, type ResolvedContract, type RouteAction } from '../pipeline/resolve-contract';
+import { contractAtHand, contractOnceRead, routeOf, type ContractSource, type RouteAction } from '../pipeline/resolve-contract';
 import type { Contract } from '../contracts/types';
 import type { Maybe } from '../pipeline/maybe';
 
@@ -35,19 +35,33 @@ const byContract = new WeakMap<object, WeakMap<object, RouteAccess>>();
  * request (a hand-written pipeline gives jwt-dev-auth and permission different actions: each gets its own).
  */
 export function routeAccess(req: Request, res: Response, action: AccessAction, source: ContractSource): Maybe<RouteAccess> {
+  return accessAtHand(req, action, source) ?? accessOnceRead(req, res, action, source);
+}
+
+/** The access rule when it needs no waiting; undefined when the contract is named by a body still to be read. */
+export function accessAtHand(req: Request, action: AccessAction, source: ContractSource): RouteAccess | undefined {
   if (!routeOf(req, action)) {
     let access = byAction.get(action);
     if (!access) byAction.set(action, (access = Object.freeze({ public: action.public === true, required: unique(extraRequired(action)) })));
     return access;
   }
-  let resolving: Maybe<ResolvedContract>;
   try {
-    resolving = resolveContract(req, res, action, source);
+    const resolved = contractAtHand(req, action, source);
+    return resolved && contractAccess(resolved.contract, action);
   } catch (err) {
     return unresolved(err, action);
   }
-  if (!(resolving instanceof Promise)) return contractAccess(resolving.contract, action);
-  return resolving.then((resolved) => contractAccess(resolved.contract, action), (err: unknown) => unresolved(err, action));
+}
+
+/** The access rule once the body that names the contract is read. */
+export async function accessOnceRead(req: Request, res: Response, action: AccessAction, source: ContractSource): Promise<RouteAccess> {
+  const atHand = accessAtHand(req, action, source);
+  if (atHand) return atHand;
+  try {
+    return contractAccess((await contractOnceRead(req, res, action, source)).contract, action);
+  } catch (err) {
+    return unresolved(err, action);
+  }
 }
 
 function unresolved(err: unknown, action: AccessAction): RouteAccess {

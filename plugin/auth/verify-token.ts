@@ -55,20 +55,22 @@ export class TokenVerifier {
 
   /** The caller of an Authorization header value; at once for a token in the cache. Throws or rejects GatewayErrors. */
   authenticate(authorization: string | string[] | undefined): Maybe<AuthenticatedUser> {
-    const token = bearerToken(authorization);
-    if (token === undefined) throw noAuthHeader();
-    return this.tokenUser(token);
+    const token = wellFormedToken(authorization, this.config.maxTokenBytes);
+    return this.cachedUser(token) ?? this.verifyToken(token);
   }
 
-  /** The caller a token stands for (without the "Bearer " prefix). */
-  private tokenUser(token: string): Maybe<AuthenticatedUser> {
-    if (token === '' || Buffer.byteLength(token) > this.config.maxTokenBytes || !COMPACT_JWS.test(token)) throw invalidToken();
+  /**
+   * The caller when the token was verified before (in the cache); undefined when it has to be verified
+   * (authenticate). Throws the GatewayError of a missing or malformed token.
+   */
+  userAtHand(authorization: string | string[] | undefined): AuthenticatedUser | undefined {
+    return this.cachedUser(wellFormedToken(authorization, this.config.maxTokenBytes));
+  }
+
+  private cachedUser(token: string): AuthenticatedUser | undefined {
     const cached = this.cache.get(token);
-    if (cached) {
-      this.stats.cacheHits++;
-      return cached;
-    }
-    return this.verifyToken(token);
+    if (cached) this.stats.cacheHits++;
+    return cached;
   }
 
   private async verifyToken(token: string): Promise<AuthenticatedUser> {
@@ -117,6 +119,14 @@ export class TokenVerifier {
   clearCache(): void {
     this.cache.clear();
   }
+}
+
+/** The token (without the "Bearer " prefix) when it can be a compact JWS at all; throws the 401 otherwise. */
+function wellFormedToken(authorization: string | string[] | undefined, maxTokenBytes: number): string {
+  const token = bearerToken(authorization);
+  if (token === undefined) throw noAuthHeader();
+  if (token === '' || Buffer.byteLength(token) > maxTokenBytes || !COMPACT_JWS.test(token)) throw invalidToken();
+  return token;
 }
 
 /**

@@ -3,7 +3,6 @@ import type { Request } from 'express';
 import type { Contract } from '../contracts/types';
 import { GatewayError } from '../errors';
 import { DEFAULT_RATE_WINDOW_MS, type EdgeSettings } from './edge-settings';
-import { andThen, attempt, same, type Maybe } from '../pipeline/maybe';
 import { authenticateRequest } from '../auth/authenticate';
 import type { TokenVerifier } from '../auth/verify-token';
 
@@ -47,17 +46,13 @@ export function limitFor(
  * in development mode the one development headers name, else the client address. A token that does not verify counts as its address, so a
  * caller cannot get fresh budgets by rotating the `sub` of unsigned tokens. Long user ids are hashed to bound the key.
  */
-export function callerKey(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): Maybe<string> {
-  // The user's key is part of the work: whatever fails in it counts the caller by address.
-  return attempt(verifiedUserKey, same, addressKey, req, verifier, developmentAuthEnabled);
-}
-
-function verifiedUserKey(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): Maybe<string> {
-  return andThen(authenticateRequest(req, verifier, developmentAuthEnabled), userKey);
-}
-
-function addressKey(_err: unknown, req: Request): string {
-  return `ip:${clientAddress(req)}`;
+export async function callerKey(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): Promise<string> {
+  try {
+    return userKey(await authenticateRequest(req, verifier, developmentAuthEnabled));
+  } catch {
+    // The user's key is part of the work: whatever fails in it counts the caller by address.
+    return `ip:${clientAddress(req)}`;
+  }
 }
 
 function userKey({ userId }: { userId: string }): string {

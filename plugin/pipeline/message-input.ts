@@ -1,10 +1,10 @@
 import type { Request, Response } from 'express';
-import { readBody, type BodyLimits } from '../request/body';
+import { bodyAtHand, readBody, type BodyLimits } from '../request/body';
 import { buildInput } from '../request/input';
 import type { ResolvedContract } from './resolve-contract';
 import { tableMatchOf } from '../routing/table-routes';
 import { requestState, type RequestState } from '../request/state';
-import { andThen, type Maybe } from './maybe';
+import type { Maybe } from './maybe';
 
 declare module '../request/state' {
   interface RequestState {
@@ -16,17 +16,30 @@ declare module '../request/state' {
 /**
  * The input of the message, built once per request (schema validation and the router both use it):
  * body + path parameters + query string. On the generic routes the envelope is taken off first:
- * POST /api/actions { messageType, input }, GET /api/data?messageType=…&field=….
+ * POST /api/actions { messageType, input }, GET /api/data?messageType=…&field=…. At once unless a body has to be read.
  */
 export function messageInput(req: Request, res: Response, resolved: ResolvedContract, limits: BodyLimits): Maybe<Record<string, unknown>> {
+  return inputAtHand(req, resolved) ?? inputOnceRead(req, res, resolved, limits);
+}
+
+/** The input when it needs no waiting (built before, or its body needs no reading); undefined otherwise. */
+export function inputAtHand(req: Request, resolved: ResolvedContract): Record<string, unknown> | undefined {
   const state = requestState(req);
   const known = state.input;
   if (known) return known;
-  return andThen(readBody(req, res, limits), rememberInput, req, resolved, state);
+  const body = bodyAtHand(req);
+  return body && remember(state, inputOf(req, resolved, body));
 }
 
-function rememberInput(rawBody: Record<string, unknown>, req: Request, resolved: ResolvedContract, state: RequestState): Record<string, unknown> {
-  const input = inputOf(req, resolved, rawBody);
+/** The input once the body is read. */
+export async function inputOnceRead(req: Request, res: Response, resolved: ResolvedContract, limits: BodyLimits): Promise<Record<string, unknown>> {
+  const atHand = inputAtHand(req, resolved);
+  if (atHand) return atHand;
+  const body = await readBody(req, res, limits);
+  return remember(requestState(req), inputOf(req, resolved, body));
+}
+
+function remember(state: RequestState, input: Record<string, unknown>): Record<string, unknown> {
   state.input = input;
   return input;
 }

@@ -1,11 +1,11 @@
 import type { Request, Response } from 'express';
-import { readBody, type BodyLimits } from '../request/body';
+import { bodyAtHand, readBody, type BodyLimits } from '../request/body';
 import type { Contract } from '../contracts/types';
 import { GatewayError, serviceUnavailable } from '../errors';
 import { tableMatchOf } from '../routing/table-routes';
 import type { RouteAction } from '../routing/route-action';
 import { requestState, type RequestState } from '../request/state';
-import { andThen, type Maybe } from './maybe';
+import type { Maybe } from './maybe';
 
 // The type policies take their action as, next to resolveContract() which reads it.
 export type { RouteAction };
@@ -62,21 +62,40 @@ export function noHandler(message: string, source: ContractSource): GatewayError
 
 /**
  * Which contract this request is for; computed once per request and shared by every policy of the pipeline.
+ * At once unless the body has to be read to know it (POST /api/actions), see contractAtHand.
  * A contract that was withdrawn after the route was written answers 404 HANDLER_NOT_FOUND until the route goes.
  */
 export function resolveContract(req: Request, res: Response, action: RouteAction, source: ContractSource): Maybe<ResolvedContract> {
+  return contractAtHand(req, action, source) ?? contractOnceRead(req, res, action, source);
+}
+
+/**
+ * The contract when knowing it needs no waiting: resolved by an earlier step, named by the route, or named by a body
+ * read already. Undefined when it is named by a body still to be read (contractOnceRead). Throws when none serves.
+ */
+export function contractAtHand(req: Request, action: RouteAction, source: ContractSource): ResolvedContract | undefined {
   const state = requestState(req);
   const known = state.resolved;
   if (known) return known;
-  const route = routeOf(req, action);
-  if (!route) throw noHandler('No handler for this route', source);
+  const route = routeWithHandler(req, action, source);
   // Only a route that dispatches on the body (POST /api/actions) names its contract there; the others know it unread.
   if (route.dispatch !== 'body') return remember(state, req, source, route, undefined);
-  return andThen(readBody(req, res, source.settings), rememberBody, req, source, route);
+  const body = bodyAtHand(req);
+  return body && remember(state, req, source, route, body);
 }
 
-function rememberBody(body: Record<string, unknown>, req: Request, source: ContractSource, route: RouteAction): ResolvedContract {
-  return remember(requestState(req), req, source, route, body);
+/** The contract of a route that dispatches on the body, once the body is read. */
+export async function contractOnceRead(req: Request, res: Response, action: RouteAction, source: ContractSource): Promise<ResolvedContract> {
+  const atHand = contractAtHand(req, action, source);
+  if (atHand) return atHand;
+  const body = await readBody(req, res, source.settings);
+  return remember(requestState(req), req, source, routeWithHandler(req, action, source), body);
+}
+
+function routeWithHandler(req: Request, action: RouteAction, source: ContractSource): RouteAction {
+  const route = routeOf(req, action);
+  if (!route) throw noHandler('No handler for this route', source);
+  return route;
 }
 
 function remember(state: RequestState, req: Request, source: ContractSource, route: RouteAction, body: Record<string, unknown> | undefined): ResolvedContract {

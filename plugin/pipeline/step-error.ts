@@ -4,12 +4,15 @@ import type { Logger } from '../logger';
 import { sendError } from '../http/respond';
 import { GatewayError } from '../errors';
 
+/** How a stage answers what it throws (plugin/lifecycle/runner.ts). */
+export type StepFailure = (err: unknown, req: Request, res: Response) => void;
+
 /**
- * The failure branch the policy steps share (settle's `fail`): the error answered in the error body with the
- * request's correlation id. One that is not a GatewayError is a bug rather than an answer, so it is logged too, in
- * the words `logged` gives it, on `log` (never sent to the client). Made once per policy and runtime.
+ * The failure answer the policy stages share: the error answered in the error body with the request's correlation
+ * id. One that is not a GatewayError is a bug rather than an answer, so it is logged too, in the words `logged` gives
+ * it, on `log` (never sent to the client). Made once per policy and runtime.
  */
-export function answerStepError(log: Pick<Logger, 'error'>, logged: (err: unknown) => string): (err: unknown, req: Request, res: Response) => void {
+export function answerStepError(log: Pick<Logger, 'error'>, logged: (err: unknown) => string): StepFailure {
   return (err, req, res) => {
     const { correlationId } = traceOf(req, res);
     if (!(err instanceof GatewayError)) log.error(`[${correlationId}] ${logged(err)}`);

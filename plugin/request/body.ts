@@ -54,11 +54,10 @@ function tooDeep(buf: Buffer, encoding: string, max: number): boolean {
 }
 
 /**
- * Reads the JSON body once per request; at once (no promise) when there is none or it was read already. An empty
- * body is `{}`; a non-JSON content type with a body → 415, thrown at once; too large → 413, nested deeper than
- * maxJsonDepth → 400 VALIDATION_ERROR and malformed → 400, the promise rejected. Errors carry no parser text.
+ * The body when it needs no reading: read already, or none (a method without a body, no content), which is `{}`.
+ * Undefined when the stream has to be read (readBody). A body whose content type is not JSON → 415, thrown.
  */
-export function readBody(req: Request, res: Response, limits: BodyLimits = DEFAULT_LIMITS): Maybe<Record<string, unknown>> {
+export function bodyAtHand(req: Request): Record<string, unknown> | undefined {
   const state = requestState(req);
   if (state.body) return state.body;
   if (!BODY_METHODS.has(req.method)) return {};
@@ -70,6 +69,18 @@ export function readBody(req: Request, res: Response, limits: BodyLimits = DEFAU
   if (!type || !/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
     throw new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json)');
   }
+  return undefined;
+}
+
+/**
+ * Reads the JSON body once per request; at once (no promise) when bodyAtHand has it. Too large → 413, nested deeper
+ * than maxJsonDepth → 400 VALIDATION_ERROR and malformed → 400, the promise rejected. Errors carry no parser text.
+ */
+export function readBody(req: Request, res: Response, limits: BodyLimits = DEFAULT_LIMITS): Maybe<Record<string, unknown>> {
+  return bodyAtHand(req) ?? parseBody(req, res, limits);
+}
+
+function parseBody(req: Request, res: Response, limits: BodyLimits): Promise<Record<string, unknown>> {
   return new Promise<Record<string, unknown>>((resolve, reject) => {
     parserFor(limits)(req, res, (err?: unknown) => {
       if (err) return reject(bodyError(err, limits));
@@ -79,7 +90,7 @@ export function readBody(req: Request, res: Response, limits: BodyLimits = DEFAU
         return reject(new GatewayError('BAD_REQUEST', 'The request body must be a JSON object'));
       }
       const obj = body as Record<string, unknown>;
-      state.body = obj;
+      requestState(req).body = obj;
       replayBodyForProxy(req);
       resolve(obj);
     });

@@ -1,16 +1,16 @@
-import type { Request, Response, NextFunction } from 'express';
+import type { Request, Response } from 'express';
 import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
 import { requestState } from '../../plugin/request/state';
 import { sendError } from '../../plugin/http/respond';
 import type { Runtime } from '../../plugin/runtime';
-import { resolveContract, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { contractAtHand, contractOnceRead, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { resolveAuthConfig } from '../../plugin/auth/auth-config';
 import type { Contract } from '../../plugin/contracts/types';
 import type { LimiterOptions } from '../../plugin/edge/host-rate-limit';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
 import { errorMessage } from '../../plugin/errors';
-import { andThen, attempt, nothing, settle, type Maybe } from '../../plugin/pipeline/maybe';
+import { runner, type Stage } from '../../plugin/lifecycle/runner';
 
 export type ContractRateLimitAction = RouteAction & ExplicitLimit;
 
@@ -34,9 +34,11 @@ function countedOf(req: Request): Counted {
 /** The host's limiter calls these; the key and limit were worked out just before (counted below). */
 const limiterHooks: Pick<LimiterOptions, 'keyGenerator' | 'handler'> = {
   keyGenerator: (req) => countedOf(req).key,
-  handler: (req, res) => {
+  handler: (req, res, next) => {
     const reset = (req as Request & { rateLimit?: { resetTime?: unknown } }).rateLimit?.resetTime;
     sendError(res, tooManyRequests(retryAfterSeconds(reset, countedOf(req).limit.windowMs)), traceOf(req, res).correlationId);
+    // Settles the counting stage; the runner goes no further once the request is answered.
+    next();
   },
 };
 
@@ -50,41 +52,57 @@ const limiterHooks: Pick<LimiterOptions, 'keyGenerator' | 'handler'> = {
  * The limiters and the store warnings are the runtime's (runtime.rateLimits), so they outlive a config reload.
  */
 export function contractRateLimitPolicy(runtime: Runtime) {
-  return { name: 'contract-rate-limit', schema, policy: (action?: ContractRateLimitAction) => contractRateLimit(runtime, action) };
+  return { name: 'contract-rate-limit', schema, policy: (action?: ContractRateLimitAction) => runner([contractRateLimitStage(runtime, action)]) };
 }
 
-function contractRateLimit(runtime: Runtime, action: ContractRateLimitAction = {}) {
+export function contractRateLimitStage(runtime: Runtime, action: ContractRateLimitAction = {}): Stage {
   const auth = resolveAuthConfig({});
   const verifier = runtime.verifiers.obtain(auth);
   const dev = auth.developmentAuthEnabled;
-  // Made once per policy; settle and andThen hand each request to them (no closure per request).
-  const limited = (contract: Contract | undefined, req: Request): Maybe<Counted | undefined> => {
-    const limit = limitFor(contract, runtime.settings, action);
-    if (!limit) return undefined;
-    return andThen(callerKey(req, verifier, dev), countedAs, runtime.settings.rateLimitPrefix, limit);
-  };
-  const resolve = (req: Request, res: Response): Maybe<ResolvedContract> => resolveContract(req, res, action, runtime);
-  const counted = (req: Request, res: Response): Maybe<Counted | undefined> => andThen(contractOf(req, res, action, resolve), limited, req);
-  const count = (counted: Counted | undefined, req: Request, res: Response, next: NextFunction): void => countRequest(runtime, counted, req, res, next);
   const failed = (err: unknown, req: Request, res: Response): void => failure(runtime, err, req, res);
-  return (req: Request, res: Response, next: NextFunction): void => {
-    traceOf(req, res);
-    settle(counted, count, failed, req, res, next);
+
+  const run = (req: Request, res: Response): void | Promise<void> => {
+    // The request's contract when the route names one; one that cannot be resolved is answered by a later step.
+    if (!routeOf(req, action)) return count(req, res, undefined);
+    let resolved: ResolvedContract | undefined;
+    try {
+      resolved = contractAtHand(req, action, runtime);
+    } catch {
+      return count(req, res, undefined);
+    }
+    return resolved ? count(req, res, resolved.contract) : countOnceRead(req, res);
   };
+  const countOnceRead = async (req: Request, res: Response): Promise<void> => {
+    let contract: Contract | undefined;
+    try {
+      contract = (await contractOnceRead(req, res, action, runtime)).contract;
+    } catch {
+      // answered by a later step
+    }
+    await count(req, res, contract);
+  };
+
+  /** Counts the request against the limit that applies to it, if any (waiting for the counter store). */
+  const count = (req: Request, res: Response, contract: Contract | undefined): void | Promise<void> => {
+    const limit = limitFor(contract, runtime.settings, action);
+    if (limit) return countCaller(req, res, runtime.settings.rateLimitPrefix, limit);
+  };
+  const countCaller = async (req: Request, res: Response, prefix: string, limit: AppliedLimit): Promise<void> => {
+    const caller = await callerKey(req, verifier, dev);
+    await hostLimiter(runtime, req, res, { key: counterKey(prefix, limit, caller), limit });
+  };
+
+  return { run, failed };
 }
 
-/** The counter and limit of this request, or undefined when no limit applies. */
-function countedAs(caller: string, prefix: string, limit: AppliedLimit): Counted {
-  return { key: counterKey(prefix, limit, caller), limit };
-}
-
-/** Counts the request against its limit (the host's rate-limit answers 429 past it), or lets it by when none applies. */
-function countRequest(runtime: Runtime, counted: Counted | undefined, req: Request, res: Response, next: NextFunction): void {
-  if (!counted) return next();
+/** The host's limiter counts the request (answering 429 past the limit); a store that fails lets it by, logged. */
+function hostLimiter(runtime: Runtime, req: Request, res: Response, counted: Counted): Promise<void> {
   requestState(req).counted = counted;
-  runtime.rateLimits.limiters(limiterHooks).limiter(counted.limit.max, counted.limit.windowMs)(req, res, (err?: unknown) => {
-    if (err !== undefined && err !== null) warnStoreFailure(runtime, traceOf(req, res).correlationId, err);
-    next();
+  return new Promise((resolve) => {
+    runtime.rateLimits.limiters(limiterHooks).limiter(counted.limit.max, counted.limit.windowMs)(req, res, (err?: unknown) => {
+      if (err !== undefined && err !== null) warnStoreFailure(runtime, traceOf(req, res).correlationId, err);
+      resolve();
+    });
   });
 }
 
@@ -92,16 +110,6 @@ function failure(runtime: Runtime, err: unknown, req: Request, res: Response): v
   const { correlationId } = traceOf(req, res);
   runtime.log.error(`[${correlationId}] rate limit failed unexpectedly: ${errorMessage(err)}`);
   sendError(res, err, correlationId);
-}
-
-/** The request's contract when the route names one; one that cannot be resolved is answered by a later step. */
-function contractOf(req: Request, res: Response, action: RouteAction, resolve: (req: Request, res: Response) => Maybe<ResolvedContract>): Maybe<Contract | undefined> {
-  if (!routeOf(req, action)) return undefined;
-  return attempt(resolve, contractOfResolved, nothing, req, res);
-}
-
-function contractOfResolved(resolved: ResolvedContract): Contract {
-  return resolved.contract;
 }
 
 function warnStoreFailure(runtime: Runtime, correlationId: string, err: unknown): void {

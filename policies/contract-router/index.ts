@@ -1,8 +1,8 @@
-import type { Request, Response, NextFunction } from 'express';
+import type { Request, Response } from 'express';
 import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
-import { resolveContract, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
-import { messageInput } from '../../plugin/pipeline/message-input';
+import { contractAtHand, contractOnceRead, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { inputAtHand, inputOnceRead } from '../../plugin/pipeline/message-input';
 import { requestUser } from '../../plugin/pipeline/user';
 import type { Runtime } from '../../plugin/runtime';
 import { sendJson } from '../../plugin/http/respond';
@@ -11,8 +11,8 @@ import { successStatus } from '../../plugin/contracts/success-status';
 import { replyLocation, replyStatus } from './reply-checks';
 import { responseBody } from '../../plugin/validation/output';
 import { shuttingDown } from '../../plugin/shutdown';
-import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
 import { answerStepError } from '../../plugin/pipeline/step-error';
+import { runner, type Stage } from '../../plugin/lifecycle/runner';
 import type { Contract } from '../../plugin/contracts/types';
 import type { MessageHeaders, Reply } from '../../plugin/bus/transport';
 import { idempotencyKeyOf, REPLAYED_HEADER } from '../../plugin/pipeline/idempotency-key';
@@ -26,24 +26,20 @@ export interface RouterAction extends RouteAction {
 /**
  * The last step of every generated pipeline: sends the request as a command or query to the contract's
  * service and turns the reply into the HTTP answer (201 create, 204 delete, 200 otherwise, or the service's 2xx).
- * Written with settle/andThen rather than async/await: the contract and the input are nearly always at hand (resolved
- * by the steps before), so only the bus reply is waited for (each await of a known value costs a promise and a tick).
  */
 export function contractRouterPolicy(runtime: Runtime) {
-  const failed = answerStepError(runtime.log, describeError);
-  return { name: 'contract-router', schema, policy: (action: RouterAction) => contractRouter(runtime, failed, action) };
+  return { name: 'contract-router', schema, policy: (action: RouterAction) => runner([contractRouterStage(runtime, action)]) };
 }
 
-function contractRouter(runtime: Runtime, failed: ReturnType<typeof answerStepError>, action: RouterAction) {
-  // Made once per policy; settle and andThen hand each request to them (no closure per request): the contract,
-  // then the message input (both nearly always at hand), then the message, whose reply is the one thing waited for.
-  const send = (input: Record<string, unknown>, req: Request, res: Response, contract: Contract): Promise<Answer> => sendMessage(runtime, req, res, contract, input, action.timeoutMs);
-  const withInput = (resolved: ResolvedContract, req: Request, res: Response): Maybe<Answer> => andThen(messageInput(req, res, resolved, runtime.settings), send, req, res, resolved.contract);
-  const forward = (req: Request, res: Response): Maybe<Answer> => andThen(resolveContract(req, res, action, runtime), withInput, req, res);
-  return (req: Request, res: Response, _next: NextFunction): void => {
-    traceOf(req, res);
-    settle(forward, respond, failed, req, res);
+export function contractRouterStage(runtime: Runtime, action: RouterAction): Stage {
+  const failed = answerStepError(runtime.log, describeError);
+  // The contract and the input are nearly always at hand (worked out by the steps before): awaited only when not.
+  const run = async (req: Request, res: Response): Promise<void> => {
+    const resolved = contractAtHand(req, action, runtime) ?? (await contractOnceRead(req, res, action, runtime));
+    const input = inputAtHand(req, resolved) ?? (await inputOnceRead(req, res, resolved, runtime.settings));
+    respond(await sendMessage(runtime, req, res, resolved.contract, input, action.timeoutMs), req, res);
   };
+  return { run, failed };
 }
 
 interface Answer {
@@ -53,7 +49,7 @@ interface Answer {
 }
 
 /** The request as a message to the contract's service; settles with the service's reply. */
-function sendMessage(runtime: Runtime, req: Request, res: Response, contract: Contract, input: Record<string, unknown>, actionTimeoutMs: number | undefined): Promise<Answer> {
+async function sendMessage(runtime: Runtime, req: Request, res: Response, contract: Contract, input: Record<string, unknown>, actionTimeoutMs: number | undefined): Promise<Answer> {
   const trace = traceOf(req, res);
   const timeoutMs = actionTimeoutMs ?? contract.timeoutMs ?? runtime.settings.requestTimeoutMs;
   // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
@@ -65,16 +61,15 @@ function sendMessage(runtime: Runtime, req: Request, res: Response, contract: Co
   const headers: MessageHeaders = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent, deadline: Date.now() + Math.ceil(timeoutMs), clientAddress: req.ip };
   const idempotencyKey = idempotencyKeyOf(req, contract.messageType);
   if (idempotencyKey !== undefined) headers.idempotencyKey = idempotencyKey;
-  return runtime.transport.request({ messageType: contract.messageType, targetService: contract.targetService, input, headers }, timeoutMs).then(
-    (reply): Answer => {
-      call.replied(reply);
-      return { runtime, contract, reply };
-    },
-    (err: unknown) => {
-      call.failed(err);
-      throw err;
-    },
-  );
+  let reply: Reply;
+  try {
+    reply = await runtime.transport.request({ messageType: contract.messageType, targetService: contract.targetService, input, headers }, timeoutMs);
+  } catch (err) {
+    call.failed(err);
+    throw err;
+  }
+  call.replied(reply);
+  return { runtime, contract, reply };
 }
 
 /** The service's reply as the HTTP answer: its status, its checked result, its Location. */

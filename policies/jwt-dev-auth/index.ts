@@ -1,14 +1,11 @@
-import type { Request, Response, NextFunction } from 'express';
+import type { Request, Response } from 'express';
 import { schema } from './schema';
-import { traceOf } from '../../plugin/request/trace';
 import { setRequestUser } from '../../plugin/pipeline/user';
 import { resolveAuthConfig, type AuthOverrides } from '../../plugin/auth/auth-config';
-import { authenticateRequest } from '../../plugin/auth/authenticate';
-import { routeAccess, type AccessAction, type RouteAccess } from '../../plugin/auth/route-access';
-import type { AuthenticatedUser } from '../../plugin/auth/claims';
-import type { TokenVerifier } from '../../plugin/auth/verify-token';
-import { andThen, attempt, nothing, same, settle, type Maybe } from '../../plugin/pipeline/maybe';
+import { authenticateRequest, callerAtHand } from '../../plugin/auth/authenticate';
+import { accessAtHand, accessOnceRead, type AccessAction, type RouteAccess } from '../../plugin/auth/route-access';
 import { answerStepError } from '../../plugin/pipeline/step-error';
+import { runner, type Stage } from '../../plugin/lifecycle/runner';
 import type { Runtime } from '../../plugin/runtime';
 
 export type JwtDevAuthAction = AccessAction & AuthOverrides;
@@ -29,32 +26,48 @@ const OVERRIDE_KEYS = [
  * Configuration (environment, then action overrides) and development mode are read when the policy is created.
  */
 export function jwtDevAuthPolicy(runtime: Runtime) {
-  const failed = answerStepError(runtime.log, () => 'authentication failed unexpectedly');
-  return { name: 'jwt-dev-auth', schema, policy: (action?: JwtDevAuthAction) => jwtDevAuth(runtime, failed, action) };
+  return { name: 'jwt-dev-auth', schema, policy: (action?: JwtDevAuthAction) => runner([jwtDevAuthStage(runtime, action)]) };
 }
 
-function jwtDevAuth(runtime: Runtime, failed: ReturnType<typeof answerStepError>, action: JwtDevAuthAction = {}) {
+export function jwtDevAuthStage(runtime: Runtime, action: JwtDevAuthAction = {}): Stage {
+  const failed = answerStepError(runtime.log, () => 'authentication failed unexpectedly');
   const config = resolveAuthConfig(overridesOf(action));
   const verifier = runtime.verifiers.obtain(config);
   const dev = config.developmentAuthEnabled;
-  // Made once per policy; settle and andThen hand each request to them (no closure per request).
-  const callerFor = (access: RouteAccess, req: Request): Maybe<AuthenticatedUser | undefined> =>
-    access.public ? optionalUser(req, verifier, dev) : authenticateRequest(req, verifier, dev);
-  const caller = (req: Request, res: Response): Maybe<AuthenticatedUser | undefined> => andThen(routeAccess(req, res, action, runtime), callerFor, req);
-  return (req: Request, res: Response, next: NextFunction): void => {
-    traceOf(req, res);
-    settle(caller, authenticated, failed, req, res, next);
+
+  const run = (req: Request, res: Response): void | Promise<void> => {
+    const access = accessAtHand(req, action, runtime);
+    return access ? identify(req, access) : identifyOnceRead(req, res);
   };
-}
+  const identifyOnceRead = async (req: Request, res: Response): Promise<void> => identify(req, await accessOnceRead(req, res, action, runtime));
 
-function authenticated(user: AuthenticatedUser | undefined, req: Request, _res: Response, next: NextFunction): void {
-  if (user) setRequestUser(req, user);
-  next();
-}
+  const identify = (req: Request, access: RouteAccess): void | Promise<void> => (access.public ? identifyIfAble(req) : authenticate(req));
 
-/** The caller when the credentials check out (as authenticateRequest decides), else anonymous. */
-function optionalUser(req: Request, verifier: TokenVerifier, dev: boolean): Maybe<AuthenticatedUser | undefined> {
-  return attempt(authenticateRequest, same, nothing, req, verifier, dev);
+  /** The caller, or the 401 thrown; waits only for a token not verified before. */
+  const authenticate = (req: Request): void | Promise<void> => {
+    const user = callerAtHand(req, verifier, dev);
+    return user ? setRequestUser(req, user) : verifyThenSet(req);
+  };
+  const verifyThenSet = async (req: Request): Promise<void> => setRequestUser(req, await authenticateRequest(req, verifier, dev));
+
+  /** Public routes: the caller when the credentials check out (as authenticate decides), else anonymous. */
+  const identifyIfAble = (req: Request): void | Promise<void> => {
+    try {
+      const user = callerAtHand(req, verifier, dev);
+      return user ? setRequestUser(req, user) : verifyIfAble(req);
+    } catch {
+      // anonymous
+    }
+  };
+  const verifyIfAble = async (req: Request): Promise<void> => {
+    try {
+      setRequestUser(req, await authenticateRequest(req, verifier, dev));
+    } catch {
+      // anonymous
+    }
+  };
+
+  return { run, failed };
 }
 
 function overridesOf(action: JwtDevAuthAction): AuthOverrides {

@@ -1,14 +1,12 @@
-import type { Request, Response, NextFunction } from 'express';
+import type { Request, Response } from 'express';
 import { schema } from './schema';
-import { traceOf } from '../../plugin/request/trace';
 import { requestUser } from '../../plugin/pipeline/user';
-import { routeAccess, type AccessAction } from '../../plugin/auth/route-access';
+import { accessAtHand, accessOnceRead, type AccessAction, type RouteAccess } from '../../plugin/auth/route-access';
 import { firstMissingPermission } from '../../plugin/auth/permissions';
 import { insufficientPermissions, unauthorized } from '../../plugin/auth/auth-errors';
-import { settle, type Maybe } from '../../plugin/pipeline/maybe';
 import { answerStepError } from '../../plugin/pipeline/step-error';
-import type { RouteAccess } from '../../plugin/auth/route-access';
 import type { Runtime } from '../../plugin/runtime';
+import { runner, type Stage } from '../../plugin/lifecycle/runner';
 
 /**
  * `permission`: the caller set by jwt-dev-auth must hold every permission the route requires (the contract's
@@ -22,22 +20,17 @@ import type { Runtime } from '../../plugin/runtime';
  * security boundary in development mode.
  */
 export function permissionPolicy(runtime: Runtime) {
+  return { name: 'permission', schema, policy: (action?: AccessAction) => runner([permissionStage(runtime, action)]) };
+}
+
+export function permissionStage(runtime: Runtime, action: AccessAction = {}): Stage {
   const failed = answerStepError(runtime.log, () => 'permission check failed unexpectedly');
-  return { name: 'permission', schema, policy: (action?: AccessAction) => permission(runtime, failed, action) };
-}
-
-function permission(runtime: Runtime, failed: ReturnType<typeof answerStepError>, action: AccessAction = {}) {
-  // Made once per policy; settle hands each request to it (no closure per request).
-  const access = (req: Request, res: Response): Maybe<RouteAccess> => routeAccess(req, res, action, runtime);
-  return (req: Request, res: Response, next: NextFunction): void => {
-    traceOf(req, res);
-    settle(access, allowed, failed, req, res, next);
+  const run = (req: Request, res: Response): void | Promise<void> => {
+    const access = accessAtHand(req, action, runtime);
+    return access ? check(req, access) : checkOnceRead(req, res);
   };
-}
-
-function allowed(access: RouteAccess, req: Request, _res: Response, next: NextFunction): void {
-  check(req, access);
-  next();
+  const checkOnceRead = async (req: Request, res: Response): Promise<void> => check(req, await accessOnceRead(req, res, action, runtime));
+  return { run, failed };
 }
 
 /** Throws the answer when the caller may not go on. */

@@ -1,14 +1,13 @@
-import type { Request, Response, NextFunction } from 'express';
+import type { Request, Response } from 'express';
 import { schema } from './schema';
-import { traceOf } from '../../plugin/request/trace';
-import { resolveContract, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
-import { messageInput } from '../../plugin/pipeline/message-input';
+import { contractAtHand, contractOnceRead, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { inputAtHand, inputOnceRead } from '../../plugin/pipeline/message-input';
 import type { Runtime } from '../../plugin/runtime';
 import { GatewayError, errorMessage } from '../../plugin/errors';
 import type { JsonSchema } from '../../plugin/contracts/types';
 import { compileInline, inputValidationError, type Compiled } from '../../plugin/validation';
-import { andThen, settle, type Maybe } from '../../plugin/pipeline/maybe';
 import { answerStepError } from '../../plugin/pipeline/step-error';
+import { runner, type Stage } from '../../plugin/lifecycle/runner';
 import type { ValidateFunction } from 'ajv';
 
 export interface ValidationAction extends RouteAction {
@@ -25,37 +24,29 @@ const BROKEN_CONTRACT = 'The service contract for this route is invalid';
  * Bad input is a 400 and never reaches the bus.
  */
 export function schemaValidationPolicy(runtime: Runtime) {
-  const failed = answerStepError(runtime.log, (err) => `schema-validation: ${errorMessage(err)}`);
-  return { name: 'schema-validation', schema, policy: (action: ValidationAction) => schemaValidation(runtime, failed, action) };
+  return { name: 'schema-validation', schema, policy: (action: ValidationAction) => runner([schemaValidationStage(runtime, action)]) };
 }
 
-function schemaValidation(runtime: Runtime, failed: ReturnType<typeof answerStepError>, action: ValidationAction) {
+export function schemaValidationStage(runtime: Runtime, action: ValidationAction): Stage {
+  const failed = answerStepError(runtime.log, (err) => `schema-validation: ${errorMessage(err)}`);
   const inline = action.schema ? compileInline(action.schema) : undefined;
   if (inline && !inline.ok) runtime.log.error(`schema-validation: an inline schema does not compile (${inline.reason}); its pipeline answers 500`);
   // Binds the compile cache to discovery now, so a contract's broken schema is logged when it is announced.
   void runtime.validators;
 
-  // Made once per policy; settle hands each request to it (no closure per request).
-  const valid = (req: Request, res: Response): Maybe<void> => andThen(target(req, res, runtime, action, inline), validate, req, res, runtime);
-  return (req: Request, res: Response, next: NextFunction): void => {
-    traceOf(req, res);
-    settle(valid, goOn, failed, req, res, next);
+  /** What the input must pass: an inline schema (on the route's contract when it has one), else the contract's. */
+  const targetOf = (resolved: ResolvedContract): Target =>
+    inline && action.schema ? inlineTarget(resolved, action.schema, inline) : contractTarget(resolved, runtime);
+
+  const run = (req: Request, res: Response): void | Promise<void> => {
+    // An inline schema also checks routes that serve no contract.
+    const resolved = inline && !routeOf(req, action) ? NO_CONTRACT : contractAtHand(req, action, runtime);
+    return resolved ? validate(req, res, targetOf(resolved), runtime) : validateOnceRead(req, res);
   };
-}
+  const validateOnceRead = async (req: Request, res: Response): Promise<void> =>
+    validate(req, res, targetOf(await contractOnceRead(req, res, action, runtime)), runtime);
 
-/** Settles once the request's input passed its schema (defaults filled in); throws or rejects with the answer when not. */
-function validate({ resolved, validator }: Target, req: Request, res: Response, runtime: Runtime): Maybe<void> {
-  if (!validator.ok) throw new GatewayError('INTERNAL_ERROR', BROKEN_CONTRACT);
-  // The input object is the one contract-router sends: defaults filled in here travel with the message.
-  return andThen(messageInput(req, res, resolved, runtime.settings), checkInput, validator.validate);
-}
-
-function checkInput(input: Record<string, unknown>, validate: ValidateFunction): void {
-  if (!validate(input)) throw inputValidationError(validate.errors);
-}
-
-function goOn(_valid: void, _req: Request, _res: Response, next: NextFunction): void {
-  next();
+  return { run, failed };
 }
 
 interface Target {
@@ -63,19 +54,25 @@ interface Target {
   validator: Compiled;
 }
 
-/** Which contract (if any) the request is for, and the validator its input must pass. */
-function target(req: Request, res: Response, runtime: Runtime, action: ValidationAction, inline: Compiled | undefined): Maybe<Target> {
-  if (inline && action.schema) {
-    const schema = action.schema;
-    const base: Maybe<ResolvedContract> = routeOf(req, action)
-      ? resolveContract(req, res, action, runtime)
-      : { contract: { messageType: '', targetService: '', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }, dispatched: false };
-    // The inline schema also decides how query-string values are converted, so they meet the schema that checks them.
-    return andThen(base, inlineTarget, schema, inline);
-  }
-  return andThen(resolveContract(req, res, action, runtime), contractTarget, runtime);
+const NO_CONTRACT: ResolvedContract = { contract: { messageType: '', targetService: '', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }, dispatched: false };
+
+/** Throws the answer unless the request's input passes its schema (defaults filled in). */
+function validate(req: Request, res: Response, { resolved, validator }: Target, runtime: Runtime): void | Promise<void> {
+  if (!validator.ok) throw new GatewayError('INTERNAL_ERROR', BROKEN_CONTRACT);
+  // The input object is the one contract-router sends: defaults filled in here travel with the message.
+  const input = inputAtHand(req, resolved);
+  return input ? check(input, validator.validate) : checkOnceRead(req, res, resolved, validator.validate, runtime);
 }
 
+async function checkOnceRead(req: Request, res: Response, resolved: ResolvedContract, validate: ValidateFunction, runtime: Runtime): Promise<void> {
+  check(await inputOnceRead(req, res, resolved, runtime.settings), validate);
+}
+
+function check(input: Record<string, unknown>, validate: ValidateFunction): void {
+  if (!validate(input)) throw inputValidationError(validate.errors);
+}
+
+/** The inline schema also decides how query-string values are converted, so they meet the schema that checks them. */
 function inlineTarget(base: ResolvedContract, schema: JsonSchema, inline: Compiled): Target {
   return { resolved: { ...base, contract: { ...base.contract, inputSchema: schema } }, validator: inline };
 }

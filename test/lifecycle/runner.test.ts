@@ -1,0 +1,151 @@
+import '../auth/support';
+import { expect } from 'chai';
+import type { Request, Response } from 'express';
+import { runner, type Stage } from '../../plugin/lifecycle/runner';
+import { jwtDevAuthPolicy } from '../../policies/jwt-dev-auth';
+import { permissionPolicy } from '../../policies/permission';
+import { requestUser } from '../../plugin/pipeline/user';
+import { testRuntime } from '../support/runtime';
+import { SECRET, claims, fakeReq, hs256, isolateAuthEnv, run } from '../auth/support';
+
+/** A stage that records its name, then returns what `result` gives (nothing, a promise) or throws it. */
+function stage(name: string, seen: string[], result: () => void | Promise<void> = () => undefined, failed: Stage['failed'] = () => seen.push(`${name} failed`)): Stage {
+  return {
+    run: () => {
+      seen.push(name);
+      return result();
+    },
+    failed,
+  };
+}
+
+/** What the runner did: the order of the stages, next and failures, and whether next came before the call returned. */
+function runNow(stages: Stage[], res: Partial<Response> = { headersSent: false, setHeader: () => undefined as never, getHeader: () => undefined }): { seen: string[]; done: Promise<void> } {
+  const seen: string[] = [];
+  let finish = (): void => undefined;
+  const done = new Promise<void>((resolve) => (finish = resolve));
+  const built = stages.map((s) => ({ run: (req: Request, r: Response) => s.run(req, r), failed: (err: unknown, req: Request, r: Response) => {
+    s.failed(err, req, r);
+    seen.push('failed');
+    finish();
+  } }));
+  runner(built)(fakeReq(), res as Response, () => {
+    seen.push('next');
+    finish();
+  });
+  seen.push('returned');
+  return { seen, done };
+}
+
+describe('runner: stages in order, waiting only for a promise', () => {
+  it('runs stages that return nothing and calls next() before it returns', () => {
+    const seen: string[] = [];
+    const { seen: order } = runNow([stage('a', seen), stage('b', seen)]);
+    expect(seen).to.deep.equal(['a', 'b']);
+    expect(order).to.deep.equal(['next', 'returned']);
+  });
+
+  it('waits for a stage\'s promise, then goes on with the next stage', async () => {
+    const seen: string[] = [];
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const r = runNow([stage('a', seen), stage('b', seen, () => gate), stage('c', seen)]);
+    expect(seen).to.deep.equal(['a', 'b']);
+    expect(r.seen).to.deep.equal(['returned']);
+    release();
+    await r.done;
+    expect(seen).to.deep.equal(['a', 'b', 'c']);
+    expect(r.seen).to.deep.equal(['returned', 'next']);
+  });
+
+  it('sends what a stage throws, or its promise rejects with, to that stage\'s failed, and runs nothing after it', async () => {
+    const thrown = new Error('thrown');
+    for (const result of [(): void => {
+      throw thrown;
+    }, (): Promise<void> => Promise.reject(thrown)]) {
+      const seen: string[] = [];
+      let got: unknown;
+      const r = runNow([stage('a', seen), stage('b', seen, result, (err) => (got = err)), stage('c', seen)]);
+      await r.done;
+      expect(got).to.equal(thrown);
+      expect(seen).to.deep.equal(['a', 'b']);
+      expect(r.seen).to.not.include('next');
+      expect(r.seen).to.include('failed');
+    }
+  });
+
+  it('stops after a stage that answered the request, at once or once its promise settles', async () => {
+    for (const wait of [false, true]) {
+      const seen: string[] = [];
+      const res = { headersSent: false, setHeader: () => undefined as never, getHeader: () => undefined };
+      const answer = (): void | Promise<void> => {
+        res.headersSent = true;
+        return wait ? Promise.resolve() : undefined;
+      };
+      const r = runNow([stage('a', seen, answer), stage('b', seen)], res as Partial<Response>);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(seen).to.deep.equal(['a']);
+      expect(r.seen).to.deep.equal(['returned']);
+    }
+  });
+
+  it('sets the trace headers before the first stage runs', () => {
+    const headers: Record<string, unknown> = {};
+    const res = { headersSent: false, setHeader: (name: string, value: unknown) => (headers[name.toLowerCase()] = value), getHeader: (name: string) => headers[name.toLowerCase()] };
+    let atFirstStage: unknown;
+    runNow([{ run: () => void (atFirstStage = headers['x-correlation-id']), failed: () => undefined }], res as unknown as Partial<Response>);
+    expect(atFirstStage).to.be.a('string');
+  });
+});
+
+describe('runner: policies on the fast path', () => {
+  isolateAuthEnv();
+  /** The policies' runtime (verifiers, log); its bus is never started: these routes name no contract. */
+  const runtime = testRuntime();
+  after(() => runtime.close());
+  beforeEach(() => runtime.verifiers.clear());
+
+  const quietRes = (): Response => ({ setHeader: () => undefined, getHeader: () => undefined, headersSent: false }) as unknown as Response;
+
+  it('jwt-dev-auth and permission call next() before they return once the token is in the cache', async () => {
+    const token = hs256(claims({ permissions: ['things:read'] }));
+    const auth = jwtDevAuthPolicy(runtime).policy({ jwtSecret: SECRET });
+    const permission = permissionPolicy(runtime).policy({ required: ['things:read'] });
+
+    // First use: the signature is verified (jose is asynchronous), so the step answers later.
+    const first = fakeReq({ authorization: `Bearer ${token}` });
+    let nextNow = false;
+    const outcome = run((req, res, next) => {
+      auth(req, res, () => {
+        nextNow = true;
+        next();
+      });
+      expect(nextNow).to.equal(false);
+    }, first);
+    expect((await outcome).next).to.equal(true);
+    expect(requestUser(first)?.userId).to.equal('user-1');
+
+    // The same token again: verified already, so both steps go on synchronously.
+    const second = fakeReq({ authorization: `Bearer ${token}` });
+    const order: string[] = [];
+    auth(second as Request, quietRes(), () => {
+      order.push('auth');
+      permission(second as Request, quietRes(), () => order.push('permission'));
+    });
+    order.push('returned');
+    expect(order).to.deep.equal(['auth', 'permission', 'returned']);
+    expect(requestUser(second)?.permissions).to.deep.equal(['things:read']);
+  });
+
+  it('the fast path answers as the slow one: a missing permission is 403 with the error body', async () => {
+    const token = hs256(claims({ permissions: ['other'] }));
+    const auth = jwtDevAuthPolicy(runtime).policy({ jwtSecret: SECRET });
+    const permission = permissionPolicy(runtime).policy({ required: ['things:read'] });
+    const req = fakeReq({ authorization: `Bearer ${token}` });
+    await run(auth, req);
+    const out = await run(permission, req);
+    expect(out.next).to.equal(false);
+    expect(out.status).to.equal(403);
+    expect(out.body).to.include({ code: 'INSUFFICIENT_PERMISSIONS', requiredPermission: 'things:read' });
+  });
+});
