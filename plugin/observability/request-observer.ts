@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { requestState } from '../request/state';
 import { isKnownCode } from '../errors';
 import { errorCodeOf } from './error-code';
-import { routeLabelOf } from './route-label';
+import { RouteLabels } from './route-label';
 import type { GatewayMetrics } from './metrics';
 import type { Span } from '@opentelemetry/api';
 import { endServerSpan, startServerSpan } from './tracing';
@@ -39,12 +39,13 @@ export interface ObserverOptions {
  */
 export class RequestObserver {
   private options: ObserverOptions = {};
+  private readonly labels = new RouteLabels();
   private readonly answered: (this: ServerResponse) => void;
 
   constructor() {
     const observer = this;
     this.answered = function (this: ServerResponse) {
-      answered(this, observer.options);
+      answered(this, observer.options, observer.labels);
     };
   }
 
@@ -66,14 +67,14 @@ export function serverSpanOf(req: Request): Span | undefined {
   return requestState(req).observed?.span;
 }
 
-function answered(res: ServerResponse, options: ObserverOptions): void {
+function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLabels): void {
   const req = res.req as Request;
   const state = requestState(req);
   const observed = state.observed;
   if (!observed) return;
   const seconds = (performance.now() - observed.start) / 1000;
   const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
-  const route = routeLabelOf(req);
+  const route = labels.of(req);
   const method = req.method ?? 'OTHER';
   endServerSpan(observed.span, method, route, status, state.trace ?? {});
   const found = errorCodeOf(res);

@@ -8,20 +8,23 @@ export const UNMATCHED_ROUTE = 'unmatched';
 export const MAX_ROUTE_LABELS = 2000;
 export const OTHER_ROUTE = 'other';
 
-const seen = new Set<string>();
+/** The route labels one request observer has handed out (the runtime's, through Observability), capped. */
+export class RouteLabels {
+  private readonly seen = new Set<string>();
 
-/**
- * The route template of a request for metric labels and span names: the path-table route (`routing: table`), else the
- * Express route that served it (`/api/users/:userId`, `/health`), else `unmatched`. Never the raw path, so ids in
- * paths do not multiply the series.
- */
-export function routeLabelOf(req: IncomingMessage): string {
-  const template = tableRouteOf(req as Request) ?? expressRoute(req as Request);
-  if (template === undefined) return UNMATCHED_ROUTE;
-  if (seen.has(template)) return template;
-  if (seen.size >= MAX_ROUTE_LABELS) return OTHER_ROUTE;
-  seen.add(template);
-  return template;
+  /**
+   * The route template of a request for metric labels and span names: the path-table route (`routing: table`), else
+   * the Express route that served it (`/api/users/:userId`, `/health`), else `unmatched`. Never the raw path, so ids
+   * in paths do not multiply the series.
+   */
+  of(req: IncomingMessage): string {
+    const template = tableRouteOf(req as Request) ?? expressRoute(req as Request);
+    if (template === undefined) return UNMATCHED_ROUTE;
+    if (this.seen.has(template)) return template;
+    if (this.seen.size >= MAX_ROUTE_LABELS) return OTHER_ROUTE;
+    this.seen.add(template);
+    return template;
+  }
 }
 
 function expressRoute(req: Request): string | undefined {

@@ -3,7 +3,7 @@ import { ContractRegistry } from '../../plugin/contracts/registry';
 import { GatewayMetrics } from '../../plugin/observability/metrics';
 import { refusalKind, OTHER_REASON } from '../../plugin/observability/refusals';
 import { DEFAULT_ANNOUNCEMENT_LIMITS } from '../../plugin/contracts/limits';
-import { routeLabelOf, MAX_ROUTE_LABELS, OTHER_ROUTE, UNMATCHED_ROUTE } from '../../plugin/observability/route-label';
+import { RouteLabels, MAX_ROUTE_LABELS, OTHER_ROUTE, UNMATCHED_ROUTE } from '../../plugin/observability/route-label';
 import type { IncomingMessage } from 'node:http';
 import { busOutcome } from '../../plugin/observability/bus-call';
 import { badGateway, gatewayTimeout, serviceUnavailable, GatewayError } from '../../plugin/errors';
@@ -52,6 +52,8 @@ describe('metrics: announcements, contracts and bounded labels', () => {
 
   it('labels a request by its route template, never its path, and stops taking new templates past the cap', () => {
     const req = (path?: string) => ({ route: path === undefined ? undefined : { path } }) as unknown as IncomingMessage;
+    const routeLabels = new RouteLabels();
+    const routeLabelOf = (r: IncomingMessage): string => routeLabels.of(r);
     expect(routeLabelOf(req())).to.equal(UNMATCHED_ROUTE);
     expect(routeLabelOf(req('/api/users/:userId'))).to.equal('/api/users/:userId');
     const labels = new Set<string>();
