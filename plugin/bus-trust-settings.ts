@@ -1,5 +1,9 @@
 import type { OwnershipRules } from './contracts/ownership';
 import { DEFAULT_ANNOUNCEMENT_LIMITS, type AnnouncementLimits } from './contracts/limits';
+import { DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND } from './bus/constants';
+
+/** The defaults the descriptions name, from the one place they are set. */
+const D = DEFAULT_ANNOUNCEMENT_LIMITS;
 
 /**
  * The settings that decide which announcements the gateway trusts (part of the plugin settings, plugin/settings.ts):
@@ -51,15 +55,15 @@ export const BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES = {
   publicContractServices: { ...SERVICE_LIST, description: 'the services that may declare public: true contracts; unset: any' },
   httpPathServices: { ...SERVICE_LIST, description: 'the services that may declare http.paths; unset: any' },
   allowPathsOutsideApi: { type: 'boolean', description: 'accept http.paths outside /api/<name>/ (default false)' },
-  announcementMaxBytes: limit('bytes of one announcement message, checked before parsing (default 262144)', 16 * 1024 * 1024),
-  announcementMaxContracts: limit('contracts in one announcement (default 200)', 100000),
-  schemaMaxBytes: limit('bytes of one inputSchema/outputSchema (default 65536)', 16 * 1024 * 1024),
-  schemaMaxDepth: limit('nesting depth of one schema (default 32)', 1000),
-  schemaMaxProperties: limit('object members and array items in one schema, at every depth (default 4000)', 1000000),
-  serviceMaxInstances: limit('live instances of one service; a new one replaces the one heard from longest ago (default 64)', 100000),
-  announcedServicesMax: limit('services with a live instance; announcements of more are refused (default 256)', 100000),
+  announcementMaxBytes: limit(`bytes of one announcement message, checked before parsing (default ${D.maxBytes})`, 16 * 1024 * 1024),
+  announcementMaxContracts: limit(`contracts in one announcement (default ${D.maxContracts})`, 100000),
+  schemaMaxBytes: limit(`bytes of one inputSchema/outputSchema (default ${D.maxSchemaBytes})`, 16 * 1024 * 1024),
+  schemaMaxDepth: limit(`nesting depth of one schema (default ${D.maxSchemaDepth})`, 1000),
+  schemaMaxProperties: limit(`object members and array items in one schema, at every depth (default ${D.maxSchemaProperties})`, 1000000),
+  serviceMaxInstances: limit(`live instances of one service; a new one replaces the one heard from longest ago (default ${D.maxInstancesPerService})`, 100000),
+  announcedServicesMax: limit(`services with a live instance; announcements of more are refused (default ${D.maxServices})`, 100000),
   announcementApplyIntervalMs: { type: 'integer', minimum: 0, maximum: 60000, description: 'announcements are applied in one batch per interval (default 1000; a lone one at once)' },
-  announcementBytesPerSecond: limit('announcement bytes taken off the bus per second (default 4194304)', 1024 * 1024 * 1024),
+  announcementBytesPerSecond: limit(`announcement bytes taken off the bus per second (default ${DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND})`, 1024 * 1024 * 1024),
   announcementUsers: {
     type: 'object',
     additionalProperties: { type: 'string', minLength: 1 },
@@ -132,7 +136,7 @@ export function resolveBusTrustSettings(raw: Record<string, unknown> = {}, env: 
     ownership,
     announcementLimits,
     announcementApplyIntervalMs: intSetting(raw.announcementApplyIntervalMs, 1000),
-    announcementBytesPerSecond: intSetting(raw.announcementBytesPerSecond, 4 * 1024 * 1024) || 4 * 1024 * 1024,
+    announcementBytesPerSecond: intSetting(raw.announcementBytesPerSecond, DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND) || DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND,
     announcementUsers: raw.announcementUsers !== undefined ? stringMap(raw.announcementUsers) : envUserMap(env.ANNOUNCEMENT_USERS),
     requireAnnouncementUser: typeof raw.requireAnnouncementUser === 'boolean' ? raw.requireAnnouncementUser : env.REQUIRE_ANNOUNCEMENT_USER === 'true',
     configWriteIntervalMs: intSetting(raw.configWriteIntervalMs, 1000),

@@ -116,7 +116,7 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     routing: routingMode(raw.routing ?? env.CONTRACT_ROUTING),
     ...(port !== undefined ? { metricsPort: port } : {}),
     metricsHost: str('metricsHost', 'METRICS_HOST', '0.0.0.0'),
-    // On unless turned off: an operator expects an access log; the benchmark and busy deployments turn it off.
+    // On unless turned off: an operator expects an access log; a line per request is a cost busy deployments may drop.
     accessLog: typeof raw.accessLog === 'boolean' ? raw.accessLog : env.ACCESS_LOG !== 'false',
     logFormat: (raw.logFormat ?? env.LOG_FORMAT) === 'json' ? 'json' : 'text',
     shutdownGraceMs: raw.shutdownGraceMs === 0 || env.SHUTDOWN_GRACE_MS === '0' ? 0 : intFrom(raw.shutdownGraceMs ?? env.SHUTDOWN_GRACE_MS, 10_000),

@@ -1,11 +1,15 @@
 /** Retry-After (seconds) on every 503 a transport produces: not connected, closing, no instance, not accepted. */
 export const BUS_RETRY_AFTER_S = 5;
 
+/** Announcement bytes the gateway takes off the bus per second unless announcementBytesPerSecond says. */
+export const DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND = 4 * 1024 * 1024;
+
 /** Requests a consumer holds at once when serve() is not given a prefetch (both transports). */
 export const DEFAULT_PREFETCH = 16;
 
 /**
- * Backoff of everything that retries against the broker (the connection, a channel it closed, the first start):
+ * Backoff of everything that retries against the broker (the connection, a channel it closed; the first start
+ * waits longer between its attempts, start-with-retry.ts):
  * the first pause and the cap. Short at first, so a broker blip costs little; capped, so a broker away for long
  * costs a line and an attempt every few seconds.
  */

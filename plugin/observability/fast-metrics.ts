@@ -1,6 +1,6 @@
 /**
  * Counters and histograms for the request path, read by prom-client's registry at scrape time. prom-client's own
- * metrics validate and hash their labels on every inc()/observe(), children included (~1 µs each); here a series
+ * metrics validate and hash their labels on every inc()/observe(), children included; here a series
  * is looked up once per label set by a joined key and counting is adding to numbers. The label values must already
  * be bounded (route templates, codes, services): a series is never forgotten.
  */

@@ -52,7 +52,7 @@ function newAjv(dialect: Dialect, options: Options, formats: FormatsMode = 'full
   return ajv;
 }
 
-/** One instance per dialect only checks schemas against the meta-schema, which is costly to compile (~13 ms). */
+/** One instance per dialect only checks schemas against the meta-schema, which is costly to compile. */
 const metaCheckers = new Map<Dialect, AjvInstance>();
 
 function assertValidSchema(schema: JsonSchema, dialect: Dialect): void {

@@ -1,6 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { Announcement } from '../../contracts/types';
+import { DEFAULT_ANNOUNCEMENT_LIMITS } from '../../contracts/limits';
+import { DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND } from '../constants';
 import { inert, OnceLog } from '../../log-once';
 import { ByteBudget } from '../byte-budget';
 import { callGuarded } from '../notify';
@@ -22,7 +24,10 @@ export interface AnnouncementIntake {
   bytesPerSecond: number;
 }
 
-export const DEFAULT_ANNOUNCEMENT_INTAKE: Readonly<AnnouncementIntake> = Object.freeze({ maxBytes: 256 * 1024, bytesPerSecond: 4 * 1024 * 1024 });
+export const DEFAULT_ANNOUNCEMENT_INTAKE: Readonly<AnnouncementIntake> = Object.freeze({
+  maxBytes: DEFAULT_ANNOUNCEMENT_LIMITS.maxBytes,
+  bytesPerSecond: DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND,
+});
 /** Announcements in hand at once (unacked). */
 const ANNOUNCE_PREFETCH = 64;
 /** The broker keeps at most this much of a flood for the gateway; the oldest go first. */
