@@ -24,6 +24,13 @@ module.exports = {
       to: { path: '^(policies|conditions)/' },
     },
     {
+      name: 'core-not-to-runtime',
+      comment: 'The core takes what it needs as arguments; only what init() registers is handed the runtime itself.',
+      severity: 'error',
+      from: { path: '^(plugin|sdk)/', pathNot: ['^plugin/(manifest|runtime)\\.ts$', '^plugin/operations/'] },
+      to: { path: '^plugin/runtime\\.ts$' },
+    },
+    {
       name: 'sdk-only-service-side',
       comment: 'A service links the SDK: of plugin/ it uses the bus, the contract types, the error codes and tracing.',
       severity: 'error',
