@@ -7,6 +7,7 @@ import { consoleLogger, type Logger } from './logger';
 import { ConfigSync, type HostConfig } from './config-writer/config-sync';
 import { checkAuthConfig, warnIfDevelopmentMode } from './auth';
 import { startWithRetry } from './bus/start-with-retry';
+import { errorMessage } from './errors/describe';
 import { Observability } from './observability';
 import { hostLogsAsJson } from './logging/host-logs';
 import { jsonLogger, redacting } from './logging/structured';
@@ -129,7 +130,7 @@ export class Runtime {
     void this.observability.start();
     this.transport.onStateChange((state) => {
       // The transport logs the change itself; after a reconnect every service re-announces, so routes come back without a restart.
-      if (state === 'up') this.transport.requestDiscovery().catch((e) => this.log.warn(`discovery request failed: ${String(e)}`));
+      if (state === 'up') this.transport.requestDiscovery().catch((e) => this.log.warn(`discovery request failed: ${errorMessage(e)}`));
     });
     if (!(await startWithRetry(this.transport, this.log, () => this.closed))) return;
     this.warnIfUnauthenticated();
