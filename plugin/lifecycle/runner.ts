@@ -28,6 +28,14 @@ export function runner(stages: readonly Stage[]): Middleware {
   };
 }
 
+/**
+ * An error answer that itself failed on the promise path: nothing sensible can be written any more, and a rejection
+ * left unhandled would end the process, so the connection is cut (the client sees it fail, nobody else does).
+ */
+function cutOff(res: Response): void {
+  res.destroy();
+}
+
 function runFrom(stages: readonly Stage[], first: number, req: Request, res: Response, next: NextFunction): void {
   for (let i = first; i < stages.length; i++) {
     const stage = stages[i];
@@ -39,10 +47,12 @@ function runFrom(stages: readonly Stage[], first: number, req: Request, res: Res
       return;
     }
     if (pending !== undefined) {
-      pending.then(
-        () => (res.headersSent ? undefined : runFrom(stages, i + 1, req, res, next)),
-        (err: unknown) => stage.failed(err, req, res),
-      );
+      pending
+        .then(
+          () => (res.headersSent ? undefined : runFrom(stages, i + 1, req, res, next)),
+          (err: unknown) => stage.failed(err, req, res),
+        )
+        .catch(() => cutOff(res));
       return;
     }
     if (res.headersSent) return;

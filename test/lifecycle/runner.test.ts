@@ -89,6 +89,24 @@ describe('runner: stages in order, waiting only for a promise', () => {
     }
   });
 
+  it('cuts the connection, and leaves no unhandled rejection, when a failure answer throws on the promise path', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      let destroyed = false;
+      const res = { headersSent: false, setHeader: () => undefined, getHeader: () => undefined, destroy: () => void (destroyed = true) };
+      const broken: Stage = { run: () => Promise.reject(new Error('bus down')), failed: () => { throw new Error('could not answer'); } };
+      runner([broken])(fakeReq(), res as unknown as Response, () => expect.fail('next must not run'));
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      expect(destroyed).to.equal(true);
+      expect(unhandled).to.deep.equal([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('sets the trace headers before the first stage runs', () => {
     const headers: Record<string, unknown> = {};
     const res = { headersSent: false, setHeader: (name: string, value: unknown) => (headers[name.toLowerCase()] = value), getHeader: (name: string) => headers[name.toLowerCase()] };
