@@ -28,14 +28,11 @@ const plugin = {
     // Not awaited: the host's init() is synchronous; discovery writes the routes when services answer.
     void runtime.start();
     runtime.attachHost(ctx);
-    // /health, /api-docs, /api/discovery/contracts, /debug/contracts: the host replays every registered gateway
-    // route on the same app at each reload, so they are registered by the first init() of the process only.
-    if (!runtime.gatewayRoutesRegistered) {
-      runtime.gatewayRoutesRegistered = true;
-      ctx.registerGatewayRoute(operationsRoutes(runtime));
-    }
+    // Once per process (runtime.hostHooked says why): /health, /api-docs, /api/discovery/contracts, /debug/contracts,
+    // and the hooks on the host's servers.
     if (!runtime.hostHooked) {
       runtime.hostHooked = true;
+      ctx.registerGatewayRoute(operationsRoutes(runtime));
       // Before the host listens: a port in use ends the start with one line, not a stack trace.
       reportListenErrors();
       if (ctx.eventBus) {

@@ -43,7 +43,11 @@ export class Runtime {
   readonly rateLimits = new RateLimitState();
   /** SIGTERM/SIGINT: drain the host's servers, answer what is left 503, then close this runtime. */
   readonly gracefulStop: GracefulStop;
-  /** Set by the first init(), which hooks the host's servers (observer, graceful stop, listen errors): once per process. */
+  /**
+   * Set by the first init(), which registers the gateway routes (/health, /api-docs, …) and hooks the host's servers
+   * (observer, graceful stop, listen errors). The host re-runs init() on every reload and replays every registered
+   * gateway route on the same express app, so each of these is done once per process.
+   */
   hostHooked = false;
   private validatorCache?: ValidatorCache;
   private table?: PathTable<RouteAction>;
@@ -53,11 +57,6 @@ export class Runtime {
   private closed = false;
   /** Set once the host has loaded the plugin (a plugin load error is only logged by the host). */
   hostAttached = false;
-  /**
-   * Set by the first init() that registers the gateway routes (/health, /api-docs, …). The host re-runs init()
-   * on every reload and replays every registered gateway route on the same express app, so later inits skip it.
-   */
-  gatewayRoutesRegistered = false;
 
   constructor(settings: Settings, log: Logger = consoleLogger) {
     this.settings = settings;

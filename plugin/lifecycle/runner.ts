@@ -18,8 +18,8 @@ export type Middleware = (req: Request, res: Response, next: NextFunction) => vo
 /**
  * The middleware that runs `stages` in order, then calls next() unless one of them answered. It goes on at once after
  * a stage that returned nothing and waits only for a promise: most requests have all they need at hand (contract
- * resolved, token verified before, no body) and then cost no promise, microtask or closure. This loop is the only
- * place that tells the two paths apart; the stages read top to bottom.
+ * resolved, token verified before, no body) and then cost no promise, microtask or closure. A stage reads top to
+ * bottom and returns a promise only from its waiting way (the `…OnceRead` helpers).
  */
 export function runner(stages: readonly Stage[]): Middleware {
   return (req, res, next) => {
