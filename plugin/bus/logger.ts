@@ -5,7 +5,8 @@ export interface BusLogger {
   error(message: string): void;
 }
 
-const noop = (): void => undefined;
+/** Does nothing: a listener or catch handler whose event needs no action. */
+export const noop = (): void => undefined;
 
 export const silentLogger: BusLogger = { info: noop, warn: noop, error: noop };
 

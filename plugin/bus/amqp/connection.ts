@@ -2,7 +2,7 @@ import * as amqp from 'amqplib';
 import type { Channel, ChannelModel, RecoveringChannelModel } from 'amqplib';
 import { describeError } from '../../errors/describe';
 import { RETRY_FIRST_DELAY_MS, RETRY_MAX_DELAY_MS } from '../constants';
-import type { BusLogger } from '../logger';
+import { noop, type BusLogger } from '../logger';
 import { notifyState } from '../notify';
 import type { TransportState } from '../transport';
 import type { BusNames } from './wire';
@@ -16,8 +16,6 @@ import type { BusNames } from './wire';
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** One connection attempt's socket timeout; start() keeps attempting until its own bound. */
 const CONNECT_ATTEMPT_TIMEOUT_MS = 5_000;
-
-export const noop = (): void => undefined;
 
 /** What the sides do when a connection comes up (before it counts as up) and when it is lost. */
 export interface ConnectionHooks {

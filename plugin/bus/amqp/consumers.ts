@@ -2,7 +2,8 @@ import type { Channel, ChannelModel } from 'amqplib';
 import { describeError } from '../../errors/describe';
 import type { Subscription } from '../transport';
 import { OrphanedReplies, type RunningDelivery } from './orphaned-replies';
-import { channelRetryDelay, noop, type AmqpConnection } from './connection';
+import { channelRetryDelay, type AmqpConnection } from './connection';
+import { noop } from '../logger';
 
 /*
  * The consumers of the AMQP transport (work queues, announcement and discovery listeners), each on a channel of its

@@ -20,8 +20,7 @@ import { BusNames } from './wire';
  */
 
 export { WORK_QUEUE_EXPIRES_MS } from './wire';
-export { redactUrl } from './connection';
-export { DEFAULT_ANNOUNCEMENT_INTAKE, type AnnouncementIntake } from './listeners';
+export type { AnnouncementIntake } from './listeners';
 
 export interface AmqpTransportOptions {
   /** Prefix of every exchange and queue name, so several deployments (or test runs) can share a broker. */

@@ -85,16 +85,19 @@ export class AmqpPublisher {
   /** The connection is gone: so are the channels, and whatever was in flight can no longer be answered (502). */
   lost(): void {
     this.pub = null;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
-    this.pending.failAll((p) => badGateway(p.service));
+    this.halt(badGateway);
   }
 
   /** The first step of close(): no re-open, and the requests in flight are answered 503. */
   stop(): void {
+    this.halt(busClosing);
+  }
+
+  /** No more re-opening, and every request in flight answered with `failure` of its service. */
+  private halt(failure: (service: string) => Error): void {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
-    this.pending.failAll((p) => busClosing(p.service));
+    this.pending.failAll((p) => failure(p.service));
   }
 
   async closeChannels(): Promise<void> {

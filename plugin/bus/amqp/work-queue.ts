@@ -3,7 +3,8 @@ import { describeError } from '../../errors/describe';
 import { DEFAULT_PREFETCH } from '../constants';
 import { invokeHandler, replyJson } from '../handler';
 import type { Reply, RequestHandler, Subscription } from '../transport';
-import { noop, type AmqpConnection } from './connection';
+import type { AmqpConnection } from './connection';
+import { noop } from '../logger';
 import type { AmqpConsumers, Registration } from './consumers';
 import { decodeRequest, JSON_TYPE, PRECONDITION_FAILED, traceIdOf, WORK_QUEUE_OPTIONS } from './wire';
 
