@@ -34,10 +34,15 @@ export async function startScriptProcess(script: string, env: Record<string, str
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`${script} exited:\n${out}`);
+  // An exit ends the wait at once; waiting out the timeout would only delay the same failure.
+  const exitedEarly = exited.then(() => Promise.reject(new Error(`${script} exited:\n${out}`)));
+  exitedEarly.catch(() => undefined);
+  const ready = eventually(async () => {
+    // Ended: exitedEarly has the answer, and polling stops.
+    if (child.exitCode !== null || child.signalCode !== null) return;
     if (!out.includes('ready')) throw new Error(`${script} not ready in ${readyTimeoutMs} ms:\n${out}`);
-  }, readyTimeoutMs).catch((err: unknown) => killUnready(child, exited, err));
+  }, readyTimeoutMs);
+  await Promise.race([ready, exitedEarly]).catch((err: unknown) => killUnready(child, exited, err));
   return {
     child,
     exited,
