@@ -14,7 +14,8 @@ import type { Logger } from '../plugin/logger';
 import { errorMessage } from '../plugin/errors';
 import { storageSettings } from './storage-settings';
 import { quickStartSecret } from './quick-start-secret';
-import { configFileProblem, loadHostConfig } from './config-files';
+import { loadHostConfig } from './config-files';
+import { configFileProblem } from '../plugin/host/config-files';
 import { checkAdminSettings } from './seed-admin';
 import { openReferenceDatabase, startReferenceStack, type ReferenceStack } from './reference-stack';
 

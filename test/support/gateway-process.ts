@@ -64,7 +64,8 @@ export async function startGateway(env: Record<string, string | undefined> = {},
       child.kill('SIGKILL');
       await exited;
     }
-    await cleanUp();
+    // The start's own error is the one to see: a cleanup that fails too (a broker cut by the test) must not hide it.
+    await cleanUp().catch(() => undefined);
     throw err;
   });
 
