@@ -27,7 +27,8 @@ module.exports = {
     'dist/test/storage/user-name.test.js',
     'dist/test/storage/users-concurrency.test.js',
   ],
-  require: ['dist/test/support/unit-only.js'],
+  require: ['dist/test/support/unit-only.js', 'dist/test/support/leak-check.js'],
+  exit: true,
   timeout: 20000,
   reporter: 'dot',
 };

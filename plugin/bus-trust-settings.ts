@@ -27,7 +27,7 @@ export interface BusTrustSettings {
 }
 
 /** Setting name → the limit it sets. */
-const LIMIT_SETTINGS = {
+export const LIMIT_SETTINGS = {
   announcementMaxBytes: 'maxBytes',
   announcementMaxContracts: 'maxContracts',
   schemaMaxBytes: 'maxSchemaBytes',

@@ -2,26 +2,31 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
-import { EmailTaken, type UserStore } from '../examples/users-service/store';
+import { EmailTaken, type UserRecord, type UserStore } from '../examples/users-service/store';
+import { RefreshStore } from '../examples/auth-service/refresh-store';
 
 export interface SeedAdminOptions {
   /** Where a generated password is written (the data directory, beside the generated JWT secret). */
   dataDir: string;
   /** A line of the process's log (the plugin's logger under `npm start`: text or JSON lines, redacted). */
   log: (line: string) => void;
+  /** A line that needs the operator's attention (an ADMIN_PASSWORD not applied); `log` when not given. */
+  warn?: (line: string) => void;
 }
 
 /**
  * The first administrator of the reference services, from ADMIN_EMAIL / ADMIN_PASSWORD, made once: an account
- * that exists is left as it is (its password may have changed since). Without ADMIN_PASSWORD one is generated,
+ * that exists is left as it is (its password may have changed since), and a different ADMIN_PASSWORD is then
+ * reported, not applied, unless ADMIN_PASSWORD_RESET=true asks for it. Without ADMIN_PASSWORD one is generated,
  * only when the account is made, so a fresh start is never left with a known default. It goes to a file only
  * this user can read, and the log names the file: log lines never carry a password (they are often shipped).
  */
 export async function seedAdmin(store: UserStore, opts: SeedAdminOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const email = env.ADMIN_EMAIL || 'admin@example.com';
   let password = env.ADMIN_PASSWORD;
-  if (password !== undefined && password !== '' && password.length < 8) throw new Error('ADMIN_PASSWORD must be at least 8 characters');
-  if (await store.findByEmail(email)) return;
+  const reset = checkAdminSettings(env);
+  const existing = await store.findByEmail(email);
+  if (existing) return password ? keepOrReset(store, existing, password, reset, opts) : undefined;
   const generated = !password;
   if (!password) password = randomBytes(12).toString('base64url');
   try {
@@ -38,4 +43,37 @@ export async function seedAdmin(store: UserStore, opts: SeedAdminOptions, env: N
   rmSync(file, { force: true });
   writeFileSync(file, `${password}\n`, { mode: 0o600, flag: 'wx' });
   opts.log(`administrator ${email} created; its generated password is in ${file} (readable by this user only; delete the file once read)`);
+}
+
+/**
+ * Throws on an ADMIN_PASSWORD shorter than 8 characters, an ADMIN_PASSWORD_RESET other than `true`/`false`, or a
+ * reset without a password (`npm start` checks before it starts anything); returns whether a reset is asked for.
+ */
+export function checkAdminSettings(env: NodeJS.ProcessEnv): boolean {
+  const password = env.ADMIN_PASSWORD;
+  if (password !== undefined && password !== '' && password.length < 8) throw new Error('ADMIN_PASSWORD must be at least 8 characters');
+  const value = env.ADMIN_PASSWORD_RESET;
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value !== 'true') throw new Error('ADMIN_PASSWORD_RESET must be true or false');
+  if (!password) throw new Error('ADMIN_PASSWORD_RESET=true needs ADMIN_PASSWORD, the password to set');
+  return true;
+}
+
+/**
+ * An ADMIN_PASSWORD for an administrator that exists: nothing to do when it is already the password; set (and the
+ * administrator's refresh tokens revoked, as a password change does) when a reset is asked for; else one line
+ * saying it was not applied and how to apply it.
+ */
+async function keepOrReset(store: UserStore, admin: UserRecord, password: string, reset: boolean, opts: SeedAdminOptions): Promise<void> {
+  if (!reset) {
+    if (admin.passwordHash && (await bcrypt.compare(password, admin.passwordHash))) return;
+    (opts.warn ?? opts.log)(`ADMIN_PASSWORD is not applied: administrator ${admin.email} already exists with another password; start once with ADMIN_PASSWORD_RESET=true to set it (docs/operations.md#data-of-the-reference-services)`);
+    return;
+  }
+  const hash = await bcrypt.hash(password, 10);
+  await store.db.transaction(async (tx) => {
+    await store.setPasswordHash(admin.userId, hash, tx);
+    await new RefreshStore(tx).revokeAllOf(admin.userId, 'password-change', tx);
+  });
+  (opts.warn ?? opts.log)(`administrator ${admin.email}: password set from ADMIN_PASSWORD (ADMIN_PASSWORD_RESET=true), its refresh tokens revoked; unset ADMIN_PASSWORD_RESET for later starts`);
 }

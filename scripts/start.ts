@@ -6,7 +6,7 @@
  */
 import { join, resolve } from 'node:path';
 import { ensureConfigDir } from './config-dir';
-import { startupSettings } from '../plugin/startup-settings';
+import { INVALID_SETTINGS_EXIT_CODE, startupSettings } from '../plugin/startup-settings';
 import { obtainRuntime } from '../plugin/runtime';
 import { createTransport, type Transport } from '../plugin/bus';
 import { startWithRetry } from '../plugin/bus/start-with-retry';
@@ -14,6 +14,9 @@ import type { Logger } from '../plugin/logger';
 import { errorMessage } from '../plugin/errors';
 import { storageSettings } from './storage-settings';
 import { quickStartSecret } from './quick-start-secret';
+import { loadHostConfig } from './config-files';
+import { configFileProblem } from '../plugin/host/config-files';
+import { checkAdminSettings } from './seed-admin';
 import { openReferenceDatabase, startReferenceStack, type ReferenceStack } from './reference-stack';
 
 const root = resolve(__dirname, '..', '..');
@@ -23,8 +26,16 @@ async function main(): Promise<void> {
   ensureConfigDir(configDir, join(root, 'config'));
   process.env.EG_CONFIG_DIR = configDir;
   process.env.CONTRACTS_PLUGIN_PACKAGE ??= root;
+  // A file the host cannot parse ends the start with one line naming it, never with the file's text.
+  const problem = configFileProblem(configDir);
+  if (problem) {
+    process.stderr.write(`[contracts] ${problem}. The gateway does not start.\n`);
+    process.exit(INVALID_SETTINGS_EXIT_CODE);
+  }
 
   const referenceServices = process.env.START_REFERENCE_SERVICES !== 'false';
+  // A misspelt administrator setting stops the start, not just the reference services later on.
+  if (referenceServices) checkAdminSettings(process.env);
   const storage = storageSettings(process.env, join(configDir, 'data'));
   // The gateway verifies what the auth service signs: both read this one secret, kept across restarts.
   const kept = referenceServices && !process.env.JWT_SECRET ? quickStartSecret(storage.dataDir) : undefined;
@@ -50,7 +61,7 @@ async function main(): Promise<void> {
     const transport = createTransport({ url: settings.busUrl, prefix: settings.busPrefix, logger: quietLogger(runtime.log) });
     referenceTransport = transport;
     if (!(await startWithRetry(transport, quietLogger(runtime.log), () => stopping))) return db.close();
-    stack = await startReferenceStack(transport, db, { dataDir: storage.dataDir, log: (line) => runtime.log.info(line) });
+    stack = await startReferenceStack(transport, db, { dataDir: storage.dataDir, log: (line) => runtime.log.info(line), warn: (line) => runtime.log.warn(line) });
     // Every reference contract known before the host starts: the first config the host reads has all routes.
     const expected = stack.services.flatMap((s) => s.messageTypes);
     await waitFor(() => expected.every((t) => runtime.contract(t) !== undefined), 5000);
@@ -82,7 +93,7 @@ async function main(): Promise<void> {
 
 /** The host's parsed plugins.contracts block of EG_CONFIG_DIR/system.config.yml (empty when there is none). */
 function contractsBlock(): Record<string, unknown> {
-  const config = require('express-gateway/lib/config') as { systemConfig?: { plugins?: Record<string, unknown> } };
+  const config = loadHostConfig<{ systemConfig?: { plugins?: Record<string, unknown> } }>();
   const block = config.systemConfig?.plugins?.contracts;
   return block && typeof block === 'object' ? (block as Record<string, unknown>) : {};
 }

@@ -144,6 +144,12 @@ export class UserStore {
     return rows.length ? this.get(userId, client) : undefined;
   }
 
+  /** Replaces the user's password hash; false when there is no such user. */
+  async setPasswordHash(userId: string, passwordHash: string, client: SqlClient = this.db): Promise<boolean> {
+    const { rows } = await client.query('update users set password_hash = $2, updated_at = clock_timestamp() where user_id = $1 returning user_id', [userId, passwordHash]);
+    return rows.length > 0;
+  }
+
   async delete(userId: string, client: SqlClient = this.db): Promise<boolean> {
     const { rows } = await client.query('delete from users where user_id = $1 returning user_id', [userId]);
     return rows.length > 0;

@@ -128,7 +128,7 @@ export class ConfigSync {
         this.log.info(`routes written to ${path}`);
       }
     } catch (err) {
-      this.log.error(`could not write generated routes: ${errorMessage(err)}`);
+      this.log.error(`could not write generated routes to ${path}: ${errorMessage(err)}`);
     }
   }
 
@@ -165,7 +165,7 @@ export class ConfigSync {
         this.log.info(`routes updated in ${path}`);
       }
     } catch (err) {
-      this.log.error(`could not write generated routes: ${errorMessage(err)}`);
+      this.log.error(`could not write generated routes to ${path}: ${errorMessage(err)}`);
     }
   }
 

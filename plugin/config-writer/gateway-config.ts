@@ -4,6 +4,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { Document, isMap, isScalar, isSeq, parseDocument, visit, YAMLMap, YAMLSeq } from 'yaml';
 import type { ToStringOptions } from 'yaml';
+import { describeYamlError } from './yaml-problem';
 
 /** What the writer needs from an endpoint; route-table's EndpointSpec fits. */
 export interface WritableEndpoint {
@@ -136,7 +137,7 @@ function checkNames(endpoints: readonly WritableEndpoint[], prefix: string): voi
 
 function parseConfig(text: string): Document {
   const doc: Document = parseDocument(text);
-  if (doc.errors.length > 0) throw new Error(`gateway config is not valid YAML: ${doc.errors[0]?.message}`);
+  if (doc.errors.length > 0) throw new Error(describeYamlError(doc.errors[0]!, 'gateway config'));
   if (doc.contents === null) doc.contents = new YAMLMap();
   if (!isMap(doc.contents)) throw new Error('gateway config: the top level must be a mapping');
   return doc;

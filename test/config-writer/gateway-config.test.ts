@@ -217,6 +217,16 @@ describe('renderGatewayConfig', () => {
 
   it('refuses text it cannot read rather than overwrite it', () => {
     expect(() => render('apiEndpoints: [unclosed\n')).to.throw(/not valid YAML/);
+    // One line with the position, never an excerpt: the file may hold a secret next to the mistake.
+    const secret = 'k3y-do-not-print';
+    let message = '';
+    try {
+      render(`http:\n  port: 8080\ncrypto: { cipherKey: ${secret}: x }\n`);
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).to.match(/^gateway config is not valid YAML at line 3, column \d+: [^\n]+$/);
+    expect(message).to.not.include(secret);
     expect(() => render('- a list\n')).to.throw(/mapping/);
     expect(() => render('apiEndpoints: [a, b]\n')).to.throw(/apiEndpoints must be a mapping/);
   });

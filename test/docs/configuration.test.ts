@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { SETTINGS_SCHEMA } from '../../plugin/settings';
-import { SETTING_ENV } from '../../plugin/settings-validation';
+import { resolveSettings, SETTINGS_SCHEMA } from '../../plugin/settings';
+import { SETTING_ENV, validateSettings } from '../../plugin/settings-validation';
+import { LIMIT_SETTINGS } from '../../plugin/bus-trust-settings';
 
 /** docs/configuration.md holds the one settings table: it must list exactly the settings the plugin knows. */
 const doc = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'configuration.md'), 'utf8');
@@ -22,5 +23,44 @@ describe('docs/configuration.md against the settings schema', () => {
 
   it('names the environment variable each setting reads, and none where there is none', () => {
     for (const [setting, env] of settingsTable()) expect(env, setting).to.equal(SETTING_ENV[setting] ?? '');
+  });
+});
+
+/** The table's default column: setting → the cell's text. */
+function defaultsColumn(): Map<string, string> {
+  const start = doc.indexOf('\n## Plugin settings\n');
+  const end = doc.indexOf('\n## ', start + 1);
+  const rows = new Map<string, string>();
+  for (const m of doc.slice(start, end).matchAll(/^\| `([A-Za-z]+)` \| [^|]*\| ([^|]*) \|/gm)) rows.set(m[1] as string, (m[2] as string).trim());
+  return rows;
+}
+
+describe('docs/configuration.md defaults against the code', () => {
+  // What the plugin runs with when neither the block nor the environment says anything.
+  const resolved = resolveSettings(validateSettings({}, {}), {}) as unknown as Record<string, unknown> & {
+    announcementLimits: Record<string, unknown>;
+    ownership: Record<string, unknown>;
+  };
+  const actual = (setting: string): unknown =>
+    setting in LIMIT_SETTINGS ? resolved.announcementLimits[LIMIT_SETTINGS[setting as keyof typeof LIMIT_SETTINGS]] : resolved[setting] ?? resolved.ownership[setting];
+
+  it('every default written as a value is the value the code uses', () => {
+    let compared = 0;
+    for (const [setting, cell] of defaultsColumn()) {
+      const literal = /^`([^`]+)`$/.exec(cell)?.[1];
+      if (literal === undefined) continue;
+      expect(String(actual(setting)), `${setting}: the doc says ${literal}`).to.equal(literal);
+      compared += 1;
+    }
+    expect(compared, 'rows compared').to.be.above(25);
+  });
+
+  it('every default written as none or unset is no value in the code', () => {
+    for (const [setting, cell] of defaultsColumn()) {
+      if (!/^(none|unset)\b/.test(cell)) continue;
+      const value = actual(setting);
+      const empty = value === undefined || (typeof value === 'object' && value !== null && Object.keys(value).length === 0);
+      expect(empty, `${setting}: the doc says ${cell}, the code has ${JSON.stringify(value)}`).to.equal(true);
+    }
   });
 });

@@ -6,6 +6,7 @@ import { startGateway, eventually, type GatewayProcess } from '../support/gatewa
 import { AMQP_URL, uniquePrefix } from '../support/env';
 import { http } from '../support/http';
 import { RawConnection } from '../support/raw-http';
+import { killUnready } from '../support/service-process';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 
@@ -28,7 +29,7 @@ async function startNapService(prefix: string, env: Record<string, string> = {})
   await eventually(async () => {
     if (child.exitCode !== null) throw new Error(`nap service exited:\n${out}`);
     if (!out.includes('ready')) throw new Error('not ready');
-  }, 15000);
+  }, 15000).catch((err: unknown) => killUnready(child, exited, err));
   return { child, exited, output: () => out };
 }
 

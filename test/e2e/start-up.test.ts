@@ -4,13 +4,14 @@ import { AMQP_URL, freePort } from '../support/env';
 import { http, httpAs } from '../support/http';
 import { TcpProxy, viaPort } from '../support/tcp-proxy';
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NPM_ENV, ROOT, run } from '../packaging/support';
 import { TEST_JWT_SECRET } from '../support/tokens';
 import { CANNOT_LISTEN_EXIT_CODE } from '../../plugin/host/listen-errors';
+import { alive, liveDescendants } from '../support/leak-check';
 
 /** `npm start` (dist/scripts/start.js) as an operator runs it, with the broker away at first. */
 describe('npm start with the broker not reachable', function () {
@@ -89,37 +90,6 @@ describe('npm start on a port that is already taken', function () {
   });
 });
 
-/** Every live descendant of `pid` (Linux /proc), so a test can tell that nothing was left behind. */
-function descendants(pid: number): number[] {
-  const parentOf = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      // Field 4 of /proc/<pid>/stat is the parent; the command name (field 2) may hold spaces, so split after ')'.
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  const found: number[] = [];
-  for (let frontier = [pid]; frontier.length > 0; ) {
-    const children = [...parentOf].filter(([, parent]) => frontier.includes(parent)).map(([child]) => child);
-    found.push(...children);
-    frontier = children;
-  }
-  return found;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('SIGTERM to the `npm start` process', function () {
   this.timeout(120000);
   let configDir: string;
@@ -146,7 +116,7 @@ describe('SIGTERM to the `npm start` process', function () {
     npm.stderr!.on('data', (d) => (out += d));
     const exited = new Promise<number | null>((r) => npm!.once('exit', (code) => r(code)));
     await eventually(async () => expect(out).to.include('gateway ready'), 90000, 200);
-    leftOver = descendants(npm.pid!);
+    leftOver = liveDescendants(npm.pid!).map((p) => p.pid);
     expect(leftOver, 'the gateway runs under npm').to.not.be.empty;
 
     npm.kill('SIGTERM');

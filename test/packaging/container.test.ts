@@ -210,4 +210,15 @@ pipelines:
       expect(code).to.equal(0);
     });
   });
+
+  it('the start command stops on a mounted file the host cannot parse, with one line and exit 78', async () => {
+    const mounted = join(tmp, 'etc-gateway-malformed');
+    mkdirSync(mounted);
+    writeFileSync(join(mounted, 'gateway.config.yml'), 'http:\n  port: 8080\npipelines: [unclosed, s3cret-value\n');
+    const env = { ...stage.env, APP_DIR: app, EG_CONFIG_DIR: join(tmp, 'var-lib-malformed'), EG_CONFIG_SOURCE: mounted, LOG_LEVEL: 'warn' };
+    const r = await run(join(app, 'start.sh'), [], { cwd: tmp, env, timeoutMs: 30000 });
+    expect(r.code, r.output).to.equal(78);
+    expect(r.output.trim().split('\n')).to.have.length(1);
+    expect(r.output).to.match(/gateway\.config\.yml is not valid YAML at line \d+, column \d+: /).and.not.include('s3cret-value');
+  });
 });

@@ -24,7 +24,7 @@ const ROOT = resolve(__dirname, '..', '..', '..');
  * Starts `node dist/scripts/start.js` (what `npm start` runs) in its own config directory, port and bus
  * prefix, and resolves once it says it is ready.
  */
-export async function startGateway(env: Record<string, string | undefined> = {}, opts: { configDir?: string } = {}): Promise<GatewayProcess> {
+export async function startGateway(env: Record<string, string | undefined> = {}, opts: { configDir?: string; readyTimeoutMs?: number } = {}): Promise<GatewayProcess> {
   const port = await freePort();
   const configDir = opts.configDir ?? mkdtempSync(join(tmpdir(), 'contracts-gw-'));
   const prefix = env.BUS_PREFIX ?? uniquePrefix('gw');
@@ -39,9 +39,14 @@ export async function startGateway(env: Record<string, string | undefined> = {},
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const cleanUp = async () => {
+    if (!opts.configDir) rmSync(configDir, { recursive: true, force: true });
+    if (env.BUS_URL?.startsWith('amqp')) await deleteBusTopology(env.BUS_URL, prefix);
+  };
 
+  const readyMs = opts.readyTimeoutMs ?? 20000;
   await new Promise<void>((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway not ready in 20 s:\n${out}`)), 20000);
+    const timer = setTimeout(() => reject(new Error(`gateway not ready in ${readyMs} ms:\n${out}`)), readyMs);
     const check = () => {
       if (out.includes('gateway ready')) {
         clearTimeout(timer);
@@ -53,6 +58,15 @@ export async function startGateway(env: Record<string, string | undefined> = {},
       clearTimeout(timer);
       reject(new Error(`gateway exited with ${code}:\n${out}`));
     });
+  }).catch(async (err: unknown) => {
+    // Not ready: the caller gets no handle to stop it with, so it is stopped here, before the error goes up.
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    // The start's own error is the one to see: a cleanup that fails too (a broker cut by the test) must not hide it.
+    await cleanUp().catch(() => undefined);
+    throw err;
   });
 
   return {
@@ -69,8 +83,7 @@ export async function startGateway(env: Record<string, string | undefined> = {},
         await exited;
         clearTimeout(killer);
       }
-      if (!opts.configDir) rmSync(configDir, { recursive: true, force: true });
-      if (env.BUS_URL?.startsWith('amqp')) await deleteBusTopology(env.BUS_URL, prefix);
+      await cleanUp();
     },
   };
 }

@@ -17,8 +17,15 @@ export function startServiceProcess(script: string, env: Record<string, string>)
   return startScriptProcess(join('test', 'support', script), env);
 }
 
+/** A process that has not said `ready`: killed and awaited before the error goes up, since no caller can stop it. */
+export async function killUnready(child: ChildProcess, exited: Promise<unknown>, err: unknown): Promise<never> {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await exited;
+  throw err;
+}
+
 /** A script of dist (`scripts/reference-services`, `test/support/ledger-service`, …) as its own process; resolves once it prints `ready`. */
-export async function startScriptProcess(script: string, env: Record<string, string>): Promise<ServiceProcess> {
+export async function startScriptProcess(script: string, env: Record<string, string>, readyTimeoutMs = 15000): Promise<ServiceProcess> {
   let out = '';
   const child = spawn(process.execPath, [join(ROOT, 'dist', `${script}.js`)], {
     env: { ...process.env, ...env },
@@ -27,10 +34,15 @@ export async function startScriptProcess(script: string, env: Record<string, str
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`${script} exited:\n${out}`);
-    if (!out.includes('ready')) throw new Error('not ready');
-  }, 15000);
+  // An exit ends the wait at once; waiting out the timeout would only delay the same failure.
+  const exitedEarly = exited.then(() => Promise.reject(new Error(`${script} exited:\n${out}`)));
+  exitedEarly.catch(() => undefined);
+  const ready = eventually(async () => {
+    // Ended: exitedEarly has the answer, and polling stops.
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    if (!out.includes('ready')) throw new Error(`${script} not ready in ${readyTimeoutMs} ms:\n${out}`);
+  }, readyTimeoutMs);
+  await Promise.race([ready, exitedEarly]).catch((err: unknown) => killUnready(child, exited, err));
   return {
     child,
     exited,

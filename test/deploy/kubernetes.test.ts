@@ -1,0 +1,139 @@
+import { expect } from 'chai';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+
+const ROOT = resolve(__dirname, '..', '..', '..');
+const MANIFESTS = join(ROOT, 'deploy', 'kubernetes');
+const UNHARDENED = join(ROOT, 'test', 'deploy', 'fixtures', 'unhardened-sidecar.yaml');
+
+/** A parsed manifest object: its shape is what the checks below look at. */
+type Obj = Record<string, any>;
+
+function documents(file: string): Obj[] {
+  const docs = parseAllDocuments(readFileSync(file, 'utf8'));
+  if (!Array.isArray(docs)) return [];
+  return docs.map((d) => {
+    if (d.errors.length > 0) throw new Error(`${file}: ${d.errors[0]!.message}`);
+    return d.toJS() as Obj;
+  }).filter((o) => o !== null);
+}
+
+/**
+ * The object checked against the Kubernetes API schema of its apiVersion and kind, as kubernetes-models ships
+ * them (no download): an unknown kind, a wrong type or a malformed quantity throws.
+ */
+function validateSchema(obj: Obj): void {
+  const [group, version] = String(obj.apiVersion).includes('/') ? String(obj.apiVersion).split('/') : [undefined, String(obj.apiVersion)];
+  const module = `kubernetes-models/${group ? `${group}/` : ''}${version}/${obj.kind}`;
+  const Model = (require(module) as Record<string, new (data: Obj) => { validate(): void }>)[obj.kind];
+  if (!Model) throw new Error(`no schema for ${obj.apiVersion} ${obj.kind}`);
+  new Model(obj).validate();
+}
+
+const POD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job']);
+const SAFE_VOLUMES = ['configMap', 'emptyDir', 'secret', 'persistentVolumeClaim', 'projected', 'downwardAPI', 'csi', 'ephemeral'];
+/** Values that must come from a Secret, never be written in the manifest. */
+const SECRET_ENV = /SECRET|PASSWORD|KEY|TOKEN|^DATABASE_URL$|^BUS_URL$/;
+
+/**
+ * What keeps a workload from running as written: the "restricted" Pod Security Standard (runAsNonRoot, no privilege
+ * escalation, capabilities dropped, seccomp RuntimeDefault) plus this project's rules (read-only root, probes and
+ * resources on every container, secrets from a Secret, reference services on PostgreSQL when replicated, the
+ * gateway's metrics port declared). One line per problem.
+ */
+function problems(obj: Obj): string[] {
+  if (!POD_KINDS.has(obj.kind)) return [];
+  const found: string[] = [];
+  const name = `${obj.kind}/${obj.metadata?.name}`;
+  const pod = obj.spec?.template?.spec ?? {};
+  const podSec = pod.securityContext ?? {};
+  for (const host of ['hostNetwork', 'hostPID', 'hostIPC']) if (pod[host]) found.push(`${name}: ${host}`);
+  for (const v of pod.volumes ?? []) {
+    if (!SAFE_VOLUMES.some((t) => t in v)) found.push(`${name}: volume ${v.name} is not of a restricted type`);
+  }
+  const containers: Obj[] = [...(pod.initContainers ?? []), ...(pod.containers ?? [])];
+  for (const c of containers) {
+    const where = `${name} container ${c.name}`;
+    const sec = c.securityContext ?? {};
+    if ((sec.runAsNonRoot ?? podSec.runAsNonRoot) !== true) found.push(`${where}: runAsNonRoot is not true`);
+    if ((sec.runAsUser ?? podSec.runAsUser) === 0) found.push(`${where}: runAsUser 0`);
+    if (sec.allowPrivilegeEscalation !== false) found.push(`${where}: allowPrivilegeEscalation is not false`);
+    if (!(sec.capabilities?.drop ?? []).includes('ALL')) found.push(`${where}: capabilities.drop lacks ALL`);
+    if ((sec.capabilities?.add ?? []).some((cap: string) => cap !== 'NET_BIND_SERVICE')) found.push(`${where}: adds capabilities`);
+    if (sec.privileged) found.push(`${where}: privileged`);
+    const seccomp = (sec.seccompProfile ?? podSec.seccompProfile)?.type;
+    if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost') found.push(`${where}: seccompProfile is not RuntimeDefault`);
+    if (sec.readOnlyRootFilesystem !== true) found.push(`${where}: readOnlyRootFilesystem is not true`);
+    if (!c.livenessProbe) found.push(`${where}: no livenessProbe`);
+    if (!c.readinessProbe) found.push(`${where}: no readinessProbe`);
+    for (const kind of ['requests', 'limits']) {
+      for (const r of ['cpu', 'memory']) if (!c.resources?.[kind]?.[r]) found.push(`${where}: no resources.${kind}.${r}`);
+    }
+    for (const p of c.ports ?? []) if (p.hostPort) found.push(`${where}: hostPort ${p.hostPort}`);
+    const env = new Map<string, Obj>((c.env ?? []).map((e: Obj) => [e.name, e]));
+    for (const [key, e] of env) if (SECRET_ENV.test(key) && 'value' in e) found.push(`${where}: ${key} is a literal value, not from a Secret`);
+    if (String(c.image).includes('reference-services') && (obj.spec.replicas ?? 1) > 1 && !env.has('DATABASE_URL')) {
+      found.push(`${where}: ${obj.spec.replicas} replicas without DATABASE_URL, each with a database of its own`);
+    }
+    if (String(c.image).includes('contracts-gateway')) {
+      const metrics = env.get('METRICS_PORT')?.value;
+      if (!metrics) found.push(`${where}: no METRICS_PORT`);
+      else if (!(c.ports ?? []).some((p: Obj) => String(p.containerPort) === String(metrics))) found.push(`${where}: metrics port ${metrics} not declared`);
+      for (const key of ['EG_CIPHER_KEY', 'EG_SESSION_SECRET', 'JWT_SECRET']) if (!env.get(key)?.valueFrom?.secretKeyRef) found.push(`${where}: ${key} not from a Secret`);
+    }
+    if (sec.readOnlyRootFilesystem === true && !(c.volumeMounts ?? []).some((m: Obj) => m.mountPath === '/tmp')) found.push(`${where}: read-only root without a writable /tmp`);
+  }
+  return found;
+}
+
+describe('deploy/kubernetes', () => {
+  const files = readdirSync(MANIFESTS).filter((f) => /\.ya?ml$/.test(f));
+
+  it('holds manifests', () => expect(files).to.not.be.empty);
+
+  for (const file of files) {
+    describe(file, () => {
+      const objects = documents(join(MANIFESTS, file));
+
+      it('every object is valid against the Kubernetes schema of its kind', () => {
+        expect(objects).to.not.be.empty;
+        for (const obj of objects) expect(() => validateSchema(obj), `${obj.kind}/${obj.metadata?.name}`).to.not.throw();
+      });
+
+      it('every workload runs under the restricted Pod Security profile, with probes, resources and its secrets from a Secret', () => {
+        expect(objects.flatMap(problems)).to.deep.equal([]);
+      });
+
+      it('every Secret it reads is named in its instructions (kubectl create secret)', () => {
+        const text = readFileSync(join(MANIFESTS, file), 'utf8');
+        const refs = objects.flatMap((o) => JSON.stringify(o).match(/"secretKeyRef":\{[^}]*\}/g) ?? []).map((r) => JSON.parse(`{${r}}`).secretKeyRef as Obj);
+        for (const ref of refs) expect(text, `${ref.name} ${ref.key}`).to.include(`--from-literal=${ref.key}=`);
+      });
+    });
+  }
+
+  it('the schema check refuses what the API server would (a wrong type, a malformed quantity)', () => {
+    const deployment = documents(join(MANIFESTS, 'gateway-sidecar.yaml')).find((o) => o.kind === 'Deployment')!;
+    const badQuantity = structuredClone(deployment);
+    badQuantity.spec.template.spec.containers[0].resources.limits.memory = 'lots';
+    expect(() => validateSchema(badQuantity)).to.throw(/memory/);
+    const badType = structuredClone(deployment);
+    badType.spec.template.spec.containers[0].securityContext.runAsNonRoot = 'yes';
+    expect(() => validateSchema(badType)).to.throw(/runAsNonRoot must be boolean/);
+  });
+
+  it('the profile check finds what the example lacked before (the unhardened fixture)', () => {
+    const found = documents(UNHARDENED).flatMap(problems);
+    for (const expected of [
+      'Deployment/users container users-service: allowPrivilegeEscalation is not false',
+      'Deployment/users container users-service: no livenessProbe',
+      'Deployment/users container users-service: 2 replicas without DATABASE_URL, each with a database of its own',
+      'Deployment/users container gateway: capabilities.drop lacks ALL',
+      'Deployment/users container gateway: seccompProfile is not RuntimeDefault',
+      'Deployment/users container gateway: no resources.limits.memory',
+      'Deployment/users container gateway: no METRICS_PORT',
+      'Deployment/users container gateway: EG_CIPHER_KEY not from a Secret',
+    ]) expect(found).to.include(expected);
+  });
+});
