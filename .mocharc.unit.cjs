@@ -1,6 +1,6 @@
 /**
  * `npm run test:unit`: every test that needs no broker, Redis, PostgreSQL (server or embedded PGlite), browser or
- * spawned gateway. `npm test` (.mocharc.json) runs these and the rest. A new test file lands here unless listed
+ * spawned gateway. `npm test` (.mocharc.cjs) runs these and the rest. A new test file lands here unless listed
  * below; test/support/unit-only.ts fails a unit run that connects to one of the services.
  */
 module.exports = {
