@@ -4,7 +4,8 @@ import type { Runtime } from '../plugin/runtime';
 /**
  * `contract-available`: true while a service announces the given message type. Lets a hand-written pipeline
  * step run only when a contract is there (e.g. proxy elsewhere while the service is away).
- * Two parameters: the host calls it per request with (req, config).
+ * One parameter: the host calls it once per step when it builds the pipeline (so a bad config is refused then, see
+ * plugin/host/pipeline-check.ts) and calls what it returns per request.
  */
 export function contractAvailableCondition(runtime: Runtime) {
   return {
@@ -15,6 +16,6 @@ export function contractAvailableCondition(runtime: Runtime) {
       properties: { messageType: { type: 'string', minLength: 1 } },
       required: ['messageType'],
     },
-    handler: (_req: Request, config: { messageType: string }): boolean => runtime.contract(config.messageType) !== undefined,
+    handler: (config: { messageType: string }) => (_req: Request): boolean => runtime.contract(config.messageType) !== undefined,
   };
 }

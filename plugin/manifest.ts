@@ -8,6 +8,8 @@ import { contractAvailableCondition } from '../conditions/contract-available';
 import { operationsRoutes } from './operations/register';
 import { reportListenErrors } from './host/listen-errors';
 import { hookHostServers } from './http/host-servers';
+import { checkPipelines } from './host/config-check';
+import { guardedCondition, guardedPolicy } from './host/pipeline-check';
 
 /**
  * The Express Gateway plugin. The host calls init() at start and again on every reload of its config, so
@@ -23,8 +25,13 @@ const plugin = {
   schema: hostSettingsSchema(),
   init(ctx: PluginContext): void {
     const runtime = obtainRuntime(settingsForInit(ctx.settings, ctx.logger, currentRuntime()), ctx.logger);
-    for (const policy of createPolicies(runtime)) ctx.registerPolicy(policy);
-    ctx.registerCondition(contractAvailableCondition(runtime));
+    const policies = createPolicies(runtime);
+    const condition = contractAvailableCondition(runtime);
+    // Before anything starts: a config that would let a request through unchecked stops the start, or this reload.
+    checkPipelines(runtime, ctx.config, policies, [condition]);
+    const refusal = () => runtime.pipelineRefusal;
+    for (const policy of policies) ctx.registerPolicy(guardedPolicy(policy, refusal));
+    ctx.registerCondition(guardedCondition(condition, refusal));
     // Not awaited: the host's init() is synchronous; discovery writes the routes when services answer.
     void runtime.start();
     runtime.attachHost(ctx);

@@ -57,6 +57,11 @@ export class Runtime {
   private closed = false;
   /** Set once the host has loaded the plugin (a plugin load error is only logged by the host). */
   hostAttached = false;
+  /**
+   * Set by an init() whose gateway config would let a request through unchecked (plugin/host/config-check.ts): the
+   * plugin's policy factories refuse while it is, so the host keeps the routes it had. Cleared by a good init().
+   */
+  pipelineRefusal?: string;
 
   constructor(settings: Settings, log: Logger = consoleLogger) {
     this.settings = settings;

@@ -4,6 +4,8 @@ type OwnContract = Omit<Contract, 'targetService'>;
 
 const email = { type: 'string', format: 'email', maxLength: 254 };
 const role = { type: 'string', enum: ['user', 'admin'] };
+/** On create and update: giving a role other than `user`, or changing one, needs admin:all (handlers.ts). */
+const assignedRole = { ...role, description: 'a role other than user (on create), or a change of role (on update), needs admin:all: the admin role carries admin:all' };
 const name = { type: 'string', minLength: 1, maxLength: 200 };
 const userId = { type: 'string', minLength: 1, maxLength: 100 };
 
@@ -27,7 +29,7 @@ export const createUser: OwnContract = {
   inputSchema: {
     type: 'object',
     properties: {
-      email, firstName: name, lastName: name, name, role,
+      email, firstName: name, lastName: name, name, role: assignedRole,
       password: { type: 'string', minLength: 8, maxLength: 200, writeOnly: true },
       profile: {
         type: 'object',
@@ -55,7 +57,7 @@ export const updateUser: OwnContract = {
   requiredPermissions: ['users:update'],
   inputSchema: {
     type: 'object',
-    properties: { userId, email, firstName: name, lastName: name, name, role },
+    properties: { userId, email, firstName: name, lastName: name, name, role: assignedRole },
     required: ['userId'],
   },
   outputSchema: userOutput,

@@ -27,6 +27,21 @@ function emailConflict(): ServiceError {
   return new ServiceError('RESOURCE_CONFLICT', 'A user with this email already exists', { conflictingField: 'email' });
 }
 
+/**
+ * The admin role carries admin:all, and granting a permission needs admin:all, so giving a role (creating a user
+ * with a role other than `user`, or changing anyone's role, one's own included) needs admin:all too: otherwise
+ * users:create or users:update alone would make an administrator.
+ */
+export const ROLE_PERMISSION = 'admin:all';
+
+function mayAssignRoles(ctx: HandlerContext | undefined): boolean {
+  return ctx?.user?.permissions.includes(ROLE_PERMISSION) === true;
+}
+
+function roleRefused(): ServiceError {
+  return new ServiceError('INSUFFICIENT_PERMISSIONS', `Giving a role other than user, or changing a role, needs ${ROLE_PERMISSION}`, { requiredPermission: ROLE_PERMISSION });
+}
+
 /** The database's unique index decides who has an email, so two concurrent creates give one user and one 409. */
 function conflictIfTaken(err: unknown): never {
   throw err instanceof EmailTaken ? emailConflict() : err;
@@ -44,6 +59,8 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
     async create(input: Input, ctx?: HandlerContext) {
       const email = str(input.email);
       if (!email) throw new ServiceError('MISSING_REQUIRED_FIELD', 'email is required', { details: { email: 'is required' } });
+      const role = input.role === 'admin' ? ('admin' as const) : ('user' as const);
+      if (role !== 'user' && !mayAssignRoles(ctx)) throw roleRefused();
       // Spares the hash when the answer is already known; the insert below is what enforces it.
       if (await store.findByEmail(email)) throw emailConflict();
       const profile = input.profile && typeof input.profile === 'object' ? (input.profile as Input) : undefined;
@@ -58,7 +75,7 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
         firstName,
         lastName,
         name,
-        role: input.role === 'admin' ? ('admin' as const) : ('user' as const),
+        role,
         profile: profile ? { firstName: str(profile.firstName), lastName: str(profile.lastName) } : undefined,
         permissions: [],
         passwordHash,
@@ -88,7 +105,11 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
         const v = str(input[key]);
         if (v !== undefined) changes[key] = v;
       }
-      if (input.role === 'user' || input.role === 'admin') changes.role = input.role;
+      if (input.role === 'user' || input.role === 'admin') {
+        if (mayAssignRoles(ctx)) changes.role = input.role;
+        // Without admin:all the role given must be the one the user has; it is then left as it is, not written.
+        else if ((await store.get(userId))?.role !== input.role) throw roleRefused();
+      }
       return changeWithAnswer(db, ctx, async (tx) => {
         const user = await store.update(userId, changes, tx).catch(conflictIfTaken);
         if (!user) throw notFound(userId);

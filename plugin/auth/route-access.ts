@@ -68,7 +68,8 @@ function unresolved(err: unknown, action: AccessAction): RouteAccess {
   return { public: false, required: extraRequired(action), contractError: err };
 }
 
-function contractAccess(contract: Contract, action: AccessAction): RouteAccess {
+/** The access rule of a contract route: the contract's, plus any `required` the step's action adds. */
+export function contractAccess(contract: Contract, action: AccessAction): RouteAccess {
   let perAction = byContract.get(contract);
   if (!perAction) byContract.set(contract, (perAction = new WeakMap()));
   let access = perAction.get(action);

@@ -22,7 +22,10 @@ export { InProcessHub, InProcessTransport, defaultHub } from './inprocess';
 export type { BusLogger } from './logger';
 
 export interface TransportConfig {
-  /** BUS_URL: `amqp://…`, `amqps://…`, or `embedded` / empty for the in-process bus. */
+  /**
+   * BUS_URL: `amqp://…`, `amqps://…`, or `embedded` for the in-process bus (a service in the gateway's own process).
+   * Required: a service that forgot BUS_URL would otherwise serve an in-process bus nobody else can reach.
+   */
   url?: string;
   /** Prefix of every exchange and queue name on the broker (AMQP only). Default `contracts`. */
   prefix?: string;
@@ -33,10 +36,11 @@ export interface TransportConfig {
 
 export const DEFAULT_BUS_PREFIX = 'contracts';
 
-/** Picks the transport for a BUS_URL. Does not start it. */
+/** Picks the transport for a BUS_URL. Does not start it. No URL is an error: `embedded` must be asked for by name. */
 export function createTransport(config: TransportConfig): Transport {
   const url = (config.url ?? '').trim();
-  if (url === '' || url === 'embedded') return new InProcessTransport(defaultHub(), { logger: config.logger });
+  if (url === '') throw new Error('no bus URL: set BUS_URL to amqp://user:pass@host:5672 (or to embedded for a service in the gateway\'s own process)');
+  if (url === 'embedded') return new InProcessTransport(defaultHub(), { logger: config.logger });
   if (/^amqps?:\/\//i.test(url)) {
     return new AmqpTransport(url, { prefix: config.prefix || DEFAULT_BUS_PREFIX, logger: config.logger, announcements: config.announcements });
   }

@@ -4,6 +4,8 @@ import type { HostEventBus } from '../shutdown';
 
 /** What the host hands init() (express-gateway lib/plugins.js PluginContext); only what we use. */
 export interface PluginContext extends HostConfig {
+  /** The host's Config; `gatewayConfig` is gateway.config.yml as the host loaded it for this (re)load. */
+  config: HostConfig['config'] & { gatewayConfig?: unknown };
   settings: Record<string, unknown>;
   logger: Logger;
   registerPolicy(policy: unknown): void;

@@ -4,6 +4,7 @@ import { traceOf } from '../../plugin/request/trace';
 import { contractAtHand, contractOnceRead, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { inputAtHand, inputOnceRead } from '../../plugin/pipeline/message-input';
 import { requestUser } from '../../plugin/pipeline/user';
+import { checkContractAccess } from '../../plugin/auth/access-check';
 import type { Runtime } from '../../plugin/runtime';
 import { sendJson } from '../../plugin/http/respond';
 import { describeError, fromServiceError } from '../../plugin/errors';
@@ -21,6 +22,8 @@ import { serverSpanOf } from '../../plugin/observability/request-observer';
 
 export interface RouterAction extends RouteAction {
   timeoutMs?: number;
+  /** Hand-written pipelines: serve the contract without its permission check (the steps before decide). */
+  public?: boolean;
 }
 
 /**
@@ -36,6 +39,8 @@ export function contractRouterStage(runtime: Runtime, action: RouterAction): Sta
   // The contract and the input are nearly always at hand (worked out by the steps before): awaited only when not.
   const run = async (req: Request, res: Response): Promise<void> => {
     const resolved = contractAtHand(req, action, runtime) ?? (await contractOnceRead(req, res, action, runtime));
+    // The contract's permissions hold wherever it is served, unless a permission step decided before or the route is public.
+    if (action.public !== true) checkContractAccess(req, resolved.contract);
     const input = inputAtHand(req, resolved) ?? (await inputOnceRead(req, res, resolved, runtime.settings));
     respond(await sendMessage(runtime, req, res, resolved.contract, input, action.timeoutMs), req, res);
   };

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import type { Request, Response, NextFunction } from 'express';
 import { jwtDevAuthPolicy, type JwtDevAuthAction } from '../../policies/jwt-dev-auth';
 import { permissionPolicy } from '../../policies/permission';
+import { contractRouterPolicy } from '../../policies/contract-router';
 import { requestUser, setRequestUser } from '../../plugin/pipeline/user';
 import type { AccessAction } from '../../plugin/auth/route-access';
 import type { Runtime } from '../../plugin/runtime';
@@ -174,6 +175,37 @@ describe('permission policy', () => {
     it('X-Dev-Permissions: admin:all grants everything', async () => {
       const out = await pipeline(steps({ messageType: 'AuthTestCreateThingCommand' }, devAuth), fakeReq({ 'x-dev-user-id': 'dev', 'x-dev-permissions': 'admin:all' }));
       expect(out.next).to.equal(true);
+    });
+  });
+  describe('contract-router in a hand-written pipeline (the contract holds wherever it is served)', () => {
+    const router = (action: Record<string, unknown> = {}) => contractRouterPolicy(runtime()).policy({ messageType: 'AuthTestCreateThingCommand', ...action });
+    const auth = () => jwtDevAuthPolicy(runtime()).policy({ jwtSecret: SECRET });
+    /** The bus has no consumer for the fixture's service: a request the router lets on is answered 503 from there. */
+    const reachedBus = (out: Outcome) => expect(out.body?.code, JSON.stringify(out.body)).to.equal('SERVICE_UNAVAILABLE');
+
+    it('jwt-dev-auth + contract-router: 401 anonymous, 403 naming the contract\'s permission, on to the bus with it', async () => {
+      expect((await pipeline([auth(), router()], fakeReq())).status).to.equal(401);
+      const without = await pipeline([auth(), router()], fakeReq({ authorization: token(['things:create']) }));
+      expect(without.status).to.equal(403);
+      expect(without.body).to.include({ code: 'INSUFFICIENT_PERMISSIONS', requiredPermission: 'things:audit' });
+      reachedBus(await pipeline([auth(), router()], fakeReq({ authorization: token(['things:create', 'things:audit']) })));
+    });
+
+    it('a permission step that let the request on in the same pipeline run takes the check over; public: true skips it', async () => {
+      const run = { egContext: {} } as never;
+      const lax = permissionPolicy(runtime()).policy({ required: [] });
+      reachedBus(await pipeline([auth(), lax, router()], fakeReq({ authorization: token([]) }, run)));
+      reachedBus(await pipeline([auth(), router({ public: true })], fakeReq({ authorization: token([]) })));
+    });
+
+    it('a permission step of another pipeline run (the host passed the request on) does not count', async () => {
+      const req = fakeReq({ authorization: token([]) }, { egContext: {} } as never);
+      expect((await pipeline([auth(), permissionPolicy(runtime()).policy({ required: [] })], req)).next).to.equal(true);
+      // The next endpoint's pipeline: the host gives it a new egContext.
+      (req as unknown as { egContext: object }).egContext = {};
+      const out = await pipeline([router()], req);
+      expect(out.status).to.equal(403);
+      expect(out.body.requiredPermission).to.equal('things:create');
     });
   });
 });

@@ -98,13 +98,12 @@ describe('InProcessTransport specifics', () => {
 });
 
 describe('createTransport', () => {
-  it('gives the in-process transport on the process-wide hub for no URL, "" and "embedded"', async () => {
+  it('gives the in-process transport on the process-wide hub for "embedded", asked for by name', async () => {
     expect(defaultHub()).to.equal(defaultHub());
-    for (const url of [undefined, '', 'embedded']) {
-      expect(createTransport({ url }).kind).to.equal('inprocess');
-    }
-    // a gateway and a service created independently find each other with no configuration
-    const gateway = createTransport({});
+    expect(createTransport({ url: 'embedded' }).kind).to.equal('inprocess');
+    expect(createTransport({ url: ' embedded ' }).kind).to.equal('inprocess');
+    // a gateway and a service created independently find each other with no more configuration
+    const gateway = createTransport({ url: 'embedded' });
     const service = createTransport({ url: 'embedded' });
     await Promise.all([gateway.start(), service.start()]);
     const sub = await service.serve('embedded-echo', async (m) => ({ ok: true, result: m.input }));
@@ -121,6 +120,12 @@ describe('createTransport', () => {
     expect(plain.kind).to.equal('amqp');
     expect(tls.kind).to.equal('amqp');
     expect(plain.state()).to.equal('connecting');
+  });
+
+  it('refuses no URL at all, naming BUS_URL: a service that forgot it would serve a bus nobody else can reach', () => {
+    for (const url of [undefined, '', '  ']) {
+      expect(() => createTransport({ url }), String(url)).to.throw(/^no bus URL: set BUS_URL to amqp:\/\/user:pass@host:5672 \(or to embedded/);
+    }
   });
 
   it('rejects any other URL', () => {

@@ -92,6 +92,38 @@ for (const bus of [
       expect(Date.parse(res.body.updatedAt)).to.be.greaterThan(Date.parse(created.createdAt));
     });
 
+    it('giving a role needs admin:all: users:create alone cannot create an administrator, users:update alone cannot promote itself', async () => {
+      const refusedAdmin = (res: { status: number; text: string; body: Record<string, unknown> }) => {
+        expect(res.status, res.text).to.equal(403);
+        expect(res.body).to.include({ code: 'INSUFFICIENT_PERMISSIONS', requiredPermission: 'admin:all' });
+      };
+      const creator = httpAs(['users:create'], 'creator-without-admin');
+      refusedAdmin(await creator('POST', `${api}/users`, { body: { email: 'would-be-admin@example.com', name: 'Would Be', role: 'admin' } }));
+      expect((await http('GET', `${api}/users?search=would-be-admin`)).body.totalCount, 'nobody was created').to.equal(0);
+      const plain = await creator('POST', `${api}/users`, { body: { email: 'plain-user@example.com', role: 'user' } });
+      expect(plain.status, plain.text).to.equal(201);
+      expect(plain.body).to.include({ role: 'user', success: true });
+
+      // A user holding users:update, on its own record: other fields change, its role does not.
+      const self = plain.body.userId as string;
+      const updater = httpAs(['users:update'], self);
+      refusedAdmin(await updater('PUT', `${api}/users/${self}`, { body: { firstName: 'Sneaky', role: 'admin' } }));
+      const unchanged = await http('GET', `${api}/users/${self}`);
+      expect(unchanged.body).to.include({ role: 'user' });
+      expect(unchanged.body).not.to.have.property('firstName');
+      const same = await updater('PUT', `${api}/users/${self}`, { body: { firstName: 'Plain', role: 'user' } });
+      expect(same.status, same.text).to.equal(200);
+      expect(same.body).to.include({ firstName: 'Plain', role: 'user' });
+
+      // An administrator still can, both ways.
+      const promoted = await http('PUT', `${api}/users/${self}`, { body: { role: 'admin' } });
+      expect(promoted.status, promoted.text).to.equal(200);
+      expect(promoted.body).to.include({ role: 'admin' });
+      expect(promoted.body.permissions).to.deep.equal(['admin:all']);
+      // Demoting is a change of role too.
+      refusedAdmin(await httpAs(['users:update'], 'updater-without-admin')('PUT', `${api}/users/${self}`, { body: { role: 'user' } }));
+    });
+
     it('recomputes a name made of firstName and lastName when either changes, and keeps a name given on its own', async () => {
       const { body: derived } = await createUser({ email: 'rename@example.com', firstName: 'Ada', lastName: 'Byron' });
       expect(derived.name).to.equal('Ada Byron');
