@@ -18,8 +18,11 @@ export const DEFAULT_LIMITS: ThrottleLimits = { perAddress: 5, perAccount: 50, w
 /** Above any count a window can reach: the account's counter is never full, it only says when the account is guarded. */
 const UNCAPPED = 2_147_483_647;
 
+/** How an admitted attempt ended: the password was right, wrong, or never checked (the request ran out of time). */
+export type Outcome = 'succeeded' | 'failed' | 'unchecked';
+
 /** A login may go ahead, or must wait this many seconds. */
-export type Admission = { admitted: true; release(succeeded: boolean): Promise<void> } | { admitted: false; retryAfter: number };
+export type Admission = { admitted: true; release(outcome: Outcome): Promise<void> } | { admitted: false; retryAfter: number };
 
 /**
  * Slows password guessing without letting a stranger lock the owner out. Failures are counted per (account, client
@@ -54,10 +57,12 @@ export class LoginThrottle {
       }
       return {
         admitted: true,
-        // A success clears this address's failures and gives back its attempt; a failure stays counted.
-        release: async (succeeded) => {
-          if (!succeeded) return;
-          await this.db.query('delete from login_attempts where key = $1', [pairKey]);
+        // A success clears this address's failures and gives back its attempt; a failure stays counted; an attempt
+        // whose password was never checked is given back.
+        release: async (outcome) => {
+          if (outcome === 'failed') return;
+          if (outcome === 'succeeded') await this.db.query('delete from login_attempts where key = $1', [pairKey]);
+          else await giveBack(this.db, pairKey);
           await giveBack(this.db, accountKey);
         },
       };
