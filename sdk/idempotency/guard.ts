@@ -37,7 +37,7 @@ const DEFAULT_REDELIVERY_WAIT_MS = 60_000;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 const MAX_KEY_LENGTH = 255;
 /** How often claims whose release failed are released again, and how many are remembered for it. */
-const RELEASE_RETRY_MS = 1000;
+const RELEASE_RETRY_MS = 500;
 const MAX_UNRELEASED = 1000;
 /** Answers a retry may get again; the others (failures, overload) are not the request's outcome, so a retry runs. */
 const NOT_KEPT = new Set(['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'TIMEOUT', 'RATE_LIMIT_EXCEEDED']);
@@ -62,6 +62,7 @@ export class IdempotencyGuard {
   private lastPurge = Date.now();
   private readonly unreleased = new Map<string, { id: IdempotencyId; token: string; until?: number }>();
   private releaseTimer: NodeJS.Timeout | undefined;
+  private releasing = false;
 
   constructor(
     private readonly service: string,
@@ -146,7 +147,7 @@ export class IdempotencyGuard {
 
   /**
    * A claim this instance may hold but could not release, or whose taking it never heard of (the store was
-   * unreachable or stalled, which is often what the request was answered for): it is released again every second,
+   * unreachable or stalled, which is often what the request was answered for): it is released again every half second,
    * and before the next attempt with its key, so that a retry once the store is back runs at once instead of finding
    * the key running (409) until its lease lapses. A stalled statement may still land when the store comes back, so the
    * releases go on for a lease after the first one that went through.
@@ -157,16 +158,25 @@ export class IdempotencyGuard {
     this.unreleased.set(nameOf(id), { id, token });
     if (this.releaseTimer) return;
     // Not on this request's clock: the retries go on after its deadline.
-    this.releaseTimer = outsideRequest(() =>
-      setInterval(() => {
-        for (const { id: each } of [...this.unreleased.values()]) void this.releaseAbandoned(each).catch(() => undefined);
-        if (this.unreleased.size === 0) {
-          clearInterval(this.releaseTimer);
-          this.releaseTimer = undefined;
-        }
-      }, RELEASE_RETRY_MS),
-    );
+    this.releaseTimer = outsideRequest(() => setInterval(() => void this.releaseAll(), RELEASE_RETRY_MS));
     this.releaseTimer.unref();
+  }
+
+  /** One release after the other, and none after the first that fails: a store that is still away gets one a tick. */
+  private async releaseAll(): Promise<void> {
+    if (this.releasing) return;
+    this.releasing = true;
+    try {
+      for (const { id } of [...this.unreleased.values()]) await this.releaseAbandoned(id);
+    } catch {
+      // Still unreachable: the next tick tries again.
+    } finally {
+      this.releasing = false;
+      if (this.unreleased.size === 0 && this.releaseTimer) {
+        clearInterval(this.releaseTimer);
+        this.releaseTimer = undefined;
+      }
+    }
   }
 
   private async releaseAbandoned(id: IdempotencyId): Promise<void> {

@@ -126,6 +126,25 @@ describe('IdempotencyGuard (SDK, memory store)', () => {
     expect(runs).to.equal(1);
   });
 
+  it('releases in the background a claim whose release failed, so a retry at another instance runs', async () => {
+    const memory = new MemoryIdempotencyStore();
+    let failures = 2;
+    const flaky: IdempotencyStore = Object.assign(Object.create(memory) as IdempotencyStore, {
+      release: async (id: Parameters<IdempotencyStore['release']>[0], token: string) => {
+        if (failures-- > 0) throw new Error('Connection terminated unexpectedly');
+        return memory.release(id, token);
+      },
+    });
+    const unavailable: Reply = { ok: false, error: { code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable', retryAfter: 2 } };
+    // Two instances on one store, with a lease far longer than the test: only a release frees the key.
+    const first = guardOn(flaky, { leaseMs: 60_000 });
+    const second = guardOn(memory, { leaseMs: 60_000 });
+    expect(await first.run(message(), toReply, async () => unavailable)).to.deep.equal(unavailable);
+    expect((await second.run(message(), toReply, async () => CREATED)) as { error: object }).to.have.nested.property('error.code', 'RESOURCE_CONFLICT');
+    await new Promise((r) => setTimeout(r, 1300));
+    expect(await second.run(message(), toReply, async () => CREATED)).to.deep.equal(CREATED);
+  });
+
   it('answers 503 before the deadline when the store does not answer, and runs nothing', async () => {
     const hanging: IdempotencyStore = Object.assign(Object.create(new MemoryIdempotencyStore()) as IdempotencyStore, {
       claim: () => new Promise<never>(() => undefined),
