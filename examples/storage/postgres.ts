@@ -43,8 +43,9 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
     const client = await checkout(pool);
     let broken: Error | undefined;
     const run = async <R>(sql: string, params?: unknown[]): Promise<{ rows: R[] }> => {
+      // No time left: 503 without touching the connection (a transaction's rollback that cannot run closes it).
+      const config: QueryConfig & { query_timeout: number } = { text: sql, values: params, query_timeout: timeLeft() };
       try {
-        const config: QueryConfig & { query_timeout: number } = { text: sql, values: params, query_timeout: timeLeft() };
         return (await client.query(config)) as unknown as { rows: R[] };
       } catch (err) {
         if (isUnavailable(err)) broken ??= err as Error;
