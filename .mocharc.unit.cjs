@@ -23,6 +23,7 @@ module.exports = {
     'dist/test/sdk/idempotency-store.test.js',
     'dist/test/storage/answer-with-change.test.js',
     'dist/test/storage/database.test.js',
+    'dist/test/storage/database-faults.test.js',
     'dist/test/storage/login-throttle.test.js',
     'dist/test/storage/user-name.test.js',
     'dist/test/storage/users-concurrency.test.js',

@@ -9,3 +9,4 @@ export { IdempotencyClaimLost } from './idempotency/store';
 export type { IdempotencyStore, SqlClient, Claim, ClaimRequest, IdempotencyId } from './idempotency/store';
 export type { IdempotencyOptions, IdempotencyScope } from './idempotency/guard';
 export { DEFAULT_IDEMPOTENCY_TTL_MS } from './idempotency/guard';
+export { requestTimeLeft, beforeDeadline, DeadlineReached, REPLY_MARGIN_MS } from './deadline';

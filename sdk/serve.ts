@@ -6,6 +6,7 @@ import { IdempotencyGuard, type IdempotencyOptions, type IdempotencyScope } from
 import { context, SpanStatusCode } from '@opentelemetry/api';
 import { startHandlerSpan } from '../plugin/observability/tracing';
 import { errorMessage } from '../plugin/errors/describe';
+import { withRequestDeadline } from './deadline';
 
 /**
  * What a handler gets besides its input: the caller and the trace ids the gateway sent, and, when the service keeps
@@ -149,7 +150,8 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
   // Each message continues the gateway's trace (its traceparent header): the handler runs in that span's context.
   const handle = (message: RequestMessage): Promise<Reply> => {
     const { span, ctx } = startHandlerSpan(service, message.messageType, message.headers.traceparent);
-    return context.with(ctx, () => dispatch(message)).then(
+    // The deadline travels with the handler's async work: a database call can give up before the gateway does.
+    return context.with(ctx, () => withRequestDeadline(message.headers.deadline, () => dispatch(message))).then(
       (reply) => {
         if (!reply.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: reply.error.code });
         span.end();

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { Reply, RequestMessage } from '../../plugin/bus/transport';
 import { ServiceError } from '../service-error';
 import { requestFingerprint } from './fingerprint';
+import { beforeDeadline, outsideRequest } from '../deadline';
 import type { Claim, IdempotencyId, IdempotencyStore, SqlClient } from './store';
 
 export interface IdempotencyOptions {
@@ -34,6 +36,9 @@ const DEFAULT_LEASE_MS = 5_000;
 const DEFAULT_REDELIVERY_WAIT_MS = 60_000;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 const MAX_KEY_LENGTH = 255;
+/** How often claims whose release failed are released again, and how many are remembered for it. */
+const RELEASE_RETRY_MS = 500;
+const MAX_UNRELEASED = 1000;
 /** Answers a retry may get again; the others (failures, overload) are not the request's outcome, so a retry runs. */
 const NOT_KEPT = new Set(['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'TIMEOUT', 'RATE_LIMIT_EXCEEDED']);
 
@@ -55,6 +60,9 @@ export class IdempotencyGuard {
   private readonly leaseMs: number;
   private readonly redeliveryWaitMs: number;
   private lastPurge = Date.now();
+  private readonly unreleased = new Map<string, { id: IdempotencyId; token: string; until?: number }>();
+  private releaseTimer: NodeJS.Timeout | undefined;
+  private releasing = false;
 
   constructor(
     private readonly service: string,
@@ -76,11 +84,14 @@ export class IdempotencyGuard {
     const fingerprint = requestFingerprint(message.messageType, message.input);
     this.purgeNowAndThen();
     let claim: Claim;
+    const token = randomUUID();
     try {
-      claim = await this.claim(id, fingerprint, message.redelivered === true);
+      // A store that hangs must not hold the request past its deadline: the caller gets a 503 it can retry.
+      claim = await beforeDeadline(this.releaseAbandoned(id).then(() => this.claim(id, fingerprint, token, message.redelivered === true)));
     } catch (err) {
+      // The claim may have been taken all the same (its answer lost, or its statement still on its way).
+      this.abandoned(id, token, err);
       // Never run a keyed command without its key: the client retries with the same key.
-      this.onError(err);
       return new ServiceError('SERVICE_UNAVAILABLE', 'The idempotency store is unavailable', { retryAfter: 1 }).toReply();
     }
     if (claim.state !== 'claimed' && claim.fingerprint !== fingerprint) return keyReused();
@@ -89,8 +100,8 @@ export class IdempotencyGuard {
     return this.runClaimed(id, claim.token, toReply, run);
   }
 
-  private async claim(id: IdempotencyId, fingerprint: string, redelivered: boolean): Promise<Claim> {
-    const request = { id, fingerprint, ttlMs: this.ttlMs, leaseMs: this.leaseMs };
+  private async claim(id: IdempotencyId, fingerprint: string, token: string, redelivered: boolean): Promise<Claim> {
+    const request = { id, fingerprint, ttlMs: this.ttlMs, leaseMs: this.leaseMs, token };
     let claim = await this.store.claim(request);
     const until = Date.now() + this.redeliveryWaitMs;
     while (redelivered && claim.state === 'running' && claim.fingerprint === fingerprint && Date.now() < until) {
@@ -120,9 +131,13 @@ export class IdempotencyGuard {
     } finally {
       clearInterval(heartbeat);
     }
+    if (!isKept(reply)) {
+      // A no-op when the answer was recorded and committed.
+      await beforeDeadline(this.store.release(id, token)).catch((err: unknown) => this.abandoned(id, token, err));
+      return reply;
+    }
     try {
-      if (!isKept(reply)) await this.store.release(id, token); // a no-op when the answer was recorded and committed
-      else if (!recorded) await this.store.complete(id, token, reply);
+      if (!recorded) await beforeDeadline(this.store.complete(id, token, reply));
     } catch (err) {
       // The answer stands; a retry may find the key running (409) until the lease lapses, then run again.
       this.onError(err);
@@ -130,11 +145,58 @@ export class IdempotencyGuard {
     return reply;
   }
 
+  /**
+   * A claim this instance may hold but could not release, or whose taking it never heard of (the store was
+   * unreachable or stalled, which is often what the request was answered for): it is released again every half second,
+   * and before the next attempt with its key, so that a retry once the store is back runs at once instead of finding
+   * the key running (409) until its lease lapses. A stalled statement may still land when the store comes back, so the
+   * releases go on for a lease after the first one that went through.
+   */
+  private abandoned(id: IdempotencyId, token: string, err: unknown): void {
+    this.onError(err);
+    if (this.unreleased.size >= MAX_UNRELEASED) return; // the lease frees the rest
+    this.unreleased.set(nameOf(id), { id, token });
+    if (this.releaseTimer) return;
+    // Not on this request's clock: the retries go on after its deadline.
+    this.releaseTimer = outsideRequest(() => setInterval(() => void this.releaseAll(), RELEASE_RETRY_MS));
+    this.releaseTimer.unref();
+  }
+
+  /** One release after the other, and none after the first that fails: a store that is still away gets one a tick. */
+  private async releaseAll(): Promise<void> {
+    if (this.releasing) return;
+    this.releasing = true;
+    try {
+      for (const { id } of [...this.unreleased.values()]) await this.releaseAbandoned(id);
+    } catch {
+      // Still unreachable: the next tick tries again.
+    } finally {
+      this.releasing = false;
+      if (this.unreleased.size === 0 && this.releaseTimer) {
+        clearInterval(this.releaseTimer);
+        this.releaseTimer = undefined;
+      }
+    }
+  }
+
+  private async releaseAbandoned(id: IdempotencyId): Promise<void> {
+    const name = nameOf(id);
+    const entry = this.unreleased.get(name);
+    if (!entry) return;
+    await this.store.release(entry.id, entry.token);
+    entry.until ??= Date.now() + this.leaseMs;
+    if (Date.now() >= entry.until && this.unreleased.get(name) === entry) this.unreleased.delete(name);
+  }
+
   private purgeNowAndThen(): void {
     if (Date.now() - this.lastPurge < PURGE_EVERY_MS) return;
     this.lastPurge = Date.now();
-    this.store.purgeExpired().catch((err: unknown) => this.onError(err));
+    outsideRequest(() => this.store.purgeExpired()).catch((err: unknown) => this.onError(err));
   }
+}
+
+function nameOf(id: IdempotencyId): string {
+  return JSON.stringify([id.service, id.caller, id.key]);
 }
 
 function malformedKey(): Reply {

@@ -31,7 +31,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     private readonly maxEntries = DEFAULT_MAX_ENTRIES,
   ) {}
 
-  async claim({ id, fingerprint, ttlMs, leaseMs }: ClaimRequest): Promise<Claim> {
+  async claim({ id, fingerprint, ttlMs, leaseMs, token: given }: ClaimRequest): Promise<Claim> {
     if (++this.claims % SWEEP_EVERY === 0) void this.purgeExpired();
     const name = nameOf(id);
     const now = this.now();
@@ -40,7 +40,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     if (entry && entry.expiresAt > now && !takeOver) {
       return entry.reply ? { state: 'done', fingerprint: entry.fingerprint, reply: structuredClone(entry.reply) } : { state: 'running', fingerprint: entry.fingerprint };
     }
-    const token = randomUUID();
+    const token = given ?? randomUUID();
     if (!entry && this.entries.size >= this.maxEntries) this.forgetOldest();
     this.entries.set(name, { fingerprint, token, leaseUntil: now + leaseMs, expiresAt: takeOver ? entry.expiresAt : now + ttlMs });
     return { state: 'claimed', token };

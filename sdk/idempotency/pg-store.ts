@@ -65,11 +65,11 @@ export class PgIdempotencyStore implements IdempotencyStore {
     for (const statement of idempotencyMigrationStatements(this.table)) await this.db.query(statement);
   }
 
-  async claim({ id, fingerprint, ttlMs, leaseMs }: ClaimRequest): Promise<Claim> {
+  async claim({ id, fingerprint, ttlMs, leaseMs, token: given }: ClaimRequest): Promise<Claim> {
     const t = this.table;
     // The row may expire or be released between the two statements: then try again.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const token = randomUUID();
+      const token = given ?? randomUUID();
       const inserted = await this.db.query<{ token: string }>(
         `INSERT INTO ${t} AS k (service, caller, key, fingerprint, token, reply, lease_until, expires_at)
          VALUES ($1, $2, $3, $4, $5, NULL, now() + ${ms(6)}, now() + ${ms(7)})

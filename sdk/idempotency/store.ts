@@ -23,6 +23,11 @@ export interface ClaimRequest {
   ttlMs: number;
   /** How long the claim of a running attempt lasts unless renewed. */
   leaseMs: number;
+  /**
+   * The token the claim gets when it is taken (a new one when absent): a caller that never got the answer (the store
+   * stalled, the connection dropped) can still release the claim it may have taken.
+   */
+  token?: string;
 }
 
 /**

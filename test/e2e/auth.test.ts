@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import { startGateway, type GatewayProcess } from '../support/gateway-process';
@@ -7,6 +7,22 @@ import { http } from '../support/http';
 
 const SECRET = 'e2e-secret-that-is-at-least-32-characters-long';
 const ADMIN = { email: 'root@example.com', password: 'root-password-1' };
+
+/**
+ * A login sent from another loopback address (127.0.0.0/8 is all loopback on Linux): the gateway sees it as the
+ * caller's address (req.ip) and passes it on as clientAddress, as it would a distinct client's.
+ */
+function loginFrom(localAddress: string, url: string, body: { email: string; password: string }): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const req = request(url, { method: 'POST', localAddress, agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
 
 /** A stand-in for an external identity provider's key-set host, on loopback. */
 async function keySetServer(jwks: unknown): Promise<{ url: string; server: Server }> {
@@ -86,6 +102,22 @@ describe('authentication, permissions and the reference auth service (end to end
     expect(locked.body.code).to.equal('RATE_LIMIT_EXCEEDED');
     expect(locked.body.retryAfter).to.be.a('number').above(0);
     expect(locked.headers.get('retry-after')).to.equal(String(locked.body.retryAfter));
+  });
+
+  it('does not let wrong guesses from 12 addresses lock the owner out, while each guessing address is stopped', async function () {
+    this.timeout(180_000);
+    const owner = { email: 'owner@example.com', password: 'owner-password-1' };
+    const created = await http('POST', `${api}/users`, { headers: bearer(await adminToken()), body: owner });
+    expect(created.status, created.text).to.equal(201);
+    const statuses: number[] = [];
+    for (let a = 1; a <= 12; a++) {
+      for (let i = 0; i < 6; i++) statuses.push(await loginFrom(`127.0.0.${10 + a}`, `${api}/login`, { email: owner.email, password: `wrong-${a}-${i}-pass` }));
+    }
+    // 5 failures from each of the first 10 addresses reach the account's 50; then each new address has one.
+    expect(statuses.filter((s) => s === 401)).to.have.length(52);
+    expect(statuses.filter((s) => s === 429)).to.have.length(20);
+    expect(await loginFrom('127.0.0.11', `${api}/login`, owner), 'a guessing address, even with the right password').to.equal(429);
+    expect(await loginFrom('127.0.0.50', `${api}/login`, owner), 'the owner from an address that has not failed').to.equal(200);
   });
 
   it('refreshes on both paths, refuses an access token as refresh token, and honours revocation', async () => {

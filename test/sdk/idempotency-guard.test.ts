@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { MemoryIdempotencyStore, type IdempotencyStore } from '../../sdk';
 import { IdempotencyGuard } from '../../sdk/idempotency/guard';
+import { REPLY_MARGIN_MS, withRequestDeadline } from '../../sdk/deadline';
 import { requestFingerprint } from '../../sdk/idempotency/fingerprint';
 import type { Reply, RequestMessage } from '../../plugin/bus/transport';
 
@@ -99,6 +100,65 @@ describe('IdempotencyGuard (SDK, memory store)', () => {
       return CREATED;
     });
     expect((reply as { error: { code: string } }).error.code).to.equal('VALIDATION_ERROR');
+    expect(runs).to.equal(0);
+  });
+
+  it('releases a claim it took but never heard of (the answer lost), so the retry runs at once', async () => {
+    const memory = new MemoryIdempotencyStore();
+    let lose = 1;
+    const store: IdempotencyStore = Object.assign(Object.create(memory) as IdempotencyStore, {
+      claim: async (request: Parameters<IdempotencyStore['claim']>[0]) => {
+        const claim = await memory.claim(request);
+        if (lose-- > 0) throw new Error('Connection terminated unexpectedly');
+        return claim;
+      },
+    });
+    let runs = 0;
+    const run = async () => {
+      runs += 1;
+      return CREATED;
+    };
+    // A lease far longer than the test: only a release lets the retry run.
+    const guard = guardOn(store, { leaseMs: 60_000 });
+    const lost = await guard.run(message(), toReply, run);
+    expect((lost as { error: object }).error).to.deep.include({ code: 'SERVICE_UNAVAILABLE', retryAfter: 1 });
+    expect(await guard.run(message(), toReply, run)).to.deep.equal(CREATED);
+    expect(runs).to.equal(1);
+  });
+
+  it('releases in the background a claim whose release failed, so a retry at another instance runs', async () => {
+    const memory = new MemoryIdempotencyStore();
+    let failures = 2;
+    const flaky: IdempotencyStore = Object.assign(Object.create(memory) as IdempotencyStore, {
+      release: async (id: Parameters<IdempotencyStore['release']>[0], token: string) => {
+        if (failures-- > 0) throw new Error('Connection terminated unexpectedly');
+        return memory.release(id, token);
+      },
+    });
+    const unavailable: Reply = { ok: false, error: { code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable', retryAfter: 2 } };
+    // Two instances on one store, with a lease far longer than the test: only a release frees the key.
+    const first = guardOn(flaky, { leaseMs: 60_000 });
+    const second = guardOn(memory, { leaseMs: 60_000 });
+    expect(await first.run(message(), toReply, async () => unavailable)).to.deep.equal(unavailable);
+    expect((await second.run(message(), toReply, async () => CREATED)) as { error: object }).to.have.nested.property('error.code', 'RESOURCE_CONFLICT');
+    await new Promise((r) => setTimeout(r, 1300));
+    expect(await second.run(message(), toReply, async () => CREATED)).to.deep.equal(CREATED);
+  });
+
+  it('answers 503 before the deadline when the store does not answer, and runs nothing', async () => {
+    const hanging: IdempotencyStore = Object.assign(Object.create(new MemoryIdempotencyStore()) as IdempotencyStore, {
+      claim: () => new Promise<never>(() => undefined),
+    });
+    let runs = 0;
+    const started = Date.now();
+    const reply = await withRequestDeadline(Date.now() + REPLY_MARGIN_MS + 300, () =>
+      guardOn(hanging).run(message(), toReply, async () => {
+        runs += 1;
+        return CREATED;
+      }),
+    );
+    expect(Date.now() - started).to.be.within(250, 1000);
+    expect((reply as { error: { code: string } }).error.code).to.equal('SERVICE_UNAVAILABLE');
     expect(runs).to.equal(0);
   });
 

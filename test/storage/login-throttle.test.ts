@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import bcrypt from 'bcryptjs';
 import { authHandlers } from '../../examples/auth-service/handlers';
-import { LoginThrottle, type ThrottleLimits } from '../../examples/auth-service/login-throttle';
+import { LoginThrottle, addressBucket, type ThrottleLimits } from '../../examples/auth-service/login-throttle';
 import { RefreshStore } from '../../examples/auth-service/refresh-store';
 import { TokenSigner } from '../../examples/auth-service/tokens';
 import { ExternalVerifier } from '../../examples/auth-service/external-providers';
@@ -78,13 +78,50 @@ for (const backend of BACKENDS) {
       expect(await login(OWNER.password, '203.0.113.9')).to.deep.equal({ code: 'OK' });
     });
 
-    it('ends guesses spread over many addresses at the per-account ceiling, for every address', async () => {
+    it('lets the right password in from a fresh address after wrong guesses from 12 addresses, each throttled', async () => {
+      // The attack of issue 28: every address guesses until it is refused.
       const outcomes: string[] = [];
-      for (let i = 0; i < LIMITS.perAccount + 2; i++) outcomes.push((await login('wrong', `192.0.2.${i}`)).code);
-      expect(outcomes.filter((c) => c === 'INVALID_CREDENTIALS')).to.have.length(LIMITS.perAccount);
-      expect(outcomes.slice(LIMITS.perAccount)).to.deep.equal(['RATE_LIMIT_EXCEEDED', 'RATE_LIMIT_EXCEEDED']);
-      expect((await login(OWNER.password, '203.0.113.9')).code).to.equal('RATE_LIMIT_EXCEEDED');
-      expect((await login('wrong', '198.51.100.1', 'someone-else@example.com')).code).to.equal('INVALID_CREDENTIALS');
+      for (let a = 0; a < 12; a++) {
+        for (let i = 0; i < LIMITS.perAddress + 2; i++) outcomes.push((await login('wrong', `192.0.2.${a}`)).code);
+      }
+      // perAccount failures, then one per address that had not failed when the account became guarded.
+      const guessed = outcomes.filter((c) => c === 'INVALID_CREDENTIALS').length;
+      const fullAddresses = Math.floor(LIMITS.perAccount / LIMITS.perAddress);
+      expect(guessed).to.equal(LIMITS.perAccount + (12 - fullAddresses - 1));
+      for (let a = 0; a < 12; a++) expect((await login(OWNER.password, `192.0.2.${a}`)).code, `192.0.2.${a}`).to.equal('RATE_LIMIT_EXCEEDED');
+      expect(await login(OWNER.password, '203.0.113.9')).to.deep.equal({ code: 'OK' });
+      // Still guarded after the owner's success: a fresh address has one guess, then waits.
+      expect((await login('wrong', '203.0.113.10')).code).to.equal('INVALID_CREDENTIALS');
+      expect((await login('wrong', '203.0.113.10')).code).to.equal('RATE_LIMIT_EXCEEDED');
+    });
+
+    it('past the per-account ceiling gives every address one failure, and the owner still gets in', async () => {
+      for (let i = 0; i < LIMITS.perAccount; i++) expect((await login('wrong', `192.0.2.${i}`)).code).to.equal('INVALID_CREDENTIALS');
+      // An address that failed once before is refused at once, with the rest of its window.
+      clock.now += 60_000;
+      expect(await login('wrong', '192.0.2.0')).to.deep.equal({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: LIMITS.windowMs / 1000 - 60 });
+      expect((await login(OWNER.password, '192.0.2.1')).code).to.equal('RATE_LIMIT_EXCEEDED');
+      // A fresh address: one wrong guess is checked, the next waits; the right password from another fresh one passes.
+      expect((await login('wrong', '198.51.100.1')).code).to.equal('INVALID_CREDENTIALS');
+      expect((await login('wrong', '198.51.100.1')).code).to.equal('RATE_LIMIT_EXCEEDED');
+      expect(await login(OWNER.password, '198.51.100.2')).to.deep.equal({ code: 'OK' });
+      // Below the ceiling again once the window is over: the full allowance per address.
+      clock.now += LIMITS.windowMs;
+      for (let i = 0; i < LIMITS.perAddress; i++) expect((await login('wrong', '192.0.2.0')).code).to.equal('INVALID_CREDENTIALS');
+      expect((await login('wrong', '192.0.2.0')).code).to.equal('RATE_LIMIT_EXCEEDED');
+    });
+
+    it('counts an IPv6 /64 as one address, and an IPv4-mapped address as its IPv4 address', async () => {
+      for (let i = 0; i < LIMITS.perAddress; i++) expect((await login('wrong', `2001:db8:1:2::${i + 1}`)).code).to.equal('INVALID_CREDENTIALS');
+      expect((await login(OWNER.password, '2001:db8:1:2:ffff::9')).code).to.equal('RATE_LIMIT_EXCEEDED');
+      expect(await login(OWNER.password, '2001:db8:1:3::1')).to.deep.equal({ code: 'OK' });
+      for (let i = 0; i < LIMITS.perAddress; i++) await login('wrong', '198.51.100.4');
+      expect((await login(OWNER.password, '::ffff:198.51.100.4')).code).to.equal('RATE_LIMIT_EXCEEDED');
+    });
+
+    it('throttles one account only: another account from the same addresses is not guarded', async () => {
+      for (let i = 0; i < LIMITS.perAccount; i++) await login('wrong', `192.0.2.${i}`);
+      for (let i = 0; i < LIMITS.perAddress; i++) expect((await login('wrong', '192.0.2.0', 'someone-else@example.com')).code).to.equal('INVALID_CREDENTIALS');
     });
 
     it('admits no more guesses than the limit when they arrive at once', async () => {
@@ -110,3 +147,21 @@ for (const backend of BACKENDS) {
     });
   });
 }
+
+describe('the address a login failure is counted against', () => {
+  it('is an IPv4 address as it is, also when mapped into IPv6', () => {
+    expect(addressBucket('203.0.113.7')).to.equal('203.0.113.7');
+    expect(addressBucket('::ffff:203.0.113.7')).to.equal('203.0.113.7');
+  });
+  it('is the /64 of an IPv6 address, however it is written', () => {
+    expect(addressBucket('2001:db8::7')).to.equal('2001:db8:0:0::/64');
+    expect(addressBucket('2001:0db8:0000:0000:1:2:3:4')).to.equal('2001:db8:0:0::/64');
+    expect(addressBucket('2001:db8:1:2:3:4:5:6')).to.equal('2001:db8:1:2::/64');
+    expect(addressBucket('fe80::1%eth0')).to.equal('fe80:0:0:0::/64');
+    expect(addressBucket('::1')).to.equal('0:0:0:0::/64');
+    expect(addressBucket('64:ff9b::192.0.2.1')).to.equal('64:ff9b:0:0::/64');
+  });
+  it('is anything else as it is', () => {
+    expect(addressBucket('unknown')).to.equal('unknown');
+  });
+});
