@@ -39,8 +39,8 @@ export class Runtime {
   readonly startedAt = Date.now();
   /** One token verifier per auth configuration, shared by every jwt-dev-auth step, contract-rate-limit and discovery. */
   readonly verifiers = new TokenVerifiers();
-  /** contract-rate-limit's limiters and its store warnings, kept across reloads. */
-  readonly rateLimits = new RateLimitState();
+  /** contract-rate-limit's limiters and the health of their store, kept across reloads. */
+  readonly rateLimits: RateLimitState;
   /** SIGTERM/SIGINT: drain the host's servers, answer what is left 503, then close this runtime. */
   readonly gracefulStop: GracefulStop;
   /**
@@ -74,6 +74,12 @@ export class Runtime {
       logger: log,
     });
     this.observability = new Observability(settings, this.registry, this.transport, log);
+    this.rateLimits = new RateLimitState({
+      log,
+      mode: settings.rateLimitOnStoreFailure,
+      timeoutMs: settings.rateLimitStoreTimeoutMs,
+      metrics: this.observability.metrics,
+    });
     this.gracefulStop = new GracefulStop(() => this.transport, () => this.close());
     // The path table follows the contracts: rebuilt on the first request after a change.
     this.registry.on('change', () => (this.table = undefined));
@@ -152,6 +158,7 @@ export class Runtime {
   /** Binds the host's config so discovered routes are written into gateway.config.yml. */
   attachHost(host: HostConfig): void {
     this.hostAttached = true;
+    this.rateLimits.attachHost();
     if (!this.settings.writeConfig) return;
     if (!this.sync) {
       this.sync = new ConfigSync(this.registry, host, this.settings, this.log);
@@ -176,6 +183,7 @@ export class Runtime {
     this.sync?.stop();
     this.inbox.stop();
     this.registry.stop();
+    this.rateLimits.close();
     await this.transport.close();
     await this.observability.close();
   }

@@ -41,6 +41,8 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   rateLimitMax: 'RATE_LIMIT_MAX',
   rateLimitWindowMs: 'RATE_LIMIT_WINDOW_MS',
   rateLimitPrefix: 'RATE_LIMIT_PREFIX',
+  rateLimitOnStoreFailure: 'RATE_LIMIT_ON_STORE_FAILURE',
+  rateLimitStoreTimeoutMs: 'RATE_LIMIT_STORE_TIMEOUT_MS',
   requireAnnouncementUser: 'REQUIRE_ANNOUNCEMENT_USER',
   metricsPort: 'METRICS_PORT',
   metricsHost: 'METRICS_HOST',
