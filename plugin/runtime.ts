@@ -19,6 +19,7 @@ import type { RouteAction } from './pipeline/resolve-contract';
 import { OpenApiCache } from './openapi/cache';
 import { RateLimitState } from './edge/host-rate-limit';
 import { GracefulStop } from './shutdown/graceful-stop';
+import { DiscoveryGrace } from './contracts/discovery-grace';
 
 /**
  * What lives as long as the gateway process, and the composition root: manifest.init() hands it to every policy,
@@ -41,6 +42,8 @@ export class Runtime {
   readonly verifiers = new TokenVerifiers();
   /** contract-rate-limit's limiters and the health of their store, kept across reloads. */
   readonly rateLimits: RateLimitState;
+  /** After a start or reconnect: until the services have had time to announce, an unknown route is 503, not 404. */
+  readonly discoveryGrace: DiscoveryGrace;
   /** SIGTERM/SIGINT: drain the host's servers, answer what is left 503, then close this runtime. */
   readonly gracefulStop: GracefulStop;
   /**
@@ -54,6 +57,8 @@ export class Runtime {
   private openApiCache?: OpenApiCache;
   private sync?: ConfigSync;
   private starting?: Promise<void>;
+  /** Set once announcements are listened to: a discovery request before then starts no grace. */
+  private listening = false;
   private closed = false;
   /** Set once the host has loaded the plugin (a plugin load error is only logged by the host). */
   hostAttached = false;
@@ -67,6 +72,7 @@ export class Runtime {
       logger: log,
       announcements: { maxBytes: settings.announcementLimits.maxBytes, bytesPerSecond: settings.announcementBytesPerSecond },
     });
+    this.discoveryGrace = new DiscoveryGrace(settings.discoveryGraceMs);
     this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits });
     this.inbox = new AnnouncementInbox(this.registry, {
       intervalMs: settings.announcementApplyIntervalMs,
@@ -135,13 +141,29 @@ export class Runtime {
     void this.observability.start();
     this.transport.onStateChange((state) => {
       // The transport logs the change itself; after a reconnect every service re-announces, so routes come back without a restart.
-      if (state === 'up') this.transport.requestDiscovery().catch((e) => this.log.warn(`discovery request failed: ${errorMessage(e)}`));
+      if (state !== 'up') this.discoveryGrace.lost();
+      else if (this.listening) void this.askForAnnouncements();
     });
     if (!(await startWithRetry(this.transport, this.log, () => this.closed))) return;
     this.warnIfUnauthenticated();
     await this.transport.onAnnouncement((a: Announcement, origin) => this.inbox.offer(a, origin));
+    this.listening = true;
     this.registry.startExpiry(this.settings.leaseCheckIntervalMs);
-    await this.transport.requestDiscovery();
+    await this.askForAnnouncements();
+  }
+
+  /**
+   * Asks every service to announce, and starts the discovery grace. It starts even when the request fails: services
+   * also re-announce on their own, every third of their lease.
+   */
+  private async askForAnnouncements(): Promise<void> {
+    try {
+      await this.transport.requestDiscovery();
+    } catch (e) {
+      this.log.warn(`discovery request failed: ${errorMessage(e)}`);
+    } finally {
+      if (this.transport.state() === 'up') this.discoveryGrace.asked();
+    }
   }
 
   /** Once, at start: on a broker, without required broker users, whoever can publish there can announce. */

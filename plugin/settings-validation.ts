@@ -34,6 +34,7 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   strictOutput: 'STRICT_OUTPUT',
   debugEndpoints: 'DEBUG_ENDPOINTS',
   shutdownGraceMs: 'SHUTDOWN_GRACE_MS',
+  discoveryGraceMs: 'DISCOVERY_GRACE_MS',
   routing: 'CONTRACT_ROUTING',
   corsOrigins: 'CORS_ORIGINS',
   corsCredentials: 'CORS_CREDENTIALS',

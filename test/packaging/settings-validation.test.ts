@@ -54,6 +54,8 @@ describe('plugin settings validation', () => {
     expect(failure(() => validateSettings({ busPrefix: 'a b' }, env)).setting).to.equal('plugins.contracts.busPrefix');
     expect(failure(() => validateSettings({}, { STRICT_OUTPUT: 'yes' })).setting).to.equal('STRICT_OUTPUT');
     expect(failure(() => validateSettings({}, { SHUTDOWN_GRACE_MS: '-1' })).setting).to.equal('SHUTDOWN_GRACE_MS');
+    expect(failure(() => validateSettings({}, { DISCOVERY_GRACE_MS: 'a while' })).setting).to.equal('DISCOVERY_GRACE_MS');
+    expect(() => validateSettings({}, { DISCOVERY_GRACE_MS: '0' })).not.to.throw();
     // A misspelt failure mode must not quietly mean open.
     expect(failure(() => validateSettings({}, { RATE_LIMIT_ON_STORE_FAILURE: 'close' })).message).to.equal(
       'RATE_LIMIT_ON_STORE_FAILURE must be one of open, closed (got "close")',
