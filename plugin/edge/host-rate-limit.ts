@@ -152,7 +152,8 @@ export class RateLimitState {
   /** Counts one request of `key` against (max, windowMs), waiting for the store at most timeoutMs. */
   async count(key: string, max: number, windowMs: number): Promise<CountOutcome> {
     const { store } = this;
-    if (!store.usable()) return this.bypass();
+    const deadline = Date.now() + this.options.timeoutMs;
+    if (!(await store.usable(deadline))) return this.bypass();
     this.cache ??= new LimiterCache(this.options.loadFactory);
     const tally = new Tally(key);
     let timer: NodeJS.Timeout | undefined;
@@ -164,7 +165,7 @@ export class RateLimitState {
       }
     });
     const late = new Promise<typeof TIMED_OUT>((resolve) => {
-      timer = setTimeout(() => resolve(TIMED_OUT), this.options.timeoutMs);
+      timer = setTimeout(() => resolve(TIMED_OUT), Math.max(0, deadline - Date.now()));
     });
     const err = await Promise.race([answered, late]);
     clearTimeout(timer);

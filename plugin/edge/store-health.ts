@@ -14,14 +14,18 @@ export interface StoreMetrics {
   rateLimitStoreBypass(outcome: 'allowed' | 'refused'): void;
 }
 
-/** What is used of the host's Redis client: ioredis has `status`; ioredis-mock, always there, has none. */
+/** What is used of the host's Redis client: ioredis has `status` and a `ready` event; ioredis-mock, always there, has neither. */
 export interface StoreClient {
   status?: string;
   ping(): Promise<unknown>;
+  once?(event: 'ready', listener: () => void): unknown;
+  removeListener?(event: 'ready', listener: () => void): unknown;
 }
 
 /** The ioredis status in which a command is sent at once; in any other it would wait in a queue or fail. */
 const CONNECTED = new Set(['ready']);
+/** Statuses of a client that had a connection and lost it (not the first connect at start, which is moments). */
+const LOST = new Set(['close', 'reconnecting', 'end']);
 
 /** While degraded, the log says so at most this often, with how many requests were let through or refused. */
 export const STORE_WARNING_INTERVAL_MS = 10000;
@@ -55,9 +59,9 @@ export class StoreHealth {
     options.metrics?.rateLimitStoreState('ok');
   }
 
-  /** Degraded while a failure has not been followed by an answer, or while the client says it is not connected. */
+  /** Degraded while a failure has not been followed by an answer, or while the client says it lost its connection. */
   state(): StoreState {
-    return this.degradedSince !== undefined || this.disconnected() !== undefined ? 'degraded' : 'ok';
+    return this.degradedSince !== undefined || LOST.has(this.options.client()?.status ?? '') ? 'degraded' : 'ok';
   }
 
   /** When the store became degraded (undefined while ok). */
@@ -65,12 +69,16 @@ export class StoreHealth {
     return this.degradedSince;
   }
 
-  /** Before a store call: false when the store is known to be away, so the request does not wait for it. */
-  usable(): boolean {
+  /**
+   * Before a store call: false at once when the store is known to be away, so the request does not wait for it. A
+   * client still connecting (at start, or after a blip) is given until `deadline` to be ready.
+   */
+  async usable(deadline: number): Promise<boolean> {
     if (this.degradedSince !== undefined) return false;
-    const status = this.disconnected();
-    if (status === undefined) return true;
-    this.failed('not_connected', `the client is ${status}`);
+    const client = this.options.client();
+    if (!client || this.disconnected() === undefined) return true;
+    if (await readyBy(client, deadline)) return true;
+    this.failed('not_connected', `the client is ${client.status ?? 'not connected'}`);
     return false;
   }
 
@@ -147,4 +155,21 @@ export class StoreHealth {
     if (this.probe) clearInterval(this.probe);
     this.probe = undefined;
   }
+}
+
+/** Resolves true once the client is ready, false at the deadline (or when it cannot say). */
+function readyBy(client: StoreClient, deadline: number): Promise<boolean> {
+  const { once, removeListener } = client;
+  if (!once || !removeListener) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const ready = (): void => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      removeListener.call(client, 'ready', ready);
+      resolve(false);
+    }, Math.max(0, deadline - Date.now()));
+    once.call(client, 'ready', ready);
+  });
 }

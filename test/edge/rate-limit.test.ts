@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { EventEmitter } from 'node:events';
 import type { Request } from 'express';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests } from '../../plugin/edge/rate-limit';
 import { LimiterCache, RateLimitState, Tally, type Limiter, type LimiterFactory, type LimiterOptions } from '../../plugin/edge/host-rate-limit';
@@ -213,6 +214,24 @@ describe('RateLimitState: a store that fails, stalls or comes back', () => {
     expect(metrics.states.at(-1)).to.equal('ok');
     expect(await state.count('k', 5, 60000)).to.include({ kind: 'counted' });
     expect(log.lines.at(-1)).to.match(/^info rate limit store answers again after \d+ s \(1 requests let through uncounted meanwhile\); counting resumes$/);
+  });
+
+  it('a client still connecting (a start, a blip) is waited for until the timeout, and counts once ready', async () => {
+    const client = Object.assign(new EventEmitter(), { status: 'connecting', async ping() { return 'PONG'; } });
+    const { metrics, state } = setUp('open', client);
+    expect(state.store.state(), 'a first connect is not an outage').to.equal('ok');
+    setTimeout(() => {
+      client.status = 'ready';
+      client.emit('ready');
+    }, 30);
+    expect(await state.count('k', 5, 60000)).to.include({ kind: 'counted' });
+    expect(metrics.failures).to.deep.equal([]);
+    client.status = 'connecting';
+    const started = Date.now();
+    expect(await state.count('k', 5, 60000), 'not ready by the timeout').to.deep.equal({ kind: 'unavailable' });
+    expect(Date.now() - started).to.be.within(90, 400);
+    expect(metrics.failures).to.deep.equal(['not_connected']);
+    expect(client.listenerCount('ready'), 'no listener left behind').to.equal(0);
   });
 
   it('while degraded, a summary line at most every 10 s', () => {
