@@ -19,6 +19,7 @@ import type { RouteAction } from './pipeline/resolve-contract';
 import { OpenApiCache } from './openapi/cache';
 import { RateLimitState } from './edge/host-rate-limit';
 import { GracefulStop } from './shutdown/graceful-stop';
+import { DiscoveryGrace } from './contracts/discovery-grace';
 
 /**
  * What lives as long as the gateway process, and the composition root: manifest.init() hands it to every policy,
@@ -39,8 +40,10 @@ export class Runtime {
   readonly startedAt = Date.now();
   /** One token verifier per auth configuration, shared by every jwt-dev-auth step, contract-rate-limit and discovery. */
   readonly verifiers = new TokenVerifiers();
-  /** contract-rate-limit's limiters and its store warnings, kept across reloads. */
-  readonly rateLimits = new RateLimitState();
+  /** contract-rate-limit's limiters and the health of their store, kept across reloads. */
+  readonly rateLimits: RateLimitState;
+  /** After a start or reconnect: until the services have had time to announce, an unknown route is 503, not 404. */
+  readonly discoveryGrace: DiscoveryGrace;
   /** SIGTERM/SIGINT: drain the host's servers, answer what is left 503, then close this runtime. */
   readonly gracefulStop: GracefulStop;
   /**
@@ -54,6 +57,8 @@ export class Runtime {
   private openApiCache?: OpenApiCache;
   private sync?: ConfigSync;
   private starting?: Promise<void>;
+  /** Set once announcements are listened to: a discovery request before then starts no grace. */
+  private listening = false;
   private closed = false;
   /** Set once the host has loaded the plugin (a plugin load error is only logged by the host). */
   hostAttached = false;
@@ -72,6 +77,7 @@ export class Runtime {
       logger: log,
       announcements: { maxBytes: settings.announcementLimits.maxBytes, bytesPerSecond: settings.announcementBytesPerSecond },
     });
+    this.discoveryGrace = new DiscoveryGrace(settings.discoveryGraceMs);
     this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits });
     this.inbox = new AnnouncementInbox(this.registry, {
       intervalMs: settings.announcementApplyIntervalMs,
@@ -79,6 +85,12 @@ export class Runtime {
       logger: log,
     });
     this.observability = new Observability(settings, this.registry, this.transport, log);
+    this.rateLimits = new RateLimitState({
+      log,
+      mode: settings.rateLimitOnStoreFailure,
+      timeoutMs: settings.rateLimitStoreTimeoutMs,
+      metrics: this.observability.metrics,
+    });
     this.gracefulStop = new GracefulStop(() => this.transport, () => this.close());
     // The path table follows the contracts: rebuilt on the first request after a change.
     this.registry.on('change', () => (this.table = undefined));
@@ -134,13 +146,29 @@ export class Runtime {
     void this.observability.start();
     this.transport.onStateChange((state) => {
       // The transport logs the change itself; after a reconnect every service re-announces, so routes come back without a restart.
-      if (state === 'up') this.transport.requestDiscovery().catch((e) => this.log.warn(`discovery request failed: ${errorMessage(e)}`));
+      if (state !== 'up') this.discoveryGrace.lost();
+      else if (this.listening) void this.askForAnnouncements();
     });
     if (!(await startWithRetry(this.transport, this.log, () => this.closed))) return;
     this.warnIfUnauthenticated();
     await this.transport.onAnnouncement((a: Announcement, origin) => this.inbox.offer(a, origin));
+    this.listening = true;
     this.registry.startExpiry(this.settings.leaseCheckIntervalMs);
-    await this.transport.requestDiscovery();
+    await this.askForAnnouncements();
+  }
+
+  /**
+   * Asks every service to announce, and starts the discovery grace. It starts even when the request fails: services
+   * also re-announce on their own, every third of their lease.
+   */
+  private async askForAnnouncements(): Promise<void> {
+    try {
+      await this.transport.requestDiscovery();
+    } catch (e) {
+      this.log.warn(`discovery request failed: ${errorMessage(e)}`);
+    } finally {
+      if (this.transport.state() === 'up') this.discoveryGrace.asked();
+    }
   }
 
   /** Once, at start: on a broker, without required broker users, whoever can publish there can announce. */
@@ -157,6 +185,7 @@ export class Runtime {
   /** Binds the host's config so discovered routes are written into gateway.config.yml. */
   attachHost(host: HostConfig): void {
     this.hostAttached = true;
+    this.rateLimits.attachHost();
     if (!this.settings.writeConfig) return;
     if (!this.sync) {
       this.sync = new ConfigSync(this.registry, host, this.settings, this.log);
@@ -181,6 +210,7 @@ export class Runtime {
     this.sync?.stop();
     this.inbox.stop();
     this.registry.stop();
+    this.rateLimits.close();
     await this.transport.close();
     await this.observability.close();
   }

@@ -32,6 +32,11 @@ export interface Settings extends EdgeSettings, BusTrustSettings {
   /** SIGTERM: how long requests in flight may take before they are answered 503 (plugin/shutdown). */
   shutdownGraceMs: number;
   /**
+   * After a start or a bus reconnect, how long after asking the services to announce an unknown /api route is
+   * answered 503 (routes not all heard yet) instead of 404 (plugin/contracts/discovery-grace.ts); 0: no grace.
+   */
+  discoveryGraceMs: number;
+  /**
    * How generated routes reach the host (plugin/routing/): `endpoints`, one apiEndpoint per route in
    * gateway.config.yml; `table`, one apiEndpoint for all of them and the plugin's own path table, for deployments
    * with hundreds of routes (the host tries its routes one after another); `auto` (default), endpoints up to
@@ -50,6 +55,8 @@ export interface Settings extends EdgeSettings, BusTrustSettings {
 
 export type LogFormat = 'text' | 'json';
 
+export const DEFAULT_DISCOVERY_GRACE_MS = 5000;
+
 export const SETTINGS_SCHEMA = {
   $id: 'http://express-gateway.io/schemas/plugins/contracts.json',
   type: 'object',
@@ -66,6 +73,7 @@ export const SETTINGS_SCHEMA = {
     strictOutput: { type: 'boolean', description: 'answer 502 when a result does not match its outputSchema (env STRICT_OUTPUT=true)' },
     debugEndpoints: { type: 'boolean', description: 'serve GET /debug/contracts (env DEBUG_ENDPOINTS=true); off by default' },
     shutdownGraceMs: { type: 'integer', minimum: 0, maximum: 3600000, description: 'on SIGTERM, how long requests in flight may finish (env SHUTDOWN_GRACE_MS); default 10000' },
+    discoveryGraceMs: { type: 'integer', minimum: 0, maximum: 600000, description: `after a start or bus reconnect, how long an unknown /api route is 503 rather than 404 (env DISCOVERY_GRACE_MS); default ${DEFAULT_DISCOVERY_GRACE_MS}` },
     routing: { type: 'string', enum: ROUTING_MODES, description: `auto (default: one apiEndpoint per route up to ${AUTO_TABLE_ABOVE} routes, the table above), endpoints (always one per route) or table (one for all, matched by the plugin); env CONTRACT_ROUTING` },
     metricsPort: { type: 'integer', minimum: 1, maximum: 65535, description: 'serve Prometheus GET /metrics on this port, apart from the API (env METRICS_PORT); unset: no metrics' },
     metricsHost: { type: 'string', minLength: 1, description: 'address the metrics port binds to (env METRICS_HOST), default 0.0.0.0' },
@@ -80,6 +88,11 @@ export const SETTINGS_SCHEMA = {
 function intFrom(v: unknown, fallback: number): number {
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
   return Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+/** Like intFrom, and 0 (given as a number or as text) stays 0. */
+function zeroOrInt(v: unknown, fallback: number): number {
+  return v === 0 || (typeof v === 'string' && v.trim() === '0') ? 0 : intFrom(v, fallback);
 }
 
 function routingMode(v: unknown): RoutingMode {
@@ -119,6 +132,7 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     // On unless turned off: an operator expects an access log; a line per request is a cost busy deployments may drop.
     accessLog: typeof raw.accessLog === 'boolean' ? raw.accessLog : env.ACCESS_LOG !== 'false',
     logFormat: (raw.logFormat ?? env.LOG_FORMAT) === 'json' ? 'json' : 'text',
-    shutdownGraceMs: raw.shutdownGraceMs === 0 || env.SHUTDOWN_GRACE_MS === '0' ? 0 : intFrom(raw.shutdownGraceMs ?? env.SHUTDOWN_GRACE_MS, 10_000),
+    shutdownGraceMs: zeroOrInt(raw.shutdownGraceMs ?? env.SHUTDOWN_GRACE_MS, 10_000),
+    discoveryGraceMs: zeroOrInt(raw.discoveryGraceMs ?? env.DISCOVERY_GRACE_MS, DEFAULT_DISCOVERY_GRACE_MS),
   };
 }

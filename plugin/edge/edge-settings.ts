@@ -14,7 +14,15 @@ export interface EdgeSettings {
   rateLimitWindowMs: number;
   /** Namespace of the counters in the store (`rl:<prefix>:…` in Redis), so deployments sharing a Redis stay apart. */
   rateLimitPrefix: string;
+  /** When the counter store fails or does not answer in time: `open` lets rate-limited requests through, `closed` answers them 503. */
+  rateLimitOnStoreFailure: StoreFailureMode;
+  /** How long a request waits for the counter store before the store counts as failed. */
+  rateLimitStoreTimeoutMs: number;
 }
+
+export type StoreFailureMode = 'open' | 'closed';
+export const STORE_FAILURE_MODES: readonly StoreFailureMode[] = ['open', 'closed'];
+export const DEFAULT_STORE_TIMEOUT_MS = 500;
 
 export const DEFAULT_RATE_WINDOW_MS = 60000;
 
@@ -29,6 +37,8 @@ export const EDGE_SETTINGS_SCHEMA_PROPERTIES = {
   rateLimitMax: { type: 'integer', minimum: 1, description: 'gateway-wide requests per caller per window (env RATE_LIMIT_MAX); unset: no limit' },
   rateLimitWindowMs: { type: 'integer', minimum: 1000, maximum: 86400000, description: 'rate limit window in ms (env RATE_LIMIT_WINDOW_MS), default 60000' },
   rateLimitPrefix: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'key namespace of the rate limit counters (env RATE_LIMIT_PREFIX), default contracts' },
+  rateLimitOnStoreFailure: { type: 'string', enum: STORE_FAILURE_MODES, description: 'open (default): rate-limited requests pass while the counter store fails; closed: they get 503 (env RATE_LIMIT_ON_STORE_FAILURE)' },
+  rateLimitStoreTimeoutMs: { type: 'integer', minimum: 10, maximum: 10000, description: `how long a request waits for the counter store (env RATE_LIMIT_STORE_TIMEOUT_MS), default ${DEFAULT_STORE_TIMEOUT_MS}` },
 } as const;
 
 function positiveInt(v: unknown): number | undefined {
@@ -52,6 +62,7 @@ function origins(raw: unknown, env: string | undefined): '*' | string[] {
 export function resolveEdgeSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): EdgeSettings {
   const prefix = raw.rateLimitPrefix ?? env.RATE_LIMIT_PREFIX;
   const window = positiveInt(raw.rateLimitWindowMs ?? env.RATE_LIMIT_WINDOW_MS);
+  const storeTimeout = positiveInt(raw.rateLimitStoreTimeoutMs ?? env.RATE_LIMIT_STORE_TIMEOUT_MS);
   return {
     corsOrigins: origins(raw.corsOrigins, env.CORS_ORIGINS),
     corsCredentials: flag(raw.corsCredentials, env.CORS_CREDENTIALS),
@@ -59,5 +70,8 @@ export function resolveEdgeSettings(raw: Record<string, unknown> = {}, env: Node
     rateLimitMax: positiveInt(raw.rateLimitMax ?? env.RATE_LIMIT_MAX),
     rateLimitWindowMs: window !== undefined && window >= 1000 ? window : DEFAULT_RATE_WINDOW_MS,
     rateLimitPrefix: typeof prefix === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(prefix) ? prefix : 'contracts',
+    // The start refuses a misspelt mode (settings-validation.ts); only an absent one means open.
+    rateLimitOnStoreFailure: String(raw.rateLimitOnStoreFailure ?? env.RATE_LIMIT_ON_STORE_FAILURE ?? 'open').trim() === 'closed' ? 'closed' : 'open',
+    rateLimitStoreTimeoutMs: storeTimeout ?? DEFAULT_STORE_TIMEOUT_MS,
   };
 }

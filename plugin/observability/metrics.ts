@@ -1,6 +1,7 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { TransportState } from '../bus/transport';
 import { FastCounter, FastHistogram } from './fast-metrics';
+import type { StoreFailure, StoreMetrics, StoreState } from '../edge/store-health';
 
 /** Every metric name starts with this, so the gateway's series are found together beside other exporters'. */
 export const METRIC_PREFIX = 'contracts_gateway_';
@@ -26,7 +27,7 @@ export interface RegistryCounts {
  * library in the process may fill). What is counted per request or per bus message lives in FastCounter and
  * FastHistogram (fast-metrics.ts); the rest are prom-client's own metrics.
  */
-export class GatewayMetrics {
+export class GatewayMetrics implements StoreMetrics {
   readonly registry = new Registry();
   private readonly httpRequests: FastCounter;
   private readonly httpDuration: FastHistogram;
@@ -39,6 +40,9 @@ export class GatewayMetrics {
   private readonly authFailures: FastCounter;
   private readonly errorAnswers: FastCounter;
   private readonly rateLimited: FastCounter;
+  private readonly storeUp: Gauge;
+  private readonly storeFailures: Counter;
+  private readonly storeBypassed: Counter;
   private everUp = false;
 
   constructor(counts: RegistryCounts) {
@@ -60,6 +64,9 @@ export class GatewayMetrics {
     this.authFailures = fast(new FastCounter({ name: `${METRIC_PREFIX}auth_failures_total`, help: 'Requests refused 401 or 403, by error code', labelNames: ['code'] }));
     this.errorAnswers = fast(new FastCounter({ name: `${METRIC_PREFIX}error_responses_total`, help: 'Error answers by error code and status', labelNames: ['code', 'status'] }));
     this.rateLimited = fast(new FastCounter({ name: `${METRIC_PREFIX}rate_limited_total`, help: 'Requests answered 429 by a rate limit, by route template', labelNames: ['route'] }));
+    this.storeUp = new Gauge({ name: `${METRIC_PREFIX}rate_limit_store_up`, help: 'The rate-limit counter store: 1 while it answers, 0 while degraded', registers });
+    this.storeFailures = new Counter({ name: `${METRIC_PREFIX}rate_limit_store_failures_total`, help: 'Rate-limit store calls that failed, by reason (timeout, error, not_connected)', labelNames: ['reason'], registers });
+    this.storeBypassed = new Counter({ name: `${METRIC_PREFIX}rate_limit_store_bypassed_total`, help: 'Rate-limited requests not counted because the store was unavailable: allowed (fail open) or refused (fail closed)', labelNames: ['outcome'], registers });
     new Gauge({ name: `${METRIC_PREFIX}contracts`, help: 'Contracts known (announced and not expired)', registers, collect() { this.set(counts.contracts()); } });
     new Gauge({ name: `${METRIC_PREFIX}services`, help: 'Services with at least one live instance', registers, collect() { this.set(counts.services()); } });
     new Gauge({ name: `${METRIC_PREFIX}service_instances`, help: 'Service instances holding a lease', registers, collect() { this.set(counts.instances()); } });
@@ -96,6 +103,18 @@ export class GatewayMetrics {
 
   announcement(outcome: 'accepted' | 'refused', reason: string): void {
     this.announcements.child(outcome, reason).inc();
+  }
+
+  rateLimitStoreState(state: StoreState): void {
+    this.storeUp.set(state === 'ok' ? 1 : 0);
+  }
+
+  rateLimitStoreFailure(reason: StoreFailure): void {
+    this.storeFailures.inc({ reason });
+  }
+
+  rateLimitStoreBypass(outcome: 'allowed' | 'refused'): void {
+    this.storeBypassed.inc({ outcome });
   }
 
   async exposition(): Promise<{ contentType: string; body: string }> {

@@ -14,6 +14,15 @@ const BUS = {
 
 const HEALTH_FIELDS = {
   bus: { $ref: '#/components/schemas/BusStatus' },
+  rateLimitStore: {
+    type: 'object',
+    description: 'The rate-limit counter store: degraded while it fails or does not answer in time.',
+    properties: {
+      state: { type: 'string', enum: ['ok', 'degraded'] },
+      since: { type: 'string', format: 'date-time', description: 'When it became degraded.' },
+    },
+    required: ['state'],
+  },
   contracts: { type: 'integer', minimum: 0, description: 'Contracts discovered now.' },
   services: { type: 'integer', minimum: 0, description: 'Services with at least one live instance.' },
   uptimeSeconds: { type: 'integer', minimum: 0 },
@@ -38,8 +47,8 @@ export const OPERATIONS_SCHEMAS = {
   BusStatus: BUS,
   Health: {
     type: 'object',
-    properties: { status: { const: 'ok' }, ...HEALTH_FIELDS },
-    required: ['status', 'bus', 'contracts', 'services', 'uptimeSeconds'],
+    properties: { status: { type: 'string', enum: ['ok', 'degraded'], description: 'degraded: the bus is up and the rate-limit store is not.' }, ...HEALTH_FIELDS },
+    required: ['status', 'bus', 'rateLimitStore', 'contracts', 'services', 'uptimeSeconds'],
   },
   HealthUnavailable: {
     description: 'The error body, plus the health fields.',
@@ -48,7 +57,7 @@ export const OPERATIONS_SCHEMAS = {
       {
         type: 'object',
         properties: { status: { const: 'unavailable' }, ...HEALTH_FIELDS },
-        required: ['status', 'bus', 'contracts', 'services', 'uptimeSeconds'],
+        required: ['status', 'bus', 'rateLimitStore', 'contracts', 'services', 'uptimeSeconds'],
       },
     ],
   },

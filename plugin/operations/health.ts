@@ -3,18 +3,24 @@ import type { Runtime } from '../runtime';
 import { traceOf } from '../request/trace';
 import { sendError, sendJson } from '../http/respond';
 import { serviceUnavailable } from '../errors';
+import type { StoreState } from '../edge/store-health';
 
 /** The fields GET /health reports in both of its answers (docs/operations.md "Operations endpoints"). */
 export interface HealthFields {
   bus: { kind: 'amqp' | 'inprocess'; state: string };
+  /** The rate-limit counter store (the host's Redis): `degraded` while it fails or stalls; `since` then. */
+  rateLimitStore: { state: StoreState; since?: string };
   contracts: number;
   services: number;
   uptimeSeconds: number;
 }
 
 export function healthFields(runtime: Runtime, now = Date.now()): HealthFields {
+  const store = runtime.rateLimits.store;
+  const since = store.since();
   return {
     bus: { kind: runtime.transport.kind, state: runtime.transport.state() },
+    rateLimitStore: { state: store.state(), ...(since !== undefined ? { since: new Date(since).toISOString() } : {}) },
     contracts: runtime.registry.contracts().length,
     services: new Set(runtime.registry.instances().map((i) => i.service)).size,
     uptimeSeconds: Math.max(0, Math.floor((now - runtime.startedAt) / 1000)),
@@ -26,7 +32,9 @@ const RETRY_AFTER_SECONDS = 5;
 /**
  * GET /health: 200 `{ status: 'ok', …fields }` while the bus is up; otherwise 503 in the error body
  * (SERVICE_UNAVAILABLE, Retry-After) with `status: 'unavailable'` and the same fields, so a probe and a person
- * both see why. Zero contracts is still healthy: the gateway works, nothing has announced yet.
+ * both see why. Zero contracts is still healthy: the gateway works, nothing has announced yet. A rate-limit store
+ * that fails is `status: 'degraded'`, still 200: requests are served (or refused 503 by rateLimitOnStoreFailure),
+ * and taking the gateway out of a load balancer would not bring Redis back.
  */
 export function healthHandler(runtime: Runtime) {
   return (req: Request, res: Response): void => health(runtime, req, res);
@@ -37,7 +45,7 @@ function health(runtime: Runtime, req: Request, res: Response): void {
   res.setHeader('Cache-Control', 'no-store');
   const fields = healthFields(runtime);
   if (fields.bus.state === 'up') {
-    sendJson(res, 200, { status: 'ok', ...fields });
+    sendJson(res, 200, { status: fields.rateLimitStore.state === 'ok' ? 'ok' : 'degraded', ...fields });
     return;
   }
   const err = serviceUnavailable(`The message bus is ${fields.bus.state}`, RETRY_AFTER_SECONDS, { status: 'unavailable', ...fields });

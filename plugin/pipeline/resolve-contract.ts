@@ -10,10 +10,14 @@ import type { Maybe } from './maybe';
 // The type policies take their action as, next to resolveContract() which reads it.
 export type { RouteAction };
 
-/** What resolving a contract needs of the runtime: the contracts known now, the bus's state, the body limits. */
+/**
+ * What resolving a contract needs of the runtime: the contracts known now, the bus's state, whether the services
+ * have had time to announce since it came up, the body limits.
+ */
 export interface ContractSource {
   readonly settings: BodyLimits;
   readonly transport: { state(): string };
+  readonly discoveryGrace: { remainingMs(): number };
   contract(messageType: string): Contract | undefined;
 }
 
@@ -52,11 +56,14 @@ export function routeOf(req: Request, action: RouteAction): RouteAction | undefi
 }
 
 /**
- * No contract for this request: 404 HANDLER_NOT_FOUND, unless the bus is not up. Then the routes are only not known
- * yet (the broker is down or still connecting), and a client must not take that answer as final: 503, retry later.
+ * No contract for this request: 404 HANDLER_NOT_FOUND, unless the bus is not up or came up moments ago (the
+ * discovery grace). Then the routes are only not known yet (the broker is down or still connecting, or the services
+ * have not all announced), and a client must not take that answer as final: 503, retry later.
  */
 export function noHandler(message: string, source: ContractSource): GatewayError {
   if (source.transport.state() !== 'up') return serviceUnavailable('The message bus is not connected: the routes are not known yet');
+  const graceMs = source.discoveryGrace.remainingMs();
+  if (graceMs > 0) return serviceUnavailable('The gateway has just connected to the message bus: the routes are not all known yet', Math.ceil(graceMs / 1000));
   return new GatewayError('HANDLER_NOT_FOUND', message);
 }
 
@@ -99,7 +106,7 @@ function routeWithHandler(req: Request, action: RouteAction, source: ContractSou
 }
 
 function remember(state: RequestState, req: Request, source: ContractSource, route: RouteAction, body: Record<string, unknown> | undefined): ResolvedContract {
-  const messageType = pickMessageType(req, route, body);
+  const messageType = pickMessageType(req, route, source, body);
   const contract = source.contract(messageType);
   if (!contract) throw noHandler(`No handler for ${messageType}`, source);
   const resolved = { contract, dispatched: route.dispatch !== undefined };
@@ -107,7 +114,7 @@ function remember(state: RequestState, req: Request, source: ContractSource, rou
   return resolved;
 }
 
-function pickMessageType(req: Request, action: RouteAction, body?: Record<string, unknown>): string {
+function pickMessageType(req: Request, action: RouteAction, source: ContractSource, body?: Record<string, unknown>): string {
   if (action.dispatch) {
     const named = action.dispatch === 'body' ? body?.messageType : req.query.messageType;
     if (typeof named !== 'string' || named === '') {
@@ -115,7 +122,7 @@ function pickMessageType(req: Request, action: RouteAction, body?: Record<string
         details: { messageType: 'is required' },
       });
     }
-    if (!action.messageTypes?.includes(named)) throw new GatewayError('HANDLER_NOT_FOUND', `No handler for ${named}`);
+    if (!action.messageTypes?.includes(named)) throw noHandler(`No handler for ${named}`, source);
     return named;
   }
   for (const v of action.variants ?? []) {

@@ -1,46 +1,19 @@
 import type { Request, Response } from 'express';
 import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
-import { requestState } from '../../plugin/request/state';
 import { sendError } from '../../plugin/http/respond';
 import type { Runtime } from '../../plugin/runtime';
 import { contractAtHand, contractOnceRead, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { resolveAuthConfig } from '../../plugin/auth/auth-config';
 import type { Contract } from '../../plugin/contracts/types';
-import type { LimiterOptions } from '../../plugin/edge/host-rate-limit';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
-import { errorMessage } from '../../plugin/errors';
+import { errorMessage, serviceUnavailable } from '../../plugin/errors';
 import { runner, type Stage } from '../../plugin/lifecycle/runner';
 
 export type ContractRateLimitAction = RouteAction & ExplicitLimit;
 
-interface Counted {
-  key: string;
-  limit: AppliedLimit;
-}
-
-declare module '../../plugin/request/state' {
-  interface RequestState {
-    /** The caller's counter key and limit, worked out just before the host's limiter asks for them. */
-    counted?: Counted;
-  }
-}
-
-function countedOf(req: Request): Counted {
-  // Set by this policy's own step just before the host's limiter runs.
-  return requestState(req).counted!;
-}
-
-/** The host's limiter calls these; the key and limit were worked out just before (counted below). */
-const limiterHooks: Pick<LimiterOptions, 'keyGenerator' | 'handler'> = {
-  keyGenerator: (req) => countedOf(req).key,
-  handler: (req, res, next) => {
-    const reset = (req as Request & { rateLimit?: { resetTime?: unknown } }).rateLimit?.resetTime;
-    sendError(res, tooManyRequests(retryAfterSeconds(reset, countedOf(req).limit.windowMs)), traceOf(req, res).correlationId);
-    // Settles the counting stage; the runner goes no further once the request is answered.
-    next();
-  },
-};
+/** How long a client is asked to wait when the store is away and requests are refused (fail closed). */
+const STORE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * `contract-rate-limit`: the host's rate-limit (express-rate-limit on the host's Redis store, see
@@ -48,8 +21,10 @@ const limiterHooks: Pick<LimiterOptions, 'keyGenerator' | 'handler'> = {
  * gateway-wide one, a key of the verified caller (or the client address), the 429 error body, and no delay.
  * It runs before jwt-dev-auth, so it asks the shared token verifier itself; the verified token is cached there and
  * jwt-dev-auth finds it again without a second verification.
- * A store that fails lets the request through (logged): a Redis outage must not become an API outage.
- * The limiters and the store warnings are the runtime's (runtime.rateLimits), so they outlive a config reload.
+ * A request never waits for the store longer than `rateLimitStoreTimeoutMs`. A store that fails or is too slow lets
+ * the request through uncounted (`rateLimitOnStoreFailure: open`, the default: a Redis outage must not become an API
+ * outage) or refuses it 503 (`closed`), the same for every rate-limited request until the store answers again.
+ * The limiters and the store's health are the runtime's (runtime.rateLimits), so they outlive a config reload.
  */
 export function contractRateLimitPolicy(runtime: Runtime) {
   return { name: 'contract-rate-limit', schema, policy: (action?: ContractRateLimitAction) => runner([contractRateLimitStage(runtime, action)]) };
@@ -89,31 +64,29 @@ export function contractRateLimitStage(runtime: Runtime, action: ContractRateLim
   };
   const countCaller = async (req: Request, res: Response, prefix: string, limit: AppliedLimit): Promise<void> => {
     const caller = await callerKey(req, verifier, dev);
-    await hostLimiter(runtime, req, res, { key: counterKey(prefix, limit, caller), limit });
+    await hostLimiter(runtime, req, res, counterKey(prefix, limit, caller), limit);
   };
 
   return { run, failed };
 }
 
-/** The host's limiter counts the request (answering 429 past the limit); a store that fails lets it by, logged. */
-function hostLimiter(runtime: Runtime, req: Request, res: Response, counted: Counted): Promise<void> {
-  requestState(req).counted = counted;
-  return new Promise((resolve) => {
-    runtime.rateLimits.limiters(limiterHooks).limiter(counted.limit.max, counted.limit.windowMs)(req, res, (err?: unknown) => {
-      if (err !== undefined && err !== null) warnStoreFailure(runtime, traceOf(req, res).correlationId, err);
-      resolve();
-    });
-  });
+/** The host's limiter counts the request: its headers on the answer, 429 past the limit; a store away, open or 503. */
+async function hostLimiter(runtime: Runtime, req: Request, res: Response, key: string, limit: AppliedLimit): Promise<void> {
+  const outcome = await runtime.rateLimits.count(key, limit.max, limit.windowMs);
+  if (outcome.kind === 'unavailable') {
+    if (runtime.settings.rateLimitOnStoreFailure === 'closed') {
+      sendError(res, serviceUnavailable('The rate limit store is unavailable', STORE_RETRY_AFTER_SECONDS), traceOf(req, res).correlationId);
+    }
+    return;
+  }
+  if (res.headersSent) return;
+  for (const [name, value] of outcome.headers) res.setHeader(name, value as string | number);
+  // Answered here, the runner goes no further.
+  if (outcome.over) sendError(res, tooManyRequests(retryAfterSeconds(outcome.resetTime, limit.windowMs)), traceOf(req, res).correlationId);
 }
 
 function failure(runtime: Runtime, err: unknown, req: Request, res: Response): void {
   const { correlationId } = traceOf(req, res);
   runtime.log.error(`[${correlationId}] rate limit failed unexpectedly: ${errorMessage(err)}`);
   sendError(res, err, correlationId);
-}
-
-function warnStoreFailure(runtime: Runtime, correlationId: string, err: unknown): void {
-  if (!runtime.rateLimits.storeWarningDue()) return;
-  const reason = errorMessage(err);
-  runtime.log.warn(`[${correlationId}] rate limit store unavailable (${reason}); requests pass unlimited until it is back`);
 }

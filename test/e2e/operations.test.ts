@@ -32,9 +32,10 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
   it('GET /health: 200 with the bus, the counts and the uptime', async () => {
     const res = await http('GET', `${gw.baseUrl}/health`);
     expect(res.status).to.equal(200);
-    expect(res.body).to.have.keys('status', 'bus', 'contracts', 'services', 'uptimeSeconds');
+    expect(res.body).to.have.keys('status', 'bus', 'rateLimitStore', 'contracts', 'services', 'uptimeSeconds');
     expect(res.body.status).to.equal('ok');
     expect(res.body.bus).to.deep.equal({ kind: 'inprocess', state: 'up' });
+    expect(res.body.rateLimitStore).to.deep.equal({ state: 'ok' });
     expect(res.body.contracts).to.equal(referenceContracts().length);
     expect(res.body.services).to.equal(2);
     expect(res.body.uptimeSeconds).to.be.a('number').and.at.least(0);
@@ -232,7 +233,7 @@ describe('operations endpoints on RabbitMQ (debug on, the broker going away)', f
     }, 10000, 100);
     expect(down.body).to.include({ code: 'SERVICE_UNAVAILABLE', error: 'Service Unavailable', status: 'unavailable' });
     expect(down.body.bus).to.deep.equal({ kind: 'amqp', state: 'down' });
-    expect(down.body).to.include.keys('contracts', 'services', 'uptimeSeconds', 'message', 'timestamp', 'retryAfter');
+    expect(down.body).to.include.keys('rateLimitStore', 'contracts', 'services', 'uptimeSeconds', 'message', 'timestamp', 'retryAfter');
     expect(down.body.correlationId).to.equal(down.headers.get('x-correlation-id'));
     expect(down.headers.get('retry-after')).to.match(/^\d+$/);
     expect(down.text).not.to.match(/amqp:\/\/|ECONNREFUSED|guest/);

@@ -12,11 +12,16 @@ describe('edge settings and the cors step', () => {
       rateLimitMax: undefined,
       rateLimitWindowMs: 60000,
       rateLimitPrefix: 'contracts',
+      rateLimitOnStoreFailure: 'open',
+      rateLimitStoreTimeoutMs: 500,
     });
   });
 
   it('reads the environment when the settings block leaves a value out, the block first', () => {
-    const env = { CORS_ORIGINS: 'https://a.example, https://b.example', CORS_CREDENTIALS: 'true', CORS_ALLOW_PATCH: 'true', RATE_LIMIT_MAX: '50', RATE_LIMIT_WINDOW_MS: '30000', RATE_LIMIT_PREFIX: 'run-1' };
+    const env = {
+      CORS_ORIGINS: 'https://a.example, https://b.example', CORS_CREDENTIALS: 'true', CORS_ALLOW_PATCH: 'true',
+      RATE_LIMIT_MAX: '50', RATE_LIMIT_WINDOW_MS: '30000', RATE_LIMIT_PREFIX: 'run-1', RATE_LIMIT_ON_STORE_FAILURE: 'closed', RATE_LIMIT_STORE_TIMEOUT_MS: '250',
+    };
     expect(resolveEdgeSettings({}, env)).to.deep.equal({
       corsOrigins: ['https://a.example', 'https://b.example'],
       corsCredentials: true,
@@ -24,6 +29,8 @@ describe('edge settings and the cors step', () => {
       rateLimitMax: 50,
       rateLimitWindowMs: 30000,
       rateLimitPrefix: 'run-1',
+      rateLimitOnStoreFailure: 'closed',
+      rateLimitStoreTimeoutMs: 250,
     });
     expect(resolveEdgeSettings({ corsCredentials: false, rateLimitMax: 7, corsOrigins: ['*'] }, env)).to.include({ corsCredentials: false, rateLimitMax: 7, corsOrigins: '*' });
   });

@@ -1,7 +1,10 @@
 import { expect } from 'chai';
-import type { Request, Response } from 'express';
+import { EventEmitter } from 'node:events';
+import type { Request } from 'express';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests } from '../../plugin/edge/rate-limit';
-import { LimiterCache, type LimiterFactory } from '../../plugin/edge/host-rate-limit';
+import { LimiterCache, RateLimitState, Tally, type Limiter, type LimiterFactory, type LimiterOptions } from '../../plugin/edge/host-rate-limit';
+import { StoreHealth, STORE_WARNING_INTERVAL_MS, type StoreClient, type StoreMetrics, type StoreState } from '../../plugin/edge/store-health';
+import type { Logger } from '../../plugin/logger';
 import { toErrorBody } from '../../plugin/errors';
 import { TokenVerifier } from '../../plugin/auth/verify-token';
 import { resolveAuthConfig } from '../../plugin/auth/auth-config';
@@ -73,34 +76,25 @@ describe('LimiterCache', () => {
     const made: Array<Record<string, unknown>> = [];
     const factory: LimiterFactory = (params) => {
       made.push(params);
-      return (_req: Request, _res: Response, next) => next();
+      return (_req, _res, next) => next();
     };
-    const keyGenerator = () => 'k';
-    const handler = () => undefined;
-    const cache = new LimiterCache({ keyGenerator, handler }, () => factory);
+    const cache = new LimiterCache(() => factory);
     const a = cache.limiter(5, 60000);
     expect(cache.limiter(5, 60000)).to.equal(a);
     expect(cache.limiter(5, 1000)).not.to.equal(a);
     expect(made).to.have.length(2);
-    expect(made[0]).to.include({ max: 5, windowMs: 60000, delayMs: 0, delayAfter: 0, headers: true, keyGenerator, handler });
+    expect(made[0]).to.include({ max: 5, windowMs: 60000, delayMs: 0, delayAfter: 0, headers: true });
+    const tally = new Tally('the-key');
+    expect((made[0].keyGenerator as LimiterOptions['keyGenerator'])(tally, tally)).to.equal('the-key');
   });
 
-  it('with express-rate-limit itself: counts per key, answers through our handler once over, never delays', async () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const RateLimit = require('express-rate-limit') as LimiterFactory;
-    const answered: string[] = [];
-    const cache = new LimiterCache(
-      { keyGenerator: (req) => String(req.headers['x-key']), handler: (req) => answered.push(String(req.headers['x-key'])) },
-      () => (params) => RateLimit(params),
-    );
+  it('with express-rate-limit itself: counts per key, reports over the limit in the tally, never delays', async () => {
+    const cache = new LimiterCache(() => hostRateLimit);
     const limiter = cache.limiter(2, 60000);
     const run = (key: string) =>
       new Promise<string>((resolve) => {
-        const headers: Record<string, unknown> = {};
-        const res = { setHeader: (n: string, v: unknown) => (headers[n] = v) } as unknown as Response;
-        const before = answered.length;
-        limiter({ headers: { 'x-key': key } } as unknown as Request, res, () => resolve(`next ${headers['X-RateLimit-Remaining']}`));
-        if (answered.length > before) resolve('limited');
+        const tally = new Tally(key);
+        limiter(tally, tally, () => resolve(tally.over ? 'limited' : `next ${String(new Map(tally.headers).get('X-RateLimit-Remaining'))}`));
       });
     const started = Date.now();
     expect(await run('a')).to.equal('next 1');
@@ -108,5 +102,153 @@ describe('LimiterCache', () => {
     expect(await run('a')).to.equal('limited');
     expect(await run('b')).to.equal('next 1');
     expect(Date.now() - started, 'no artificial delay').to.be.below(500);
+  });
+});
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const RateLimit = require('express-rate-limit') as (options: Record<string, unknown>) => Limiter;
+
+/** express-rate-limit (the host's limiter) over a store whose answers the test decides: the real counting, a chosen fault. */
+class ScriptedStore {
+  mode: 'answer' | 'fail' | 'stall' = 'answer';
+  private readonly counts = new Map<string, number>();
+  incr(key: string, cb: (err: Error | null, count?: number, reset?: Date) => void): void {
+    if (this.mode === 'fail') return void setImmediate(() => cb(new Error('connect ECONNREFUSED 127.0.0.1:6379')));
+    if (this.mode === 'stall') return;
+    const n = (this.counts.get(key) ?? 0) + 1;
+    this.counts.set(key, n);
+    setImmediate(() => cb(null, n, new Date(Date.now() + 60000)));
+  }
+  resetKey(): void {}
+}
+
+const hostRateLimit: LimiterFactory = (params) => RateLimit(params);
+
+function recordingLog(): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  const at = (level: string) => (m: string) => void lines.push(`${level} ${m}`);
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+function recordingMetrics() {
+  const metrics = {
+    states: [] as StoreState[],
+    failures: [] as string[],
+    bypasses: [] as string[],
+    rateLimitStoreState: (s: StoreState) => void metrics.states.push(s),
+    rateLimitStoreFailure: (r: string) => void metrics.failures.push(r),
+    rateLimitStoreBypass: (o: string) => void metrics.bypasses.push(o),
+  };
+  return metrics satisfies StoreMetrics;
+}
+
+describe('RateLimitState: a store that fails, stalls or comes back', () => {
+  let state: RateLimitState | undefined;
+  afterEach(() => state?.close());
+
+  function setUp(mode: 'open' | 'closed' = 'open', client?: StoreClient) {
+    const store = new ScriptedStore();
+    const log = recordingLog();
+    const metrics = recordingMetrics();
+    state = new RateLimitState({
+      log,
+      mode,
+      timeoutMs: 100,
+      metrics,
+      loadFactory: () => (params) => RateLimit({ ...params, store }),
+      ...(client ? { loadClient: () => client } : {}),
+    });
+    if (client) state.attachHost();
+    return { store, log, metrics, state };
+  }
+
+  it('counts while the store answers: headers, and over the limit', async () => {
+    const { state } = setUp();
+    const first = await state.count('k', 1, 60000);
+    expect(first).to.include({ kind: 'counted', over: false });
+    expect(new Map((first as { headers: ReadonlyArray<[string, unknown]> }).headers).get('X-RateLimit-Remaining')).to.equal(0);
+    expect(await state.count('k', 1, 60000)).to.include({ kind: 'counted', over: true });
+    expect(state.store.state()).to.equal('ok');
+  });
+
+  it('a stalled store: the request waits the timeout, not longer; later ones do not wait at all', async () => {
+    const { store, log, metrics, state } = setUp();
+    store.mode = 'stall';
+    let started = Date.now();
+    expect(await state.count('k', 5, 60000)).to.deep.equal({ kind: 'unavailable' });
+    expect(Date.now() - started).to.be.within(90, 400);
+    started = Date.now();
+    expect(await state.count('k', 5, 60000)).to.deep.equal({ kind: 'unavailable' });
+    expect(Date.now() - started, 'degraded: no wait').to.be.below(50);
+    expect(state.store.state()).to.equal('degraded');
+    expect(metrics.failures).to.deep.equal(['timeout']);
+    expect(metrics.bypasses).to.deep.equal(['allowed', 'allowed']);
+    expect(metrics.states).to.deep.equal(['ok', 'degraded']);
+    expect(log.lines.filter((l) => l.startsWith('warn'))).to.deep.equal([
+      'warn rate limit store unavailable (no answer within 100 ms); rate-limited requests pass uncounted until it answers again',
+    ]);
+  });
+
+  it('a failing store: the store\'s error is logged once, each refused request counted as refused (closed)', async () => {
+    const { store, log, metrics, state } = setUp('closed');
+    store.mode = 'fail';
+    for (let i = 0; i < 3; i++) expect(await state.count('k', 5, 60000)).to.deep.equal({ kind: 'unavailable' });
+    expect(metrics.failures).to.deep.equal(['error']);
+    expect(metrics.bypasses).to.deep.equal(['refused', 'refused', 'refused']);
+    expect(log.lines.filter((l) => l.startsWith('warn'))).to.have.length(1);
+    expect(log.lines[0]).to.contain('ECONNREFUSED').and.contain('refused 503');
+  });
+
+  it('a client that is not connected fails at once, and a probe brings counting back when it answers', async () => {
+    const client = { status: 'reconnecting', pings: 0, async ping() { this.pings++; return 'PONG'; } };
+    const { log, metrics, state } = setUp('open', client);
+    expect(state.store.state(), 'judged by the client before any request').to.equal('degraded');
+    const started = Date.now();
+    expect(await state.count('k', 5, 60000)).to.deep.equal({ kind: 'unavailable' });
+    expect(Date.now() - started).to.be.below(50);
+    expect(metrics.failures).to.deep.equal(['not_connected']);
+    client.status = 'ready';
+    await new Promise((r) => setTimeout(r, 1300));
+    expect(client.pings).to.be.at.least(1);
+    expect(state.store.state()).to.equal('ok');
+    expect(metrics.states.at(-1)).to.equal('ok');
+    expect(await state.count('k', 5, 60000)).to.include({ kind: 'counted' });
+    expect(log.lines.at(-1)).to.match(/^info rate limit store answers again after \d+ s \(1 requests let through uncounted meanwhile\); counting resumes$/);
+  });
+
+  it('a client still connecting (a start, a blip) is waited for until the timeout, and counts once ready', async () => {
+    const client = Object.assign(new EventEmitter(), { status: 'connecting', async ping() { return 'PONG'; } });
+    const { metrics, state } = setUp('open', client);
+    expect(state.store.state(), 'a first connect is not an outage').to.equal('ok');
+    setTimeout(() => {
+      client.status = 'ready';
+      client.emit('ready');
+    }, 30);
+    expect(await state.count('k', 5, 60000)).to.include({ kind: 'counted' });
+    expect(metrics.failures).to.deep.equal([]);
+    client.status = 'connecting';
+    const started = Date.now();
+    expect(await state.count('k', 5, 60000), 'not ready by the timeout').to.deep.equal({ kind: 'unavailable' });
+    expect(Date.now() - started).to.be.within(90, 400);
+    expect(metrics.failures).to.deep.equal(['not_connected']);
+    expect(client.listenerCount('ready'), 'no listener left behind').to.equal(0);
+  });
+
+  it('while degraded, a summary line at most every 10 s', () => {
+    const log = recordingLog();
+    const health = new StoreHealth({ log, mode: 'open', client: () => undefined, probeIntervalMs: 60000 });
+    try {
+      health.failed('error', 'boom');
+      const t0 = Date.now();
+      for (let i = 0; i < 5; i++) health.bypassed(t0 + i * 1000);
+      health.bypassed(t0 + STORE_WARNING_INTERVAL_MS + 1);
+      health.bypassed(t0 + STORE_WARNING_INTERVAL_MS + 2);
+      expect(log.lines).to.deep.equal([
+        'warn rate limit store unavailable (boom); rate-limited requests pass uncounted until it answers again',
+        'warn rate limit store still unavailable: 6 requests let through uncounted in the last 10 s',
+      ]);
+    } finally {
+      health.close();
+    }
   });
 });

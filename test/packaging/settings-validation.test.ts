@@ -54,6 +54,13 @@ describe('plugin settings validation', () => {
     expect(failure(() => validateSettings({ busPrefix: 'a b' }, env)).setting).to.equal('plugins.contracts.busPrefix');
     expect(failure(() => validateSettings({}, { STRICT_OUTPUT: 'yes' })).setting).to.equal('STRICT_OUTPUT');
     expect(failure(() => validateSettings({}, { SHUTDOWN_GRACE_MS: '-1' })).setting).to.equal('SHUTDOWN_GRACE_MS');
+    expect(failure(() => validateSettings({}, { DISCOVERY_GRACE_MS: 'a while' })).setting).to.equal('DISCOVERY_GRACE_MS');
+    expect(() => validateSettings({}, { DISCOVERY_GRACE_MS: '0' })).not.to.throw();
+    // A misspelt failure mode must not quietly mean open.
+    expect(failure(() => validateSettings({}, { RATE_LIMIT_ON_STORE_FAILURE: 'close' })).message).to.equal(
+      'RATE_LIMIT_ON_STORE_FAILURE must be one of open, closed (got "close")',
+    );
+    expect(failure(() => validateSettings({ rateLimitStoreTimeoutMs: 0 }, env)).setting).to.equal('plugins.contracts.rateLimitStoreTimeoutMs');
     expect(failure(() => validateSettings({}, { JWT_SECRET: 'too-short' })).setting).to.equal('JWT_SECRET');
     // A value in the block wins over the environment, so a bad variable behind it is not used and not checked.
     expect(() => validateSettings({ requestTimeoutMs: 5 }, { REQUEST_TIMEOUT_MS: 'soon' })).not.to.throw();

@@ -22,10 +22,14 @@ const ROOT = resolve(__dirname, '..', '..', '..');
 
 /**
  * Starts `node dist/scripts/start.js` (what `npm start` runs) in its own config directory, port and bus
- * prefix, and resolves once it says it is ready.
+ * prefix, and resolves once it says it is ready. Without the discovery grace unless the test sets
+ * DISCOVERY_GRACE_MS (`undefined` for the default): a test of other behaviour expects 404 for a route no contract serves.
  */
-export async function startGateway(env: Record<string, string | undefined> = {}, opts: { configDir?: string; readyTimeoutMs?: number } = {}): Promise<GatewayProcess> {
-  const port = await freePort();
+export async function startGateway(
+  env: Record<string, string | undefined> = {},
+  opts: { configDir?: string; readyTimeoutMs?: number; port?: number } = {},
+): Promise<GatewayProcess> {
+  const port = opts.port ?? (await freePort());
   const configDir = opts.configDir ?? mkdtempSync(join(tmpdir(), 'contracts-gw-'));
   const prefix = env.BUS_PREFIX ?? uniquePrefix('gw');
   // The reference services' embedded database lives in the config directory unless DATA_DIR says otherwise.
@@ -33,7 +37,7 @@ export async function startGateway(env: Record<string, string | undefined> = {},
   let out = '';
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'dist', 'scripts', 'start.js')], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', JWT_SECRET: TEST_JWT_SECRET, ...env, PORT: String(port), EG_CONFIG_DIR: configDir, BUS_PREFIX: prefix },
+    env: { ...process.env, LOG_LEVEL: 'warn', JWT_SECRET: TEST_JWT_SECRET, DISCOVERY_GRACE_MS: '0', ...env, PORT: String(port), EG_CONFIG_DIR: configDir, BUS_PREFIX: prefix },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (d) => (out += d));
