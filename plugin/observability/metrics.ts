@@ -39,6 +39,7 @@ export class GatewayMetrics {
   private readonly authFailures: FastCounter;
   private readonly errorAnswers: FastCounter;
   private readonly rateLimited: FastCounter;
+  private readonly repliesRefused: FastCounter;
   private everUp = false;
 
   constructor(counts: RegistryCounts) {
@@ -60,6 +61,7 @@ export class GatewayMetrics {
     this.authFailures = fast(new FastCounter({ name: `${METRIC_PREFIX}auth_failures_total`, help: 'Requests refused 401 or 403, by error code', labelNames: ['code'] }));
     this.errorAnswers = fast(new FastCounter({ name: `${METRIC_PREFIX}error_responses_total`, help: 'Error answers by error code and status', labelNames: ['code', 'status'] }));
     this.rateLimited = fast(new FastCounter({ name: `${METRIC_PREFIX}rate_limited_total`, help: 'Requests answered 429 by a rate limit, by route template', labelNames: ['route'] }));
+    this.repliesRefused = fast(new FastCounter({ name: `${METRIC_PREFIX}bus_replies_refused_total`, help: "Replies dropped because another broker user than the service's published them, by service", labelNames: ['service'] }));
     new Gauge({ name: `${METRIC_PREFIX}contracts`, help: 'Contracts known (announced and not expired)', registers, collect() { this.set(counts.contracts()); } });
     new Gauge({ name: `${METRIC_PREFIX}services`, help: 'Services with at least one live instance', registers, collect() { this.set(counts.services()); } });
     new Gauge({ name: `${METRIC_PREFIX}service_instances`, help: 'Service instances holding a lease', registers, collect() { this.set(counts.instances()); } });
@@ -92,6 +94,11 @@ export class GatewayMetrics {
     if (state !== 'up') return;
     if (this.everUp) this.reconnects.inc();
     this.everUp = true;
+  }
+
+  /** A reply for `service` (a service with a contract: bounded) that its broker user did not publish. */
+  replyRefused(service: string): void {
+    this.repliesRefused.child(service).inc();
   }
 
   announcement(outcome: 'accepted' | 'refused', reason: string): void {
