@@ -42,7 +42,7 @@ export const WORK_QUEUE_EXPIRES_MS = 15_000;
  * The work queue of a service: not auto-delete, so the requests a consumer held when its connection dropped or its
  * process died are requeued and redelivered (to another instance, or to the same one once it is back) rather than
  * dropped with the queue; the broker deletes it once it has had no consumer for WORK_QUEUE_EXPIRES_MS. Not durable:
- * the requests are transient and their direct reply-to does not survive a broker restart either.
+ * the requests are transient and the gateway's reply queue does not survive a broker restart either.
  */
 export const WORK_QUEUE_OPTIONS: Options.AssertQueue = { durable: false, autoDelete: false, arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS } };
 
