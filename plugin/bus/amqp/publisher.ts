@@ -52,7 +52,7 @@ export class AmqpPublisher {
   private readonly requestExchange: string;
   private readonly discoveryExchange: string;
   private readonly brokerUser: string | undefined;
-  /** Replies dropped for their publisher: one line per service and broker user per minute. */
+  /** Replies dropped for their publisher (one line per service and broker user per minute), and reply queue failures. */
   private readonly refusedLog: OnceLog;
 
   constructor(
@@ -121,7 +121,8 @@ export class AmqpPublisher {
     });
     this.replies = reg;
     const registering = this.consumers.register(reg).catch((err: unknown) => {
-      this.conn.logger.warn(`bus: could not open the reply queue: ${describeError(err)}`);
+      // Every request retries it: one line a minute, whatever the rate (e.g. definitions without P.reply.*).
+      this.refusedLog.warn('reply queue', `bus: could not open the reply queue: ${describeError(err)}`);
       if (this.replies === reg) this.replies = null;
       if (this.registeringReplies === registering) this.registeringReplies = null;
     });
