@@ -141,18 +141,18 @@ export class AmqpConsumers {
   private async keepTopology(model: ChannelModel): Promise<void> {
     if (this.keeping || this.conn.closing || this.conn.model !== model) return;
     this.keeping = true;
-    let ch: Channel | null = null;
+    const side: { ch: Channel | null } = { ch: null };
     const step = async (what: (c: Channel) => Promise<unknown>): Promise<void> => {
       if (this.conn.closing || this.conn.model !== model) return;
       try {
-        if (!ch) {
-          ch = await model.createChannel();
-          ch.on('error', noop);
+        if (!side.ch) {
+          side.ch = await model.createChannel();
+          side.ch.on('error', noop);
         }
-        await what(ch);
+        await what(side.ch);
       } catch {
-        const dead = ch;
-        ch = null;
+        const dead = side.ch;
+        side.ch = null;
         await dead?.close().catch(noop);
       }
     };
@@ -164,8 +164,7 @@ export class AmqpConsumers {
       }
     } finally {
       this.keeping = false;
-      const last: Channel | null = ch;
-      if (last) await (last as Channel).close().catch(noop);
+      await side.ch?.close().catch(noop);
     }
   }
 
