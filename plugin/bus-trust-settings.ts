@@ -142,3 +142,12 @@ export function resolveBusTrustSettings(raw: Record<string, unknown> = {}, env: 
     configWriteIntervalMs: intSetting(raw.configWriteIntervalMs, 1000),
   };
 }
+
+/**
+ * The broker user that must have published what comes from `service` — its announcements and its replies: the one
+ * announcementUsers names, else, with requireAnnouncementUser, one named like the service; undefined: anyone.
+ */
+export function serviceBrokerUser(trust: Pick<BusTrustSettings, 'announcementUsers' | 'requireAnnouncementUser'>, service: string): string | undefined {
+  const mapped = Object.hasOwn(trust.announcementUsers, service) ? trust.announcementUsers[service] : undefined;
+  return mapped ?? (trust.requireAnnouncementUser ? service : undefined);
+}

@@ -20,6 +20,8 @@ import { OpenApiCache } from './openapi/cache';
 import { RateLimitState } from './edge/host-rate-limit';
 import { GracefulStop } from './shutdown/graceful-stop';
 import { DiscoveryGrace } from './contracts/discovery-grace';
+import { serviceBrokerUser } from './bus-trust-settings';
+import { TimeoutCapLog } from './contracts/timeouts';
 
 /**
  * What lives as long as the gateway process, and the composition root: manifest.init() hands it to every policy,
@@ -76,6 +78,9 @@ export class Runtime {
       prefix: settings.busPrefix,
       logger: log,
       announcements: { maxBytes: settings.announcementLimits.maxBytes, bytesPerSecond: settings.announcementBytesPerSecond },
+      // A reply counts only from the broker user that may announce for its service (read per reply: the settings
+      // object is the one the trust settings live in).
+      replies: { replyUser: (service) => serviceBrokerUser(this.settings, service), onRefusedReply: (service) => this.observability.metrics?.replyRefused(service) },
     });
     this.discoveryGrace = new DiscoveryGrace(settings.discoveryGraceMs);
     this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits });
@@ -94,6 +99,8 @@ export class Runtime {
     this.gracefulStop = new GracefulStop(() => this.transport, () => this.close());
     // The path table follows the contracts: rebuilt on the first request after a change.
     this.registry.on('change', () => (this.table = undefined));
+    const capLog = new TimeoutCapLog(settings, (line) => this.log.warn(line));
+    this.registry.on('change', (contracts: Contract[]) => capLog.contractsChanged(contracts));
   }
 
   /**

@@ -28,6 +28,7 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   busUrl: 'BUS_URL',
   busPrefix: 'BUS_PREFIX',
   requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
+  maxRequestTimeoutMs: 'MAX_REQUEST_TIMEOUT_MS',
   generatedPrefix: 'GENERATED_PREFIX',
   bodyLimitBytes: 'BODY_LIMIT_BYTES',
   maxJsonDepth: 'MAX_JSON_DEPTH',

@@ -14,6 +14,8 @@ export interface Settings extends EdgeSettings, BusTrustSettings {
   busPrefix: string;
   /** Default upstream deadline when a contract has no timeoutMs (30000). */
   requestTimeoutMs: number;
+  /** The longest deadline a contract's timeoutMs gets; a longer one is cut to it (default 60000, or requestTimeoutMs if larger). */
+  maxRequestTimeoutMs: number;
   /** Names of generated apiEndpoints/pipelines start with this; everything else in the file is hand-written. */
   generatedPrefix: string;
   /** Write discovered routes into gateway.config.yml (off: serve only what the file already has). */
@@ -56,6 +58,10 @@ export interface Settings extends EdgeSettings, BusTrustSettings {
 export type LogFormat = 'text' | 'json';
 
 export const DEFAULT_DISCOVERY_GRACE_MS = 5000;
+/** The longest a contract may make a caller wait unless maxRequestTimeoutMs says otherwise. */
+export const DEFAULT_MAX_REQUEST_TIMEOUT_MS = 60_000;
+/** A contract's deadline when it names none, unless requestTimeoutMs says otherwise. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 export const SETTINGS_SCHEMA = {
   $id: 'http://express-gateway.io/schemas/plugins/contracts.json',
@@ -64,6 +70,7 @@ export const SETTINGS_SCHEMA = {
     busUrl: { type: 'string', description: 'embedded, or amqp://user:pass@host:5672/vhost (env BUS_URL)' },
     busPrefix: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'exchange/queue name prefix (env BUS_PREFIX)' },
     requestTimeoutMs: { type: 'integer', minimum: 1, maximum: 600000 },
+    maxRequestTimeoutMs: { type: 'integer', minimum: 1, maximum: 600000, description: `a contract's timeoutMs above it is cut to it (env MAX_REQUEST_TIMEOUT_MS), default ${DEFAULT_MAX_REQUEST_TIMEOUT_MS} or requestTimeoutMs if larger` },
     generatedPrefix: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$' },
     writeConfig: { type: 'boolean' },
     bodyLimitBytes: { type: 'integer', minimum: 1 },
@@ -111,12 +118,14 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     return typeof v === 'string' && v.trim() !== '' ? v.trim() : fallback;
   };
   const port = metricsPort(raw.metricsPort ?? env.METRICS_PORT);
+  const requestTimeoutMs = intFrom(raw.requestTimeoutMs ?? env.REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS);
   return {
     ...resolveEdgeSettings(raw, env),
     ...resolveBusTrustSettings(raw, env),
     busUrl: str('busUrl', 'BUS_URL', 'embedded'),
     busPrefix: str('busPrefix', 'BUS_PREFIX', 'contracts'),
-    requestTimeoutMs: intFrom(raw.requestTimeoutMs ?? env.REQUEST_TIMEOUT_MS, 30000),
+    requestTimeoutMs,
+    maxRequestTimeoutMs: intFrom(raw.maxRequestTimeoutMs ?? env.MAX_REQUEST_TIMEOUT_MS, Math.max(DEFAULT_MAX_REQUEST_TIMEOUT_MS, requestTimeoutMs)),
     generatedPrefix: str('generatedPrefix', 'GENERATED_PREFIX', 'contracts-'),
     writeConfig: raw.writeConfig !== false,
     bodyLimitBytes: intFrom(raw.bodyLimitBytes ?? env.BODY_LIMIT_BYTES, 1024 * 1024),

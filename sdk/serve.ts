@@ -65,11 +65,15 @@ export interface ServeOptions {
   /** Failures of the idempotency store (logged to stderr by default; never sent to the caller). */
   onIdempotencyError?: (err: unknown) => void;
   /**
-   * The gateway's broker user: requests published by any other user (RabbitMQ-validated `user_id`) are refused,
-   * so a process holding another service's credentials cannot send this service requests with a forged caller.
-   * Unset: any publisher (the default guest set-up).
+   * The gateway's broker user: requests published by any other user, or by none (RabbitMQ-validated `user_id`),
+   * never reach a handler and get no reply, so a process holding another service's credentials cannot send this
+   * service requests with a forged caller. Unset: env BUS_GATEWAY_USER, else `gateway` — or, while this service
+   * logs in with the shared development credential `guest`, `guest` (see requestPublisher). AMQP only: the
+   * in-process bus has no users.
    */
   acceptRequestsFrom?: string;
+  /** Where the warning about a shared credential goes (console.warn by default). */
+  warn?: (message: string) => void;
 }
 
 export interface RunningService {
@@ -83,6 +87,28 @@ export interface RunningService {
    */
   stop(opts?: { drainMs?: number }): Promise<void>;
 }
+
+/** The broker user amqplib logs in as when the URL names none, and RabbitMQ's development default. */
+const SHARED_DEV_USER = 'guest';
+/** The gateway's broker user in the generated broker definitions (contracts-broker-definitions --gateway-user). */
+const DEFAULT_GATEWAY_USER = 'gateway';
+
+/**
+ * Whose requests a service takes by default: the option, else BUS_GATEWAY_USER, else `gateway`. Fail closed: a
+ * service with a broker user of its own never takes requests from just anyone. With the shared `guest` credential
+ * the gateway publishes as `guest` too, so that is whose requests are taken (and anyone else using it is the gateway
+ * as far as the broker can tell). Undefined: no check (the in-process bus).
+ */
+export function requestPublisher(transport: Pick<Transport, 'kind' | 'brokerUser'>, option: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (transport.kind !== 'amqp') return undefined;
+  if (option !== undefined) return option;
+  const fromEnv = env.BUS_GATEWAY_USER?.trim();
+  if (fromEnv) return fromEnv;
+  return transport.brokerUser === SHARED_DEV_USER ? SHARED_DEV_USER : DEFAULT_GATEWAY_USER;
+}
+
+/** The shared-credential warning, once per process whatever the number of services in it. */
+let warnedShared = false;
 
 /** The lease a service announces when serve() is not given one. */
 const DEFAULT_TTL_MS = 15_000;
@@ -166,9 +192,6 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
   };
 
   const dispatch = async (message: RequestMessage): Promise<Reply> => {
-    if (opts.acceptRequestsFrom !== undefined && message.publisher !== opts.acceptRequestsFrom) {
-      return { ok: false, error: { code: 'POLICY_VIOLATION', message: 'Requests are accepted from the gateway only' } };
-    }
     const handler = handlers.get(message.messageType);
     if (!handler) return { ok: false, error: { code: 'HANDLER_NOT_FOUND', message: `No handler for ${message.messageType}` } };
     if (!guard || message.headers.idempotencyKey === undefined) return run(handler, message, message.headers);
@@ -178,8 +201,16 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
   const announce = (withdrawn = false) =>
     transport.announce({ service, instanceId, contracts: withdrawn ? [] : contracts, ttlMs, withdrawn: withdrawn || undefined });
 
+  const acceptRequestsFrom = requestPublisher(transport, opts.acceptRequestsFrom);
+  if (transport.kind === 'amqp' && transport.brokerUser === SHARED_DEV_USER && !warnedShared) {
+    warnedShared = true;
+    (opts.warn ?? console.warn)(
+      `[${service}] the bus credential is the shared '${SHARED_DEV_USER}': whoever holds it can send this service requests and answer for it; ` +
+        'give each service and the gateway a broker user of its own (docs/operations.md, "Trust on the bus")',
+    );
+  }
   const subs: Subscription[] = [];
-  subs.push(await transport.serve(service, handle, { prefetch: opts.prefetch }));
+  subs.push(await transport.serve(service, handle, { prefetch: opts.prefetch, acceptRequestsFrom }));
   subs.push(await transport.onDiscoveryRequest(answerDiscovery(() => void announce().catch(() => undefined))));
   await announce();
   const timer = setInterval(() => void announce().catch(() => undefined), Math.max(MIN_REANNOUNCE_EVERY_MS, Math.floor(ttlMs / 3)));

@@ -45,11 +45,14 @@ export function rabbitPasswordHash(password: string, salt: Buffer = randomBytes(
 
 /**
  * Least privilege, resource by resource (P = prefix):
- * - the gateway declares `P.rpc` and `P.discovery`, publishes requests to `P.rpc` and `discover` to `P.discovery`,
- *   and consumes its own `P.announce.<uuid>` queues (topic: may bind `announce.*`, publish `discover` only);
- * - service S declares and consumes its work queue `P.svc.S` only (no other user may read it), binds it to `P.rpc`,
- *   hears `discover` on its own `P.discover.<uuid>` queue, publishes `announce.S` only (topic permission) and its
- *   replies through the default exchange; it can neither declare nor delete the exchanges, nor publish requests.
+ * - the gateway declares `P.requests` and `P.discovery`, publishes requests to `P.requests` (any service's key) and
+ *   `discover` to `P.discovery`, consumes its own `P.announce.<uuid>` queues (topic: may bind `announce.*`) and its
+ *   own exclusive reply queues `P.reply.<uuid>`;
+ * - service S declares and consumes its work queue `P.svc.S` only (no other user may read it), binds it to
+ *   `P.requests` with key S only (a topic permission: RabbitMQ checks binding keys on topic exchanges, so no other
+ *   user can bind a queue of its own for S's requests), hears `discover` on its own `P.discover.<uuid>` queue,
+ *   publishes `announce.S` only (topic permission) and its replies through the default exchange; it can neither
+ *   declare nor delete the exchanges, nor publish requests.
  */
 export function brokerDefinitions(input: DefinitionsInput): BrokerDefinitions {
   const { prefix, gatewayUser } = input;
@@ -57,7 +60,7 @@ export function brokerDefinitions(input: DefinitionsInput): BrokerDefinitions {
   for (const name of [prefix, gatewayUser, ...Object.keys(input.services), ...Object.values(input.services)]) {
     if (!NAME.test(name)) throw new Error(`${JSON.stringify(name)} is not a usable name (letters, digits, _ . - only)`);
   }
-  const rpc = `${prefix}.rpc`;
+  const requests = `${prefix}.requests`;
   const discovery = `${prefix}.discovery`;
   const any = (kind: string) => `${literal(`${prefix}.${kind}.`)}[A-Za-z0-9-]+`;
   const users = [gatewayUser, ...Object.values(input.services)];
@@ -77,14 +80,17 @@ export function brokerDefinitions(input: DefinitionsInput): BrokerDefinitions {
       {
         user: gatewayUser,
         vhost,
-        configure: `^(${literal(rpc)}|${literal(discovery)}|${any('announce')})$`,
-        write: `^(${literal(rpc)}|${literal(discovery)}|${any('announce')})$`,
-        read: `^(${literal(discovery)}|${any('announce')})$`,
+        configure: `^(${literal(requests)}|${literal(discovery)}|${any('announce')}|${any('reply')})$`,
+        write: `^(${literal(requests)}|${literal(discovery)}|${any('announce')})$`,
+        read: `^(${literal(discovery)}|${any('announce')}|${any('reply')})$`,
       },
     ],
-    topic_permissions: [{ user: gatewayUser, vhost, exchange: discovery, write: '^discover$', read: '^announce\\.' }],
+    topic_permissions: [
+      { user: gatewayUser, vhost, exchange: requests, write: '.*', read: '^$' },
+      { user: gatewayUser, vhost, exchange: discovery, write: '^discover$', read: '^announce\\.' },
+    ],
     exchanges: [
-      { name: rpc, vhost, type: 'direct', durable: true, auto_delete: false, internal: false, arguments: {} },
+      { name: requests, vhost, type: 'topic', durable: true, auto_delete: false, internal: false, arguments: {} },
       { name: discovery, vhost, type: 'topic', durable: true, auto_delete: false, internal: false, arguments: {} },
     ],
   };
@@ -94,11 +100,15 @@ export function brokerDefinitions(input: DefinitionsInput): BrokerDefinitions {
       user,
       vhost,
       configure: `^(${literal(queue)}|${any('discover')})$`,
-      // amq.default: replies go through the default exchange (direct reply-to).
+      // amq.default: replies go through the default exchange, to the gateway's reply queue.
       write: `^(${literal(queue)}|${any('discover')}|${literal(discovery)}|amq\\.default)$`,
-      read: `^(${literal(queue)}|${any('discover')}|${literal(rpc)}|${literal(discovery)})$`,
+      read: `^(${literal(queue)}|${any('discover')}|${literal(requests)}|${literal(discovery)})$`,
     });
-    definitions.topic_permissions.push({ user, vhost, exchange: discovery, write: `^announce\\.${literal(service)}$`, read: '^discover$' });
+    definitions.topic_permissions.push(
+      // Binding keys on the request exchange: S's own name only; nothing may be published there.
+      { user, vhost, exchange: requests, write: '^$', read: `^${literal(service)}$` },
+      { user, vhost, exchange: discovery, write: `^announce\\.${literal(service)}$`, read: '^discover$' },
+    );
   }
   return definitions;
 }

@@ -1,4 +1,4 @@
-import { AmqpTransport, type AnnouncementIntake } from './amqp';
+import { AmqpTransport, type AnnouncementIntake, type ReplyCheck } from './amqp';
 import { InProcessTransport, defaultHub } from './inprocess';
 import type { Transport } from './transport';
 import type { BusLogger } from './logger';
@@ -13,11 +13,12 @@ export type {
   Subscription,
   Transport,
   TransportState,
+  WorkQueueOptions,
   AnnouncementListener,
   AnnouncementOrigin,
 } from './transport';
 export { AmqpTransport } from './amqp';
-export type { AmqpTransportOptions, AnnouncementIntake } from './amqp';
+export type { AmqpTransportOptions, AnnouncementIntake, ReplyCheck } from './amqp';
 export { InProcessHub, InProcessTransport, defaultHub } from './inprocess';
 export type { BusLogger } from './logger';
 
@@ -32,6 +33,8 @@ export interface TransportConfig {
   logger?: BusLogger;
   /** Gateway side: bounds on the announcements taken off the bus (AMQP only). */
   announcements?: Partial<AnnouncementIntake>;
+  /** Gateway side: whose replies are taken for a service (AMQP only). */
+  replies?: ReplyCheck;
 }
 
 export const DEFAULT_BUS_PREFIX = 'contracts';
@@ -42,7 +45,7 @@ export function createTransport(config: TransportConfig): Transport {
   if (url === '') throw new Error('no bus URL: set BUS_URL to amqp://user:pass@host:5672 (or to embedded for a service in the gateway\'s own process)');
   if (url === 'embedded') return new InProcessTransport(defaultHub(), { logger: config.logger });
   if (/^amqps?:\/\//i.test(url)) {
-    return new AmqpTransport(url, { prefix: config.prefix || DEFAULT_BUS_PREFIX, logger: config.logger, announcements: config.announcements });
+    return new AmqpTransport(url, { prefix: config.prefix || DEFAULT_BUS_PREFIX, logger: config.logger, announcements: config.announcements, replies: config.replies });
   }
   throw new Error('BUS_URL must be amqp://, amqps:// or embedded');
 }

@@ -1,5 +1,17 @@
 import type { Reply } from './transport';
 
+/**
+ * The longest wait a timer takes as it is (Node's setTimeout turns anything longer into 1 ms, an instant 504); far
+ * below RabbitMQ's cap on a message's expiration.
+ */
+export const MAX_WAIT_MS = 2 ** 31 - 1;
+
+/** A request's timeout as a timer delay and message expiration: a whole number of ms in 1..MAX_WAIT_MS. */
+export function waitMs(timeoutMs: number): number {
+  if (!(timeoutMs >= 1)) return 1; // NaN, 0 and negatives: at once
+  return Math.min(MAX_WAIT_MS, Math.ceil(timeoutMs));
+}
+
 /** A request waiting for its reply; its timer is the deadline (504). */
 export interface PendingRequest {
   service: string;
@@ -17,6 +29,11 @@ export class PendingRequests<P extends PendingRequest = PendingRequest> {
 
   add(id: string, request: P): void {
     this.byId.set(id, request);
+  }
+
+  /** The request still waiting under `id`, left in place. */
+  get(id: string | undefined): P | undefined {
+    return id === undefined ? undefined : this.byId.get(id);
   }
 
   /** Removes the request and stops its timer; undefined when it has already settled (a late or unknown reply). */

@@ -80,6 +80,17 @@ export interface Subscription {
 
 export type TransportState = 'connecting' | 'up' | 'down' | 'closed';
 
+/** How a service consumes its work queue. */
+export interface WorkQueueOptions {
+  /** Requests handed to this consumer at once. */
+  prefetch?: number;
+  /**
+   * AMQP: the only broker user whose requests (RabbitMQ-validated `user_id`) reach the handler; others are dropped
+   * unanswered. Unset: any publisher. The in-process bus has no users and ignores it.
+   */
+  acceptRequestsFrom?: string;
+}
+
 /**
  * What the gateway and the service SDK need from a message bus. Implemented by the AMQP transport
  * (RabbitMQ) and the in-process one (the embedded default); both pass test/bus/conformance.
@@ -91,6 +102,8 @@ export type TransportState = 'connecting' | 'up' | 'down' | 'closed';
  */
 export interface Transport {
   readonly kind: 'amqp' | 'inprocess';
+  /** AMQP: the broker user this transport logs in as (stamped as `user_id` on what it publishes). */
+  readonly brokerUser?: string;
   state(): TransportState;
   /** Resolves once usable; the AMQP transport keeps reconnecting by itself after this. */
   start(): Promise<void>;
@@ -112,7 +125,7 @@ export interface Transport {
 
   // service side
   /** Competing consumer on the service's work queue: N instances of one service share its requests. */
-  serve(service: string, handler: RequestHandler, opts?: { prefetch?: number }): Promise<Subscription>;
+  serve(service: string, handler: RequestHandler, opts?: WorkQueueOptions): Promise<Subscription>;
   announce(announcement: Announcement): Promise<void>;
   onDiscoveryRequest(listener: () => void): Promise<Subscription>;
 }

@@ -43,6 +43,7 @@ export class GatewayMetrics implements StoreMetrics {
   private readonly storeUp: Gauge;
   private readonly storeFailures: Counter;
   private readonly storeBypassed: Counter;
+  private readonly repliesRefused: FastCounter;
   private everUp = false;
 
   constructor(counts: RegistryCounts) {
@@ -67,6 +68,7 @@ export class GatewayMetrics implements StoreMetrics {
     this.storeUp = new Gauge({ name: `${METRIC_PREFIX}rate_limit_store_up`, help: 'The rate-limit counter store: 1 while it answers, 0 while degraded', registers });
     this.storeFailures = new Counter({ name: `${METRIC_PREFIX}rate_limit_store_failures_total`, help: 'Rate-limit store calls that failed, by reason (timeout, error, not_connected)', labelNames: ['reason'], registers });
     this.storeBypassed = new Counter({ name: `${METRIC_PREFIX}rate_limit_store_bypassed_total`, help: 'Rate-limited requests not counted because the store was unavailable: allowed (fail open) or refused (fail closed)', labelNames: ['outcome'], registers });
+    this.repliesRefused = fast(new FastCounter({ name: `${METRIC_PREFIX}bus_replies_refused_total`, help: "Replies dropped because another broker user than the service's published them, by service", labelNames: ['service'] }));
     new Gauge({ name: `${METRIC_PREFIX}contracts`, help: 'Contracts known (announced and not expired)', registers, collect() { this.set(counts.contracts()); } });
     new Gauge({ name: `${METRIC_PREFIX}services`, help: 'Services with at least one live instance', registers, collect() { this.set(counts.services()); } });
     new Gauge({ name: `${METRIC_PREFIX}service_instances`, help: 'Service instances holding a lease', registers, collect() { this.set(counts.instances()); } });
@@ -99,6 +101,11 @@ export class GatewayMetrics implements StoreMetrics {
     if (state !== 'up') return;
     if (this.everUp) this.reconnects.inc();
     this.everUp = true;
+  }
+
+  /** A reply for `service` (a service with a contract: bounded) that its broker user did not publish. */
+  replyRefused(service: string): void {
+    this.repliesRefused.child(service).inc();
   }
 
   announcement(outcome: 'accepted' | 'refused', reason: string): void {

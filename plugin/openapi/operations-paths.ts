@@ -88,7 +88,9 @@ export const OPERATIONS_SCHEMAS = {
       targetService: { type: 'string' },
       public: { type: 'boolean' },
       requiredPermissions: { type: 'array', items: { type: 'string' } },
-      timeoutMs: { type: 'number' },
+      timeoutMs: { type: 'number', description: 'The deadline the contract asks for.' },
+      effectiveTimeoutMs: { type: 'integer', description: 'The deadline the gateway keeps: timeoutMs (or requestTimeoutMs), at most maxRequestTimeoutMs.' },
+      timeoutClamped: { type: 'boolean', description: 'Present when timeoutMs asks for more than maxRequestTimeoutMs.' },
       rateLimit: {
         type: 'object',
         properties: { max: { type: 'integer', minimum: 1 }, windowMs: { type: 'integer', minimum: 1000 } },
@@ -118,7 +120,7 @@ export const OPERATIONS_SCHEMAS = {
       },
       instances: { type: 'array', items: { $ref: '#/components/schemas/ServiceInstance' }, description: 'Instances announcing this message type.' },
     },
-    required: ['messageType', 'targetService', 'public', 'requiredPermissions', 'inputSchema', 'outputSchema', 'endpoints', 'instances'],
+    required: ['messageType', 'targetService', 'public', 'effectiveTimeoutMs', 'requiredPermissions', 'inputSchema', 'outputSchema', 'endpoints', 'instances'],
   },
   DiscoveryListing: {
     type: 'object',

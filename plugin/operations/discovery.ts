@@ -4,6 +4,8 @@ import type { InstanceInfo, Refusal, RegistryConflict } from '../contracts/regis
 import { buildRouteTable, type Conflict } from '../contracts/route-table';
 import { successStatus } from '../contracts/success-status';
 import type { Runtime } from '../runtime';
+import { contractTimeoutMs, timeoutClamped, type TimeoutSettings } from '../contracts/timeouts';
+import { DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../settings';
 import { traceOf } from '../request/trace';
 import { sendError, sendJson } from '../http/respond';
 import { resolveAuthConfig } from '../auth/auth-config';
@@ -26,6 +28,10 @@ export interface InstanceView {
 
 export interface DiscoveredContract extends Contract {
   public: boolean;
+  /** The deadline the gateway keeps: timeoutMs, or requestTimeoutMs, capped by maxRequestTimeoutMs. */
+  effectiveTimeoutMs: number;
+  /** Present (true) when timeoutMs asks for more than maxRequestTimeoutMs. */
+  timeoutClamped?: true;
   endpoints: DiscoveredEndpoint[];
   instances: InstanceView[];
 }
@@ -51,6 +57,7 @@ export function discoveryListing(
   instances: readonly InstanceInfo[],
   registryConflicts: RegistryConflict[] = [],
   refused: Refusal[] = [],
+  timeouts: TimeoutSettings = { requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS, maxRequestTimeoutMs: DEFAULT_MAX_REQUEST_TIMEOUT_MS },
 ): DiscoveryListing {
   const table = buildRouteTable(contracts);
   const endpointsOf = new Map<string, DiscoveredEndpoint[]>();
@@ -68,6 +75,8 @@ export function discoveryListing(
   const listed = contracts.map((c) => ({
     ...structuredClone(c),
     public: c.public === true,
+    effectiveTimeoutMs: contractTimeoutMs(c, timeouts),
+    ...(timeoutClamped(c, timeouts) ? { timeoutClamped: true as const } : {}),
     endpoints: endpointsOf.get(c.messageType) ?? [],
     // Only the serving service's instances: another service may announce the type too, and be refused it.
     instances: instances.filter((i) => i.service === c.targetService && i.messageTypes.includes(c.messageType)).map(instanceView),
@@ -95,7 +104,7 @@ async function discovery(runtime: Runtime, req: Request, res: Response): Promise
     const config = resolveAuthConfig();
     await authenticateRequest(req, runtime.verifiers.obtain(config), config.developmentAuthEnabled);
     const { registry } = runtime;
-    sendJson(res, 200, discoveryListing(registry.contracts(), registry.instances(), registry.conflicts(), registry.refusals()));
+    sendJson(res, 200, discoveryListing(registry.contracts(), registry.instances(), registry.conflicts(), registry.refusals(), runtime.settings));
   } catch (err) {
     sendError(res, err, trace.correlationId);
   }

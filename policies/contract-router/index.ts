@@ -15,6 +15,7 @@ import { shuttingDown } from '../../plugin/shutdown';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import { runner, type Stage } from '../../plugin/lifecycle/runner';
 import type { Contract } from '../../plugin/contracts/types';
+import { contractTimeoutMs } from '../../plugin/contracts/timeouts';
 import type { MessageHeaders, Reply } from '../../plugin/bus/transport';
 import { idempotencyKeyOf, REPLAYED_HEADER } from '../../plugin/pipeline/idempotency-key';
 import { BusCall } from '../../plugin/observability/bus-call';
@@ -56,7 +57,8 @@ interface Answer {
 /** The request as a message to the contract's service; settles with the service's reply. */
 async function sendMessage(runtime: Runtime, req: Request, res: Response, contract: Contract, input: Record<string, unknown>, actionTimeoutMs: number | undefined): Promise<Answer> {
   const trace = traceOf(req, res);
-  const timeoutMs = actionTimeoutMs ?? contract.timeoutMs ?? runtime.settings.requestTimeoutMs;
+  // The route's own timeout is the operator's; a contract's is capped (maxRequestTimeoutMs).
+  const timeoutMs = actionTimeoutMs ?? contractTimeoutMs(contract, runtime.settings);
   // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
   if (runtime.gracefulStop.isAborted) throw shuttingDown();
   // req.ip follows the host's trust proxy setting: X-Forwarded-For counts only behind a trusted proxy.

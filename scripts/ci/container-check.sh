@@ -59,7 +59,7 @@ cleanup() {
   node -e "
     const amqp = require('amqplib');
     amqp.connect('$BUS_URL').then(async (c) => {
-      for (const x of ['rpc', 'discovery']) { const ch = await c.createChannel(); ch.on('error', () => {}); await ch.deleteExchange('$PREFIX.' + x).catch(() => {}); }
+      for (const x of ['requests', 'discovery']) { const ch = await c.createChannel(); ch.on('error', () => {}); await ch.deleteExchange('$PREFIX.' + x).catch(() => {}); }
       await c.close();
     }).catch(() => {});" 2>/dev/null
   if [ "${KEEP_IMAGES:-}" != 1 ]; then

@@ -47,7 +47,7 @@ async function withAdmin<T>(op: (ch: amqp.Channel) => Promise<T>): Promise<T> {
 }
 
 async function deleteTopology(prefix: string): Promise<void> {
-  await withAdmin((ch) => ch.deleteExchange(`${prefix}.rpc`)).catch(() => undefined);
+  await withAdmin((ch) => ch.deleteExchange(`${prefix}.requests`)).catch(() => undefined);
   await withAdmin((ch) => ch.deleteExchange(`${prefix}.discovery`)).catch(() => undefined);
 }
 
@@ -199,7 +199,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
       const ch = await admin.createChannel();
       const queue = `${prefix}.svc.foreign`;
       await ch.assertQueue(queue, { durable: false, autoDelete: false, arguments: { 'x-expires': 15000 } });
-      await ch.bindQueue(queue, `${prefix}.rpc`, 'foreign');
+      await ch.bindQueue(queue, `${prefix}.requests`, 'foreign');
       const got = deferred<amqp.ConsumeMessage>();
       await ch.consume(queue, (msg) => {
         if (!msg) return;
@@ -223,14 +223,15 @@ describe('AmqpTransport (RabbitMQ)', function () {
       const msg = await got.promise;
       await ch.deleteQueue(queue);
       await ch.close();
-      expect(msg.fields.exchange).to.equal(`${prefix}.rpc`);
+      expect(msg.fields.exchange).to.equal(`${prefix}.requests`);
       expect(msg.fields.routingKey).to.equal('foreign');
       expect(JSON.parse(msg.content.toString())).to.deep.equal({ input: { x: 1 } });
       const p = msg.properties;
       expect(p.type).to.equal('DoThingCommand');
       expect(p.contentType).to.equal('application/json');
       expect(p.expiration).to.equal('4000');
-      expect(p.replyTo).to.match(/^amq\.rabbitmq\.reply-to\./);
+      expect(p.replyTo).to.match(new RegExp(`^${prefix}\\.reply\\.[0-9a-f-]{36}$`));
+      expect(p.userId).to.equal(new URL(BROKER_URL).username);
       expect(p.correlationId).to.be.a('string').and.not.equal('trace-corr');
       expect(p.headers).to.deep.include({ correlationId: 'trace-corr', requestId: 'rq', traceparent: '00-abc-def-01', deadline: '1795419583500' });
       expect(JSON.parse(String(p.headers!.user))).to.deep.equal(user);
@@ -362,30 +363,67 @@ describe('AmqpTransport (RabbitMQ)', function () {
       );
     });
 
-    it('recreates the publisher channel after a channel error (publish to a deleted exchange)', async () => {
+    it('a channel error on one request fails no other: the reply in flight still comes, the publisher recovers', async () => {
       fixture = await makeAmqp();
-      const { gateway, service, service2, prefix } = fixture;
+      const { gateway, service, prefix } = fixture;
+      const release = deferred<void>();
+      await service.serve('slow', async () => {
+        await release.promise;
+        return { ok: true, result: 'slow' };
+      });
       await service.serve('before', async () => ({ ok: true, result: 'before' }));
       expect(await gateway.request(requestFor('before'), 5000)).to.deep.equal({ ok: true, result: 'before' });
+      const slow = gateway.request(requestFor('slow'), 15_000);
+      await sleep(200); // with the service
 
-      await withAdmin((ch) => ch.deleteExchange(`${prefix}.rpc`));
-      const started = Date.now();
-      const err = await rejection(gateway.request(requestFor('before'), 10_000));
-      expect(Date.now() - started).to.be.lessThan(2000);
-      expect(err.code).to.equal('SERVICE_UNAVAILABLE');
+      // The next publish goes to a deleted exchange: the broker closes the gateway's request channel.
+      await withAdmin((ch) => ch.deleteExchange(`${prefix}.requests`));
+      const lost = await rejection(gateway.request(requestFor('before'), 1500));
+      expect(['TIMEOUT', 'SERVICE_UNAVAILABLE']).to.include(lost.code);
+      await eventually(() => fixture!.logs.gateway.lines.some((l) => /request channel error/.test(l)), 5000, 'the channel error');
       expect(gateway.state()).to.equal('up');
 
-      // a new consumer re-declares the exchange; the gateway's publisher must be usable again
-      await service2.serve('after', async () => ({ ok: true, result: 'after' }));
+      // The request that was with the service when the channel died gets its reply.
+      release.resolve();
+      expect(await slow).to.deep.equal({ ok: true, result: 'slow' });
+
+      // Nothing restarted and nobody served again: the exchange is re-declared, the service re-binds by itself.
+      const back = Date.now();
       await eventually(
         async () => {
-          const r = await gateway.request(requestFor('after'), 2000).catch(() => undefined);
-          return r !== undefined && r.ok && r.result === 'after';
+          const r = await gateway.request(requestFor('before'), 1000).catch(() => undefined);
+          return r !== undefined && r.ok && r.result === 'before';
         },
-        5000,
+        10_000,
         'requests after the channel error',
       );
-      expect(fixture.logs.gateway.lines.join('\n')).to.match(/publisher channel error/);
+      expect(Date.now() - back).to.be.lessThan(10_000);
+    });
+
+    it('an expiration out of range is never sent: timeoutMs 1e12 waits, and other requests are unaffected', async () => {
+      fixture = await makeAmqp();
+      const { gateway, service } = fixture;
+      const release = deferred<void>();
+      await service.serve('long', async () => {
+        await release.promise;
+        return { ok: true, result: 'long' };
+      });
+      await service.serve('quick', async () => ({ ok: true, result: 'quick' }));
+      const long = gateway.request(requestFor('long'), 1e12);
+      const started = Date.now();
+      expect(await gateway.request(requestFor('quick'), 5000)).to.deep.equal({ ok: true, result: 'quick' });
+      await sleep(300);
+      release.resolve();
+      expect(await long).to.deep.equal({ ok: true, result: 'long' });
+      expect(Date.now() - started).to.be.greaterThan(250); // not an instant 504 (an overflowed timer)
+      expect(fixture.logs.gateway.lines.join('\n')).to.not.match(/channel error|PRECONDITION/);
+      for (const t of [Infinity, NaN, -5, 0]) {
+        // Answered, or 504 at once (NaN, 0, -5): never a malformed expiration that costs the channel.
+        const r = await gateway.request(requestFor('quick'), t).catch((e: { code?: string }) => e.code);
+        expect(r === 'TIMEOUT' || (typeof r === 'object' && r.ok), String(t)).to.equal(true);
+      }
+      expect(await gateway.request(requestFor('quick'), 5000)).to.deep.equal({ ok: true, result: 'quick' });
+      expect(fixture.logs.gateway.lines.join('\n')).to.not.match(/channel error|PRECONDITION/);
     });
   });
 });

@@ -27,7 +27,7 @@ describe('broker definitions', () => {
 
   it('lets only the service user publish announce.<service> and read its work queue', () => {
     const defs = brokerDefinitions(input);
-    const topic = (user: string) => defs.topic_permissions.find((t) => t.user === user)!;
+    const topic = (user: string, exchange = 'contracts.discovery') => defs.topic_permissions.find((t) => t.user === user && t.exchange === exchange)!;
     const perms = (user: string) => defs.permissions.find((p) => p.user === user)!;
     expect(new RegExp(topic('svc-auth').write).test('announce.auth-service')).to.equal(true);
     expect(new RegExp(topic('svc-auth').write).test('announce.users-service')).to.equal(false);
@@ -36,9 +36,32 @@ describe('broker definitions', () => {
     for (const user of ['gateway', 'svc-auth']) expect(new RegExp(perms(user).read).test('contracts.svc.users-service'), user).to.equal(false);
     expect(new RegExp(perms('users-service').read).test('contracts.svc.users-service')).to.equal(true);
     // Services neither configure the exchanges (declare, delete) nor publish requests.
-    for (const exchange of ['contracts.rpc', 'contracts.discovery']) expect(new RegExp(perms('svc-auth').configure).test(exchange)).to.equal(false);
-    expect(new RegExp(perms('svc-auth').write).test('contracts.rpc')).to.equal(false);
-    expect(defs.exchanges.map((e) => [e.name, e.type])).to.deep.equal([['contracts.rpc', 'direct'], ['contracts.discovery', 'topic']]);
+    for (const exchange of ['contracts.requests', 'contracts.discovery']) expect(new RegExp(perms('svc-auth').configure).test(exchange)).to.equal(false);
+    expect(new RegExp(perms('svc-auth').write).test('contracts.requests')).to.equal(false);
+    expect(defs.exchanges.map((e) => [e.name, e.type])).to.deep.equal([['contracts.requests', 'topic'], ['contracts.discovery', 'topic']]);
+    expect(JSON.stringify(defs)).to.not.include('.rpc');
+  });
+
+  it("binds a service's queues to the request exchange with its own name only; the gateway publishes any key there", () => {
+    const defs = brokerDefinitions(input);
+    const requests = (user: string) => defs.topic_permissions.find((t) => t.user === user && t.exchange === 'contracts.requests')!;
+    const bindable = (user: string, key: string) => new RegExp(requests(user).read).test(key);
+    expect(bindable('svc-auth', 'auth-service')).to.equal(true);
+    for (const key of ['users-service', '#', '*', 'auth-service.#', 'auth-servicex', 'xauth-service', '']) expect(bindable('svc-auth', key), key).to.equal(false);
+    expect(bindable('users-service', 'users-service')).to.equal(true);
+    expect(bindable('users-service', 'auth-service')).to.equal(false);
+    for (const user of ['svc-auth', 'users-service']) expect(new RegExp(requests(user).write).test('users-service'), user).to.equal(false);
+    expect(new RegExp(requests('gateway').write).test('users-service')).to.equal(true);
+    expect(new RegExp(requests('gateway').read).test('users-service')).to.equal(false);
+    // The gateway declares and consumes its own reply queues; no service may read them.
+    const gateway = defs.permissions.find((p) => p.user === 'gateway')!;
+    expect(new RegExp(gateway.configure).test('contracts.reply.0d9e2f4c-1b7a-4c55-9a61-3f0e2b8c7d11')).to.equal(true);
+    expect(new RegExp(gateway.read).test('contracts.reply.0d9e2f4c-1b7a-4c55-9a61-3f0e2b8c7d11')).to.equal(true);
+    for (const user of ['svc-auth', 'users-service']) {
+      const p = defs.permissions.find((q) => q.user === user)!;
+      expect(new RegExp(p.read).test('contracts.reply.0d9e2f4c-1b7a-4c55-9a61-3f0e2b8c7d11'), user).to.equal(false);
+      expect(new RegExp(p.configure).test('contracts.reply.0d9e2f4c-1b7a-4c55-9a61-3f0e2b8c7d11'), user).to.equal(false);
+    }
   });
 
   it('reads passwords from the environment and refuses to write definitions without one', () => {

@@ -141,9 +141,9 @@ describe('AMQP work queue: redelivery of held requests (RabbitMQ)', function () 
   it('consumes a queue an older instance declared auto-delete (rolling upgrade) instead of failing', async () => {
     const old = await admin.createChannel();
     const queue = `${prefix}.svc.legacy`;
-    await old.assertExchange(`${prefix}.rpc`, 'direct', { durable: true });
+    await old.assertExchange(`${prefix}.requests`, 'topic', { durable: true });
     await old.assertQueue(queue, { durable: false, autoDelete: true });
-    await old.bindQueue(queue, `${prefix}.rpc`, 'legacy');
+    await old.bindQueue(queue, `${prefix}.requests`, 'legacy');
     await old.prefetch(1);
     await old.consume(queue, () => undefined); // an old instance that never answers: prefetch 1 keeps it to one request
     const warnings: string[] = [];

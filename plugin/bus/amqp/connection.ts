@@ -43,10 +43,12 @@ export function redactUrl(url: string): string {
   }
 }
 
-/** The user name of an amqp:// URL, if it names one (amqplib's default, guest, is not assumed: EXTERNAL auth differs). */
-function urlUser(url: string): string | undefined {
+/** The user an amqp:// URL logs in as: amqplib logs in as guest when the URL names neither user nor password. */
+export function urlUser(url: string): string | undefined {
   try {
-    const user = decodeURIComponent(new URL(url).username);
+    const u = new URL(url);
+    if (u.username === '' && u.password === '') return 'guest';
+    const user = decodeURIComponent(u.username);
     return user === '' ? undefined : user;
   } catch {
     return undefined;
@@ -239,8 +241,13 @@ export class AmqpConnection {
   }
 
   private async assertExchanges(ch: Channel): Promise<void> {
-    await ch.assertExchange(this.names.rpcExchange, 'direct', { durable: true });
+    await ch.assertExchange(this.names.requestExchange, 'topic', { durable: true });
     await ch.assertExchange(this.names.discoveryExchange, 'topic', { durable: true });
+  }
+
+  /** Whether this connection's broker user may declare the exchanges (false for a per-service user). */
+  get declaresExchanges(): boolean {
+    return this.exchangesGivenOn === null || this.exchangesGivenOn !== this.live;
   }
 
   /**
@@ -256,7 +263,7 @@ export class AmqpConnection {
         if (declare) {
           await this.assertExchanges(ch);
         } else {
-          await ch.checkExchange(this.names.rpcExchange);
+          await ch.checkExchange(this.names.requestExchange);
           await ch.checkExchange(this.names.discoveryExchange);
         }
       } finally {

@@ -6,19 +6,28 @@ import { channelRetryDelay, type AmqpConnection } from './connection';
 import { noop } from '../logger';
 
 /*
- * The consumers of the AMQP transport (work queues, announcement and discovery listeners), each on a channel of its
- * own that lives across reconnects: re-opened on every new connection, after the broker closed its channel (with
- * backoff), and after the broker cancelled it; closed when its Subscription is.
+ * The channels of the AMQP transport that live across reconnects — consumers (work queues, listeners, the gateway's
+ * replies) and the publishing channels — each on a channel of its own: re-opened on every new connection, after the
+ * broker closed its channel (with backoff), and after the broker cancelled its consumer; closed when its
+ * Subscription is. A keeper re-asserts the exchanges (where this user may) and every binding every few seconds, so
+ * a deleted exchange or binding is back by itself.
  */
 
-/** A consumer registered through serve/onAnnouncement/onDiscoveryRequest; re-created after every reconnect. */
+/** How often the keeper re-asserts the exchanges and bindings. */
+export const TOPOLOGY_CHECK_MS = 2_000;
+
+/** A channel registered through serve/onAnnouncement/onDiscoveryRequest or by the publisher; re-created after every reconnect. */
 export interface Registration {
   label: string;
   prefetch?: number;
-  /** Declares what the consumer needs on `ch` and starts consuming; resolves to the consumer tag. */
+  /** A confirm channel (publishing with confirms) rather than a plain one. */
+  confirm?: boolean;
+  /** Declares what the consumer needs on `ch` and starts consuming; resolves to the consumer tag ('' for none). */
   attach(ch: Channel): Promise<string>;
   /** Runs on a channel of its own once the consumer is cancelled (its in-flight work may still be running). */
   detach?(ch: Channel): Promise<void>;
+  /** Re-binds the consumer's queue on `ch` (the keeper's channel), for a binding or exchange that was deleted. */
+  rebind?(ch: Channel): Promise<unknown>;
   model: ChannelModel | null;
   ch: Channel | null;
   tag: string | null;
@@ -33,10 +42,12 @@ export interface Registration {
   retryTimer: NodeJS.Timeout | null;
 }
 
-export type RegistrationSpec = Pick<Registration, 'attach'> & Partial<Pick<Registration, 'detach' | 'prefetch'>>;
+export type RegistrationSpec = Pick<Registration, 'attach'> & Partial<Pick<Registration, 'detach' | 'prefetch' | 'confirm' | 'rebind'>>;
 
 export class AmqpConsumers {
   private readonly registrations = new Set<Registration>();
+  private keeper: NodeJS.Timeout | null = null;
+  private keeping = false;
 
   constructor(private readonly conn: AmqpConnection) {}
 
@@ -44,8 +55,10 @@ export class AmqpConsumers {
     return {
       label,
       prefetch: spec.prefetch,
+      confirm: spec.confirm,
       attach: spec.attach,
       detach: spec.detach,
+      rebind: spec.rebind,
       model: null,
       ch: null,
       tag: null,
@@ -94,16 +107,65 @@ export class AmqpConsumers {
         this.scheduleReopen(reg, model);
       }
     }
+    this.startKeeper(model);
   }
 
   lost(model: ChannelModel): void {
+    this.stopKeeper();
     for (const reg of this.registrations) {
       if (reg.model === model) this.reset(reg);
     }
   }
 
   closeAll(): Promise<unknown> {
+    this.stopKeeper();
     return Promise.all([...this.registrations].map((reg) => this.close(reg)));
+  }
+
+  private startKeeper(model: ChannelModel): void {
+    this.stopKeeper();
+    this.keeper = setInterval(() => void this.keepTopology(model), TOPOLOGY_CHECK_MS);
+    this.keeper.unref();
+  }
+
+  private stopKeeper(): void {
+    if (this.keeper) clearInterval(this.keeper);
+    this.keeper = null;
+  }
+
+  /**
+   * Re-asserts the exchanges (when this broker user may declare them) and the binding of every open consumer, each
+   * on the keeper's channel; a refusal (e.g. the exchange is gone and this user may not declare it) closes that
+   * channel, and the next step gets a new one. Everything here is idempotent on an intact topology.
+   */
+  private async keepTopology(model: ChannelModel): Promise<void> {
+    if (this.keeping || this.conn.closing || this.conn.model !== model) return;
+    this.keeping = true;
+    const side: { ch: Channel | null } = { ch: null };
+    const step = async (what: (c: Channel) => Promise<unknown>): Promise<void> => {
+      if (this.conn.closing || this.conn.model !== model) return;
+      try {
+        if (!side.ch) {
+          side.ch = await model.createChannel();
+          side.ch.on('error', noop);
+        }
+        await what(side.ch);
+      } catch {
+        const dead = side.ch;
+        side.ch = null;
+        await dead?.close().catch(noop);
+      }
+    };
+    try {
+      if (this.conn.declaresExchanges) await step((c) => this.conn.declareExchanges(c));
+      for (const reg of this.registrations) {
+        const rebind = reg.rebind;
+        if (rebind && reg.tag && reg.model === model && !reg.closed) await step(rebind);
+      }
+    } finally {
+      this.keeping = false;
+      await side.ch?.close().catch(noop);
+    }
   }
 
   private open(reg: Registration, model: ChannelModel): Promise<void> {
@@ -125,7 +187,7 @@ export class AmqpConsumers {
   private async doOpen(reg: Registration, model: ChannelModel): Promise<void> {
     let ch: Channel;
     try {
-      ch = await model.createChannel();
+      ch = reg.confirm ? await model.createConfirmChannel() : await model.createChannel();
     } catch (err) {
       if (reg.model === model) reg.model = null;
       throw err;

@@ -1,11 +1,11 @@
 import type { ChannelModel } from 'amqplib';
 import type { Announcement } from '../../contracts/types';
 import { consoleLogger, type BusLogger } from '../logger';
-import type { AnnouncementListener, Reply, RequestHandler, RequestMessage, Subscription, Transport, TransportState } from '../transport';
+import type { AnnouncementListener, Reply, RequestHandler, RequestMessage, Subscription, Transport, TransportState, WorkQueueOptions } from '../transport';
 import { AmqpConnection } from './connection';
 import { AmqpConsumers } from './consumers';
 import { AmqpListeners, type AnnouncementIntake } from './listeners';
-import { AmqpPublisher } from './publisher';
+import { AmqpPublisher, type ReplyCheck } from './publisher';
 import { AmqpWorkQueues } from './work-queue';
 import { BusNames } from './wire';
 
@@ -13,7 +13,7 @@ import { BusNames } from './wire';
  * The AMQP 0-9-1 transport (RabbitMQ, amqplib), composed of:
  *   connection.ts   the connection, its recovery and the transport's state; the exchanges
  *   publisher.ts    gateway side: requests, their replies and deadlines, confirmed publishes
- *   consumers.ts    consumers that live across reconnects
+ *   consumers.ts    channels and consumers that live across reconnects; the topology keeper
  *   work-queue.ts   service side: the work queue consumer (reply, then ack)
  *   listeners.ts    announcement intake and discovery requests
  *   wire.ts         the wire format: names, properties, headers
@@ -21,6 +21,7 @@ import { BusNames } from './wire';
 
 export { WORK_QUEUE_EXPIRES_MS } from './wire';
 export type { AnnouncementIntake } from './listeners';
+export type { ReplyCheck } from './publisher';
 
 export interface AmqpTransportOptions {
   /** Prefix of every exchange and queue name, so several deployments (or test runs) can share a broker. */
@@ -32,10 +33,13 @@ export interface AmqpTransportOptions {
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
   /** Gateway side: bounds on the announcements it takes off the bus. */
   announcements?: Partial<AnnouncementIntake>;
+  /** Gateway side: whose replies it takes for a service (by default anyone's). */
+  replies?: ReplyCheck;
 }
 
 export class AmqpTransport implements Transport {
   readonly kind = 'amqp' as const;
+  readonly brokerUser: string | undefined;
   private readonly conn: AmqpConnection;
   private readonly publisher: AmqpPublisher;
   private readonly consumers: AmqpConsumers;
@@ -52,8 +56,9 @@ export class AmqpTransport implements Transport {
       { names: this.names, logger: opts.logger ?? consoleLogger, connectTimeoutMs: opts.connectTimeoutMs, reconnect: opts.reconnect },
       { setup: (model) => this.setup(model), lost: (model) => this.lost(model) },
     );
-    this.publisher = new AmqpPublisher(this.conn);
+    this.brokerUser = this.conn.brokerUser;
     this.consumers = new AmqpConsumers(this.conn);
+    this.publisher = new AmqpPublisher(this.conn, this.consumers, opts.replies);
     this.workQueues = new AmqpWorkQueues(this.conn, this.consumers);
     this.listeners = new AmqpListeners(this.conn, this.consumers, opts.announcements);
   }
@@ -75,9 +80,8 @@ export class AmqpTransport implements Transport {
     return this.conn.start();
   }
 
-  /** Every new connection: the publisher first, then every consumer. */
+  /** Every new connection: every channel, the publisher's first (they were registered first). */
   private async setup(model: ChannelModel): Promise<void> {
-    await this.publisher.connected(model);
     await this.consumers.connected(model);
   }
 
@@ -95,7 +99,6 @@ export class AmqpTransport implements Transport {
     this.conn.beginClose();
     this.publisher.stop();
     await this.consumers.closeAll();
-    await this.publisher.closeChannels();
     await this.conn.end();
   }
 
@@ -117,7 +120,7 @@ export class AmqpTransport implements Transport {
   }
 
   // service side
-  serve(service: string, handler: RequestHandler, opts: { prefetch?: number } = {}): Promise<Subscription> {
+  serve(service: string, handler: RequestHandler, opts: WorkQueueOptions = {}): Promise<Subscription> {
     return this.workQueues.serve(service, handler, opts);
   }
 

@@ -49,10 +49,12 @@ export class AmqpListeners {
 
   onAnnouncement(listener: AnnouncementListener): Promise<Subscription> {
     const budget = new ByteBudget(this.intake.bytesPerSecond);
+    const queue = { name: '' };
     const reg: Registration = this.consumers.create('announcement listener', {
       prefetch: ANNOUNCE_PREFETCH,
+      rebind: (ch) => ch.bindQueue(queue.name, this.conn.names.discoveryExchange, ANNOUNCE_BINDING),
       attach: (ch) =>
-        this.attach(ch, 'announce', ANNOUNCE_BINDING, (msg) => {
+        this.attach(ch, queue, 'announce', ANNOUNCE_BINDING, (msg) => {
           if (msg === null) return this.consumers.brokerCancelled(reg, ch);
           this.onAnnouncementMessage(msg, listener);
           // Acked only once within the byte budget: until then the broker holds the rest (prefetch), and its
@@ -101,9 +103,11 @@ export class AmqpListeners {
   }
 
   onDiscoveryRequest(listener: () => void): Promise<Subscription> {
+    const queue = { name: '' };
     const reg: Registration = this.consumers.create('discovery listener', {
+      rebind: (ch) => ch.bindQueue(queue.name, this.conn.names.discoveryExchange, DISCOVER_KEY),
       attach: (ch) =>
-        this.attach(ch, 'discover', DISCOVER_KEY, (msg) => {
+        this.attach(ch, queue, 'discover', DISCOVER_KEY, (msg) => {
           if (msg === null) return this.consumers.brokerCancelled(reg, ch);
           callGuarded(this.conn.logger, 'discovery listener', listener);
         }),
@@ -112,21 +116,24 @@ export class AmqpListeners {
   }
 
   /**
-   * An exclusive, auto-delete queue of this connection bound to the discovery exchange. With `queueArgs` (the
-   * announcement queue) messages are acked by the consumer; without, auto-acked.
+   * An exclusive, auto-delete queue of this connection bound to the discovery exchange (its name kept in `queue`,
+   * for the keeper's re-binding). With `queueArgs` (the announcement queue) messages are acked by the consumer;
+   * without, auto-acked.
    */
   private async attach(
     ch: Channel,
+    queue: { name: string },
     kind: string,
     bindingKey: string,
     onMessage: (msg: ConsumeMessage | null) => void,
     queueArgs?: Record<string, unknown>,
   ): Promise<string> {
     await this.conn.declareExchanges(ch);
-    const queue = this.conn.names.listenerQueue(kind, randomUUID());
-    await ch.assertQueue(queue, { exclusive: true, autoDelete: true, durable: false, ...(queueArgs ? { arguments: queueArgs } : {}) });
-    await ch.bindQueue(queue, this.conn.names.discoveryExchange, bindingKey);
-    const { consumerTag } = await ch.consume(queue, onMessage, { noAck: queueArgs === undefined });
+    const name = this.conn.names.listenerQueue(kind, randomUUID());
+    await ch.assertQueue(name, { exclusive: true, autoDelete: true, durable: false, ...(queueArgs ? { arguments: queueArgs } : {}) });
+    await ch.bindQueue(name, this.conn.names.discoveryExchange, bindingKey);
+    queue.name = name;
+    const { consumerTag } = await ch.consume(name, onMessage, { noAck: queueArgs === undefined });
     return consumerTag;
   }
 }

@@ -1,19 +1,25 @@
+import { randomUUID } from 'node:crypto';
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Message } from 'amqplib';
 import type { Announcement } from '../../contracts/types';
 import { describeError } from '../../errors/describe';
 import { badGateway, gatewayTimeout } from '../../errors/gateway-error';
+import { inert, OnceLog } from '../../log-once';
 import { newId } from '../../request/ids';
 import { internalErrorReply, isReply } from '../envelope';
 import { busClosing, busNotConnected, busRefused, noInstance, notEncodable } from '../failures';
-import { PendingRequests, type PendingRequest } from '../pending';
+import { PendingRequests, waitMs, type PendingRequest } from '../pending';
 import type { Reply, RequestMessage } from '../transport';
-import { channelRetryDelay, closeQuietly, type AmqpConnection } from './connection';
-import { announceKey, DISCOVER_KEY, encodeHeaders, encodeJson, JSON_TYPE, REPLY_TO } from './wire';
+import { noop } from '../logger';
+import type { AmqpConnection } from './connection';
+import type { AmqpConsumers, Registration } from './consumers';
+import { announceKey, DISCOVER_KEY, encodeHeaders, encodeJson, JSON_TYPE } from './wire';
 
 /*
- * The gateway side of the AMQP transport: requests out and their replies back over direct reply-to (with their
- * deadlines, and basic.return for a service nobody consumes), and the confirmed publishes that have no reply
- * (announcements, discovery requests).
+ * The gateway side of the AMQP transport: requests out and their replies back (with their deadlines, and
+ * basic.return for a service nobody consumes), and the confirmed publishes that have no reply (announcements,
+ * discovery requests). Each of its three channels lives on its own (consumers.ts re-opens it): a channel error on
+ * one request — the broker closes the channel it came on — neither loses the replies in flight, which come back on
+ * another channel, nor stops the next requests for longer than the channel takes to re-open.
  */
 
 interface AmqpPendingRequest extends PendingRequest {
@@ -21,118 +27,114 @@ interface AmqpPendingRequest extends PendingRequest {
   correlationId: string;
 }
 
-/** The gateway's two publishing channels (see AmqpPublisher.pub). */
-interface Channels {
-  rpc: Channel;
-  confirm: ConfirmChannel;
+/** Which replies the gateway takes: those a service's own broker user published. */
+export interface ReplyCheck {
+  /** The broker user whose replies are taken for `service` (RabbitMQ-validated `user_id`); undefined: any publisher. */
+  replyUser?: (service: string) => string | undefined;
+  /** Told of each reply dropped for its publisher (a metric). */
+  onRefusedReply?: (service: string) => void;
 }
 
 export class AmqpPublisher {
   /**
-   * Requests go out on a plain channel that also consumes direct reply-to (the reply is the request's
-   * acknowledgement; publisher confirms on it cost the broker and the gateway a frame per request and only turned a
-   * rare broker nack from a timeout into a 503). Announcements and discovery requests, which have no reply, go out
-   * on a confirm channel. The two live and die together.
+   * Requests go out on a plain channel (the reply is the request's acknowledgement; publisher confirms would cost
+   * the broker and the gateway a frame per request and only turn a rare broker nack from a timeout into a 503).
+   * Announcements and discovery requests, which have no reply, go out on a confirm channel.
    */
-  private pub: Channels | null = null;
-  private retryTimer: NodeJS.Timeout | null = null;
-  private failures = 0;
+  private readonly requests: Registration;
+  private readonly confirms: Registration;
+  /** The consumer of the reply queue: registered with the first request (a service's transport sends none). */
+  private replies: Registration | null = null;
+  private registeringReplies: Promise<unknown> | null = null;
+  /** The reply queue of the current connection (exclusive: it goes with the connection). */
+  private replyQueue: { model: ChannelModel; name: string } | null = null;
   private readonly pending = new PendingRequests<AmqpPendingRequest>();
-  private readonly rpcExchange: string;
+  private readonly requestExchange: string;
   private readonly discoveryExchange: string;
   private readonly brokerUser: string | undefined;
+  /** Replies dropped for their publisher (one line per service and broker user per minute), and reply queue failures. */
+  private readonly refusedLog: OnceLog;
 
-  constructor(private readonly conn: AmqpConnection) {
-    this.rpcExchange = conn.names.rpcExchange;
+  constructor(
+    private readonly conn: AmqpConnection,
+    private readonly consumers: AmqpConsumers,
+    private readonly check: ReplyCheck = {},
+  ) {
+    this.requestExchange = conn.names.requestExchange;
     this.discoveryExchange = conn.names.discoveryExchange;
     this.brokerUser = conn.brokerUser;
+    this.refusedLog = new OnceLog(conn.logger);
+    this.requests = consumers.create('request channel', {
+      attach: async (ch) => {
+        ch.on('return', (msg: Message) => this.onReturn(msg));
+        await this.conn.declareExchanges(ch);
+        return '';
+      },
+    });
+    this.confirms = consumers.create('announcement channel', {
+      confirm: true,
+      attach: async (ch) => {
+        await this.conn.declareExchanges(ch);
+        return '';
+      },
+    });
+    // Registered before any consumer, so they open first on every connection (the connection is up only after).
+    consumers.register(this.requests).catch(noop);
+    consumers.register(this.confirms).catch(noop);
   }
 
-  /** Opens both channels on a new connection (which starts the channel backoff afresh). */
-  connected(model: ChannelModel): Promise<void> {
-    this.failures = 0;
-    return this.open(model);
+  /** A registration's channel once it is ready (attached), else undefined. */
+  private static ready<C extends Channel>(reg: Registration | null): C | undefined {
+    return reg && reg.tag !== null && reg.ch ? (reg.ch as C) : undefined;
   }
 
-  private async open(model: ChannelModel): Promise<void> {
-    // Set once both channels are ready; a close before that is handled by the failure path below.
-    let channels: Channels | undefined;
-    const onClosed = (): void => {
-      if (channels) this.onChannelClosed(channels, model);
-    };
-    const rpc = await model.createChannel();
-    this.conn.watchChannel(rpc, 'publisher channel', onClosed);
-    rpc.on('return', (msg: Message) => this.onReturn(msg));
-    let confirm: ConfirmChannel | undefined;
-    try {
-      confirm = await model.createConfirmChannel();
-      this.conn.watchChannel(confirm, 'announcement channel', onClosed);
-      await this.conn.declareExchanges(rpc);
-      await rpc.consume(REPLY_TO, (msg) => msg && this.onReply(msg), { noAck: true });
-    } catch (err) {
-      await closeQuietly(rpc, confirm);
-      throw err;
-    }
-    if (this.conn.model !== model || this.conn.closing) {
-      await closeQuietly(rpc, confirm);
-      return;
-    }
-    channels = { rpc, confirm };
-    this.pub = channels;
-    this.failures = 0;
-  }
-
-  /** The connection is gone: so are the channels, and whatever was in flight can no longer be answered (502). */
+  /** The connection is gone, and with it the reply queue: whatever was in flight can no longer be answered (502). */
   lost(): void {
-    this.pub = null;
-    this.halt(badGateway);
+    this.replyQueue = null;
+    this.pending.failAll((p) => badGateway(p.service));
   }
 
-  /** The first step of close(): no re-open, and the requests in flight are answered 503. */
+  /** The first step of close(): the requests in flight are answered 503. */
   stop(): void {
-    this.halt(busClosing);
-  }
-
-  /** No more re-opening, and every request in flight answered with `failure` of its service. */
-  private halt(failure: (service: string) => Error): void {
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
-    this.pending.failAll((p) => failure(p.service));
-  }
-
-  async closeChannels(): Promise<void> {
-    const pub = this.pub;
-    this.pub = null;
-    if (pub) await closeQuietly(pub.rpc, pub.confirm);
+    this.pending.failAll((p) => busClosing(p.service));
   }
 
   abortPending(error: () => Error): void {
     this.pending.failAll(error);
   }
 
-  private onChannelClosed(channels: Channels, model: ChannelModel): void {
-    if (this.pub !== channels) return;
-    this.pub = null;
-    // Either channel gone: close its twin, so both are re-opened together.
-    void closeQuietly(channels.rpc, channels.confirm);
-    // Replies come back on the rpc channel: whatever is in flight can no longer be answered.
-    this.pending.failAll((p) => badGateway(p.service));
-    // If the whole connection is going down, lost() follows and the timer finds nothing to do.
-    this.scheduleReopen(model);
+  /** Opens the reply queue's consumer (once; again after it failed to open). */
+  private openReplies(): Promise<unknown> {
+    if (this.registeringReplies) return this.registeringReplies;
+    const reg: Registration = this.consumers.create('reply consumer', {
+      attach: async (ch) => {
+        const model = reg.model;
+        if (!model) throw new Error('The connection was lost');
+        if (this.replyQueue?.model !== model) this.replyQueue = { model, name: this.conn.names.listenerQueue('reply', randomUUID()) };
+        const queue = this.replyQueue.name;
+        // Exclusive, not auto-delete: it outlives this channel (a re-opened consumer finds the replies sent
+        // meanwhile) and goes with the connection.
+        await ch.assertQueue(queue, { exclusive: true, autoDelete: false, durable: false });
+        const { consumerTag } = await ch.consume(queue, (msg) => (msg === null ? this.repliesCancelled(reg, ch) : this.onReply(msg)), { noAck: true });
+        return consumerTag;
+      },
+    });
+    this.replies = reg;
+    const registering = this.consumers.register(reg).catch((err: unknown) => {
+      // Every request retries it: one line a minute, whatever the rate (e.g. definitions without P.reply.*).
+      this.refusedLog.warn('reply queue', `bus: could not open the reply queue: ${describeError(err)}`);
+      if (this.replies === reg) this.replies = null;
+      if (this.registeringReplies === registering) this.registeringReplies = null;
+    });
+    this.registeringReplies = registering;
+    return registering;
   }
 
-  /** The broker closed a publisher channel (e.g. a publish to a deleted exchange); the connection may be fine. */
-  private scheduleReopen(model: ChannelModel): void {
-    if (this.conn.closing || this.conn.model !== model || this.retryTimer) return;
-    const delay = channelRetryDelay(this.failures++);
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      if (this.conn.closing || this.conn.model !== model || this.pub) return;
-      this.open(model).catch((err) => {
-        this.conn.logger.warn(`bus: could not re-open the publisher channel: ${describeError(err)}`);
-        this.scheduleReopen(model);
-      });
-    }, delay);
+  /** The reply queue was deleted: the replies on their way to it are lost (502), and the next consumer gets a new one. */
+  private repliesCancelled(reg: Registration, ch: Channel): void {
+    this.replyQueue = null;
+    this.pending.failAll((p) => badGateway(p.service));
+    this.consumers.brokerCancelled(reg, ch);
   }
 
   /** A request's deadline passed with no reply: 504. One function for every request's timer (no closure each). */
@@ -141,9 +143,16 @@ export class AmqpPublisher {
   };
 
   request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
+    if (this.conn.state() !== 'up') return Promise.reject(busNotConnected(message.targetService));
+    if (AmqpPublisher.ready(this.replies) && this.replyQueue) return this.send(message, timeoutMs);
+    return this.openReplies().then(() => this.send(message, timeoutMs));
+  }
+
+  private send(message: RequestMessage, timeoutMs: number): Promise<Reply> {
     const service = message.targetService;
-    const ch = this.pub?.rpc;
-    if (this.conn.state() !== 'up' || !ch) return Promise.reject(busNotConnected(service));
+    const ch = AmqpPublisher.ready(this.requests);
+    const replyTo = AmqpPublisher.ready(this.replies) && this.replyQueue?.name;
+    if (this.conn.state() !== 'up' || !ch || !replyTo) return Promise.reject(busNotConnected(service));
     let body: Buffer;
     let headers: Record<string, string>;
     try {
@@ -152,22 +161,23 @@ export class AmqpPublisher {
     } catch {
       return Promise.reject(notEncodable());
     }
-    const deadline = Math.max(1, Math.ceil(Number.isFinite(timeoutMs) ? timeoutMs : 1));
+    // A whole number of ms that the timer and RabbitMQ's expiration both take as it is.
+    const wait = waitMs(timeoutMs);
     const id = newId();
     return new Promise<Reply>((resolve, reject) => {
-      const timer = setTimeout(this.onDeadline, deadline, id, timeoutMs);
+      const timer = setTimeout(this.onDeadline, wait, id, timeoutMs);
       this.pending.add(id, { service, correlationId: String(message.headers.correlationId ?? ''), timer, resolve, reject });
       try {
         // No confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back (basic.return, 503).
-        ch.publish(this.rpcExchange, service, body, {
+        ch.publish(this.requestExchange, service, body, {
           mandatory: true,
-          expiration: String(deadline),
+          expiration: String(wait),
           type: message.messageType,
           correlationId: id,
-          replyTo: REPLY_TO,
+          replyTo,
           contentType: JSON_TYPE,
           headers,
-          // Services may accept requests from the gateway's broker user only (serve's acceptRequestsFrom).
+          // Services accept requests from the gateway's broker user only (serve's acceptRequestsFrom).
           userId: this.brokerUser,
         });
       } catch (err) {
@@ -184,8 +194,12 @@ export class AmqpPublisher {
   }
 
   private onReply(msg: ConsumeMessage): void {
-    const p = this.pending.take(msg.properties.correlationId as string | undefined);
-    if (!p) return; // late (after the deadline) or unknown: dropped
+    const id = msg.properties.correlationId as string | undefined;
+    const waiting = this.pending.get(id);
+    if (!waiting) return; // late (after the deadline) or unknown: dropped
+    const expected = this.check.replyUser?.(waiting.service);
+    if (expected !== undefined && msg.properties.userId !== expected) return this.refuseReply(waiting.service, expected, msg);
+    const p = this.pending.take(id) as AmqpPendingRequest;
     let reply: unknown;
     try {
       reply = JSON.parse(msg.content.toString('utf8'));
@@ -200,6 +214,17 @@ export class AmqpPublisher {
     p.resolve(reply);
   }
 
+  /**
+   * A reply that another broker user published (anyone may publish to the reply queue through the default
+   * exchange): dropped, and the request keeps waiting for its service's own reply.
+   */
+  private refuseReply(service: string, expected: string, msg: ConsumeMessage): void {
+    const user = typeof msg.properties.userId === 'string' ? msg.properties.userId : undefined;
+    const who = user === undefined ? 'no broker user (user_id)' : `broker user ${inert(user)}`;
+    this.refusedLog.warn(JSON.stringify([service, user]), `bus: dropped a reply for ${service} published by ${who} (expected ${expected})`);
+    this.check.onRefusedReply?.(service);
+  }
+
   async requestDiscovery(): Promise<void> {
     await this.publishConfirmed(this.discoveryExchange, DISCOVER_KEY, encodeJson({}));
   }
@@ -210,7 +235,7 @@ export class AmqpPublisher {
   }
 
   private publishConfirmed(exchange: string, routingKey: string, body: Buffer, userId?: string): Promise<void> {
-    const ch = this.pub?.confirm;
+    const ch = AmqpPublisher.ready<ConfirmChannel>(this.confirms);
     if (this.conn.state() !== 'up' || !ch) return Promise.reject(busNotConnected());
     return new Promise<void>((resolve, reject) => {
       try {

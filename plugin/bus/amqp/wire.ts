@@ -5,29 +5,33 @@ import type { MessageHeaders, MessageUser, RequestMessage } from '../transport';
  * The AMQP 0-9-1 wire format (docs/bus-protocol.md) — what a service in another language has to speak (every name
  * starts with the configured prefix P):
  *
- *   exchange P.rpc        direct, durable   requests; routing key = target service
- *   queue    P.svc.<svc>  non-durable, not auto-delete, x-expires 15000; bound to P.rpc with key <svc>; the
+ *   exchange P.requests   topic, durable    requests; routing key = target service. A topic exchange, so that the
+ *                                           broker checks binding keys against each user's topic permissions: only
+ *                                           S's user may bind a queue with key S.
+ *   queue    P.svc.<svc>  non-durable, not auto-delete, x-expires 15000; bound to P.requests with key <svc>; the
  *                         service's instances are competing consumers on it (manual ack after the reply,
  *                         prefetch); what a consumer held when it died is redelivered (`redelivered` set)
  *   exchange P.discovery  topic, durable    announcements and withdrawals: key `announce.<service>`,
  *                                           body = the Announcement JSON; discovery requests: key
  *                                           `discover`, body `{}`. Listeners bind exclusive queues
  *                                           P.announce.<uuid> (`announce.#`) / P.discover.<uuid>.
+ *   queue    P.reply.<uuid>  exclusive       the gateway's replies (one per gateway connection, consumed on a
+ *                                           channel of its own, so a publishing channel's error loses no reply)
  *
  * A request message: body = JSON `{ "input": {...} }` (the rest of the RequestMessage travels in
  * properties); properties: type = messageType, correlationId = a fresh id per request (NOT the trace
- * correlation id), replyTo = amq.rabbitmq.reply-to (direct reply-to), expiration = the timeout in ms,
- * contentType = application/json, mandatory; headers: correlationId, requestId, user (the
+ * correlation id), replyTo = the gateway's reply queue, expiration = the timeout in ms, user_id = the gateway's
+ * broker user, contentType = application/json, mandatory; headers: correlationId, requestId, user (the
  * MessageUser as a JSON string, absent for anonymous calls), traceparent (when present), deadline (ms since
  * the epoch, as a decimal string), idempotencyKey (the caller's Idempotency-Key, when it sent one on a command
  * or POST), clientAddress (the caller's IP as the host saw it).
  * The reply: published to the default exchange with routing key = the request's replyTo, the same
- * correlationId, body = the Reply envelope as JSON; the service acks the request after replying.
+ * correlationId, user_id = the service's broker user, body = the Reply envelope as JSON; the service acks the
+ * request after replying.
  *
  * This file holds every name and header of that format; the request headers are encoded and decoded side by side.
  */
 
-export const REPLY_TO = 'amq.rabbitmq.reply-to';
 export const JSON_TYPE = 'application/json';
 /** AMQP reply code of a declaration whose arguments differ from the existing entity's. */
 export const PRECONDITION_FAILED = 406;
@@ -38,7 +42,7 @@ export const WORK_QUEUE_EXPIRES_MS = 15_000;
  * The work queue of a service: not auto-delete, so the requests a consumer held when its connection dropped or its
  * process died are requeued and redelivered (to another instance, or to the same one once it is back) rather than
  * dropped with the queue; the broker deletes it once it has had no consumer for WORK_QUEUE_EXPIRES_MS. Not durable:
- * the requests are transient and their direct reply-to does not survive a broker restart either.
+ * the requests are transient and the gateway's reply queue does not survive a broker restart either.
  */
 export const WORK_QUEUE_OPTIONS: Options.AssertQueue = { durable: false, autoDelete: false, arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS } };
 
@@ -58,11 +62,11 @@ export function announcedService(routingKey: string): string {
 
 /** The exchange and queue names under one prefix. */
 export class BusNames {
-  readonly rpcExchange: string;
+  readonly requestExchange: string;
   readonly discoveryExchange: string;
 
   constructor(readonly prefix: string) {
-    this.rpcExchange = `${prefix}.rpc`;
+    this.requestExchange = `${prefix}.requests`;
     this.discoveryExchange = `${prefix}.discovery`;
   }
 
@@ -71,7 +75,7 @@ export class BusNames {
     return `${this.prefix}.svc.${service}`;
   }
 
-  /** An exclusive listener queue of this connection ('announce' or 'discover'). */
+  /** An exclusive queue of this connection: a listener ('announce' or 'discover') or the gateway's replies ('reply'). */
   listenerQueue(kind: string, id: string): string {
     return `${this.prefix}.${kind}.${id}`;
   }

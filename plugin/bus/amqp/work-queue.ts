@@ -2,40 +2,53 @@ import type { Channel, ConsumeMessage } from 'amqplib';
 import { describeError } from '../../errors/describe';
 import { DEFAULT_PREFETCH } from '../constants';
 import { invokeHandler, replyJson } from '../handler';
-import type { Reply, RequestHandler, Subscription } from '../transport';
+import type { Reply, RequestHandler, WorkQueueOptions, Subscription } from '../transport';
 import type { AmqpConnection } from './connection';
 import { noop } from '../logger';
+import { inert, OnceLog } from '../../log-once';
 import type { AmqpConsumers, Registration } from './consumers';
 import { decodeRequest, JSON_TYPE, PRECONDITION_FAILED, traceIdOf, WORK_QUEUE_OPTIONS } from './wire';
 
 /*
  * The service side of the AMQP transport: a competing consumer on the service's work queue that runs the handler,
- * replies to the request's replyTo, and acks the request only after replying (so what an instance held when it
- * died is redelivered).
+ * replies to the request's replyTo (stamped with this connection's broker user, which the gateway checks), and acks
+ * the request only after replying (so what an instance held when it died is redelivered).
  */
 
 const MALFORMED_REQUEST_REPLY: Reply = { ok: false, error: { code: 'BAD_REQUEST', message: 'Malformed request message' } };
 
 export class AmqpWorkQueues {
+  /** Requests refused for their publisher: one line per service and publisher per minute. */
+  private readonly refusedLog: OnceLog;
+
   constructor(
     private readonly conn: AmqpConnection,
     private readonly consumers: AmqpConsumers,
-  ) {}
+  ) {
+    this.refusedLog = new OnceLog(conn.logger);
+  }
 
-  serve(service: string, handler: RequestHandler, opts: { prefetch?: number } = {}): Promise<Subscription> {
+  serve(service: string, handler: RequestHandler, opts: WorkQueueOptions = {}): Promise<Subscription> {
     const queue = this.conn.names.serviceQueue(service);
-    const rpcExchange = this.conn.names.rpcExchange;
+    const requestExchange = this.conn.names.requestExchange;
+    const from = opts.acceptRequestsFrom;
     const reg = this.consumers.create(`consumer of ${queue}`, {
       prefetch: Math.max(1, opts.prefetch ?? DEFAULT_PREFETCH),
       attach: async (ch) => {
         await this.conn.declareExchanges(ch);
         await this.declareWorkQueue(ch, reg, queue);
-        await ch.bindQueue(queue, rpcExchange, service);
-        const { consumerTag } = await ch.consume(queue, (msg) => this.onWork(reg, ch, service, handler, msg), {
-          noAck: false,
-        });
+        await ch.bindQueue(queue, requestExchange, service);
+        const { consumerTag } = await ch.consume(
+          queue,
+          (msg) => {
+            if (msg !== null && from !== undefined && msg.properties.userId !== from) return this.refuse(ch, service, from, msg);
+            this.onWork(reg, ch, service, handler, msg);
+          },
+          { noAck: false },
+        );
         return consumerTag;
       },
+      rebind: (ch) => ch.bindQueue(queue, requestExchange, service),
       // The last instance to stop deletes the queue (only if no other instance consumes), so the service is
       // unroutable — 503 — as soon as close() resolves rather than when the queue expires.
       detach: async (ch) => {
@@ -67,6 +80,21 @@ export class AmqpWorkQueues {
     }
   }
 
+  /**
+   * A request some other broker user published (straight to the queue, through the default exchange): acked and
+   * dropped unanswered, so it never reaches a handler and the service sends nothing where the sender pointed.
+   */
+  private refuse(ch: Channel, service: string, from: string, msg: ConsumeMessage): void {
+    const publisher = typeof msg.properties.userId === 'string' ? msg.properties.userId : undefined;
+    const who = publisher === undefined ? 'no broker user (user_id)' : `broker user ${inert(publisher)}`;
+    this.refusedLog.warn(JSON.stringify([service, publisher]), `bus: dropped a request to ${service} published by ${who}: requests are accepted from ${from} only`);
+    try {
+      ch.ack(msg);
+    } catch {
+      // the channel closed meanwhile; the broker requeues it, and it is refused again
+    }
+  }
+
   private onWork(reg: Registration, ch: Channel, service: string, handler: RequestHandler, msg: ConsumeMessage | null): void {
     if (msg === null) {
       this.consumers.brokerCancelled(reg, ch);
@@ -82,7 +110,7 @@ export class AmqpWorkQueues {
       try {
         const replyTo = msg.properties.replyTo as string | undefined;
         if (replyTo) {
-          ch.sendToQueue(replyTo, body, { correlationId: msg.properties.correlationId, contentType: JSON_TYPE });
+          ch.sendToQueue(replyTo, body, { correlationId: msg.properties.correlationId, contentType: JSON_TYPE, userId: this.conn.brokerUser });
         }
         ch.ack(msg);
       } catch (err) {

@@ -5,7 +5,7 @@ import { silentLogger, type BusLogger } from '../logger';
 import { DEFAULT_PREFETCH } from '../constants';
 import { invokeHandler, replyJson } from '../handler';
 import { busClosing, busNotConnected, noInstance, notEncodable } from '../failures';
-import { PendingRequests, type PendingRequest } from '../pending';
+import { PendingRequests, waitMs, type PendingRequest } from '../pending';
 import { callGuarded, notifyState } from '../notify';
 import { defaultHub, type Delivery, type HubConsumer, type InProcessHub } from './hub';
 import type {
@@ -115,7 +115,7 @@ export class InProcessTransport implements Transport {
         reply: (reply) => take()?.resolve(reply),
         unroutable: () => take()?.reject(noInstance(service)),
       };
-      const timer = setTimeout(() => take()?.reject(gatewayTimeout(timeoutMs)), Math.max(1, timeoutMs));
+      const timer = setTimeout(() => take()?.reject(gatewayTimeout(timeoutMs)), waitMs(timeoutMs));
       this.pending.add(id, { service, timer, resolve, reject });
       if (!this.hub.dispatch(service, delivery)) delivery.unroutable();
     });

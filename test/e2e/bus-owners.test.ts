@@ -1,0 +1,306 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import * as amqp from 'amqplib';
+import { UserStore } from '../../examples/users-service/store';
+import { openDatabase, type Database } from '../../examples/storage';
+import { startUsersService } from '../../examples/users-service';
+import { startAuthService } from '../../examples/auth-service';
+import { AmqpTransport } from '../../plugin/bus/amqp';
+import type { BusLogger } from '../../plugin/bus';
+import type { RunningService } from '../../sdk';
+import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { createBrokerUsers, refusal, type BrokerUsers } from '../support/broker-users';
+import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
+import { AMQP_URL, uniquePrefix } from '../support/env';
+import { http, httpAs } from '../support/http';
+import { mintToken, TEST_JWT_SECRET } from '../support/tokens';
+
+/*
+ * The strict set-up (a broker user per service from the generated definitions, REQUIRE_ANNOUNCEMENT_USER) attacked
+ * with the credential of one low-value service, rogue-service, against the real broker: it can neither receive
+ * another service's requests, nor answer them, nor send them requests with a forged caller. And the topology comes
+ * back by itself after an operator deletes exchanges and a work queue, under these users and under the shared one.
+ */
+
+const admin = httpAs(['admin:all', 'users:read', 'users:create']);
+const ADMIN = { email: 'owner@example.com', password: 'owner-password-1' };
+
+function collecting(): BusLogger & { lines: string[] } {
+  const lines: string[] = [];
+  return { lines, info: () => undefined, warn: (m) => lines.push(m), error: (m) => lines.push(m) };
+}
+
+let token: Promise<string> | undefined;
+
+/** GET `url` as an administrator, given up after 2 s (a request lost with a deleted exchange waits for its deadline). */
+async function statusOf(url: string): Promise<number> {
+  token ??= mintToken({ sub: 'test-admin', permissions: ['admin:all', 'users:read'] });
+  const res = await fetch(url, { headers: { authorization: `Bearer ${await token}` }, signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+  await res?.arrayBuffer().catch(() => undefined);
+  return res?.status ?? 0;
+}
+
+/** GETs `url` every 100 ms until stopped; the statuses seen, with when each request started. */
+function traffic(url: string): { stop(): Promise<Array<{ at: number; status: number }>> } {
+  const seen: Array<{ at: number; status: number }> = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const at = Date.now();
+      seen.push({ at, status: await statusOf(url) });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return seen;
+    },
+  };
+}
+
+/** Deletes exchanges and queues as an operator would (the admin's own connection). */
+async function deleteAsOperator(exchanges: string[], queues: string[]): Promise<void> {
+  const conn = await amqp.connect(AMQP_URL);
+  try {
+    for (const op of [...exchanges.map((x) => (ch: amqp.Channel) => ch.deleteExchange(x)), ...queues.map((q) => (ch: amqp.Channel) => ch.deleteQueue(q))]) {
+      const ch = await conn.createChannel();
+      ch.on('error', () => undefined);
+      await op(ch);
+      await ch.close().catch(() => undefined);
+    }
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}
+
+/** After the deletions, the first 200 on `url` comes within 10 s; resolves to how long it took. */
+async function backWithin10s(url: string, deletedAt: number): Promise<number> {
+  await eventually(async () => expect(await statusOf(url)).to.equal(200), 10_000);
+  return Date.now() - deletedAt;
+}
+
+describe('request and reply owners on the bus (per-service broker users, real RabbitMQ)', function () {
+  this.timeout(120_000);
+  const prefix = uniquePrefix('owners');
+  let users: BrokerUsers | undefined;
+  let gw: GatewayProcess | undefined;
+  let database: TestDatabase | undefined;
+  let db: Database | undefined;
+  const transports: AmqpTransport[] = [];
+  const running: RunningService[] = [];
+  const usersLog = collecting();
+  let savedGatewayUser: string | undefined;
+
+  before(async () => {
+    users = await createBrokerUsers(prefix, ['users-service', 'auth-service', 'rogue-service']);
+    gw = await startGateway({
+      BUS_URL: users.url('gateway'),
+      BUS_PREFIX: prefix,
+      START_REFERENCE_SERVICES: 'false',
+      REQUIRE_ANNOUNCEMENT_USER: 'true',
+      ANNOUNCEMENT_USERS: ['users-service', 'auth-service', 'rogue-service'].map((s) => `${s}=${users!.user(s)}`).join(','),
+    });
+    // The reference services get whose requests they take from the SDK's default (BUS_GATEWAY_USER), as deployed.
+    savedGatewayUser = process.env.BUS_GATEWAY_USER;
+    process.env.BUS_GATEWAY_USER = users.user('gateway');
+    database = await createTestDatabase('busowners');
+    db = await openDatabase({ databaseUrl: database.url, dataDir: '' });
+    const store = new UserStore(db);
+    const usersTransport = new AmqpTransport(users.url('users-service'), { prefix, logger: usersLog });
+    const authTransport = new AmqpTransport(users.url('auth-service'), { prefix, logger: collecting() });
+    transports.push(usersTransport, authTransport);
+    await Promise.all(transports.map((t) => t.start()));
+    // bcrypt at 10 rounds: a login takes long enough for a forged reply to arrive first.
+    running.push(await startUsersService(usersTransport, { store, bcryptRounds: 10 }));
+    running.push(await startAuthService(authTransport, { db, store, env: { JWT_SECRET: TEST_JWT_SECRET } }));
+    await eventually(async () => {
+      const r = await admin('POST', `${gw!.baseUrl}/api/users`, { body: { email: ADMIN.email, firstName: 'O', lastName: 'Wner', password: ADMIN.password } });
+      expect(r.status, r.text).to.equal(201);
+    }, 15_000);
+    await eventually(async () => expect((await login()).status).to.equal(200), 15_000);
+  });
+
+  after(async () => {
+    for (const s of running) await s.stop().catch(() => undefined);
+    for (const t of transports) await t.close().catch(() => undefined);
+    await db?.close().catch(() => undefined);
+    await database?.drop().catch(() => undefined);
+    await gw?.stop().catch(() => undefined);
+    await users?.remove();
+    if (savedGatewayUser === undefined) delete process.env.BUS_GATEWAY_USER;
+    else process.env.BUS_GATEWAY_USER = savedGatewayUser;
+  });
+
+  const login = () => http('POST', `${gw!.baseUrl}/api/login`, { body: ADMIN });
+
+  it("cannot bind any queue to P.requests for another service's key, and a login reaches no queue of its own", async () => {
+    const conn = await amqp.connect(users!.url('rogue-service'));
+    try {
+      const own = await conn.createChannel();
+      // A queue the rogue user may declare (P.discover.*), as in the attack on the old direct exchange.
+      const queue = `${prefix}.discover.${randomUUID()}`;
+      await own.assertQueue(queue, { exclusive: true });
+      for (const key of ['auth-service', '#', '*', 'auth-service.#', 'users-service']) {
+        const ch = await conn.createChannel();
+        const closed = new Promise<string>((r) => ch.on('error', (e: Error) => r(e.message)));
+        const bound = await ch.bindQueue(queue, `${prefix}.requests`, key).then(() => 'bound', () => 'refused');
+        expect(bound, key).to.equal('refused');
+        expect(await closed, key).to.match(/ACCESS_REFUSED/);
+      }
+      // Its own key is bindable: the refusal above is about the key, not a broken set-up.
+      await own.bindQueue(queue, `${prefix}.requests`, 'rogue-service');
+      expect((await login()).status).to.equal(200);
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await own.checkQueue(queue)).messageCount).to.equal(0);
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
+  });
+
+  it('a forged reply published with the captured replyTo and correlationId is dropped; the client gets the real answer', async () => {
+    // The strongest rogue: it somehow saw the request (here through an operator's connection on the shared broker)
+    // and answers at once, long before bcrypt is done, as rogue-service and with no user at all.
+    const spy = await amqp.connect(AMQP_URL);
+    const rogue = await amqp.connect(users!.url('rogue-service'));
+    try {
+      const watch = await spy.createChannel();
+      const { queue } = await watch.assertQueue('', { exclusive: true });
+      await watch.bindQueue(queue, `${prefix}.requests`, 'auth-service');
+      const forge = await rogue.createConfirmChannel();
+      let forged = 0;
+      const forgedBody = Buffer.from(JSON.stringify({ ok: true, result: { accessToken: 'issued-by-rogue', refreshToken: 'r', expiresIn: 900, tokenType: 'Bearer' } }));
+      await watch.consume(queue, (msg) => {
+        if (!msg || msg.properties.type !== 'AuthenticateCommand') return;
+        const props = { correlationId: msg.properties.correlationId, contentType: 'application/json' };
+        forge.publish('', msg.properties.replyTo, forgedBody, { ...props, userId: users!.user('rogue-service') });
+        forge.publish('', msg.properties.replyTo, forgedBody, props);
+        forged += 2;
+      }, { noAck: true });
+      const res = await login();
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.accessToken).to.not.equal('issued-by-rogue');
+      expect(res.body.accessToken.split('.')).to.have.length(3);
+      expect(forged).to.equal(2);
+      // Logged only while the request still waited: the forged replies came first and were dropped.
+      await eventually(async () => {
+        expect(gw!.output()).to.include(`dropped a reply for auth-service published by broker user ${users!.user('rogue-service')} (expected ${users!.user('auth-service')})`);
+        expect(gw!.output()).to.include(`dropped a reply for auth-service published by no broker user (user_id) (expected ${users!.user('auth-service')})`);
+      });
+    } finally {
+      await spy.close().catch(() => undefined);
+      await rogue.close().catch(() => undefined);
+    }
+  });
+
+  it('a request published straight to P.svc.users-service claiming admin:all reaches no handler, gets no reply and creates no user', async () => {
+    const conn = await amqp.connect(users!.url('rogue-service'));
+    try {
+      const ch = await conn.createChannel();
+      const replies: unknown[] = [];
+      await ch.consume('amq.rabbitmq.reply-to', (m) => m && replies.push(m.content.toString()), { noAck: true });
+      const forgedUser = JSON.stringify({ userId: 'root', email: 'root@example.com', name: 'root', permissions: ['admin:all'] });
+      const body = Buffer.from(JSON.stringify({ input: { email: 'forged-admin@example.com', firstName: 'F', lastName: 'A', password: 'forged-pass-1', role: 'admin' } }));
+      const props = { type: 'CreateUserCommand', replyTo: 'amq.rabbitmq.reply-to', contentType: 'application/json', headers: { user: forgedUser, correlationId: 'c', requestId: 'r' } };
+      ch.publish('', `${prefix}.svc.users-service`, body, { ...props, correlationId: 'as-rogue', userId: users!.user('rogue-service') });
+      ch.publish('', `${prefix}.svc.users-service`, body, { ...props, correlationId: 'as-nobody' });
+      await eventually(async () => {
+        expect(usersLog.lines.join('\n')).to.include(`dropped a request to users-service published by broker user ${users!.user('rogue-service')}: requests are accepted from ${users!.user('gateway')} only`);
+        expect(usersLog.lines.join('\n')).to.include('dropped a request to users-service published by no broker user (user_id)');
+      });
+      await new Promise((r) => setTimeout(r, 500));
+      expect(replies).to.deep.equal([]);
+      expect(await new UserStore(db!).findByEmail('forged-admin@example.com')).to.equal(undefined);
+      // The same service still serves the gateway.
+      expect((await admin('GET', `${gw!.baseUrl}/api/users`)).status).to.equal(200);
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
+  });
+
+  it('still cannot publish to P.requests, consume another queue (work or reply), or delete the exchanges', async () => {
+    const rogue = users!.url('rogue-service');
+    expect(await refusal(rogue, async (ch) => {
+      ch.publish(`${prefix}.requests`, 'users-service', Buffer.from('{"input":{}}'));
+      await ch.waitForConfirms();
+    })).to.match(/ACCESS_REFUSED/);
+    expect(await refusal(rogue, async (ch) => {
+      ch.publish(`${prefix}.requests`, 'rogue-service', Buffer.from('{"input":{}}'));
+      await ch.waitForConfirms();
+    })).to.match(/ACCESS_REFUSED/);
+    expect(await refusal(rogue, (ch) => ch.consume(`${prefix}.svc.auth-service`, () => undefined))).to.match(/ACCESS_REFUSED/);
+    expect(await refusal(rogue, (ch) => ch.consume(`${prefix}.reply.${randomUUID()}`, () => undefined))).to.match(/ACCESS_REFUSED/);
+    for (const exchange of ['requests', 'discovery']) {
+      expect(await refusal(rogue, (ch) => ch.deleteExchange(`${prefix}.${exchange}`)), exchange).to.match(/ACCESS_REFUSED/);
+    }
+    expect(await refusal(rogue, (ch) => ch.assertExchange(`${prefix}.requests`, 'topic', { durable: true }))).to.match(/ACCESS_REFUSED/);
+  });
+
+  it('restores the topology within 10 s after P.requests, P.discovery and a work queue are deleted, with nothing restarted', async () => {
+    const { body } = await admin('GET', `${gw!.baseUrl}/api/users?limit=1`);
+    const url = `${gw!.baseUrl}/api/users/${body.users[0].userId}`;
+    expect((await admin('GET', url)).status).to.equal(200);
+    const load = traffic(url);
+    await new Promise((r) => setTimeout(r, 300));
+    const deletedAt = Date.now();
+    await deleteAsOperator([`${prefix}.requests`, `${prefix}.discovery`], [`${prefix}.svc.users-service`]);
+    const took = await backWithin10s(url, deletedAt);
+    const seen = await load.stop();
+    expect(took).to.be.lessThan(10_000);
+    // Every request started once it was back was answered 200.
+    const after = seen.filter((s) => s.at >= deletedAt + took);
+    expect(after.every((s) => s.status === 200), JSON.stringify(after)).to.equal(true);
+    expect(gw!.child.exitCode).to.equal(null);
+    expect(transports.map((t) => t.state())).to.deep.equal(['up', 'up']);
+    // Announcements flow again too: the login route (another service) answers.
+    expect((await login()).status).to.equal(200);
+  });
+});
+
+describe('topology restored under the shared credential (guest for the gateway and the service)', function () {
+  this.timeout(120_000);
+  let gw: GatewayProcess | undefined;
+  let database: TestDatabase | undefined;
+  let db: Database | undefined;
+  let transport: AmqpTransport | undefined;
+  let service: RunningService | undefined;
+  let savedGatewayUser: string | undefined;
+
+  before(async () => {
+    gw = await startGateway({ BUS_URL: AMQP_URL, START_REFERENCE_SERVICES: 'false' });
+    // The SDK's default on guest: requests published as guest, which is what the gateway stamps.
+    savedGatewayUser = process.env.BUS_GATEWAY_USER;
+    delete process.env.BUS_GATEWAY_USER;
+    database = await createTestDatabase('busguest');
+    db = await openDatabase({ databaseUrl: database.url, dataDir: '' });
+    transport = new AmqpTransport(AMQP_URL, { prefix: gw.prefix, logger: collecting() });
+    await transport.start();
+    service = await startUsersService(transport, { store: new UserStore(db), bcryptRounds: 4 });
+  });
+  after(async () => {
+    await service?.stop().catch(() => undefined);
+    await transport?.close().catch(() => undefined);
+    await db?.close().catch(() => undefined);
+    await database?.drop().catch(() => undefined);
+    await gw?.stop();
+    if (savedGatewayUser !== undefined) process.env.BUS_GATEWAY_USER = savedGatewayUser;
+  });
+
+  it('answers 200 again within 10 s after P.requests, P.discovery and the users work queue are deleted', async () => {
+    const prefix = gw!.prefix;
+    const url = `${gw!.baseUrl}/api/users`;
+    await eventually(async () => expect((await admin('GET', url)).status).to.equal(200), 15_000);
+    const load = traffic(url);
+    await new Promise((r) => setTimeout(r, 300));
+    const deletedAt = Date.now();
+    await deleteAsOperator([`${prefix}.requests`, `${prefix}.discovery`], [`${prefix}.svc.users-service`]);
+    const took = await backWithin10s(url, deletedAt);
+    const seen = await load.stop();
+    expect(took).to.be.lessThan(10_000);
+    const after = seen.filter((s) => s.at >= deletedAt + took);
+    expect(after.every((s) => s.status === 200), JSON.stringify(after)).to.equal(true);
+    expect(gw!.child.exitCode).to.equal(null);
+    expect(transport!.state()).to.equal('up');
+  });
+});

@@ -1,0 +1,60 @@
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import * as amqp from 'amqplib';
+import { run as brokerDefinitions } from '../../plugin/bus/broker-definitions-cli';
+
+const exec = promisify(execFile);
+const HOST = '127.0.0.1:5672';
+
+/**
+ * Per-service broker users on the real RabbitMQ, from the generated definitions (`rabbitmqctl import_definitions`),
+ * each named `<prefix>-<name>` so runs never meet; remove() deletes them.
+ */
+export interface BrokerUsers {
+  /** The broker user of `name` (`gateway`, or a service). */
+  user(name: string): string;
+  /** Its amqp:// URL with its password. */
+  url(name: string): string;
+  remove(): Promise<void>;
+}
+
+export async function createBrokerUsers(prefix: string, services: string[]): Promise<BrokerUsers> {
+  const names = ['gateway', ...services];
+  const user = (name: string) => `${prefix}-${name}`;
+  const password = (name: string) => `${name}-pw-0123456789`;
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of names) env[`BROKER_PASSWORD_${user(name).toUpperCase().replace(/[^A-Z0-9]/g, '_')}`] = password(name);
+  const definitions = brokerDefinitions(['--prefix', prefix, '--gateway-user', user('gateway'), '--user-prefix', `${prefix}-`, ...services.flatMap((s) => ['--service', s])], env);
+  // rabbitmqctl runs as the broker's user here, so the file (hashes only, no passwords) is made readable to it.
+  const dir = mkdtempSync(join(tmpdir(), 'broker-defs-'));
+  const remove = async (): Promise<void> => {
+    for (const name of names) await exec('rabbitmqctl', ['delete_user', user(name)]).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const file = join(dir, 'definitions.json');
+    writeFileSync(file, definitions, { mode: 0o644 });
+    chmodSync(dir, 0o755);
+    await exec('rabbitmqctl', ['import_definitions', file]);
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+  return { user, url: (name) => `amqp://${encodeURIComponent(user(name))}:${password(name)}@${HOST}`, remove };
+}
+
+/** The broker refuses an operation by closing the channel; resolves to the broker's reason, or 'allowed'. */
+export async function refusal(url: string, action: (ch: amqp.ConfirmChannel) => Promise<unknown>): Promise<string> {
+  const conn = await amqp.connect(url);
+  try {
+    const ch = await conn.createConfirmChannel();
+    const closed = new Promise<string>((resolve) => ch.on('error', (err: Error) => resolve(err.message)));
+    const outcome = await Promise.race([action(ch).then(() => new Promise((r) => setTimeout(r, 500))).then(() => 'allowed', (err: Error) => err.message), closed]);
+    return outcome === 'allowed' ? 'allowed' : await Promise.race([closed, Promise.resolve(outcome)]);
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}
