@@ -1,5 +1,5 @@
 /**
- * The settings of the edge steps (CORS and rate limits), part of the plugin settings (plugin/settings.ts):
+ * The settings of the edge (CORS, rate limits, and how long and how many connections the API server holds), part of the plugin settings (plugin/settings.ts):
  * the `plugins.contracts` block of system.config.yml, environment variables for what it leaves out.
  */
 export interface EdgeSettings {
@@ -14,7 +14,16 @@ export interface EdgeSettings {
   rateLimitWindowMs: number;
   /** Namespace of the counters in the store (`rl:<prefix>:…` in Redis), so deployments sharing a Redis stay apart. */
   rateLimitPrefix: string;
+  /** The request line and headers must arrive within this (the host's server.headersTimeout); else 408. */
+  headersTimeoutMs: number;
+  /** The whole request, headers and body, must arrive within this (server.requestTimeout); else 408, connection closed. */
+  requestReceiveTimeoutMs: number;
+  /** Open connections the API's server keeps at most (server.maxConnections); undefined: no cap. */
+  maxConnections?: number;
 }
+
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
 
 export const DEFAULT_RATE_WINDOW_MS = 60000;
 
@@ -29,6 +38,9 @@ export const EDGE_SETTINGS_SCHEMA_PROPERTIES = {
   rateLimitMax: { type: 'integer', minimum: 1, description: 'gateway-wide requests per caller per window (env RATE_LIMIT_MAX); unset: no limit' },
   rateLimitWindowMs: { type: 'integer', minimum: 1000, maximum: 86400000, description: 'rate limit window in ms (env RATE_LIMIT_WINDOW_MS), default 60000' },
   rateLimitPrefix: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'key namespace of the rate limit counters (env RATE_LIMIT_PREFIX), default contracts' },
+  headersTimeoutMs: { type: 'integer', minimum: 1000, maximum: 600000, description: `the request line and headers must arrive within this many ms, else 408 (env HEADERS_TIMEOUT_MS), default ${DEFAULT_HEADERS_TIMEOUT_MS}` },
+  requestReceiveTimeoutMs: { type: 'integer', minimum: 1000, maximum: 3600000, description: `the whole request, body included, must arrive within this many ms, else 408 (env REQUEST_RECEIVE_TIMEOUT_MS), default ${DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS}` },
+  maxConnections: { type: 'integer', minimum: 1, description: 'open connections the API server keeps at most; more are closed at once (env MAX_CONNECTIONS); unset: no cap' },
 } as const;
 
 function positiveInt(v: unknown): number | undefined {
@@ -52,6 +64,8 @@ function origins(raw: unknown, env: string | undefined): '*' | string[] {
 export function resolveEdgeSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): EdgeSettings {
   const prefix = raw.rateLimitPrefix ?? env.RATE_LIMIT_PREFIX;
   const window = positiveInt(raw.rateLimitWindowMs ?? env.RATE_LIMIT_WINDOW_MS);
+  const maxConnections = positiveInt(raw.maxConnections ?? env.MAX_CONNECTIONS);
+  const receive = positiveInt(raw.requestReceiveTimeoutMs ?? env.REQUEST_RECEIVE_TIMEOUT_MS) ?? DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS;
   return {
     corsOrigins: origins(raw.corsOrigins, env.CORS_ORIGINS),
     corsCredentials: flag(raw.corsCredentials, env.CORS_CREDENTIALS),
@@ -59,5 +73,9 @@ export function resolveEdgeSettings(raw: Record<string, unknown> = {}, env: Node
     rateLimitMax: positiveInt(raw.rateLimitMax ?? env.RATE_LIMIT_MAX),
     rateLimitWindowMs: window !== undefined && window >= 1000 ? window : DEFAULT_RATE_WINDOW_MS,
     rateLimitPrefix: typeof prefix === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(prefix) ? prefix : 'contracts',
+    // Unset, the headers' timeout is never longer than the request's (Node's rule; settings-validation refuses it when set).
+    headersTimeoutMs: positiveInt(raw.headersTimeoutMs ?? env.HEADERS_TIMEOUT_MS) ?? Math.min(DEFAULT_HEADERS_TIMEOUT_MS, receive),
+    requestReceiveTimeoutMs: receive,
+    ...(maxConnections !== undefined ? { maxConnections } : {}),
   };
 }
