@@ -44,8 +44,9 @@ const plugin = {
       reportListenErrors();
       if (ctx.eventBus) {
         attachGracefulStop(runtime.gracefulStop, ctx.eventBus, () => runtime.settings.shutdownGraceMs, ctx.logger);
-        // Trace ids on every answer; the error body for requests Node's parser refuses (431, bad headers, unknown methods).
-        hookHostServers(ctx.eventBus, runtime.observability.observer.observe);
+        // Trace ids on every answer; the error body for requests Node's parser refuses (431, bad headers, unknown
+        // methods) or that arrive too slowly (408); the receive timeouts and the connection cap.
+        hookHostServers(ctx.eventBus, runtime.observability.observer.observe, runtime.settings, ctx.logger);
       }
     }
   },

@@ -3,6 +3,7 @@ import { SETTINGS_SCHEMA } from './settings';
 import { checkAuthConfig } from './auth';
 import { errorMessage } from './errors';
 import { parseUserMap } from './bus-trust-settings';
+import { resolveEdgeSettings } from './edge/edge-settings';
 
 /**
  * Start-up check of the plugin's settings (the `plugins.contracts` block and the environment variables that
@@ -45,6 +46,9 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   rateLimitPrefix: 'RATE_LIMIT_PREFIX',
   rateLimitOnStoreFailure: 'RATE_LIMIT_ON_STORE_FAILURE',
   rateLimitStoreTimeoutMs: 'RATE_LIMIT_STORE_TIMEOUT_MS',
+  headersTimeoutMs: 'HEADERS_TIMEOUT_MS',
+  requestReceiveTimeoutMs: 'REQUEST_RECEIVE_TIMEOUT_MS',
+  maxConnections: 'MAX_CONNECTIONS',
   requireAnnouncementUser: 'REQUIRE_ANNOUNCEMENT_USER',
   metricsPort: 'METRICS_PORT',
   metricsHost: 'METRICS_HOST',
@@ -92,6 +96,7 @@ export function validateSettings(raw: Record<string, unknown> = {}, env: NodeJS.
     const users = parseUserMap(env.ANNOUNCEMENT_USERS);
     if (typeof users === 'string') throw new InvalidSettingError('ANNOUNCEMENT_USERS', users);
   }
+  checkReceiveTimeouts(block, env);
   try {
     checkAuthConfig(env);
   } catch (err) {
@@ -100,6 +105,14 @@ export function validateSettings(raw: Record<string, unknown> = {}, env: NodeJS.
     throw new InvalidSettingError(name, message.slice(name.length).trim() || 'is invalid');
   }
   return block;
+}
+
+/** Node refuses a headers timeout longer than the request's: the request's would end first, and the headers' never apply. */
+function checkReceiveTimeouts(block: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
+  const { headersTimeoutMs, requestReceiveTimeoutMs } = resolveEdgeSettings(block, env);
+  if (headersTimeoutMs <= requestReceiveTimeoutMs) return;
+  const label = block.headersTimeoutMs !== undefined ? 'plugins.contracts.headersTimeoutMs' : 'HEADERS_TIMEOUT_MS';
+  throw new InvalidSettingError(label, `(${headersTimeoutMs}) may not exceed requestReceiveTimeoutMs (${requestReceiveTimeoutMs}): the headers are part of the request`);
 }
 
 function schemaProperties(): Record<string, Record<string, unknown>> {

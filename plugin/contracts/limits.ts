@@ -50,3 +50,48 @@ export function schemaOverLimits(schema: unknown, limits: Pick<AnnouncementLimit
   if (bytes > limits.maxSchemaBytes) return `is ${bytes} bytes, over ${limits.maxSchemaBytes} (schemaMaxBytes)`;
   return undefined;
 }
+
+/** Keywords whose value is a reference to another schema. */
+const REFERENCE_KEYWORDS = ['$ref', '$dynamicRef', '$recursiveRef'] as const;
+
+/**
+ * Why a schema could make something fetch another document, or undefined. Only references within the schema
+ * itself (`#…`) are allowed: ajv never loads a remote schema (such a contract would not compile), and the
+ * OpenAPI document must not carry a URL that Swagger UI would then fetch in every reader's browser. A `$id` below
+ * the root is refused too (unless a `#name` anchor): it moves the base that the `#` references under it resolve against. Every object is
+ * looked at, annotations and examples included, since a document reader may follow a `$ref` wherever it is.
+ */
+export function schemaReferenceProblem(schema: unknown): string | undefined {
+  const stack: Array<[unknown, boolean]> = [[schema, true]];
+  while (stack.length > 0) {
+    const [value, root] = stack.pop() as [unknown, boolean];
+    if (value === null || typeof value !== 'object') continue;
+    if (Array.isArray(value)) {
+      for (const item of value) stack.push([item, false]);
+      continue;
+    }
+    const node = value as Record<string, unknown>;
+    for (const keyword of REFERENCE_KEYWORDS) {
+      const ref = node[keyword];
+      if (typeof ref === 'string' && !ref.startsWith('#')) return `has ${keyword} ${JSON.stringify(ref.slice(0, 80))} outside the schema (only #… references are allowed)`;
+    }
+    // `#name` (draft-07's plain-name anchor) names a place and moves no base.
+    if (!root && typeof node.$id === 'string' && !node.$id.startsWith('#')) return `has a $id below its root (${JSON.stringify(node.$id.slice(0, 80))}); only the root may carry one`;
+    for (const child of Object.values(node)) if (child !== null && typeof child === 'object') stack.push([child, false]);
+  }
+  return undefined;
+}
+
+const referenceProblems = new WeakMap<object, string | null>();
+
+/** schemaReferenceProblem of a contract's two schemas, worked out once per contract object (they never change). */
+export function contractReferenceProblem(contract: { inputSchema: object; outputSchema: object }): string | undefined {
+  let problem = referenceProblems.get(contract);
+  if (problem === undefined) {
+    const input = schemaReferenceProblem(contract.inputSchema);
+    const output = input === undefined ? schemaReferenceProblem(contract.outputSchema) : undefined;
+    problem = input !== undefined ? `inputSchema ${input}` : output !== undefined ? `outputSchema ${output}` : null;
+    referenceProblems.set(contract, problem);
+  }
+  return problem ?? undefined;
+}

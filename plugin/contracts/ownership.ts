@@ -1,6 +1,7 @@
 import { deriveRoutes } from './derive-routes';
 import type { Contract, DerivedRoute } from './types';
 import { RouteHolders } from './route-overlap';
+import { contractReferenceProblem } from './limits';
 
 /**
  * Who may own what, as ops pin it in the plugin settings. Pins win over first-come: a message type or path
@@ -96,6 +97,9 @@ export function ruleRefusal(service: string, contract: Contract, rules: Ownershi
   const refuse = (reason: string, holder?: string): Refusal => (holder ? { service, messageType, reason, holder } : { service, messageType, reason });
   // Requests go to the targetService's queue: a contract for another service's queue is a claim on that service.
   if (contract.targetService !== service) return refuse(`targetService ${contract.targetService} is not the announcing service`);
+  // Not a rule of ownership, but refused the same way: listed and logged, the service's other contracts served.
+  const references = contractReferenceProblem(contract);
+  if (references !== undefined) return refuse(references);
   const typeOwner = pinnedOwner(rules.messageTypes, (p) => matchesType(p, messageType));
   if (typeOwner !== undefined && typeOwner !== service) return refuse(`message type is pinned to ${typeOwner}`, typeOwner);
   if (contract.public === true && rules.publicServices && !rules.publicServices.includes(service)) {

@@ -1,5 +1,5 @@
 /**
- * The settings of the edge steps (CORS and rate limits), part of the plugin settings (plugin/settings.ts):
+ * The settings of the edge (CORS, rate limits, and how long and how many connections the API server holds), part of the plugin settings (plugin/settings.ts):
  * the `plugins.contracts` block of system.config.yml, environment variables for what it leaves out.
  */
 export interface EdgeSettings {
@@ -18,11 +18,20 @@ export interface EdgeSettings {
   rateLimitOnStoreFailure: StoreFailureMode;
   /** How long a request waits for the counter store before the store counts as failed. */
   rateLimitStoreTimeoutMs: number;
+  /** The request line and headers must arrive within this (the host's server.headersTimeout); else 408. */
+  headersTimeoutMs: number;
+  /** The whole request, headers and body, must arrive within this (server.requestTimeout); else 408, connection closed. */
+  requestReceiveTimeoutMs: number;
+  /** Open connections the API's server keeps at most (server.maxConnections); undefined: no cap. */
+  maxConnections?: number;
 }
 
 export type StoreFailureMode = 'open' | 'closed';
 export const STORE_FAILURE_MODES: readonly StoreFailureMode[] = ['open', 'closed'];
 export const DEFAULT_STORE_TIMEOUT_MS = 500;
+
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
 
 export const DEFAULT_RATE_WINDOW_MS = 60000;
 
@@ -39,6 +48,9 @@ export const EDGE_SETTINGS_SCHEMA_PROPERTIES = {
   rateLimitPrefix: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'key namespace of the rate limit counters (env RATE_LIMIT_PREFIX), default contracts' },
   rateLimitOnStoreFailure: { type: 'string', enum: STORE_FAILURE_MODES, description: 'open (default): rate-limited requests pass while the counter store fails; closed: they get 503 (env RATE_LIMIT_ON_STORE_FAILURE)' },
   rateLimitStoreTimeoutMs: { type: 'integer', minimum: 10, maximum: 10000, description: `how long a request waits for the counter store (env RATE_LIMIT_STORE_TIMEOUT_MS), default ${DEFAULT_STORE_TIMEOUT_MS}` },
+  headersTimeoutMs: { type: 'integer', minimum: 1000, maximum: 600000, description: `the request line and headers must arrive within this many ms, else 408 (env HEADERS_TIMEOUT_MS), default ${DEFAULT_HEADERS_TIMEOUT_MS}` },
+  requestReceiveTimeoutMs: { type: 'integer', minimum: 1000, maximum: 3600000, description: `the whole request, body included, must arrive within this many ms, else 408 (env REQUEST_RECEIVE_TIMEOUT_MS), default ${DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS}` },
+  maxConnections: { type: 'integer', minimum: 1, description: 'open connections the API server keeps at most; more are closed at once (env MAX_CONNECTIONS); unset: no cap' },
 } as const;
 
 function positiveInt(v: unknown): number | undefined {
@@ -63,6 +75,8 @@ export function resolveEdgeSettings(raw: Record<string, unknown> = {}, env: Node
   const prefix = raw.rateLimitPrefix ?? env.RATE_LIMIT_PREFIX;
   const window = positiveInt(raw.rateLimitWindowMs ?? env.RATE_LIMIT_WINDOW_MS);
   const storeTimeout = positiveInt(raw.rateLimitStoreTimeoutMs ?? env.RATE_LIMIT_STORE_TIMEOUT_MS);
+  const maxConnections = positiveInt(raw.maxConnections ?? env.MAX_CONNECTIONS);
+  const receive = positiveInt(raw.requestReceiveTimeoutMs ?? env.REQUEST_RECEIVE_TIMEOUT_MS) ?? DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS;
   return {
     corsOrigins: origins(raw.corsOrigins, env.CORS_ORIGINS),
     corsCredentials: flag(raw.corsCredentials, env.CORS_CREDENTIALS),
@@ -73,5 +87,9 @@ export function resolveEdgeSettings(raw: Record<string, unknown> = {}, env: Node
     // The start refuses a misspelt mode (settings-validation.ts); only an absent one means open.
     rateLimitOnStoreFailure: String(raw.rateLimitOnStoreFailure ?? env.RATE_LIMIT_ON_STORE_FAILURE ?? 'open').trim() === 'closed' ? 'closed' : 'open',
     rateLimitStoreTimeoutMs: storeTimeout ?? DEFAULT_STORE_TIMEOUT_MS,
+    // Unset, the headers' timeout is never longer than the request's (Node's rule; settings-validation refuses it when set).
+    headersTimeoutMs: positiveInt(raw.headersTimeoutMs ?? env.HEADERS_TIMEOUT_MS) ?? Math.min(DEFAULT_HEADERS_TIMEOUT_MS, receive),
+    requestReceiveTimeoutMs: receive,
+    ...(maxConnections !== undefined ? { maxConnections } : {}),
   };
 }

@@ -1,7 +1,10 @@
-import { STATUS_CODES, maxHeaderSize } from 'node:http';
+import { STATUS_CODES, maxHeaderSize, type ServerResponse } from 'node:http';
+import type { Request, Response } from 'express';
 import type { Duplex } from 'node:stream';
 import { GatewayError, toErrorBody } from '../errors';
 import { newTraceId } from '../request/ids';
+import { traceOf } from '../request/trace';
+import { sendError } from './respond';
 
 type ParserError = Error & { code?: string; reason?: string };
 
@@ -49,12 +52,23 @@ export function clientErrorResponse(err: ParserError): string {
   return `${lines.join('\r\n')}\r\n\r\n${payload}`;
 }
 
-/** Node's 'clientError': answer in the documented JSON error body where Node would have sent an empty one, then close. */
+/**
+ * Node's 'clientError': answer in the documented JSON error body where Node would have sent an empty one, then close.
+ * A request whose body did not arrive in time (requestReceiveTimeoutMs) already has its response object, which the
+ * pipeline may be waiting to use: the 408 goes through it, so it is counted and logged like any answer, and the
+ * pipeline, its body read failing, finds the answer sent.
+ */
 export function onClientError(err: ParserError, socket: Duplex): void {
-  const response = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  // A reset connection, or one whose response has begun: nothing can be written (as Node does).
-  if (err.code === 'ECONNRESET' || !socket.writable || response?.headersSent) {
+  const response = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+  // A reset connection, or one whose response has begun: nothing can be written (as Node does). A response whose
+  // request arrived whole belongs to an earlier request than the one that failed: answers cannot be reordered.
+  if (err.code === 'ECONNRESET' || !socket.writable || response?.headersSent || response?.req.complete) {
     socket.destroy();
+    return;
+  }
+  if (response) {
+    response.setHeader('Connection', 'close');
+    sendError(response as Response, parserErrorAnswer(err), traceOf(response.req as Request, response as Response).correlationId);
     return;
   }
   socket.end(clientErrorResponse(err));

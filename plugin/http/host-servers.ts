@@ -1,22 +1,78 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { onClientError } from './client-error';
+import type { WarnLogger } from '../log-once';
 
 /** What the host's event bus offers for its servers ('http-ready' / 'https-ready'). */
 export interface ServerEvents {
   on(event: string, listener: (payload: { httpServer?: Server }) => void): unknown;
 }
 
+/** How long the API's servers wait for a request and how many connections they hold (plugin/edge/edge-settings.ts). */
+export interface ServerLimits {
+  headersTimeoutMs: number;
+  requestReceiveTimeoutMs: number;
+  maxConnections?: number;
+}
+
+/**
+ * How often Node looks for requests past their headers or receive timeout. Its default (30 s) would let a 10 s
+ * timeout run to 40 s; a look costs one pass over the connections still receiving a request.
+ */
+export const TIMEOUT_CHECK_INTERVAL_MS = 500;
+
+/** At most one log line per this long about connections closed over the cap. */
+const DROP_LOG_INTERVAL_MS = 60_000;
+
 /**
  * Hooks every server the host starts: `observe` sees every request before the host's app does (trace ids on every
  * answer, even those none of our policies give, and metrics, the server span and the access log:
- * plugin/observability), and requests Node's parser refuses get the error body. Once per process (manifest.ts).
+ * plugin/observability), requests Node's parser refuses or that arrive too slowly get the error body, and the
+ * server gets the timeouts and connection cap of `limits`. Once per process (manifest.ts).
  */
-export function hookHostServers(events: ServerEvents, observe: (req: IncomingMessage, res: ServerResponse) => void): void {
+export function hookHostServers(
+  events: ServerEvents,
+  observe: (req: IncomingMessage, res: ServerResponse) => void,
+  limits: ServerLimits,
+  log?: WarnLogger,
+): void {
   const hook = ({ httpServer }: { httpServer?: Server }): void => {
     if (!httpServer) return;
     httpServer.prependListener('request', observe);
     httpServer.on('clientError', onClientError);
+    applyServerLimits(httpServer, limits, log);
   };
   events.on('http-ready', hook);
   events.on('https-ready', hook);
+}
+
+/**
+ * Node enforces both timeouts itself (its 408 reaches onClientError, which answers in the error body) and closes
+ * connections over maxConnections as they are accepted, before a byte is read.
+ */
+export function applyServerLimits(server: Server, limits: ServerLimits, log?: WarnLogger): void {
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.requestTimeout = limits.requestReceiveTimeoutMs;
+  if (limits.maxConnections !== undefined) {
+    server.maxConnections = limits.maxConnections;
+    let lastLine = 0;
+    server.on('drop', () => {
+      const now = Date.now();
+      if (now - lastLine < DROP_LOG_INTERVAL_MS) return;
+      lastLine = now;
+      log?.warn(`http: ${limits.maxConnections} connections are open (maxConnections); new ones are closed at once`);
+    });
+  }
+  checkTimeoutsEvery(server, TIMEOUT_CHECK_INTERVAL_MS);
+}
+
+/**
+ * The check interval is an option of http.createServer, which the host calls; Node starts the checks when the server
+ * starts listening, in a 'listening' listener that restarts them with the server's current interval when called
+ * again. When this Node has no such listener, its own interval stays (the timeouts then apply up to 30 s late).
+ */
+function checkTimeoutsEvery(server: Server, ms: number): void {
+  const restart = server.listeners('listening').find((l) => l.name === 'setupConnectionsTracking');
+  if (!restart) return;
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = ms;
+  (restart as (this: Server) => void).call(server);
 }

@@ -42,6 +42,46 @@ export const DOCS_HTML = `<!doctype html>
 </html>
 `;
 
+/**
+ * The page's Content-Security-Policy: nothing but the gateway itself. Scripts and styles are files from 'self' (no
+ * inline script, no eval); images may be data: URIs (Swagger UI's icons); fetches go to the gateway only (the
+ * document and "Try it out"). Whatever a contract smuggles into the document can then neither run nor call out.
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self' 'report-sample'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Headers on the page, its assets and the OpenAPI document, besides their own Content-Security-Policy. */
+export const HARDENING_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+});
+
+/** For what is not a page (the document, the assets): it may load nothing and be framed by no one. */
+export const NOTHING_CSP = "default-src 'none'; frame-ancestors 'none'";
+
+export function setHardeningHeaders(res: Response, csp: string): void {
+  for (const [name, value] of Object.entries(HARDENING_HEADERS)) res.setHeader(name, value);
+  res.setHeader('Content-Security-Policy', csp);
+}
+
+function hardened(csp: string) {
+  return (_req: Request, res: Response, next: NextFunction): void => {
+    setHardeningHeaders(res, csp);
+    next();
+  };
+}
+
 /** Only what the page uses: the package also holds a demo page wired to a remote petstore. */
 function onlyKnownAssets(req: Request, _res: Response, next: NextFunction): void {
   const name = req.path.replace(/^\//, '');
@@ -51,16 +91,18 @@ function onlyKnownAssets(req: Request, _res: Response, next: NextFunction): void
 /** Mounts GET /api-docs (the page) and /api-docs/assets/* on the gateway's express app. */
 export function mountDocsPage(app: express.Express): void {
   app.get([DOCS_PATH, `${DOCS_PATH}/`], (_req, res) => {
+    setHardeningHeaders(res, DOCS_CSP);
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache');
     res.end(DOCS_HTML);
   });
   app.get(`${ASSETS_PATH}/init.js`, (_req, res) => {
+    setHardeningHeaders(res, NOTHING_CSP);
     res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache');
     res.end(INIT_SCRIPT);
   });
   const assets = express.Router();
-  assets.use(onlyKnownAssets, express.static(SWAGGER_UI_DIR, { index: false, fallthrough: true, maxAge: '1h' }));
+  assets.use(onlyKnownAssets, hardened(NOTHING_CSP), express.static(SWAGGER_UI_DIR, { index: false, fallthrough: true, maxAge: '1h' }));
   app.use(ASSETS_PATH, assets);
 }

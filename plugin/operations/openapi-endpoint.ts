@@ -1,11 +1,14 @@
 import type { Request, Response } from 'express';
 import type { OpenApiCache } from '../openapi';
 import { traceOf } from '../request/trace';
+import { NOTHING_CSP, setHardeningHeaders } from './docs-page';
 
 /** GET /api-docs/openapi.json: the runtime's cached text, with an ETag (If-None-Match → 304). */
 export function openApiHandler(cache: OpenApiCache) {
   return (req: Request, res: Response): void => {
     traceOf(req, res);
+    // Never sniffed into HTML or script, whatever text the contracts put in it.
+    setHardeningHeaders(res, NOTHING_CSP);
     const { json, etag } = cache.current();
     res.setHeader('ETag', etag);
     res.setHeader('Cache-Control', 'no-cache');

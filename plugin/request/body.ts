@@ -77,7 +77,19 @@ export function bodyAtHand(req: Request): Record<string, unknown> | undefined {
  * than maxJsonDepth → 400 VALIDATION_ERROR and malformed → 400, the promise rejected. Errors carry no parser text.
  */
 export function readBody(req: Request, res: Response, limits: BodyLimits = DEFAULT_LIMITS): Maybe<Record<string, unknown>> {
-  return bodyAtHand(req) ?? parseBody(req, res, limits);
+  const atHand = bodyAtHand(req);
+  if (atHand) return atHand;
+  // The parser would read (and drop) a body it refuses before answering: a declared length over the limit is
+  // answered now, and the connection closed after the answer rather than left open for bytes nobody wants.
+  if (Number(req.headers['content-length']) > limits.bodyLimitBytes) {
+    res.setHeader('Connection', 'close');
+    return Promise.reject(tooLarge(limits));
+  }
+  return parseBody(req, res, limits);
+}
+
+function tooLarge(limits: BodyLimits): GatewayError {
+  return new GatewayError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limits.bodyLimitBytes} bytes`);
 }
 
 function parseBody(req: Request, res: Response, limits: BodyLimits): Promise<Record<string, unknown>> {
@@ -99,9 +111,7 @@ function parseBody(req: Request, res: Response, limits: BodyLimits): Promise<Rec
 
 function bodyError(err: unknown, limits: BodyLimits): GatewayError {
   const type = (err as { type?: string }).type;
-  if (type === 'entity.too.large') {
-    return new GatewayError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limits.bodyLimitBytes} bytes`);
-  }
+  if (type === 'entity.too.large') return tooLarge(limits);
   if (type === TOO_DEEP) {
     const message = `The request body nests objects or arrays deeper than ${limits.maxJsonDepth} levels`;
     return new GatewayError('VALIDATION_ERROR', message, { details: { body: message } });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ContractRegistry } from '../../plugin/contracts/registry';
-import { DEFAULT_ANNOUNCEMENT_LIMITS, schemaOverLimits } from '../../plugin/contracts/limits';
+import { DEFAULT_ANNOUNCEMENT_LIMITS, schemaOverLimits, schemaReferenceProblem } from '../../plugin/contracts/limits';
 import type { AnnouncementLimits } from '../../plugin/contracts/limits';
 import type { Announcement, Contract } from '../../plugin/contracts/types';
 
@@ -99,5 +99,44 @@ describe('announcement limits', () => {
     }
     expect(registry.instances().map((i) => i.instanceId)).to.deep.equal(['i1', 'i4', 'i5']);
     expect(warnings.filter((w) => w.includes('more than 3 instances'))).to.have.length(1);
+  });
+
+  describe('references outside the schema', () => {
+    it('allows references within the schema (#/…, #name anchors) and a root $id', () => {
+      const local = {
+        $id: 'https://example.com/order.json',
+        type: 'object',
+        properties: { a: { $ref: '#/definitions/a' }, b: { $ref: '#item' }, c: { $dynamicRef: '#node' }, d: { $recursiveRef: '#' } },
+        definitions: { a: { type: 'string' }, item: { $id: '#item', type: 'integer' } },
+      };
+      expect(schemaReferenceProblem(local)).to.equal(undefined);
+      // A property named $ref or $id is a name, not a keyword.
+      expect(schemaReferenceProblem({ type: 'object', properties: { $ref: { type: 'string' }, $id: { type: 'string' } } })).to.equal(undefined);
+    });
+
+    for (const [label, schema, problem] of [
+      ['an absolute $ref', { properties: { a: { $ref: 'https://evil.example/a.json' } } }, 'has $ref "https://evil.example/a.json" outside the schema'],
+      ['a relative $ref (resolved against the root $id)', { $id: 'https://evil.example/root.json', properties: { a: { $ref: 'other.json#/x' } } }, 'has $ref "other.json#/x" outside'],
+      ['a protocol-relative $ref in an array of schemas', { anyOf: [{ type: 'string' }, { $ref: '//evil.example/x' }] }, 'has $ref "//evil.example/x" outside'],
+      ['a $dynamicRef to a URL', { $dynamicRef: 'https://evil.example/meta#node' }, 'has $dynamicRef "https://evil.example/meta#node"'],
+      ['a $ref in an example (a reader may follow it)', { type: 'object', examples: [{ $ref: 'https://evil.example/e' }] }, 'has $ref "https://evil.example/e"'],
+      ['a $id below the root', { properties: { a: { $id: 'https://evil.example/a', $ref: '#/definitions/q' } } }, 'has a $id below its root ("https://evil.example/a")'],
+    ] as Array<[string, Record<string, unknown>, string]>) {
+      it(`refuses ${label}`, () => {
+        expect(schemaReferenceProblem(schema)).to.be.a('string').that.includes(problem);
+      });
+    }
+
+    it('refuses such a contract alone, listed and logged once like other refusals, and serves the service\'s others', () => {
+      const { registry, warnings } = setup();
+      const remote = { messageType: 'CreateOrderCommand', targetService: 'orders', inputSchema: { type: 'object', properties: { a: { $ref: 'https://evil.example/a.json' } } }, outputSchema: {}, requiredPermissions: [] };
+      const fine = contract('GetOrderQuery', 'orders');
+      expect(registry.apply(announce('orders', 'o1', [remote, fine])).accepted).to.equal(true);
+      registry.apply(announce('orders', 'o1', [remote, fine]));
+      expect(registry.contracts().map((c) => c.messageType)).to.deep.equal(['GetOrderQuery']);
+      expect(registry.refusals()).to.deep.equal([{ service: 'orders', messageType: 'CreateOrderCommand', reason: 'inputSchema has $ref "https://evil.example/a.json" outside the schema (only #… references are allowed)' }]);
+      expect(warnings.filter((w) => w.includes('refused CreateOrderCommand'))).to.have.length(1);
+      expect(registry.get('CreateOrderCommand')).to.equal(undefined);
+    });
   });
 });

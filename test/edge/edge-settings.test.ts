@@ -4,7 +4,7 @@ import { corsAction, CORS_EXPOSED_HEADERS } from '../../plugin/edge/cors';
 import { resolveSettings } from '../../plugin/settings';
 
 describe('edge settings and the cors step', () => {
-  it('defaults: any origin, no credentials, no PATCH, no gateway-wide limit', () => {
+  it('defaults: any origin, no credentials, no PATCH, no gateway-wide limit, 10 s for headers, 30 s for a request, no connection cap', () => {
     expect(resolveEdgeSettings({}, {})).to.deep.equal({
       corsOrigins: '*',
       corsCredentials: false,
@@ -14,7 +14,15 @@ describe('edge settings and the cors step', () => {
       rateLimitPrefix: 'contracts',
       rateLimitOnStoreFailure: 'open',
       rateLimitStoreTimeoutMs: 500,
+      headersTimeoutMs: 10000,
+      requestReceiveTimeoutMs: 30000,
     });
+  });
+
+  it('reads the receive timeouts and the connection cap; an unset headers timeout never exceeds the request one', () => {
+    expect(resolveEdgeSettings({}, { HEADERS_TIMEOUT_MS: '4000', REQUEST_RECEIVE_TIMEOUT_MS: '9000', MAX_CONNECTIONS: '100' })).to.include({ headersTimeoutMs: 4000, requestReceiveTimeoutMs: 9000, maxConnections: 100 });
+    expect(resolveEdgeSettings({ requestReceiveTimeoutMs: 3000 }, {})).to.include({ headersTimeoutMs: 3000, requestReceiveTimeoutMs: 3000 });
+    expect(resolveEdgeSettings({}, { MAX_CONNECTIONS: 'many' })).not.to.have.property('maxConnections');
   });
 
   it('reads the environment when the settings block leaves a value out, the block first', () => {
@@ -22,7 +30,7 @@ describe('edge settings and the cors step', () => {
       CORS_ORIGINS: 'https://a.example, https://b.example', CORS_CREDENTIALS: 'true', CORS_ALLOW_PATCH: 'true',
       RATE_LIMIT_MAX: '50', RATE_LIMIT_WINDOW_MS: '30000', RATE_LIMIT_PREFIX: 'run-1', RATE_LIMIT_ON_STORE_FAILURE: 'closed', RATE_LIMIT_STORE_TIMEOUT_MS: '250',
     };
-    expect(resolveEdgeSettings({}, env)).to.deep.equal({
+    expect(resolveEdgeSettings({}, env)).to.deep.include({
       corsOrigins: ['https://a.example', 'https://b.example'],
       corsCredentials: true,
       corsAllowPatch: true,

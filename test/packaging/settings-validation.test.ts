@@ -66,6 +66,17 @@ describe('plugin settings validation', () => {
     expect(() => validateSettings({ requestTimeoutMs: 5 }, { REQUEST_TIMEOUT_MS: 'soon' })).not.to.throw();
   });
 
+  it('refuses a headers timeout longer than the request receive timeout, set in the block or the environment', () => {
+    const e = failure(() => validateSettings({ headersTimeoutMs: 20000, requestReceiveTimeoutMs: 15000 }, env));
+    expect(e.setting).to.equal('plugins.contracts.headersTimeoutMs');
+    expect(e.message).to.include('requestReceiveTimeoutMs (15000)');
+    expect(failure(() => validateSettings({}, { HEADERS_TIMEOUT_MS: '5000', REQUEST_RECEIVE_TIMEOUT_MS: '2000' })).setting).to.equal('HEADERS_TIMEOUT_MS');
+    expect(failure(() => validateSettings({}, { HEADERS_TIMEOUT_MS: '500' })).setting, 'under 1 s').to.equal('HEADERS_TIMEOUT_MS');
+    expect(failure(() => validateSettings({}, { MAX_CONNECTIONS: '0' })).setting).to.equal('MAX_CONNECTIONS');
+    // Unset, the headers' timeout follows a shorter request timeout instead of stopping the start.
+    expect(() => validateSettings({}, { REQUEST_RECEIVE_TIMEOUT_MS: '2000' })).not.to.throw();
+  });
+
   it('gives the host a schema without constraints, so its silent skip never comes first', () => {
     const schema = hostSettingsSchema() as { $id: string; properties: Record<string, Record<string, unknown>> };
     expect(schema.$id).to.equal(SETTINGS_SCHEMA.$id);

@@ -41,6 +41,26 @@ export class RawConnection {
     this.socket.write(`${head.join('\r\n')}\r\n\r\n${payload}`);
   }
 
+  /** Writes bytes as they are (a request in pieces: headers now, its body later or never). */
+  write(bytes: string): void {
+    this.socket.write(bytes);
+  }
+
+  /** Resolves true once the server has closed the connection, false if it is still open after `timeoutMs`. */
+  async closedWithin(timeoutMs: number): Promise<boolean> {
+    const until = Date.now() + timeoutMs;
+    while (!this.closed && Date.now() < until) {
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, Math.min(50, Math.max(1, until - Date.now())));
+        this.waiters.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      });
+    }
+    return this.closed;
+  }
+
   /** The next complete response (Content-Length bodies only, which is what the gateway sends). */
   async next(timeoutMs = 15000): Promise<RawResponse> {
     const until = Date.now() + timeoutMs;
