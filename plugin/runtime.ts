@@ -98,7 +98,7 @@ export class Runtime {
    * reloads later): a contract announced is routed from its next request on.
    */
   pathTable(): PathTable<RouteAction> {
-    this.table ??= pathTableOf(this.registry.contracts(), this.settings.generatedPrefix);
+    this.table ??= pathTableOf(this.registry.contracts(), this.settings.generatedPrefix, this.settings.excludeFromGeneratedRoutes);
     return this.table;
   }
 
@@ -108,6 +108,7 @@ export class Runtime {
       this.registry,
       () => ({
         prefix: this.settings.generatedPrefix,
+        excluded: this.settings.excludeFromGeneratedRoutes,
         debugEndpoints: this.settings.debugEndpoints,
         rateLimited: this.settings.rateLimitMax !== undefined,
       }),

@@ -71,7 +71,7 @@ export class ConfigSync {
   }
 
   private render(current: string): string {
-    const table = buildRouteTable(this.registry.contracts(), { prefix: this.settings.generatedPrefix });
+    const table = buildRouteTable(this.registry.contracts(), { prefix: this.settings.generatedPrefix, excluded: this.settings.excludeFromGeneratedRoutes });
     this.report(table.conflicts);
     const cors = corsAction(this.settings);
     const prefix = this.settings.generatedPrefix;

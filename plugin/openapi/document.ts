@@ -13,6 +13,8 @@ import { withoutUnusedComponents } from './unused-components';
 export interface DocumentOptions {
   /** Names of generated endpoints (operationIds fall back to them); the plugin's generatedPrefix. */
   prefix?: string;
+  /** Message types with no generated route (the setting excludeFromGeneratedRoutes). */
+  excluded?: readonly string[];
   /** List GET /debug/contracts (only when it is served). */
   debugEndpoints?: boolean;
   /** The gateway-wide rate limit is set (settings rateLimitMax): every generated route can answer 429. */
@@ -45,7 +47,7 @@ export function buildOpenApiDocument(contracts: readonly Contract[], options: Do
     schemas[componentName(c.messageType, 'Output')] = embedSchema(c.outputSchema, componentName(c.messageType, 'Output'));
   }
   const ctx: OperationContext = { contracts: byType, operationIds: new Set(), schemas, rateLimited: options.rateLimited === true };
-  const table = buildRouteTable([...byType.values()], { prefix: options.prefix ?? DEFAULT_ENDPOINT_PREFIX });
+  const table = buildRouteTable([...byType.values()], { prefix: options.prefix ?? DEFAULT_ENDPOINT_PREFIX, excluded: options.excluded });
   const paths: Record<string, Record<string, unknown>> = {};
   for (const endpoint of table.endpoints) {
     const operation = endpoint.dispatch ? genericOperation(endpoint, ctx) : contractOperation(endpoint, ctx);

@@ -51,8 +51,9 @@ export function discoveryListing(
   instances: readonly InstanceInfo[],
   registryConflicts: RegistryConflict[] = [],
   refused: Refusal[] = [],
+  excluded: readonly string[] = [],
 ): DiscoveryListing {
-  const table = buildRouteTable(contracts);
+  const table = buildRouteTable(contracts, { excluded });
   const endpointsOf = new Map<string, DiscoveredEndpoint[]>();
   const add = (messageType: string, e: DiscoveredEndpoint): void => {
     endpointsOf.set(messageType, [...(endpointsOf.get(messageType) ?? []), e]);
@@ -95,7 +96,7 @@ async function discovery(runtime: Runtime, req: Request, res: Response): Promise
     const config = resolveAuthConfig();
     await authenticateRequest(req, runtime.verifiers.obtain(config), config.developmentAuthEnabled);
     const { registry } = runtime;
-    sendJson(res, 200, discoveryListing(registry.contracts(), registry.instances(), registry.conflicts(), registry.refusals()));
+    sendJson(res, 200, discoveryListing(registry.contracts(), registry.instances(), registry.conflicts(), registry.refusals(), runtime.settings.excludeFromGeneratedRoutes));
   } catch (err) {
     sendError(res, err, trace.correlationId);
   }
