@@ -17,6 +17,7 @@ import { pathTableOf } from './routing/table-routes';
 import type { PathTable } from './routing/path-table';
 import type { RouteAction } from './pipeline/resolve-contract';
 import { OpenApiCache } from './openapi/cache';
+import { handWrittenRoutes } from './openapi/hand-written';
 import { RateLimitState } from './edge/host-rate-limit';
 import { GracefulStop } from './shutdown/graceful-stop';
 
@@ -53,6 +54,7 @@ export class Runtime {
   private table?: PathTable<RouteAction>;
   private openApiCache?: OpenApiCache;
   private sync?: ConfigSync;
+  private host?: HostConfig;
   private starting?: Promise<void>;
   private closed = false;
   /** Set once the host has loaded the plugin (a plugin load error is only logged by the host). */
@@ -109,6 +111,7 @@ export class Runtime {
       () => ({
         prefix: this.settings.generatedPrefix,
         excluded: this.settings.excludeFromGeneratedRoutes,
+        handWritten: handWrittenRoutes(this.host?.config.gatewayConfig, this.settings.generatedPrefix),
         debugEndpoints: this.settings.debugEndpoints,
         rateLimited: this.settings.rateLimitMax !== undefined,
       }),
@@ -153,6 +156,9 @@ export class Runtime {
   /** Binds the host's config so discovered routes are written into gateway.config.yml. */
   attachHost(host: HostConfig): void {
     this.hostAttached = true;
+    this.host = host;
+    // A reload may have changed the hand-written pipelines the OpenAPI document lists.
+    this.openApiCache?.refresh();
     if (!this.settings.writeConfig) return;
     if (!this.sync) {
       this.sync = new ConfigSync(this.registry, host, this.settings, this.log);

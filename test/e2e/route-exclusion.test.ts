@@ -173,4 +173,17 @@ describe('excludeFromGeneratedRoutes: a hand-written pipeline is the only way to
     expect(byType.get('CreateOrderCommand')?.endpoints).to.deep.equal([]);
     expect(byType.get('GetOrderQuery')?.endpoints).to.have.length.above(0);
   });
+
+  it('lists the hand-written route in the OpenAPI document with its path, method and security, and not the excluded routes', async () => {
+    const r = await http('GET', `${gw!.baseUrl}/api-docs/openapi.json`);
+    expect(r.status).to.equal(200);
+    const checkout = r.body.paths['/api/checkout']?.post;
+    expect(checkout).to.include({ operationId: 'CreateOrderCommand', 'x-message-type': 'CreateOrderCommand', 'x-pipeline': 'checkout' });
+    expect(checkout['x-required-permissions']).to.deep.equal(['orders:create', 'orders:approved']);
+    expect(checkout.security).to.deep.include({ bearerAuth: [] });
+    expect(checkout.requestBody.content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/pipeline.checkout.Input' });
+    expect(r.body.components.schemas['pipeline.checkout.Input'].properties.quantity).to.include({ maximum: 10 });
+    expect(r.body.paths['/api/orders']?.post).to.equal(undefined);
+    expect(r.body.paths['/api/orders/{orderId}']?.get).to.include({ 'x-message-type': 'GetOrderQuery' });
+  });
 });
