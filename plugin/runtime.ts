@@ -17,7 +17,7 @@ import { pathTableOf } from './routing/table-routes';
 import type { PathTable } from './routing/path-table';
 import type { RouteAction } from './pipeline/resolve-contract';
 import { OpenApiCache } from './openapi/cache';
-import { handWrittenRoutes } from './openapi/hand-written';
+import { handWrittenRoutes, routedMessageTypes } from './openapi/hand-written';
 import { RateLimitState } from './edge/host-rate-limit';
 import { GracefulStop } from './shutdown/graceful-stop';
 
@@ -55,6 +55,7 @@ export class Runtime {
   private openApiCache?: OpenApiCache;
   private sync?: ConfigSync;
   private host?: HostConfig;
+  private lastUnrouted = '';
   private starting?: Promise<void>;
   private closed = false;
   /** Set once the host has loaded the plugin (a plugin load error is only logged by the host). */
@@ -159,6 +160,7 @@ export class Runtime {
     this.host = host;
     // A reload may have changed the hand-written pipelines the OpenAPI document lists.
     this.openApiCache?.refresh();
+    this.warnUnroutedExclusions(host.config.gatewayConfig);
     if (!this.settings.writeConfig) return;
     if (!this.sync) {
       this.sync = new ConfigSync(this.registry, host, this.settings, this.log);
@@ -166,6 +168,19 @@ export class Runtime {
     } else {
       this.sync.updateHost(host);
     }
+  }
+
+  /**
+   * An excluded message type that no hand-written contract-router names is reachable nowhere, and a misspelt one
+   * leaves the real contract on its generated routes: either is worth a line, once per config that shows it.
+   */
+  private warnUnroutedExclusions(gatewayConfig: unknown): void {
+    const routed = routedMessageTypes(gatewayConfig, this.settings.generatedPrefix);
+    const unrouted = this.settings.excludeFromGeneratedRoutes.filter((t) => !routed.has(t)).join(', ');
+    if (unrouted && unrouted !== this.lastUnrouted) {
+      this.log.warn(`excludeFromGeneratedRoutes: no hand-written pipeline's contract-router names ${unrouted}; nothing serves it (is the name right?)`);
+    }
+    this.lastUnrouted = unrouted;
   }
 
   contract(messageType: string): Contract | undefined {

@@ -39,6 +39,20 @@ function steps(pipeline: Entry): Array<[string, Entry[]]> {
     .map(([name, conditions]) => [name, list(conditions).filter(isEntry).map((c) => (isEntry(c.action) ? c.action : {}))]);
 }
 
+/** The message types a `contract-router` step of a hand-written pipeline names, wherever it stands. */
+export function routedMessageTypes(gatewayConfig: unknown, prefix: string): Set<string> {
+  const out = new Set<string>();
+  const pipelines = isEntry(gatewayConfig) && isEntry(gatewayConfig.pipelines) ? gatewayConfig.pipelines : {};
+  for (const [name, pipeline] of Object.entries(pipelines)) {
+    if (name.startsWith(prefix) || !isEntry(pipeline)) continue;
+    for (const [step, actions] of steps(pipeline)) {
+      if (step !== 'contract-router') continue;
+      for (const action of actions) if (typeof action.messageType === 'string') out.add(action.messageType);
+    }
+  }
+  return out;
+}
+
 /** Express path syntax an OpenAPI path template cannot say: wildcards and inline patterns. */
 const PATTERN = /[*()?+]/;
 

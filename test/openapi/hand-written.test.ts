@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { buildOpenApiDocument } from '../../plugin/openapi';
 import { handWrittenRoutes } from '../../plugin/openapi/hand-written';
 import { DEFAULT_SECURITY, PUBLIC_SECURITY } from '../../plugin/openapi/security';
-import { testRuntime } from '../support/runtime';
+import { quiet, testRuntime } from '../support/runtime';
 import { HAND_WRITTEN_CONFIG, referenceContracts, validateOpenApi } from './support';
 
 describe('OpenAPI document: hand-written routes that end in contract-router', () => {
@@ -73,5 +73,21 @@ describe('OpenAPI document of a runtime: hand-written routes follow the host\'s 
     expect(JSON.parse(runtime.openApi.current().json).paths).to.not.have.property('/signup');
     runtime.attachHost(host(HAND_WRITTEN_CONFIG));
     expect(JSON.parse(runtime.openApi.current().json).paths['/signup'].post).to.include({ 'x-pipeline': 'signup' });
+  });
+});
+
+describe('excludeFromGeneratedRoutes without a hand-written route', () => {
+  it('is logged once per config that shows it, naming the message type', () => {
+    const warnings: string[] = [];
+    const runtime = testRuntime({ excludeFromGeneratedRoutes: ['CreateUserCommand', 'CreateUserComand'] }, { ...quiet, warn: (m: string) => void warnings.push(m) });
+    try {
+      const host = { config: { gatewayConfig: HAND_WRITTEN_CONFIG, loadConfig: () => undefined }, eventBus: { emit: () => undefined } };
+      runtime.attachHost(host);
+      runtime.attachHost(host);
+      expect(warnings).to.have.length(1);
+      expect(warnings[0]).to.contain('names CreateUserComand;');
+    } finally {
+      void runtime.close();
+    }
   });
 });
