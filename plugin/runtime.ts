@@ -17,6 +17,7 @@ import { pathTableOf } from './routing/table-routes';
 import type { PathTable } from './routing/path-table';
 import type { RouteAction } from './pipeline/resolve-contract';
 import { OpenApiCache } from './openapi/cache';
+import { handWrittenRoutes, routedMessageTypes } from './openapi/hand-written';
 import { RateLimitState } from './edge/host-rate-limit';
 import { GracefulStop } from './shutdown/graceful-stop';
 import { DiscoveryGrace } from './contracts/discovery-grace';
@@ -58,6 +59,8 @@ export class Runtime {
   private table?: PathTable<RouteAction>;
   private openApiCache?: OpenApiCache;
   private sync?: ConfigSync;
+  private host?: HostConfig;
+  private lastUnrouted = '';
   private starting?: Promise<void>;
   /** Set once announcements are listened to: a discovery request before then starts no grace. */
   private listening = false;
@@ -122,7 +125,7 @@ export class Runtime {
    * reloads later): a contract announced is routed from its next request on.
    */
   pathTable(): PathTable<RouteAction> {
-    this.table ??= pathTableOf(this.registry.contracts(), this.settings.generatedPrefix);
+    this.table ??= pathTableOf(this.registry.contracts(), this.settings.generatedPrefix, this.settings.excludeFromGeneratedRoutes);
     return this.table;
   }
 
@@ -132,6 +135,8 @@ export class Runtime {
       this.registry,
       () => ({
         prefix: this.settings.generatedPrefix,
+        excluded: this.settings.excludeFromGeneratedRoutes,
+        handWritten: handWrittenRoutes(this.host?.config.gatewayConfig, this.settings.generatedPrefix),
         debugEndpoints: this.settings.debugEndpoints,
         rateLimited: this.settings.rateLimitMax !== undefined,
       }),
@@ -193,6 +198,10 @@ export class Runtime {
   attachHost(host: HostConfig): void {
     this.hostAttached = true;
     this.rateLimits.attachHost();
+    this.host = host;
+    // A reload may have changed the hand-written pipelines the OpenAPI document lists.
+    this.openApiCache?.refresh();
+    this.warnUnroutedExclusions(host.config.gatewayConfig);
     if (!this.settings.writeConfig) return;
     if (!this.sync) {
       this.sync = new ConfigSync(this.registry, host, this.settings, this.log);
@@ -200,6 +209,19 @@ export class Runtime {
     } else {
       this.sync.updateHost(host);
     }
+  }
+
+  /**
+   * An excluded message type that no hand-written contract-router names is reachable nowhere, and a misspelt one
+   * leaves the real contract on its generated routes: either is worth a line, once per config that shows it.
+   */
+  private warnUnroutedExclusions(gatewayConfig: unknown): void {
+    const routed = routedMessageTypes(gatewayConfig, this.settings.generatedPrefix);
+    const unrouted = this.settings.excludeFromGeneratedRoutes.filter((t) => !routed.has(t)).join(', ');
+    if (unrouted && unrouted !== this.lastUnrouted) {
+      this.log.warn(`excludeFromGeneratedRoutes: no hand-written pipeline's contract-router names ${unrouted}; nothing serves it (is the name right?)`);
+    }
+    this.lastUnrouted = unrouted;
   }
 
   contract(messageType: string): Contract | undefined {

@@ -54,6 +54,7 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   metricsHost: 'METRICS_HOST',
   accessLog: 'ACCESS_LOG',
   logFormat: 'LOG_FORMAT',
+  excludeFromGeneratedRoutes: 'EXCLUDE_FROM_GENERATED_ROUTES',
 };
 
 /**

@@ -2,12 +2,13 @@ import { EDGE_SETTINGS_SCHEMA_PROPERTIES, resolveEdgeSettings, type EdgeSettings
 import { AUTO_TABLE_ABOVE, ROUTING_MODES, type RoutingMode } from './routing/routing-mode';
 import { DEFAULT_MAX_JSON_DEPTH } from './request/json-depth';
 import { BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES, resolveBusTrustSettings, type BusTrustSettings } from './bus-trust-settings';
+import { ROUTE_EXCLUSION_SETTINGS_SCHEMA_PROPERTIES, resolveRouteExclusionSettings, type RouteExclusionSettings } from './route-exclusion-settings';
 
 /**
  * Plugin settings: the `plugins.contracts` block of system.config.yml, with environment variables as the
  * fallback for what the block leaves out (containers configure by environment).
  */
-export interface Settings extends EdgeSettings, BusTrustSettings {
+export interface Settings extends EdgeSettings, BusTrustSettings, RouteExclusionSettings {
   /** `embedded` (in-process bus) or an amqp:// / amqps:// URL. */
   busUrl: string;
   /** Prefix of every exchange and queue, so deployments (and test runs) sharing a broker stay apart. */
@@ -88,6 +89,7 @@ export const SETTINGS_SCHEMA = {
     logFormat: { type: 'string', enum: ['text', 'json'], description: 'text (default) or json: one JSON object per line (env LOG_FORMAT)' },
     ...EDGE_SETTINGS_SCHEMA_PROPERTIES,
     ...BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES,
+    ...ROUTE_EXCLUSION_SETTINGS_SCHEMA_PROPERTIES,
     package: { type: 'string' },
   },
 } as const;
@@ -122,6 +124,7 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
   return {
     ...resolveEdgeSettings(raw, env),
     ...resolveBusTrustSettings(raw, env),
+    ...resolveRouteExclusionSettings(raw, env),
     busUrl: str('busUrl', 'BUS_URL', 'embedded'),
     busPrefix: str('busPrefix', 'BUS_PREFIX', 'contracts'),
     requestTimeoutMs,

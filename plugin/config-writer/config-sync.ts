@@ -15,7 +15,8 @@ import { errorMessage } from '../errors';
 
 /** The parts of the host we use: its Config object and its event bus. */
 export interface HostConfig {
-  config: { gatewayConfigPath?: string; loadConfig(type: 'gateway'): void };
+  /** `gatewayConfig`: the gateway config as the host loaded it (the OpenAPI document reads its hand-written routes). */
+  config: { gatewayConfigPath?: string; gatewayConfig?: unknown; loadConfig(type: 'gateway'): void };
   eventBus: { emit(event: 'hot-reload', ctx: { type: 'gateway'; config: unknown }): void };
 }
 
@@ -71,7 +72,7 @@ export class ConfigSync {
   }
 
   private render(current: string): string {
-    const table = buildRouteTable(this.registry.contracts(), { prefix: this.settings.generatedPrefix });
+    const table = buildRouteTable(this.registry.contracts(), { prefix: this.settings.generatedPrefix, excluded: this.settings.excludeFromGeneratedRoutes });
     this.report(table.conflicts);
     const cors = corsAction(this.settings);
     const prefix = this.settings.generatedPrefix;

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { Document, isMap, isScalar, isSeq, parseDocument, visit, YAMLMap, YAMLSeq } from 'yaml';
-import type { ToStringOptions } from 'yaml';
+import { Document, isMap, isScalar, isSeq, parseDocument, visit, YAMLMap } from 'yaml';
+import type { Node, Pair, ToStringOptions } from 'yaml';
 import { describeYamlError } from './yaml-problem';
 
 /** What the writer needs from an endpoint; route-table's EndpointSpec fits. */
@@ -38,8 +38,10 @@ export interface RenderOptions<E extends WritableEndpoint> {
 export const GENERATED_COMMENT = ' Generated from announced contracts by express-gateway-plugin-contracts; edits here are overwritten.';
 
 /**
- * Replaces the plugin's apiEndpoints and pipelines in a gateway.config.yml text, keeping everything
- * hand-written (entries, comments, blank lines, `${ENV:-default}` strings). Rendering its own output
+ * Replaces the plugin's apiEndpoints and pipelines in a gateway.config.yml text and leaves every other byte as it
+ * was: the text is spliced at the source ranges of the generated entries, never re-printed, so hand-written entries,
+ * comments, blank lines, quoting, flow collections, anchors and line endings stay exactly as written. The new
+ * entries take the place of the old ones (after the section's last entry the first time). Rendering its own output
  * again with the same endpoints gives the same text, so the host's reload-on-change cannot loop.
  * Throws on a config text that is not one YAML mapping (never overwrite what we cannot read).
  */
@@ -50,51 +52,254 @@ export function renderGatewayConfig<E extends WritableEndpoint>(
 ): string {
   const endpoints = Array.isArray(table) ? (table as readonly E[]) : (table as { endpoints: readonly E[] }).endpoints;
   checkNames(endpoints, opts.prefix);
-  const style = detectStyle(currentText);
-  // The yaml printer can move a comment on its first pass over hand-written text (e.g. under an empty
-  // `key:`); re-rendering until the text is a fixed point makes the result idempotent by construction.
-  let text = renderOnce(currentText, endpoints, opts, style);
-  for (let pass = 0; pass < MAX_STABILISING_PASSES; pass += 1) {
-    const again = renderOnce(text, endpoints, opts, style);
-    if (again === text) break;
-    text = again;
+  const text = currentText;
+  const doc = parseConfig(text);
+  const top = doc.contents as YAMLMap;
+  const apiEndpoints = section(top, 'apiEndpoints');
+  const pipelines = section(top, 'pipelines');
+  const removals = [...generatedRanges(text, apiEndpoints, opts.prefix), ...generatedRanges(text, pipelines, opts.prefix)];
+  // The style of the hand-written text alone: the generated block follows it and never votes on it.
+  const style = detectStyle(applyEdits(text, removals.map((r) => ({ ...r, text: '' }))));
+  const writer: Writer = { text, eol: /\r\n/.test(text) ? '\r\n' : '\n', style, column: columnOf(text, top.range?.[0] ?? 0) };
+  const groups = pipelineGroups(endpoints, opts);
+  const endpointPairs = endpoints.map((endpoint) => [endpoint.name, apiEndpointEntry(endpoint, opts.endpointExtra?.(endpoint))] as const);
+  const pipelinePairs = groups.map((g) => [g.name, { apiEndpoints: g.endpointNames, policies: opts.pipelinePolicies(g.first) }] as const);
+  const edits: Edit[] = [];
+  const appended: string[] = [];
+  sectionEdits(writer, 'apiEndpoints', apiEndpoints, opts.prefix, endpointPairs, edits, appended);
+  sectionEdits(writer, 'pipelines', pipelines, opts.prefix, pipelinePairs, edits, appended);
+  policiesEdits(writer, section(top, 'policies'), opts.requiredPolicyNames, edits, appended);
+  if (appended.length > 0) {
+    const gap = text === '' || text.endsWith('\n') ? '' : writer.eol;
+    edits.push({ start: text.length, end: text.length, text: gap + appended.join('') });
   }
-  return text;
+  return applyEdits(text, edits);
 }
 
-const MAX_STABILISING_PASSES = 3;
+/** Replace text[start, end) with `text`; ranges never overlap, and edits at one offset keep their order. */
+interface Edit {
+  start: number;
+  end: number;
+  text: string;
+}
 
-function renderOnce<E extends WritableEndpoint>(
-  currentText: string,
-  endpoints: readonly E[],
-  opts: RenderOptions<E>,
-  style: ToStringOptions,
-): string {
-  const doc = parseConfig(currentText);
-  const apiEndpoints = ensureMap(doc, 'apiEndpoints');
-  const pipelines = ensureMap(doc, 'pipelines');
-  removePrefixed(apiEndpoints, opts.prefix);
-  removePrefixed(pipelines, opts.prefix);
-  removeMarker(doc);
-  const groups = pipelineGroups(endpoints, opts);
-  // One createNode call for all entries, not one per entry: each call that makes an anchor (a pipeline's shared
-  // action) scans the whole document for the names in use, which made 1,000 routes take a minute to render.
-  const endpointNodes = doc.createNode(endpoints.map((endpoint) => apiEndpointEntry(endpoint, opts.endpointExtra?.(endpoint)))) as YAMLSeq;
-  quotePatterns(endpointNodes);
-  const pipelineNodes = doc.createNode(groups.map((g) => ({ apiEndpoints: g.endpointNames, policies: opts.pipelinePolicies(g.first) }))) as YAMLSeq;
-  endpoints.forEach((endpoint, index) => addEntry(doc, apiEndpoints, endpoint.name, endpointNodes.items[index], index === 0));
-  groups.forEach((g, index) => addEntry(doc, pipelines, g.name, pipelineNodes.items[index], index === 0));
-  ensurePolicies(doc, opts.requiredPolicyNames);
-  return doc.toString(style);
+interface Writer {
+  text: string;
+  eol: string;
+  style: ToStringOptions;
+  /** Column of the top-level keys. */
+  column: number;
+}
+
+function applyEdits(text: string, edits: readonly Edit[]): string {
+  const sorted = edits.map((edit, index) => ({ edit, index })).sort((a, b) => a.edit.start - b.edit.start || a.index - b.index);
+  let out = '';
+  let at = 0;
+  for (const { edit } of sorted) {
+    out += text.slice(at, edit.start) + edit.text;
+    at = Math.max(at, edit.end);
+  }
+  return out + text.slice(at);
+}
+
+/** A top-level section: its pair (undefined when the file has none). */
+function section(top: YAMLMap, key: string): Pair | undefined {
+  return top.items.find((pair) => keyText(pair.key) === key) as Pair | undefined;
+}
+
+function lineStart(text: string, pos: number): number {
+  return text.lastIndexOf('\n', pos - 1) + 1;
+}
+
+/** `pos` when it starts a line, else the start of the next line (the text's end on the last line). */
+function lineEndAfter(text: string, pos: number): number {
+  if (pos === 0 || text[pos - 1] === '\n') return pos;
+  const newline = text.indexOf('\n', pos);
+  return newline === -1 ? text.length : newline + 1;
+}
+
+function columnOf(text: string, pos: number): number {
+  return pos - lineStart(text, pos);
+}
+
+/** The line starting at `pos` without its line break. */
+function lineAt(text: string, pos: number): string {
+  const newline = text.indexOf('\n', pos);
+  return text.slice(pos, newline === -1 ? text.length : newline).replace(/\r$/, '');
+}
+
+const MARKER_LINE = `#${GENERATED_COMMENT}`;
+
+/** Where a pair's content ends: the end of its value's last line (a comment on that line included). */
+function pairEnd(text: string, pair: Pair): number {
+  const value = pair.value as Node | null;
+  const key = pair.key as Node;
+  const end = value?.range ? value.range[1] : (key.range?.[1] ?? 0);
+  return lineEndAfter(text, end);
+}
+
+/**
+ * The byte ranges of a section's generated entries, each from the start of its key's line (the marker comment
+ * right above it included) to the end of its value's last line; adjacent ones merged.
+ */
+function generatedRanges(text: string, sectionPair: Pair | undefined, prefix: string): Array<{ start: number; end: number }> {
+  const map = sectionPair?.value;
+  if (!isMap(map) || map.flow) return [];
+  const ranges: Array<{ start: number; end: number }> = [];
+  for (const pair of map.items) {
+    if (!(keyText(pair.key)?.startsWith(prefix) ?? false)) continue;
+    let start = lineStart(text, (pair.key as Node).range?.[0] ?? 0);
+    while (start > 0) {
+      const previous = lineStart(text, start - 1);
+      if (lineAt(text, previous).trim() !== MARKER_LINE) break;
+      start = previous;
+    }
+    const end = pairEnd(text, pair);
+    const last = ranges[ranges.length - 1];
+    if (last && last.end === start) last.end = end;
+    else ranges.push({ start, end });
+  }
+  return ranges;
+}
+
+/**
+ * The edits for one section: its generated entries replaced by the new block where the first of them stood (after
+ * the section's last hand-written entry when there were none), the others removed; a missing section appended.
+ */
+function sectionEdits(
+  w: Writer,
+  key: string,
+  sectionPair: Pair | undefined,
+  prefix: string,
+  entries: ReadonlyArray<readonly [string, unknown]>,
+  edits: Edit[],
+  appended: string[],
+): void {
+  const value = sectionPair?.value as Node | null | undefined;
+  if (sectionPair && value != null && !isMap(value) && !isEmptyScalar(value)) throw new Error(`gateway config: ${key} must be a mapping`);
+  if (isMap(value) && value.flow && value.items.length > 0) {
+    throw new Error(`gateway config: ${key} is written as a flow mapping ({ ... }); write it as a block mapping so the generated entries can be added`);
+  }
+  if (!sectionPair) {
+    if (entries.length > 0) appended.push(`${' '.repeat(w.column)}${key}:${w.eol}${block(w, entries, w.column + indentWidth(w))}`);
+    return;
+  }
+  const ranges = generatedRanges(w.text, sectionPair, prefix);
+  const map = isMap(value) && !value.flow ? value : undefined;
+  if (map && ranges.length > 0) {
+    const column = columnOf(w.text, (map.items[0]?.key as Node).range?.[0] ?? 0);
+    ranges.forEach((range, index) => edits.push({ ...range, text: index === 0 && entries.length > 0 ? block(w, entries, column) : '' }));
+    // A section left with no entry at all reads `{}`, as the host expects a mapping there.
+    if (entries.length === 0 && map.items.every((pair) => keyText(pair.key)?.startsWith(prefix))) {
+      const colon = w.text.indexOf(':', (sectionPair.key as Node).range?.[1] ?? 0) + 1;
+      edits.push({ start: colon, end: colon, text: ' {}' });
+    }
+    return;
+  }
+  if (entries.length === 0) return;
+  if (map) {
+    const column = columnOf(w.text, (map.items[0]?.key as Node).range?.[0] ?? 0);
+    const at = afterTrailingComments(w.text, pairEnd(w.text, map.items[map.items.length - 1] as Pair), column);
+    edits.push({ start: at, end: at, text: block(w, entries, column) });
+    return;
+  }
+  // `key:`, `key: ~` or `key: {}`: the empty value gives way to the block on the following lines.
+  const at = emptyValueEdits(w, sectionPair, edits);
+  edits.push({ start: at, end: at, text: block(w, entries, columnOf(w.text, (sectionPair.key as Node).range?.[0] ?? 0) + indentWidth(w)) });
+}
+
+function indentWidth(w: Writer): number {
+  return w.style.indent ?? 2;
+}
+
+function isEmptyScalar(node: unknown): boolean {
+  return isScalar(node) && node.value === null;
+}
+
+/**
+ * An empty value written out (`~`, `null`, `{}`, `[]`) is removed with the spaces before it; returns where the
+ * lines of the new collection go (the start of the line after the key's).
+ */
+function emptyValueEdits(w: Writer, pair: Pair, edits: Edit[]): number {
+  const value = pair.value as Node | null;
+  const keyEnd = (pair.key as Node).range?.[1] ?? 0;
+  const range = value?.range;
+  if (range && range[1] > range[0]) {
+    let start = range[0];
+    while (start > keyEnd && /[ \t]/.test(w.text[start - 1] as string)) start -= 1;
+    edits.push({ start, end: range[1], text: '' });
+    return lineEndAfter(w.text, range[1]);
+  }
+  return lineEndAfter(w.text, range ? range[1] : keyEnd);
+}
+
+/** Past the comment lines indented deeper than `column` that follow a last entry: they read as part of it. */
+function afterTrailingComments(text: string, pos: number, column: number): number {
+  let at = pos;
+  while (at < text.length) {
+    const line = lineAt(text, at);
+    const trimmed = line.trimStart();
+    if (!trimmed.startsWith('#') || line.length - trimmed.length <= column) break;
+    at = lineEndAfter(text, at + 1);
+  }
+  return at;
+}
+
+/** The marker and the entries, as lines indented to `column`, each ending with the file's line break. */
+function block(w: Writer, entries: ReadonlyArray<readonly [string, unknown]>, column: number): string {
+  const doc = new Document(new YAMLMap());
+  const map = doc.contents as YAMLMap;
+  // No anchors: the generated block must never shadow or clash with an anchor written by hand.
+  for (const [name, value] of entries) map.items.push(doc.createPair(name, value, { aliasDuplicateObjects: false }));
+  quotePatterns(map);
+  const pad = ' '.repeat(column);
+  const lines = [MARKER_LINE, ...doc.toString(w.style).replace(/\n$/, '').split('\n')];
+  return lines.map((line) => (line === '' ? '' : pad + line) + w.eol).join('');
 }
 
 /** A pathRegex single-quoted: its brackets then never read as a flow sequence, by YAML or by detectStyle. */
-function quotePatterns(node: YAMLSeq): void {
+function quotePatterns(node: YAMLMap): void {
   visit(node, {
     Pair(_, pair) {
       if (isScalar(pair.key) && pair.key.value === 'pathRegex' && isScalar(pair.value)) pair.value.type = 'QUOTE_SINGLE';
     },
   });
+}
+
+/** Adds every missing required name to the top-level `policies:` list, after the names already there. */
+function policiesEdits(w: Writer, pair: Pair | undefined, required: readonly string[], edits: Edit[], appended: string[]): void {
+  const value = pair?.value as Node | null | undefined;
+  if (pair && value != null && !isSeq(value) && !isEmptyScalar(value)) throw new Error('gateway config: policies must be a list');
+  const present = new Set(isSeq(value) ? value.items.map((item) => (isScalar(item) ? String(item.value) : String(item))) : []);
+  const missing = [...new Set(required)].filter((name) => !present.has(name)).map((name) => new Document(name).toString(w.style).trimEnd());
+  if (missing.length === 0) return;
+  const dash = w.style.indentSeq === false ? 0 : indentWidth(w);
+  const items = (column: number) => missing.map((name) => `${' '.repeat(column)}- ${name}${w.eol}`).join('');
+  if (!pair) {
+    appended.push(`${' '.repeat(w.column)}policies:${w.eol}${items(w.column + dash)}`);
+    return;
+  }
+  if (isSeq(value) && value.flow) {
+    const last = value.items[value.items.length - 1] as Node | undefined;
+    if (last?.range) {
+      edits.push({ start: last.range[1], end: last.range[1], text: missing.map((name) => `, ${name}`).join('') });
+    } else {
+      const pad = w.style.flowCollectionPadding ? ' ' : '';
+      const open = (value.range?.[0] ?? 0) + 1;
+      const close = w.text.lastIndexOf(']', value.range?.[1] ?? open);
+      edits.push({ start: open, end: Math.max(open, close), text: `${pad}${missing.join(', ')}${pad}` });
+    }
+    return;
+  }
+  if (isSeq(value) && value.items.length > 0) {
+    const column = columnOf(w.text, value.range?.[0] ?? 0);
+    const lastItem = value.items[value.items.length - 1] as Node;
+    const at = afterTrailingComments(w.text, lineEndAfter(w.text, lastItem.range?.[1] ?? 0), column);
+    edits.push({ start: at, end: at, text: items(column) });
+    return;
+  }
+  const at = emptyValueEdits(w, pair as Pair, edits);
+  edits.push({ start: at, end: at, text: items(columnOf(w.text, (pair?.key as Node).range?.[0] ?? 0) + dash) });
 }
 
 function apiEndpointEntry(endpoint: WritableEndpoint, extra?: Record<string, unknown>): Record<string, unknown> {
@@ -140,27 +345,8 @@ function parseConfig(text: string): Document {
   if (doc.errors.length > 0) throw new Error(describeYamlError(doc.errors[0]!, 'gateway config'));
   if (doc.contents === null) doc.contents = new YAMLMap();
   if (!isMap(doc.contents)) throw new Error('gateway config: the top level must be a mapping');
+  if (doc.contents.flow) throw new Error('gateway config: the top level must be a block mapping, not { ... }');
   return doc;
-}
-
-/** The top-level map under `key`, created (or made from an empty `key:`) when missing. */
-function ensureMap(doc: Document, key: string): YAMLMap {
-  const current = doc.get(key, true);
-  if (isMap(current)) return current;
-  if (current === undefined || (isScalar(current) && current.value === null)) {
-    const map = new YAMLMap();
-    keepComments(current, map);
-    doc.set(key, map);
-    return map;
-  }
-  throw new Error(`gateway config: ${key} must be a mapping`);
-}
-
-/** A hand-written comment under an empty `key:` stays when the empty value becomes a collection. */
-function keepComments(from: unknown, to: YAMLMap | YAMLSeq): void {
-  if (!isScalar(from)) return;
-  if (from.commentBefore) to.commentBefore = from.commentBefore;
-  if (from.comment) to.comment = from.comment;
 }
 
 function keyText(key: unknown): string | undefined {
@@ -168,67 +354,9 @@ function keyText(key: unknown): string | undefined {
   return typeof key === 'string' ? key : undefined;
 }
 
-function removePrefixed(map: YAMLMap, prefix: string): void {
-  map.items = map.items.filter((pair) => !(keyText(pair.key)?.startsWith(prefix) ?? false));
-}
-
-interface Commented {
-  comment?: string | null;
-  commentBefore?: string | null;
-}
-
-function withoutMarker(comment: string | null | undefined): string | undefined {
-  if (comment == null) return undefined;
-  const kept = comment.split('\n').filter((line) => line !== GENERATED_COMMENT);
-  return kept.length > 0 ? kept.join('\n') : undefined;
-}
-
 /**
- * On re-parse the parser may hang the marker on the map or a neighbour instead of the first generated
- * key, so it would survive the removal and pile up; strip it wherever it landed.
- */
-function removeMarker(doc: Document): void {
-  const strip = (node: Commented): void => {
-    if (node.comment?.includes(GENERATED_COMMENT)) node.comment = withoutMarker(node.comment);
-    if (node.commentBefore?.includes(GENERATED_COMMENT)) node.commentBefore = withoutMarker(node.commentBefore);
-  };
-  strip(doc as Commented);
-  visit(doc, {
-    Node: (_key, node) => strip(node as Commented),
-  });
-}
-
-function addEntry(doc: Document, map: YAMLMap, name: string, value: unknown, first: boolean): void {
-  // An empty `{}` written earlier would otherwise turn the whole map into one flow line.
-  if (map.flow && map.items.length === 0) map.flow = false;
-  const pair = doc.createPair(name, value);
-  if (first && !map.flow && isScalar(pair.key)) pair.key.commentBefore = GENERATED_COMMENT;
-  map.items.push(pair);
-}
-
-/** Appends every missing required name to the top-level `policies:` list, keeping the existing order. */
-function ensurePolicies(doc: Document, required: readonly string[]): void {
-  let list = doc.get('policies', true);
-  if (list === undefined || (isScalar(list) && list.value === null)) {
-    const seq = new YAMLSeq();
-    keepComments(list, seq);
-    doc.set('policies', seq);
-    list = seq;
-  }
-  if (!isSeq(list)) throw new Error('gateway config: policies must be a list');
-  const seq = list;
-  const present = new Set(seq.items.map((item) => (isScalar(item) ? String(item.value) : String(item))));
-  for (const name of required) {
-    if (present.has(name)) continue;
-    seq.items.push(doc.createNode(name));
-    present.add(name);
-  }
-}
-
-/**
- * The yaml library re-prints the whole document; these options make it print the way the file was
- * written (indent width, indented or flush block sequences, padded flow collections) and never fold
- * long strings, so hand-written text keeps its bytes.
+ * How the hand-written text is written (indent width, indented or flush block sequences, padded flow
+ * collections), so the generated block reads like the rest of the file; long strings are never folded.
  */
 export function detectStyle(text: string): ToStringOptions {
   const lines = text.split(/\r?\n/);

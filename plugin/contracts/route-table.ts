@@ -50,6 +50,8 @@ export interface RouteTable {
 
 export interface RouteTableOptions {
   prefix?: string;
+  /** Message types left out altogether (the setting excludeFromGeneratedRoutes): no route, no generic dispatch. */
+  excluded?: readonly string[];
 }
 
 interface OwnedRoute {
@@ -176,7 +178,9 @@ function assignNames(endpoints: Array<Omit<EndpointSpec, 'name'>>, prefix: strin
 export function buildRouteTable(contracts: readonly Contract[], options: RouteTableOptions = {}): RouteTable {
   const prefix = options.prefix ?? DEFAULT_ENDPOINT_PREFIX;
   const groups = new Map<string, OwnedRoute[]>();
+  const excluded = new Set(options.excluded);
   for (const contract of [...contracts].sort(compareContracts)) {
+    if (excluded.has(contract.messageType)) continue;
     for (const route of deriveRoutes(contract)) {
       const key = routeKey(route.method, route.path);
       const list = groups.get(key) ?? [];

@@ -38,6 +38,11 @@ export class OpenApiCache {
     this.registry.off('change', this.onChange);
   }
 
+  /** Builds the document again now: what options() reads changed (the host reloaded its config). */
+  refresh(): void {
+    this.rebuild();
+  }
+
   current(): CachedDocument {
     if (!this.cached) this.rebuild();
     return this.cached as CachedDocument;

@@ -9,10 +9,15 @@ import { ERROR_BODY_SCHEMA, errorResponseComponents, HEADER_COMPONENTS } from '.
 import { OPERATIONS_SCHEMAS, OPERATIONS_TAG, operationsPaths } from './operations-paths';
 import { DEFAULT_SECURITY, SECURITY_SCHEMES } from './security';
 import { withoutUnusedComponents } from './unused-components';
+import { handWrittenOperation, type HandWrittenRoute } from './hand-written';
 
 export interface DocumentOptions {
   /** Names of generated endpoints (operationIds fall back to them); the plugin's generatedPrefix. */
   prefix?: string;
+  /** Message types with no generated route (the setting excludeFromGeneratedRoutes). */
+  excluded?: readonly string[];
+  /** Routes of hand-written pipelines ending in contract-router (handWrittenRoutes of the host's config). */
+  handWritten?: readonly HandWrittenRoute[];
   /** List GET /debug/contracts (only when it is served). */
   debugEndpoints?: boolean;
   /** The gateway-wide rate limit is set (settings rateLimitMax): every generated route can answer 429. */
@@ -33,7 +38,8 @@ export function contractsFingerprint(contracts: readonly Contract[]): string {
 
 /**
  * The OpenAPI 3.1 document of the API the gateway serves for these contracts: exactly the routes of the route
- * table the config writer writes (buildRouteTable), plus the gateway's own endpoints. Pure: same contracts and
+ * table the config writer writes (buildRouteTable), the hand-written routes that end in contract-router, plus the
+ * gateway's own endpoints. Pure: same contracts and
  * options, same document.
  */
 export function buildOpenApiDocument(contracts: readonly Contract[], options: DocumentOptions = {}): OpenApiDocument {
@@ -45,13 +51,20 @@ export function buildOpenApiDocument(contracts: readonly Contract[], options: Do
     schemas[componentName(c.messageType, 'Output')] = embedSchema(c.outputSchema, componentName(c.messageType, 'Output'));
   }
   const ctx: OperationContext = { contracts: byType, operationIds: new Set(), schemas, rateLimited: options.rateLimited === true };
-  const table = buildRouteTable([...byType.values()], { prefix: options.prefix ?? DEFAULT_ENDPOINT_PREFIX });
+  const table = buildRouteTable([...byType.values()], { prefix: options.prefix ?? DEFAULT_ENDPOINT_PREFIX, excluded: options.excluded });
   const paths: Record<string, Record<string, unknown>> = {};
   for (const endpoint of table.endpoints) {
     const operation = endpoint.dispatch ? genericOperation(endpoint, ctx) : contractOperation(endpoint, ctx);
     if (!operation) continue;
     const key = toOpenApiPath(endpoint.path);
     paths[key] = { ...paths[key], [endpoint.method.toLowerCase()]: operation };
+  }
+  // After the generated ones: on the same method and path, the host runs the hand-written entry written before them.
+  for (const route of options.handWritten ?? []) {
+    const built = handWrittenOperation(route, { ...ctx, schemas });
+    if (!built) continue;
+    const key = toOpenApiPath(route.path);
+    paths[key] = { ...paths[key], [built.method.toLowerCase()]: built.operation };
   }
   Object.assign(paths, operationsPaths({ debugEndpoints: options.debugEndpoints === true }));
   return {

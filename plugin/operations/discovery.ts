@@ -58,8 +58,9 @@ export function discoveryListing(
   registryConflicts: RegistryConflict[] = [],
   refused: Refusal[] = [],
   timeouts: TimeoutSettings = { requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS, maxRequestTimeoutMs: DEFAULT_MAX_REQUEST_TIMEOUT_MS },
+  excluded: readonly string[] = [],
 ): DiscoveryListing {
-  const table = buildRouteTable(contracts);
+  const table = buildRouteTable(contracts, { excluded });
   const endpointsOf = new Map<string, DiscoveredEndpoint[]>();
   const add = (messageType: string, e: DiscoveredEndpoint): void => {
     endpointsOf.set(messageType, [...(endpointsOf.get(messageType) ?? []), e]);
@@ -104,7 +105,7 @@ async function discovery(runtime: Runtime, req: Request, res: Response): Promise
     const config = resolveAuthConfig();
     await authenticateRequest(req, runtime.verifiers.obtain(config), config.developmentAuthEnabled);
     const { registry } = runtime;
-    sendJson(res, 200, discoveryListing(registry.contracts(), registry.instances(), registry.conflicts(), registry.refusals(), runtime.settings));
+    sendJson(res, 200, discoveryListing(registry.contracts(), registry.instances(), registry.conflicts(), registry.refusals(), runtime.settings, runtime.settings.excludeFromGeneratedRoutes));
   } catch (err) {
     sendError(res, err, trace.correlationId);
   }

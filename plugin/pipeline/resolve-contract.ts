@@ -15,7 +15,8 @@ export type { RouteAction };
  * have had time to announce since it came up, the body limits.
  */
 export interface ContractSource {
-  readonly settings: BodyLimits;
+  /** excludeFromGeneratedRoutes: message types a generated route must not reach (a stale file may still name them). */
+  readonly settings: BodyLimits & { readonly excludeFromGeneratedRoutes?: readonly string[] };
   readonly transport: { state(): string };
   readonly discoveryGrace: { remainingMs(): number };
   contract(messageType: string): Contract | undefined;
@@ -86,9 +87,9 @@ export function contractAtHand(req: Request, action: RouteAction, source: Contra
   if (known) return known;
   const route = routeWithHandler(req, action, source);
   // Only a route that dispatches on the body (POST /api/actions) names its contract there; the others know it unread.
-  if (route.dispatch !== 'body') return remember(state, req, source, route, undefined);
+  if (route.dispatch !== 'body') return remember(state, req, source, route, action, undefined);
   const body = bodyAtHand(req);
-  return body && remember(state, req, source, route, body);
+  return body && remember(state, req, source, route, action, body);
 }
 
 /** The contract of a route that dispatches on the body, once the body is read. */
@@ -96,7 +97,7 @@ export async function contractOnceRead(req: Request, res: Response, action: Rout
   const atHand = contractAtHand(req, action, source);
   if (atHand) return atHand;
   const body = await readBody(req, res, source.settings);
-  return remember(requestState(req), req, source, routeWithHandler(req, action, source), body);
+  return remember(requestState(req), req, source, routeWithHandler(req, action, source), action, body);
 }
 
 function routeWithHandler(req: Request, action: RouteAction, source: ContractSource): RouteAction {
@@ -105,10 +106,13 @@ function routeWithHandler(req: Request, action: RouteAction, source: ContractSou
   return route;
 }
 
-function remember(state: RequestState, req: Request, source: ContractSource, route: RouteAction, body: Record<string, unknown> | undefined): ResolvedContract {
+/** `route` is the step's own `action` in a hand-written pipeline, else the generated route's (routeOf). */
+function remember(state: RequestState, req: Request, source: ContractSource, route: RouteAction, action: RouteAction, body: Record<string, unknown> | undefined): ResolvedContract {
   const messageType = pickMessageType(req, route, source, body);
   const contract = source.contract(messageType);
   if (!contract) throw noHandler(`No handler for ${messageType}`, source);
+  // Taken off the generated routes: only a hand-written step naming it reaches it, whatever an older file still says.
+  if (route !== action && source.settings.excludeFromGeneratedRoutes?.includes(messageType)) throw new GatewayError('HANDLER_NOT_FOUND', `No handler for ${messageType}`);
   const resolved = { contract, dispatched: route.dispatch !== undefined };
   state.resolved = resolved;
   return resolved;

@@ -36,8 +36,8 @@ const templates = new WeakMap<RouteAction, string>();
  * later). Paths the table cannot hold are left out; with any of them the config writer goes back to one apiEndpoint
  * per route (config-sync), and the route-table step is then not in the pipeline.
  */
-export function pathTableOf(contracts: Contract[], prefix: string): PathTable<RouteAction> {
-  const { endpoints } = buildRouteTable(contracts, { prefix });
+export function pathTableOf(contracts: Contract[], prefix: string, excluded: readonly string[] = []): PathTable<RouteAction> {
+  const { endpoints } = buildRouteTable(contracts, { prefix, excluded });
   return endpointTable(endpoints, (endpoint) => {
     const action = routeAction(endpoint);
     templates.set(action, endpoint.path);

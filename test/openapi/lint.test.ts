@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { buildOpenApiDocument } from '../../plugin/openapi';
-import { referenceContracts, trickyContracts } from './support';
+import { HAND_WRITTEN_CONFIG, referenceContracts, trickyContracts } from './support';
+import { handWrittenRoutes } from '../../plugin/openapi/hand-written';
 
 interface Problem {
   rule: string;
@@ -46,6 +47,13 @@ describe('OpenAPI document: Redocly lint, recommended rules', () => {
     // Every allowed warning is one the linter really gives, so the list cannot hide anything new.
     expect(problems.map((p) => `${p.rule} ${p.at}`).sort()).to.deep.equal([...ALLOWED_WARNINGS].sort());
     expect(counted(await lint(buildOpenApiDocument([])))).to.deep.equal([]);
+  });
+
+  it('nor with hand-written routes beside the generated ones, one contract served only by its pipeline', async () => {
+    const handWritten = handWrittenRoutes(HAND_WRITTEN_CONFIG, 'contracts-');
+    expect(handWritten).to.have.length.above(0);
+    const document = buildOpenApiDocument(referenceContracts(), { handWritten, excluded: ['CreateUserCommand'] });
+    expect(counted(await lint(document))).to.deep.equal([]);
   });
 
   it('reports what an outside review found before: no servers, no licence, an unused component', async () => {

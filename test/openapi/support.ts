@@ -1,3 +1,4 @@
+import { parse } from 'yaml';
 import type { Contract } from '../../plugin/contracts/types';
 import * as users from '../../examples/users-service/contracts';
 import * as auth from '../../examples/auth-service/contracts';
@@ -42,3 +43,63 @@ export function trickyContracts(): Contract[] {
     { messageType: 'GetFileQuery', targetService: 'files', http: { method: 'GET', paths: ['/api/files/:fileId(\\d+)'] }, inputSchema: { type: 'object', properties: { fileId: { type: 'integer' } }, required: ['fileId'] }, outputSchema: {}, requiredPermissions: ['files:read'] },
   ];
 }
+
+/** Hand-written pipelines as an operator writes them, beside a generated one. */
+export const HAND_WRITTEN_CONFIG = parse(`
+apiEndpoints:
+  signup:
+    host: '*'
+    paths: ['/signup', '/register']
+    methods: POST
+  profile:
+    paths: /me/:userId
+    methods: [GET]
+  everything:
+    paths: /people
+  legacy:
+    paths: '/legacy/*'
+  contracts-get-api-users:
+    paths: ['/api/users']
+    methods: [GET]
+pipelines:
+  signup:
+    apiEndpoints: [signup]
+    policies:
+      - jwt-dev-auth:
+      - permission:
+          - action: { required: ['users:create', 'users:invite'] }
+      - schema-validation:
+          - action:
+              schema: { type: object, properties: { email: { type: string, format: email } }, required: [email], additionalProperties: false }
+      - contract-router:
+          - action: { messageType: CreateUserCommand }
+  profile:
+    apiEndpoints: [profile]
+    policies:
+      - jwt-dev-auth:
+          - action: { public: true }
+      - contract-router:
+          - action: { messageType: GetUserQuery, public: true }
+  people:
+    apiEndpoints: [everything]
+    policies:
+      - contract-router:
+          - action: { messageType: ListUsersQuery }
+  legacy:
+    apiEndpoints: [legacy]
+    policies:
+      - contract-router:
+          - action: { messageType: ListUsersQuery }
+  proxied:
+    apiEndpoints: [signup]
+    policies:
+      - contract-router:
+          - action: { messageType: CreateUserCommand }
+      - proxy:
+          - action: { serviceEndpoint: backend }
+  contracts-routes:
+    apiEndpoints: [contracts-get-api-users]
+    policies:
+      - contract-router:
+          - action: {}
+`);
