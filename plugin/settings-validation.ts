@@ -2,7 +2,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { SETTINGS_SCHEMA } from './settings';
 import { checkAuthConfig } from './auth';
 import { errorMessage } from './errors';
-import { parseUserMap } from './bus-trust-settings';
+import { parseUserMap, servicesFileOf } from './bus-trust-settings';
 
 /**
  * Start-up check of the plugin's settings (the `plugins.contracts` block and the environment variables that
@@ -46,6 +46,8 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   metricsHost: 'METRICS_HOST',
   accessLog: 'ACCESS_LOG',
   logFormat: 'LOG_FORMAT',
+  busServicesFile: 'BUS_SERVICES_FILE',
+  maxLeaseMs: 'MAX_LEASE_MS',
 };
 
 /**
@@ -87,6 +89,12 @@ export function validateSettings(raw: Record<string, unknown> = {}, env: NodeJS.
   if (block.announcementUsers === undefined && env.ANNOUNCEMENT_USERS !== undefined) {
     const users = parseUserMap(env.ANNOUNCEMENT_USERS);
     if (typeof users === 'string') throw new InvalidSettingError('ANNOUNCEMENT_USERS', users);
+  }
+  try {
+    servicesFileOf(block, env);
+  } catch (err) {
+    const [setting, ...problem] = errorMessage(err).split(' ');
+    throw new InvalidSettingError(setting as string, problem.join(' '));
   }
   try {
     checkAuthConfig(env);
