@@ -89,7 +89,7 @@ export class Runtime {
       const cache = new ValidatorCache({ log: this.log });
       this.validatorCache = cache;
       cache.sync(this.registry.contracts());
-      this.registry.on('change', (contracts) => cache.sync(contracts));
+      this.registry.on('change', (contracts) => cache.syncInSlices(contracts));
     }
     return this.validatorCache;
   }
@@ -186,6 +186,7 @@ export class Runtime {
     this.sync?.stop();
     this.inbox.stop();
     this.registry.stop();
+    this.validatorCache?.stop();
     await this.transport.close();
     await this.observability.close();
   }
