@@ -30,7 +30,10 @@ export interface InboxOptions {
 interface Waiting {
   input: unknown;
   hash: string | undefined;
+  /** The broker user the budget charges it to, when broker users are required; undefined: its service's budget. */
   userId: string | undefined;
+  /** That budget, as log lines name it. */
+  account: string;
   bytes: number;
 }
 
@@ -79,7 +82,7 @@ export class AnnouncementInbox {
   private readonly pending = new Map<string, Waiting>();
   /** instance key → hash of its last accepted announcement, for the renew-only path. */
   private readonly accepted = new Map<string, string>();
-  /** Bytes waiting, per broker user ('' without one) and in total. */
+  /** Bytes waiting, per budget (`broker user U`, or `service S` when users are not required) and in total. */
   private readonly pendingByUser = new Map<string, number>();
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -114,27 +117,29 @@ export class AnnouncementInbox {
       this.log.warn('inbox-full', `announcements: more than ${this.opts.maxPending ?? DEFAULT_MAX_PENDING} instances waiting; later ones wait for their next announcement`);
       return;
     }
-    const full = this.overPendingBudget(key, origin.userId, bytes);
+    // A required broker user is one service's; a shared one tells nobody apart, so then each service has its own budget.
+    const userId = this.opts.announcers?.required ? origin.userId : undefined;
+    const account = userId !== undefined ? `broker user ${inert(userId)}` : `service ${inert(service)}`;
+    const full = this.overPendingBudget(key, account, bytes);
     if (full) {
-      this.log.warn(JSON.stringify([origin.userId, 'pending']), `refused announcement for service ${inert(service)} instance ${inert(instanceId)}: ${full}`);
+      this.log.warn(JSON.stringify([account, 'pending']), `refused announcement for service ${inert(service)} instance ${inert(instanceId)}: ${full}`);
       return;
     }
     this.unqueue(key);
-    this.pending.set(key, { input, hash, userId: origin.userId, bytes });
+    this.pending.set(key, { input, hash, userId, account, bytes });
     this.pendingBytes += bytes;
-    this.pendingByUser.set(origin.userId ?? '', (this.pendingByUser.get(origin.userId ?? '') ?? 0) + bytes);
+    this.pendingByUser.set(account, (this.pendingByUser.get(account) ?? 0) + bytes);
     this.schedule();
   }
 
-  /** Why `bytes` more from this user may not wait (the one it replaces counted out), or undefined. */
-  private overPendingBudget(key: string, userId: string | undefined, bytes: number): string | undefined {
+  /** Why `bytes` more for this budget may not wait (the one it replaces counted out), or undefined. */
+  private overPendingBudget(key: string, account: string, bytes: number): string | undefined {
     const budget = this.opts.pendingBudget;
     if (!budget) return undefined;
     const replaced = this.pending.get(key);
-    const user = userId ?? '';
-    const userBytes = (this.pendingByUser.get(user) ?? 0) - (replaced?.userId === userId ? (replaced?.bytes ?? 0) : 0) + bytes;
+    const userBytes = (this.pendingByUser.get(account) ?? 0) - (replaced?.account === account ? replaced.bytes : 0) + bytes;
     if (userBytes > budget.perUserBytes) {
-      return `${user === '' ? 'announcements without a broker user' : `broker user ${inert(user)}`} has ${userBytes} bytes waiting, over ${budget.perUserBytes} (announcementRetainedBytesPerUser)`;
+      return `${account} has ${userBytes} bytes waiting, over ${budget.perUserBytes} (announcementRetainedBytesPerUser)`;
     }
     if (this.pendingBytes - (replaced?.bytes ?? 0) + bytes > budget.totalBytes) return `announcements waiting are over ${budget.totalBytes} bytes (announcementRetainedBytesTotal)`;
     return undefined;
@@ -146,7 +151,7 @@ export class AnnouncementInbox {
     if (!waiting) return undefined;
     this.pending.delete(key);
     this.pendingBytes -= waiting.bytes;
-    const user = waiting.userId ?? '';
+    const user = waiting.account;
     const left = (this.pendingByUser.get(user) ?? 0) - waiting.bytes;
     if (left > 0) this.pendingByUser.set(user, left);
     else this.pendingByUser.delete(user);

@@ -58,7 +58,10 @@ export interface RetainedBudget {
 
 /** Who published an announcement, as the budget counts it. */
 export interface Announcer {
-  /** The broker user (RabbitMQ's validated user_id); undefined when the bus gives none (the in-process bus). */
+  /**
+   * The broker user (RabbitMQ's validated user_id) when it identifies one service (broker users required); unset,
+   * the budget is the announcing service's own, since a shared user tells nobody apart.
+   */
   userId?: string;
 }
 
@@ -313,7 +316,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       // structuredClone can throw on exotic input; that is malformed too.
       validation = { ok: false, reason: `announcement could not be read: ${errorMessage(error)}` };
     }
-    const user = from.userId ?? '';
+    const user = from.userId !== undefined ? `broker user ${inert(from.userId)}` : `service ${inert(isRecord(input) ? input.service : '?')}`;
     const pooled = validation.ok ? this.intern(validation.announcement.contracts) : NOTHING_POOLED;
     let refused = validation.ok ? this.overBudget(validation.announcement, user, pooled) : validation.reason;
     refused ??= validation.ok ? this.overCapacity(validation.announcement) : undefined;
@@ -385,9 +388,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       if (previous?.user === user && held?.counts.get(hash) === 1) userBytes -= size;
       if (this.pool.get(hash)?.refs === 1) totalBytes -= size;
     }
-    const who = user === '' ? 'announcements without a broker user' : `broker user ${inert(user)}`;
     if (userBytes > budget.perUserBytes && userBytes > (held?.bytes ?? 0)) {
-      return `${who} would retain ${userBytes} bytes of contracts, over ${budget.perUserBytes} (announcementRetainedBytesPerUser)`;
+      return `${user} would retain ${userBytes} bytes of contracts, over ${budget.perUserBytes} (announcementRetainedBytesPerUser)`;
     }
     if (totalBytes > budget.totalBytes && totalBytes > this.poolBytes) {
       return `the gateway would retain ${totalBytes} bytes of contracts, over ${budget.totalBytes} (announcementRetainedBytesTotal)`;
@@ -552,7 +554,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     if (held && held.counts.size === 0) this.userHeld.delete(record.user);
   }
 
-  /** Bytes of contracts retained (each distinct contract once), in total and per budget user ('' without one). */
+  /** Bytes of contracts retained (each distinct contract once), in total and per budget (`broker user U`, `service S`). */
   retained(): { totalBytes: number; byUser: Record<string, number> } {
     return { totalBytes: this.poolBytes, byUser: Object.fromEntries([...this.userHeld].map(([user, held]) => [user, held.bytes])) };
   }

@@ -54,7 +54,7 @@ describe('claims from a services file, leases and the retained-bytes budget', ()
     for (let i = 0; i < 10; i += 1) expect(registry.apply({ service: 'svc', instanceId: `i${i}`, ttlMs: 10_000, contracts }, { userId: 'svc' }).accepted).to.equal(true);
     const retained = registry.retained();
     expect(retained.totalBytes).to.be.within(3_000, 3_200);
-    expect(retained.byUser).to.deep.equal({ svc: retained.totalBytes });
+    expect(retained.byUser).to.deep.equal({ 'broker user svc': retained.totalBytes });
     expect(registry.instances()).to.have.length(10);
   });
 
@@ -75,7 +75,7 @@ describe('claims from a services file, leases and the retained-bytes budget', ()
     expect(warnings.join('\n')).to.match(/the gateway would retain 16\d{3} bytes of contracts, over 15000 \(announcementRetainedBytesTotal\)/);
     registry.apply({ service: 'flood-svc', instanceId: 'f2', withdrawn: true }, { userId: 'flood' });
     expect(announce('third', 't1', 'y').accepted).to.equal(true);
-    expect(registry.retained().byUser.flood).to.be.within(4_000, 4_200);
+    expect(registry.retained().byUser['broker user flood']).to.be.within(4_000, 4_200);
   });
 
   it('the inbox refuses a service the services file does not list, and holds at most the budget of announcements waiting', () => {
@@ -96,6 +96,26 @@ describe('claims from a services file, leases and the retained-bytes budget', ()
     expect(warnings.join('\n')).to.match(/broker user users-service has 1\d{4} bytes waiting, over 10000/);
     inbox.flush();
     expect(registry.instances().map((i) => i.instanceId)).to.deep.equal(['u0', 'u1', 'u2']);
+    inbox.stop();
+  });
+
+  it('without required broker users, a shared user (guest) tells nobody apart: each service has a budget of its own', () => {
+    const warnings: string[] = [];
+    const logger = { warn: (m: string) => warnings.push(m) };
+    const registry = new ContractRegistry({ logger, budget: { perUserBytes: 10_000, totalBytes: 100_000 } });
+    const inbox = new AnnouncementInbox(registry, { intervalMs: 60_000, logger, pendingBudget: { perUserBytes: 10_000, totalBytes: 100_000 } });
+    for (let s = 0; s < 5; s += 1) {
+      for (let i = 0; i < 2; i += 1) {
+        const service = `s${s}-service`;
+        inbox.offer({ service, instanceId: `${service}-${i}`, ttlMs: 10_000, contracts: [sized(`S${s}Command`, service, 4_000, `${s}.${i}`)] }, { userId: 'guest' });
+      }
+    }
+    inbox.flush();
+    expect(registry.instances()).to.have.length(10);
+    expect(Object.keys(registry.retained().byUser)).to.have.length(5);
+    inbox.offer({ service: 's0-service', instanceId: 's0-service-9', ttlMs: 10_000, contracts: [sized('S0Command', 's0-service', 4_000, 'more')] }, { userId: 'guest' });
+    inbox.flush();
+    expect(warnings.join('\n')).to.match(/service s0-service would retain 12\d{3} bytes of contracts, over 10000/);
     inbox.stop();
   });
 });
