@@ -1,6 +1,7 @@
 import type { OwnershipRules } from './contracts/ownership';
 import { DEFAULT_ANNOUNCEMENT_LIMITS, type AnnouncementLimits } from './contracts/limits';
 import { DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND } from './bus/constants';
+import { readServicesFile, type ServicesList } from './bus/services-file';
 
 /** The defaults the descriptions name, from the one place they are set. */
 const D = DEFAULT_ANNOUNCEMENT_LIMITS;
@@ -22,6 +23,18 @@ export interface BusTrustSettings {
   announcementUsers: Record<string, string>;
   /** Every announcement must carry a user_id: the mapped user, or one named like the service. */
   requireAnnouncementUser: boolean;
+  /**
+   * The services file (busServicesFile) this trust comes from, when one is set: then only the services it lists may
+   * announce, each only the message types it owns there, and announcementUsers and the pins are the file's.
+   */
+  servicesFile?: string;
+  /**
+   * Bytes of contracts (as JSON, each distinct contract once) the gateway retains per broker user and in total, and
+   * as much again of announcements waiting to be applied: over either, an announcement is refused.
+   */
+  retainedBudget: { perUserBytes: number; totalBytes: number };
+  /** Longest lease an announcement may hold; a longer one is clamped to it (a dead claimant's claim lapses by then). */
+  maxLeaseMs: number;
   /** At most one rewrite of gateway.config.yml (and host reload) per this many ms. */
   configWriteIntervalMs: number;
 }
@@ -36,6 +49,13 @@ export const LIMIT_SETTINGS = {
   serviceMaxInstances: 'maxInstancesPerService',
   announcedServicesMax: 'maxServices',
 } as const satisfies Record<string, keyof AnnouncementLimits>;
+
+/** A service announces a 15 s lease and renews every third of it (SDK): this cap leaves room for that, and a little more. */
+export const DEFAULT_MAX_LEASE_MS = 30_000;
+
+/** Defaults of the retained-bytes budget (docs/operations.md says how the heap they cost was measured). */
+export const DEFAULT_RETAINED_BYTES_PER_USER = 1024 * 1024;
+export const DEFAULT_RETAINED_BYTES_TOTAL = 8 * 1024 * 1024;
 
 const limit = (description: string, maximum: number) => ({ type: 'integer', minimum: 1, maximum, description }) as const;
 
@@ -74,7 +94,41 @@ export const BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES = {
     description: 'refuse announcements without the user_id of their service (announcementUsers, or a user named like the service); env REQUIRE_ANNOUNCEMENT_USER=true',
   },
   configWriteIntervalMs: { type: 'integer', minimum: 0, maximum: 600000, description: 'at most one rewrite of gateway.config.yml per interval (default 1000)' },
+  busServicesFile: {
+    type: 'string',
+    minLength: 1,
+    description: 'the services file (YAML) of contracts-broker-definitions --services: announcement users, owned message types and paths come from it (env BUS_SERVICES_FILE)',
+  },
+  announcementRetainedBytesPerUser: limit(`bytes of contracts (as JSON, identical ones once) retained for one broker user's announcements; more are refused (default ${DEFAULT_RETAINED_BYTES_PER_USER})`, 1024 * 1024 * 1024),
+  announcementRetainedBytesTotal: limit(`bytes of contracts retained for all announcements together; more are refused (default ${DEFAULT_RETAINED_BYTES_TOTAL})`, 1024 * 1024 * 1024),
+  maxLeaseMs: { type: 'integer', minimum: 1000, maximum: 3600000, description: `longest lease an announcement may hold; longer ones are clamped to it (env MAX_LEASE_MS, default ${DEFAULT_MAX_LEASE_MS})` },
 } as const;
+
+/**
+ * The settings a services file stands in for: with one, setting any of these too would be a second list to keep
+ * in step by hand, so the start stops instead.
+ */
+const FILE_REPLACES = ['ownedMessageTypes', 'ownedPathPrefixes', 'publicContractServices', 'httpPathServices', 'announcementUsers'] as const;
+
+/**
+ * The services file named by busServicesFile (or BUS_SERVICES_FILE), read and checked, or undefined without one.
+ * Throws an Error whose message starts with the setting's name and names the file and its problem.
+ */
+export function servicesFileOf(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): { file: string; list: ServicesList } | undefined {
+  const fromBlock = typeof raw.busServicesFile === 'string' && raw.busServicesFile.trim() !== '';
+  const file = fromBlock ? (raw.busServicesFile as string).trim() : env.BUS_SERVICES_FILE?.trim();
+  if (!file) return undefined;
+  const label = fromBlock ? 'busServicesFile' : 'BUS_SERVICES_FILE';
+  const also = FILE_REPLACES.find((key) => raw[key] !== undefined) ?? (raw.announcementUsers === undefined && env.ANNOUNCEMENT_USERS ? 'ANNOUNCEMENT_USERS' : undefined);
+  if (also) throw new Error(`${label} ${file}: ${also} is set too; the services file replaces it (one list)`);
+  const required = raw.requireAnnouncementUser ?? env.REQUIRE_ANNOUNCEMENT_USER?.trim();
+  if (required === false || required === 'false') throw new Error(`${label} ${file}: requireAnnouncementUser is false; a services file requires every announcement's broker user`);
+  try {
+    return { file, list: readServicesFile(file) };
+  } catch (err) {
+    throw new Error(`${label} ${(err as Error).message}`);
+  }
+}
 
 function stringList(v: unknown): string[] | undefined {
   return Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string' && s !== '') : undefined;
@@ -118,6 +172,35 @@ function envUserMap(text: string | undefined): Record<string, string> {
 }
 
 export function resolveBusTrustSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): BusTrustSettings {
+  const fromFile = servicesFileOf(raw, env);
+  const announcementLimits: AnnouncementLimits = { ...DEFAULT_ANNOUNCEMENT_LIMITS };
+  for (const [setting, key] of Object.entries(LIMIT_SETTINGS)) {
+    const v = raw[setting];
+    if (typeof v === 'number' && Number.isInteger(v) && v > 0) announcementLimits[key] = v;
+  }
+  const settings: BusTrustSettings = {
+    ownership: fromFile ? fileOwnership(fromFile.list, raw) : settingsOwnership(raw),
+    announcementLimits,
+    announcementApplyIntervalMs: intSetting(raw.announcementApplyIntervalMs, 1000),
+    announcementBytesPerSecond: intSetting(raw.announcementBytesPerSecond, DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND) || DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND,
+    announcementUsers: fromFile
+      ? Object.fromEntries(Object.entries(fromFile.list).map(([service, entry]) => [service, entry.user]))
+      : raw.announcementUsers !== undefined
+        ? stringMap(raw.announcementUsers)
+        : envUserMap(env.ANNOUNCEMENT_USERS),
+    requireAnnouncementUser: fromFile !== undefined || (typeof raw.requireAnnouncementUser === 'boolean' ? raw.requireAnnouncementUser : env.REQUIRE_ANNOUNCEMENT_USER === 'true'),
+    retainedBudget: {
+      perUserBytes: intSetting(raw.announcementRetainedBytesPerUser, DEFAULT_RETAINED_BYTES_PER_USER) || DEFAULT_RETAINED_BYTES_PER_USER,
+      totalBytes: intSetting(raw.announcementRetainedBytesTotal, DEFAULT_RETAINED_BYTES_TOTAL) || DEFAULT_RETAINED_BYTES_TOTAL,
+    },
+    maxLeaseMs: intSetting(raw.maxLeaseMs ?? intFromText(env.MAX_LEASE_MS), DEFAULT_MAX_LEASE_MS) || DEFAULT_MAX_LEASE_MS,
+    configWriteIntervalMs: intSetting(raw.configWriteIntervalMs, 1000),
+  };
+  if (fromFile) settings.servicesFile = fromFile.file;
+  return settings;
+}
+
+function settingsOwnership(raw: Record<string, unknown>): OwnershipRules {
   const ownership: OwnershipRules = {
     messageTypes: listMap(raw.ownedMessageTypes),
     pathPrefixes: listMap(raw.ownedPathPrefixes),
@@ -127,20 +210,24 @@ export function resolveBusTrustSettings(raw: Record<string, unknown> = {}, env: 
   if (publicServices) ownership.publicServices = publicServices;
   const httpPathServices = stringList(raw.httpPathServices);
   if (httpPathServices) ownership.httpPathServices = httpPathServices;
-  const announcementLimits: AnnouncementLimits = { ...DEFAULT_ANNOUNCEMENT_LIMITS };
-  for (const [setting, key] of Object.entries(LIMIT_SETTINGS)) {
-    const v = raw[setting];
-    if (typeof v === 'number' && Number.isInteger(v) && v > 0) announcementLimits[key] = v;
-  }
+  return ownership;
+}
+
+/** The file's pins; what it does not give a service (a message type, public, http.paths) the service may not have. */
+function fileOwnership(list: ServicesList, raw: Record<string, unknown>): OwnershipRules {
+  const entries = Object.entries(list);
   return {
-    ownership,
-    announcementLimits,
-    announcementApplyIntervalMs: intSetting(raw.announcementApplyIntervalMs, 1000),
-    announcementBytesPerSecond: intSetting(raw.announcementBytesPerSecond, DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND) || DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND,
-    announcementUsers: raw.announcementUsers !== undefined ? stringMap(raw.announcementUsers) : envUserMap(env.ANNOUNCEMENT_USERS),
-    requireAnnouncementUser: typeof raw.requireAnnouncementUser === 'boolean' ? raw.requireAnnouncementUser : env.REQUIRE_ANNOUNCEMENT_USER === 'true',
-    configWriteIntervalMs: intSetting(raw.configWriteIntervalMs, 1000),
+    messageTypes: Object.fromEntries(entries.map(([service, e]) => [service, e.messageTypes])),
+    pathPrefixes: Object.fromEntries(entries.map(([service, e]) => [service, e.pathPrefixes])),
+    allowPathsOutsideApi: raw.allowPathsOutsideApi === true,
+    publicServices: entries.filter(([, e]) => e.public).map(([service]) => service),
+    httpPathServices: entries.filter(([, e]) => e.httpPaths).map(([service]) => service),
+    ownedOnly: true,
   };
+}
+
+function intFromText(text: string | undefined): number | undefined {
+  return text !== undefined && /^\d+$/.test(text.trim()) ? Number(text.trim()) : undefined;
 }
 
 /**

@@ -86,10 +86,11 @@ export class Runtime {
       replies: { replyUser: (service) => serviceBrokerUser(this.settings, service), onRefusedReply: (service) => this.observability.metrics?.replyRefused(service) },
     });
     this.discoveryGrace = new DiscoveryGrace(settings.discoveryGraceMs);
-    this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits });
+    this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits, maxLeaseMs: settings.maxLeaseMs, budget: settings.retainedBudget });
     this.inbox = new AnnouncementInbox(this.registry, {
       intervalMs: settings.announcementApplyIntervalMs,
-      announcers: { users: settings.announcementUsers, required: settings.requireAnnouncementUser },
+      announcers: { users: settings.announcementUsers, required: settings.requireAnnouncementUser, listedOnly: settings.servicesFile !== undefined },
+      pendingBudget: settings.retainedBudget,
       logger: log,
     });
     this.observability = new Observability(settings, this.registry, this.transport, log);
@@ -115,7 +116,7 @@ export class Runtime {
       const cache = new ValidatorCache({ log: this.log });
       this.validatorCache = cache;
       cache.sync(this.registry.contracts());
-      this.registry.on('change', (contracts) => cache.sync(contracts));
+      this.registry.on('change', (contracts) => cache.syncInSlices(contracts));
     }
     return this.validatorCache;
   }
@@ -183,15 +184,24 @@ export class Runtime {
     }
   }
 
-  /** Once, at start: on a broker, without required broker users, whoever can publish there can announce. */
+  /**
+   * Once, at start, one line: on a broker, a credential others share (guest, the user of an announcing service, or
+   * no required broker users at all) leaves announcements and requests open to whoever else holds it.
+   */
   private warnIfUnauthenticated(): void {
-    const { requireAnnouncementUser, announcementUsers } = this.settings;
-    if (this.transport.kind !== 'amqp' || requireAnnouncementUser) return;
-    const pinned = Object.keys(announcementUsers).length;
-    this.log.warn(
-      `announcements are unauthenticated: any client of the broker may announce contracts${pinned ? ` for services other than the ${pinned} in announcementUsers` : ''}; ` +
-        'use per-service broker users and requireAnnouncementUser (docs/operations.md, "Trust on the bus")',
-    );
+    const { requireAnnouncementUser, announcementUsers, busUrl } = this.settings;
+    if (this.transport.kind !== 'amqp') return;
+    const user = brokerUserOf(busUrl);
+    const sharedWith = Object.keys(announcementUsers).find((service) => announcementUsers[service] === user);
+    const open: string[] = [];
+    if (!requireAnnouncementUser) {
+      const pinned = Object.keys(announcementUsers).length;
+      open.push(`announcements are unauthenticated: any client of the broker may announce contracts${pinned ? ` for services other than the ${pinned} in announcementUsers` : ''}`);
+    }
+    if (user === 'guest') open.push('the gateway connects as guest, a shared credential: whoever else uses it may publish requests to every service and read announcements');
+    else if (sharedWith !== undefined) open.push(`the gateway's broker user ${user} is also ${sharedWith}'s: that service may act as the gateway`);
+    if (open.length === 0) return;
+    this.log.warn(`${open.join('; ')}; use per-service broker users and requireAnnouncementUser (docs/operations.md, "Trust on the bus")`);
   }
 
   /** Binds the host's config so discovered routes are written into gateway.config.yml. */
@@ -240,8 +250,18 @@ export class Runtime {
     this.inbox.stop();
     this.registry.stop();
     this.rateLimits.close();
+    this.validatorCache?.stop();
     await this.transport.close();
     await this.observability.close();
+  }
+}
+
+/** The user a bus URL connects as (amqplib's default without one: guest). */
+function brokerUserOf(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).username) || 'guest';
+  } catch {
+    return 'guest';
   }
 }
 

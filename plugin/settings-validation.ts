@@ -2,7 +2,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { SETTINGS_SCHEMA } from './settings';
 import { checkAuthConfig } from './auth';
 import { errorMessage } from './errors';
-import { parseUserMap } from './bus-trust-settings';
+import { parseUserMap, servicesFileOf } from './bus-trust-settings';
 import { resolveEdgeSettings } from './edge/edge-settings';
 
 /**
@@ -55,6 +55,8 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   accessLog: 'ACCESS_LOG',
   logFormat: 'LOG_FORMAT',
   excludeFromGeneratedRoutes: 'EXCLUDE_FROM_GENERATED_ROUTES',
+  busServicesFile: 'BUS_SERVICES_FILE',
+  maxLeaseMs: 'MAX_LEASE_MS',
 };
 
 /**
@@ -98,6 +100,12 @@ export function validateSettings(raw: Record<string, unknown> = {}, env: NodeJS.
     if (typeof users === 'string') throw new InvalidSettingError('ANNOUNCEMENT_USERS', users);
   }
   checkReceiveTimeouts(block, env);
+  try {
+    servicesFileOf(block, env);
+  } catch (err) {
+    const [setting, ...problem] = errorMessage(err).split(' ');
+    throw new InvalidSettingError(setting as string, problem.join(' '));
+  }
   try {
     checkAuthConfig(env);
   } catch (err) {

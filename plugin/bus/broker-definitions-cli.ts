@@ -3,8 +3,12 @@
  * Writes the RabbitMQ definitions that give the gateway and each service a broker user of its own (see
  * docs/operations.md, "Trust on the bus"):
  *
- *   contracts-broker-definitions --prefix contracts --service users-service --service auth-service \
- *     [--gateway-user gateway] [--user-prefix svc-] [--vhost /] [--password-dir DIR [--generate-passwords]] [--out FILE]
+ *   contracts-broker-definitions --prefix contracts --services services.yml \
+ *     [--gateway-user gateway] [--vhost /] [--password-dir DIR [--generate-passwords]] [--out FILE]
+ *
+ * The services file (plugin/bus/services-file.ts) names each service's broker user and what it owns; the gateway
+ * reads the same file (busServicesFile). Without one, `--service users-service --service auth-service
+ * [--user-prefix svc-]` names the services (users named like them, or prefixed), and the gateway pins nothing.
  *
  * Passwords: BROKER_PASSWORD_<USER> (upper case, other characters as _), else the file DIR/<user>; with
  * --generate-passwords a missing file is created with a random password (mode 0600). Only hashes are written.
@@ -15,21 +19,23 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brokerDefinitions } from './broker-definitions';
+import { readServicesFile } from './services-file';
 import { errorMessage } from '../errors/describe';
 
 interface Args {
   prefix: string;
   vhost: string;
   gatewayUser: string;
-  userPrefix: string;
   services: string[];
+  servicesFile?: string;
+  userPrefix?: string;
   passwordDir?: string;
   generate: boolean;
   out?: string;
 }
 
 export function parseArgs(argv: string[]): Args {
-  const args: Args = { prefix: 'contracts', vhost: '/', gatewayUser: 'gateway', userPrefix: '', services: [], generate: false };
+  const args: Args = { prefix: 'contracts', vhost: '/', gatewayUser: 'gateway', services: [], generate: false };
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i] as string;
     const value = (): string => {
@@ -42,12 +48,18 @@ export function parseArgs(argv: string[]): Args {
     else if (flag === '--gateway-user') args.gatewayUser = value();
     else if (flag === '--user-prefix') args.userPrefix = value();
     else if (flag === '--service') args.services.push(value());
+    else if (flag === '--services') args.servicesFile = value();
     else if (flag === '--password-dir') args.passwordDir = value();
     else if (flag === '--generate-passwords') args.generate = true;
     else if (flag === '--out') args.out = value();
     else throw new Error(`unknown argument ${flag}`);
   }
-  if (args.services.length === 0) throw new Error('name at least one --service');
+  if (args.servicesFile !== undefined) {
+    // One list: the gateway reads the file alone, so users or services named beside it would differ from its view.
+    if (args.services.length > 0 || args.userPrefix !== undefined) throw new Error('--services replaces --service and --user-prefix: name every service and its user in the file');
+  } else if (args.services.length === 0) {
+    throw new Error('name at least one --service, or a --services file');
+  }
   if (args.generate && !args.passwordDir) throw new Error('--generate-passwords needs --password-dir');
   return args;
 }
@@ -70,7 +82,9 @@ function password(user: string, args: Args, env: NodeJS.ProcessEnv): string | un
 
 export function run(argv: string[], env: NodeJS.ProcessEnv = process.env): string {
   const args = parseArgs(argv);
-  const services = Object.fromEntries(args.services.map((s) => [s, `${args.userPrefix}${s}`]));
+  const services = args.servicesFile !== undefined
+    ? Object.fromEntries(Object.entries(readServicesFile(args.servicesFile)).map(([service, entry]) => [service, entry.user]))
+    : Object.fromEntries(args.services.map((s) => [s, `${args.userPrefix ?? ''}${s}`]));
   const users = [args.gatewayUser, ...Object.values(services)];
   const passwords: Record<string, string> = {};
   for (const user of users) {

@@ -65,6 +65,8 @@ export interface AnnouncementOrigin {
   userId?: string;
   /** A digest of the message as it was sent, so an exact repeat is known without walking the parsed value. */
   digest?: string;
+  /** Its size as it was sent, for the gateway's memory budget of announcements waiting to be applied. */
+  bytes?: number;
 }
 
 /**

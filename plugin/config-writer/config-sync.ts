@@ -30,6 +30,8 @@ export class ConfigSync {
   private lastConflicts = '';
   private lastUnfit = '';
   private lastTable?: boolean;
+  /** The last render, reused while neither the routes nor the file changed. */
+  private lastRender?: { key: string; current: string; text: string };
   private writing: Promise<void> = Promise.resolve();
   /**
    * Writes (each a host reload) are at least configWriteIntervalMs apart, and the pause after one is at least four
@@ -81,15 +83,20 @@ export class ConfigSync {
     const useTable = this.useTable(table.endpoints);
     const routes = useTable ? [tableEndpoint(prefix, table.endpoints.map((e) => e.path))] : table.endpoints;
     const endpoints = [preflightEndpoint(prefix), ...routes, notFoundEndpoint(prefix)];
+    // Contracts often change without their routes (new schemas, a new instance): then the file would not change.
+    const key = JSON.stringify([useTable, routes]);
+    if (this.lastRender?.key === key && this.lastRender.current === current) return this.lastRender.text;
     // Every contract route runs one shared pipeline; its route (`contract:`) is written on its apiEndpoint entry.
     const shared = `${prefix}routes`;
-    return renderGatewayConfig(current, endpoints, {
+    const text = renderGatewayConfig(current, endpoints, {
       prefix,
       pipelineOf: (endpoint) => (isContractEndpoint(endpoint) ? shared : endpoint.name),
       endpointExtra: (endpoint) => (isContractEndpoint(endpoint) ? { contract: routeAction(endpoint) } : undefined),
       pipelinePolicies: (endpoint) => (isCatchAll(endpoint) ? notFoundPolicies() : generatedPipeline(endpoint, cors)),
       requiredPolicyNames: [...(useTable ? [TABLE_STEP] : []), ...GENERATED_POLICIES, NOT_FOUND_POLICY],
     });
+    this.lastRender = { key, current, text };
+    return text;
   }
 
   /**

@@ -9,6 +9,8 @@ export interface AnnouncerCheck {
   users: Readonly<Record<string, string>>;
   /** Every announcement must carry a user_id: the mapped user, or a user named like the service. */
   required: boolean;
+  /** Only the services in `users` may announce (a services file lists every service there is). */
+  listedOnly?: boolean;
 }
 
 export interface InboxOptions {
@@ -18,6 +20,21 @@ export interface InboxOptions {
   logger?: WarnLogger;
   /** Distinct instances waiting for the next batch; beyond it new ones wait for the next announcement. */
   maxPending?: number;
+  /**
+   * Bytes of announcements waiting for the next batch, per broker user and in total; beyond either, an announcement
+   * is dropped (logged) and its service's next announcement tried again. Unset: unbounded.
+   */
+  pendingBudget?: { perUserBytes: number; totalBytes: number };
+}
+
+interface Waiting {
+  input: unknown;
+  hash: string | undefined;
+  /** The broker user the budget charges it to, when broker users are required; undefined: its service's budget. */
+  userId: string | undefined;
+  /** That budget, as log lines name it. */
+  account: string;
+  bytes: number;
 }
 
 const DEFAULT_MAX_PENDING = 10_000;
@@ -32,7 +49,8 @@ const BUSY_FACTOR = 4;
 
 /** Why the broker user that published an announcement may not announce for its service; undefined when it may. */
 export function announcerProblem(service: string, origin: AnnouncementOrigin, check: AnnouncerCheck | undefined): string | undefined {
-  const mapped = check?.users[service];
+  const mapped = Object.hasOwn(check?.users ?? {}, service) ? check?.users[service] : undefined;
+  if (mapped === undefined && check?.listedOnly) return `${service} is not a service of the services file`;
   if (mapped === undefined && !check?.required) return undefined;
   const expected = mapped ?? service;
   if (origin.userId === undefined) return `it carries no broker user (user_id); ${service} announces as broker user ${expected}`;
@@ -40,12 +58,17 @@ export function announcerProblem(service: string, origin: AnnouncementOrigin, ch
   return undefined;
 }
 
-/** A digest of an announcement handed over without one (in-process); undefined when it cannot be serialised. */
-function digestOf(input: unknown): string | undefined {
+/**
+ * The digest and size of an announcement handed over without them (in-process); an undefined digest when it cannot
+ * be serialised.
+ */
+function measure(input: unknown, origin: AnnouncementOrigin): { digest: string | undefined; bytes: number } {
+  if (origin.digest !== undefined && origin.bytes !== undefined) return { digest: origin.digest, bytes: origin.bytes };
   try {
-    return createHash('sha1').update(JSON.stringify(input)).digest('base64');
+    const text = JSON.stringify(input);
+    return { digest: origin.digest ?? createHash('sha1').update(text).digest('base64'), bytes: origin.bytes ?? Buffer.byteLength(text) };
   } catch {
-    return undefined; // e.g. nested too deep: the registry refuses it anyway
+    return { digest: origin.digest, bytes: origin.bytes ?? 0 }; // e.g. nested too deep: the registry refuses it anyway
   }
 }
 
@@ -56,10 +79,12 @@ function digestOf(input: unknown): string | undefined {
  * per interval (longer when applying took long: see BUSY_FACTOR), however fast it comes.
  */
 export class AnnouncementInbox {
-  private readonly pending = new Map<string, unknown>();
+  private readonly pending = new Map<string, Waiting>();
   /** instance key → hash of its last accepted announcement, for the renew-only path. */
   private readonly accepted = new Map<string, string>();
-  private readonly pendingHash = new Map<string, string | undefined>();
+  /** Bytes waiting, per budget (`broker user U`, or `service S` when users are not required) and in total. */
+  private readonly pendingByUser = new Map<string, number>();
+  private pendingBytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private nextFlushAt = 0;
   private stopped = false;
@@ -86,15 +111,51 @@ export class AnnouncementInbox {
       return;
     }
     const key = JSON.stringify([service, instanceId]);
-    const hash = origin.digest ?? digestOf(input);
+    const { digest: hash, bytes } = measure(input, origin);
     if (hash !== undefined && !this.pending.has(key) && this.accepted.get(key) === hash && this.registry.renew(service, instanceId)) return;
     if (!this.pending.has(key) && this.pending.size >= (this.opts.maxPending ?? DEFAULT_MAX_PENDING)) {
       this.log.warn('inbox-full', `announcements: more than ${this.opts.maxPending ?? DEFAULT_MAX_PENDING} instances waiting; later ones wait for their next announcement`);
       return;
     }
-    this.pending.set(key, input);
-    this.pendingHash.set(key, hash);
+    // A required broker user is one service's; a shared one tells nobody apart, so then each service has its own budget.
+    const userId = this.opts.announcers?.required ? origin.userId : undefined;
+    const account = userId !== undefined ? `broker user ${inert(userId)}` : `service ${inert(service)}`;
+    const full = this.overPendingBudget(key, account, bytes);
+    if (full) {
+      this.log.warn(JSON.stringify([account, 'pending']), `refused announcement for service ${inert(service)} instance ${inert(instanceId)}: ${full}`);
+      return;
+    }
+    this.unqueue(key);
+    this.pending.set(key, { input, hash, userId, account, bytes });
+    this.pendingBytes += bytes;
+    this.pendingByUser.set(account, (this.pendingByUser.get(account) ?? 0) + bytes);
     this.schedule();
+  }
+
+  /** Why `bytes` more for this budget may not wait (the one it replaces counted out), or undefined. */
+  private overPendingBudget(key: string, account: string, bytes: number): string | undefined {
+    const budget = this.opts.pendingBudget;
+    if (!budget) return undefined;
+    const replaced = this.pending.get(key);
+    const userBytes = (this.pendingByUser.get(account) ?? 0) - (replaced?.account === account ? replaced.bytes : 0) + bytes;
+    if (userBytes > budget.perUserBytes) {
+      return `${account} has ${userBytes} bytes waiting, over ${budget.perUserBytes} (announcementRetainedBytesPerUser)`;
+    }
+    if (this.pendingBytes - (replaced?.bytes ?? 0) + bytes > budget.totalBytes) return `announcements waiting are over ${budget.totalBytes} bytes (announcementRetainedBytesTotal)`;
+    return undefined;
+  }
+
+  /** Takes an instance's waiting announcement out of the queue and its byte counts. */
+  private unqueue(key: string): Waiting | undefined {
+    const waiting = this.pending.get(key);
+    if (!waiting) return undefined;
+    this.pending.delete(key);
+    this.pendingBytes -= waiting.bytes;
+    const user = waiting.account;
+    const left = (this.pendingByUser.get(user) ?? 0) - waiting.bytes;
+    if (left > 0) this.pendingByUser.set(user, left);
+    else this.pendingByUser.delete(user);
+    return waiting;
   }
 
   /** Applies what is waiting now, up to MAX_BATCH instances (tests call it to make a batch by hand). */
@@ -104,16 +165,14 @@ export class AnnouncementInbox {
     const started = Date.now();
     const keys = [...this.pending.keys()].slice(0, MAX_BATCH);
     if (keys.length > 0) {
-      const batch = keys.map((k) => this.pending.get(k));
-      const hashes = keys.map((k) => this.pendingHash.get(k));
-      for (const k of keys) {
-        this.pending.delete(k);
-        this.pendingHash.delete(k);
-      }
-      const { accepted } = this.registry.applyAll(batch);
+      const waiting = keys.map((k) => this.unqueue(k) as Waiting);
+      const { accepted } = this.registry.applyAll(
+        waiting.map((w) => w.input),
+        waiting.map((w) => (w.userId !== undefined ? { userId: w.userId } : {})),
+      );
       keys.forEach((key, i) => {
-        const withdrawn = (batch[i] as { withdrawn?: unknown }).withdrawn === true;
-        const hash = hashes[i];
+        const withdrawn = ((waiting[i] as Waiting).input as { withdrawn?: unknown }).withdrawn === true;
+        const hash = (waiting[i] as Waiting).hash;
         if (accepted[i] && !withdrawn && hash !== undefined) this.accepted.set(key, hash);
         else if (accepted[i]) this.accepted.delete(key);
       });
@@ -130,6 +189,8 @@ export class AnnouncementInbox {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.pending.clear();
+    this.pendingByUser.clear();
+    this.pendingBytes = 0;
   }
 
   private schedule(): void {

@@ -18,6 +18,8 @@ export interface OwnershipRules {
   httpPathServices?: readonly string[];
   /** `http.paths` outside `/api/<name>/…` are refused unless this is true. */
   allowPathsOutsideApi?: boolean;
+  /** A service may announce only the message types `messageTypes` gives it (a services file: nothing is first-come). */
+  ownedOnly?: boolean;
 }
 
 /** One service's claim on a message type: its newest contract for it and when the service first claimed it. */
@@ -102,6 +104,7 @@ export function ruleRefusal(service: string, contract: Contract, rules: Ownershi
   if (references !== undefined) return refuse(references);
   const typeOwner = pinnedOwner(rules.messageTypes, (p) => matchesType(p, messageType));
   if (typeOwner !== undefined && typeOwner !== service) return refuse(`message type is pinned to ${typeOwner}`, typeOwner);
+  if (typeOwner === undefined && rules.ownedOnly) return refuse(`message type is not among those the services file gives ${service}`);
   if (contract.public === true && rules.publicServices && !rules.publicServices.includes(service)) {
     return refuse('service may not declare public contracts');
   }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Announcement, Contract, ContractRateLimit, HttpOverride, JsonSchema } from './types';
 import { resolveOwnership, type Claim, type OwnershipRules, type Refusal, type RegistryConflict } from './ownership';
@@ -38,6 +39,30 @@ export interface RegistryOptions {
   limits?: Partial<AnnouncementLimits>;
   /** Pinned ownership and what services may declare; first-come decides the rest. */
   rules?: OwnershipRules;
+  /**
+   * Longest lease an instance holds: a longer one is clamped to it and logged, so the claims of a claimant that
+   * died (never withdrew) lapse within it. Unset: maxTtlMs.
+   */
+  maxLeaseMs?: number;
+  /**
+   * Bytes of contracts (as JSON) the registry retains, per broker user and in total. Identical contracts are kept
+   * once and counted once; an announcement that would go over either budget is refused. Unset: unbounded.
+   */
+  budget?: RetainedBudget;
+}
+
+export interface RetainedBudget {
+  perUserBytes: number;
+  totalBytes: number;
+}
+
+/** Who published an announcement, as the budget counts it. */
+export interface Announcer {
+  /**
+   * The broker user (RabbitMQ's validated user_id) when it identifies one service (broker users required); unset,
+   * the budget is the announcing service's own, since a shared user tells nobody apart.
+   */
+  userId?: string;
 }
 
 export interface RegistryEvents {
@@ -54,10 +79,24 @@ const HTTP_METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'PUT', 'DELETE
 // Message types end up in URL paths, YAML keys and AMQP `type`; keep them to a safe alphabet.
 const MESSAGE_TYPE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 
+/** An announcement's contracts as the pool holds them: shared objects, their pool keys and their bytes as JSON. */
+interface Pooled {
+  contracts: Contract[];
+  hashes: string[];
+  bytes: ReadonlyMap<string, number>;
+}
+
+const NOTHING_POOLED: Pooled = { contracts: [], hashes: [], bytes: new Map() };
+
 interface InstanceRecord {
   service: string;
   instanceId: string;
+  /** Shared with every other instance that announced the same contract (the pool). */
   contracts: Contract[];
+  /** Pool keys of `contracts`, in the same order. */
+  hashes: string[];
+  /** The budget's key for the broker user that announced it. */
+  user: string;
   lastSeen: number;
   leaseExpiresAt: number;
   ttlMs: number;
@@ -222,6 +261,11 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly claimSeq = new Map<string, number>();
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** Every retained contract once, by content: instances announcing the same contract share one object. */
+  private readonly pool = new Map<string, { contract: Contract; bytes: number; refs: number }>();
+  private poolBytes = 0;
+  /** Per budget user: how many of its instances hold each pooled contract, and the bytes of those contracts. */
+  private readonly userHeld = new Map<string, { counts: Map<string, number>; bytes: number }>();
 
   constructor(options: RegistryOptions = {}) {
     super();
@@ -233,8 +277,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   }
 
   /** Applies one announcement (or withdrawal). Never throws; a malformed one is rejected with its reason. */
-  apply(input: unknown): ApplyResult {
-    const result = this.take(input);
+  apply(input: unknown, from: Announcer = {}): ApplyResult {
+    const result = this.take(input, from);
     return result.accepted ? { accepted: true, changed: this.recompute() } : result;
   }
 
@@ -242,8 +286,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
    * Applies a batch (what arrived during one interval) with a single rebuild of the union: at most one `change`.
    * Returns whether each one was accepted (in order) and whether the contracts changed.
    */
-  applyAll(inputs: readonly unknown[]): { accepted: boolean[]; changed: boolean } {
-    const accepted = inputs.map((input) => this.take(input).accepted);
+  applyAll(inputs: readonly unknown[], from: readonly Announcer[] = []): { accepted: boolean[]; changed: boolean } {
+    const accepted = inputs.map((input, i) => this.take(input, from[i] ?? {}).accepted);
     return { accepted, changed: accepted.includes(true) && this.recompute() };
   }
 
@@ -264,7 +308,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
    * Records one announcement without rebuilding the union; `apply` and `applyAll` rebuild. A refused one changes
    * nothing and is logged once per sender and reason.
    */
-  private take(input: unknown): TakeResult {
+  private take(input: unknown, from: Announcer): TakeResult {
     let validation: ValidationResult;
     try {
       validation = validateAnnouncement(input, this.options);
@@ -272,7 +316,10 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       // structuredClone can throw on exotic input; that is malformed too.
       validation = { ok: false, reason: `announcement could not be read: ${errorMessage(error)}` };
     }
-    const refused = validation.ok ? this.overCapacity(validation.announcement) : validation.reason;
+    const user = from.userId !== undefined ? `broker user ${inert(from.userId)}` : `service ${inert(isRecord(input) ? input.service : '?')}`;
+    const pooled = validation.ok ? this.intern(validation.announcement.contracts) : NOTHING_POOLED;
+    let refused = validation.ok ? this.overBudget(validation.announcement, user, pooled) : validation.reason;
+    refused ??= validation.ok ? this.overCapacity(validation.announcement) : undefined;
     if (refused !== undefined) {
       const from = isRecord(input) ? input : {};
       const [service, instanceId] = [inert(from.service ?? '?'), inert(from.instanceId ?? '?')];
@@ -280,13 +327,74 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       return this.applied({ accepted: false, changed: false, reason: refused });
     }
     const announcement = (validation as { announcement: Announcement }).announcement;
+    const maxLease = this.options.maxLeaseMs;
+    if (maxLease !== undefined && announcement.ttlMs > maxLease) {
+      this.refusedLog.warn(
+        JSON.stringify([announcement.service, 'lease']),
+        `contract registry: ${inert(announcement.service)} instance ${inert(announcement.instanceId)} asked for a lease of ${announcement.ttlMs} ms; clamped to ${maxLease} ms (maxLeaseMs)`,
+      );
+      announcement.ttlMs = maxLease;
+    }
     const key = instanceKey(announcement.service, announcement.instanceId);
     if (announcement.withdrawn) {
       this.drop(key);
     } else {
-      this.record(key, announcement);
+      this.record(key, announcement, user, pooled);
     }
     return this.applied({ accepted: true });
+  }
+
+  /**
+   * The pooled copy of each contract (a new one joins the pool only when recorded), and its pool key: identical
+   * contracts of many instances are one object, so instances of a service cost what one costs.
+   */
+  private intern(contracts: readonly Contract[]): Pooled {
+    const bytes = new Map<string, number>();
+    const hashes: string[] = [];
+    const shared = contracts.map((contract) => {
+      const text = JSON.stringify(contract);
+      const hash = createHash('sha256').update(text).digest('base64');
+      hashes.push(hash);
+      bytes.set(hash, Buffer.byteLength(text));
+      return this.pool.get(hash)?.contract ?? contract;
+    });
+    return { contracts: shared, hashes, bytes };
+  }
+
+  /**
+   * Why recording these contracts for `user` would go over the retained budget, or undefined. Counts what the
+   * instance's previous announcement held as released, and a contract the user (or anyone, for the total) already
+   * holds as free: only new bytes count.
+   */
+  private overBudget(announcement: Announcement, user: string, { hashes, bytes }: Pooled): string | undefined {
+    const budget = this.options.budget;
+    if (!budget || announcement.withdrawn) return undefined;
+    const previous = this.records.get(instanceKey(announcement.service, announcement.instanceId));
+    const released = new Set(previous?.hashes ?? []);
+    const unique = new Set(hashes);
+    const held = this.userHeld.get(user);
+    let userBytes = held?.bytes ?? 0;
+    let totalBytes = this.poolBytes;
+    for (const hash of unique) {
+      const size = bytes.get(hash) ?? 0;
+      const heldByUser = (held?.counts.get(hash) ?? 0) - (previous?.user === user && released.has(hash) ? 1 : 0);
+      if (heldByUser <= 0) userBytes += size;
+      const refs = (this.pool.get(hash)?.refs ?? 0) - (released.has(hash) ? 1 : 0);
+      if (refs <= 0) totalBytes += size;
+    }
+    for (const hash of released) {
+      if (unique.has(hash)) continue;
+      const size = this.pool.get(hash)?.bytes ?? 0;
+      if (previous?.user === user && held?.counts.get(hash) === 1) userBytes -= size;
+      if (this.pool.get(hash)?.refs === 1) totalBytes -= size;
+    }
+    if (userBytes > budget.perUserBytes && userBytes > (held?.bytes ?? 0)) {
+      return `${user} would retain ${userBytes} bytes of contracts, over ${budget.perUserBytes} (announcementRetainedBytesPerUser)`;
+    }
+    if (totalBytes > budget.totalBytes && totalBytes > this.poolBytes) {
+      return `the gateway would retain ${totalBytes} bytes of contracts, over ${budget.totalBytes} (announcementRetainedBytesTotal)`;
+    }
+    return undefined;
   }
 
   /**
@@ -379,15 +487,20 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.timer = undefined;
   }
 
-  private record(key: string, announcement: Announcement): void {
+  private record(key: string, announcement: Announcement, user: string, pooled: Pooled): void {
+    const { hashes, contracts } = pooled;
     const now = this.now();
     const previous = this.records.get(key);
-    const sameContracts = previous !== undefined && canonical(previous.contracts) === canonical(announcement.contracts);
+    const sameContracts = previous !== undefined && previous.hashes.length === hashes.length && previous.hashes.every((h, i) => h === hashes[i]);
     this.seq += 1;
+    this.hold(user, pooled);
+    if (previous) this.release(previous);
     this.keep(key, {
       service: announcement.service,
       instanceId: announcement.instanceId,
-      contracts: announcement.contracts,
+      contracts,
+      hashes,
+      user,
       lastSeen: now,
       leaseExpiresAt: now + announcement.ttlMs,
       ttlMs: announcement.ttlMs,
@@ -404,9 +517,52 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.byService.set(record.service, siblings);
   }
 
+  /** Counts a record's contracts into the pool and its user's share (before the record it replaces is released). */
+  private hold(user: string, { hashes, contracts, bytes }: Pooled): void {
+    let held = this.userHeld.get(user);
+    if (!held) this.userHeld.set(user, (held = { counts: new Map(), bytes: 0 }));
+    hashes.forEach((hash, i) => {
+      let entry = this.pool.get(hash);
+      if (!entry) {
+        entry = { contract: contracts[i] as Contract, bytes: bytes.get(hash) ?? 0, refs: 0 };
+        this.pool.set(hash, entry);
+        this.poolBytes += entry.bytes;
+      }
+      entry.refs += 1;
+      const count = held.counts.get(hash) ?? 0;
+      if (count === 0) held.bytes += entry.bytes;
+      held.counts.set(hash, count + 1);
+    });
+  }
+
+  private release(record: InstanceRecord): void {
+    const held = this.userHeld.get(record.user);
+    for (const hash of record.hashes) {
+      const entry = this.pool.get(hash);
+      if (!entry) continue;
+      entry.refs -= 1;
+      if (entry.refs <= 0) {
+        this.pool.delete(hash);
+        this.poolBytes -= entry.bytes;
+      }
+      const count = held?.counts.get(hash) ?? 0;
+      if (held && count <= 1) {
+        held.counts.delete(hash);
+        held.bytes -= entry.bytes;
+      } else held?.counts.set(hash, count - 1);
+    }
+    if (held && held.counts.size === 0) this.userHeld.delete(record.user);
+  }
+
+  /** Bytes of contracts retained (each distinct contract once), in total and per budget (`broker user U`, `service S`). */
+  retained(): { totalBytes: number; byUser: Record<string, number> } {
+    return { totalBytes: this.poolBytes, byUser: Object.fromEntries([...this.userHeld].map(([user, held]) => [user, held.bytes])) };
+  }
+
   private drop(key: string): void {
     const record = this.records.get(key);
     if (!record) return;
+    this.release(record);
     this.records.delete(key);
     const siblings = this.byService.get(record.service);
     siblings?.delete(key);

@@ -14,13 +14,17 @@ export interface CachedDocument {
 }
 
 /**
- * The OpenAPI document, built when the registry's contracts change (its 'change' event) and served from memory:
- * a request never builds it. A build that fails keeps the last good document and is logged.
+ * The OpenAPI document, built at start and then on the first request after the registry's contracts changed (its
+ * 'change' event), and served from memory until they change again: a flood of changing announcements costs no build
+ * nobody asks for. A build that fails keeps the last good document and is logged.
  */
 export class OpenApiCache {
   private cached?: CachedDocument;
+  private stale = false;
   private builds = 0;
-  private readonly onChange = (): void => this.rebuild();
+  private readonly onChange = (): void => {
+    this.stale = true;
+  };
 
   constructor(
     private readonly registry: ContractRegistry,
@@ -44,7 +48,7 @@ export class OpenApiCache {
   }
 
   current(): CachedDocument {
-    if (!this.cached) this.rebuild();
+    if (!this.cached || this.stale) this.rebuild();
     return this.cached as CachedDocument;
   }
 
@@ -54,6 +58,7 @@ export class OpenApiCache {
   }
 
   private rebuild(): void {
+    this.stale = false;
     try {
       const document = buildOpenApiDocument(this.registry.contracts(), this.options());
       const json = JSON.stringify(document);

@@ -18,11 +18,13 @@ export interface HealthFields {
 export function healthFields(runtime: Runtime, now = Date.now()): HealthFields {
   const store = runtime.rateLimits.store;
   const since = store.since();
+  // Counts only: an anonymous probe must not make the gateway copy every contract it holds.
+  const counts = runtime.registry.counts();
   return {
     bus: { kind: runtime.transport.kind, state: runtime.transport.state() },
     rateLimitStore: { state: store.state(), ...(since !== undefined ? { since: new Date(since).toISOString() } : {}) },
-    contracts: runtime.registry.contracts().length,
-    services: new Set(runtime.registry.instances().map((i) => i.service)).size,
+    contracts: counts.contracts,
+    services: counts.services,
     uptimeSeconds: Math.max(0, Math.floor((now - runtime.startedAt) / 1000)),
   };
 }

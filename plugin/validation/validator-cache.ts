@@ -9,11 +9,6 @@ export type Compiled = { ok: true; validate: ValidateFunction } | { ok: false; r
 
 export type Compiler = (schema: JsonSchema, role: SchemaRole) => ValidateFunction;
 
-interface Entry {
-  hash: string;
-  compiled: Compiled;
-}
-
 export interface CacheLogger {
   error(message: string): void;
 }
@@ -27,17 +22,25 @@ export function tryCompile(schema: JsonSchema, role: SchemaRole, compile: Compil
   }
 }
 
+/** How long one slice of compiling in the background may hold the event loop before requests get a turn. */
+const SLICE_MS = 10;
+
 /**
- * Validators of the discovered contracts, compiled once per contract and role. Entries are keyed by
- * message type and carry the hash of the schema they were compiled from: a changed contract is recompiled,
- * an unchanged one never is. `sync` is meant for the registry's 'change' event, so a broken schema is
- * reported when the contract is discovered rather than on its first request.
+ * Validators of the discovered contracts, compiled once per schema content and role: contracts (of any message
+ * type, any instance) with the same schema share one validator; a changed schema is compiled anew, an unchanged
+ * one never is. `sync` is meant for the registry's 'change' event, so a broken schema is reported when the contract
+ * is discovered rather than on its first request; `syncInSlices` does the compiling in slices between requests, so
+ * a flood of changing contracts never holds the event loop for long (a request compiles what it needs first).
  */
 export class ValidatorCache {
-  private readonly entries = new Map<string, Entry>();
+  /** `role:schema hash` → its validator. */
+  private readonly entries = new Map<string, Compiled>();
   private readonly byContract = new WeakMap<Contract, Partial<Record<SchemaRole, Compiled>>>();
   private readonly compile: Compiler;
   private readonly log?: CacheLogger;
+  /** Contracts of the last syncInSlices still to compile, and the timer of the next slice. */
+  private queue: Array<[Contract, SchemaRole]> = [];
+  private slice: NodeJS.Immediate | undefined;
 
   constructor(opts: { compile?: Compiler; log?: CacheLogger } = {}) {
     this.compile = opts.compile ?? compileSchema;
@@ -46,14 +49,44 @@ export class ValidatorCache {
 
   /** Brings the cache in line with the current contracts: compiles new and changed ones, forgets the gone. */
   sync(contracts: readonly Contract[]): void {
+    for (const [contract, role] of this.forget(contracts)) this.validator(contract, role);
+  }
+
+  /** As sync, compiling in slices of at most about SLICE_MS between other work; a newer call replaces what is left. */
+  syncInSlices(contracts: readonly Contract[]): void {
+    this.queue = this.forget(contracts);
+    const work = (): void => {
+      this.slice = undefined;
+      const until = performance.now() + SLICE_MS;
+      while (this.queue.length > 0 && performance.now() < until) {
+        const [contract, role] = this.queue.pop() as [Contract, SchemaRole];
+        this.lookup(contract, role);
+      }
+      if (this.queue.length > 0) this.slice = setImmediate(work);
+    };
+    if (!this.slice && this.queue.length > 0) this.slice = setImmediate(work);
+  }
+
+  /** Stops compiling in the background. */
+  stop(): void {
+    if (this.slice) clearImmediate(this.slice);
+    this.slice = undefined;
+    this.queue = [];
+  }
+
+  /** Drops the validators no current contract uses; returns each contract and role still to look up. */
+  private forget(contracts: readonly Contract[]): Array<[Contract, SchemaRole]> {
     const live = new Set<string>();
+    const todo: Array<[Contract, SchemaRole]> = [];
     for (const contract of contracts) {
       for (const role of ['input', 'output'] as const) {
-        live.add(keyOf(contract.messageType, role));
-        this.validator(contract, role);
+        const key = keyOf(role, schemaHash(role === 'input' ? contract.inputSchema : contract.outputSchema));
+        live.add(key);
+        if (!this.entries.has(key)) todo.push([contract, role]);
       }
     }
     for (const key of this.entries.keys()) if (!live.has(key)) this.entries.delete(key);
+    return todo;
   }
 
   /** The validator of a contract's input or output schema; compiled here only if sync has not seen it. */
@@ -67,15 +100,14 @@ export class ValidatorCache {
 
   private lookup(contract: Contract, role: SchemaRole): Compiled {
     const schema = role === 'input' ? contract.inputSchema : contract.outputSchema;
-    const key = keyOf(contract.messageType, role);
-    const hash = schemaHash(schema);
+    const key = keyOf(role, schemaHash(schema));
     const known = this.entries.get(key);
-    if (known?.hash === hash) return known.compiled;
+    if (known) return known;
     const compiled = tryCompile(schema, role, this.compile);
     if (!compiled.ok) {
       this.log?.error(`contract ${contract.messageType}: its ${role}Schema does not compile (${compiled.reason}); its routes answer 500 INTERNAL_ERROR until the service announces a fixed contract`);
     }
-    this.entries.set(key, { hash, compiled });
+    this.entries.set(key, compiled);
     return compiled;
   }
 
@@ -84,8 +116,8 @@ export class ValidatorCache {
   }
 }
 
-function keyOf(messageType: string, role: SchemaRole): string {
-  return `${role}:${messageType}`;
+function keyOf(role: SchemaRole, hash: string): string {
+  return `${role}:${hash}`;
 }
 
 const INLINE_LIMIT = 256;

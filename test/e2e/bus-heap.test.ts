@@ -1,8 +1,13 @@
 import { expect } from 'chai';
 import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
-import { AMQP_URL } from '../support/env';
+import * as amqp from 'amqplib';
+import { AMQP_URL, freePort, uniquePrefix } from '../support/env';
 import { httpAs } from '../support/http';
 import { roguePublisher, rogueContract, type RoguePublisher } from '../support/rogue';
+import { probeLoop } from '../support/flood';
+import { createServicesFileUsers, type BrokerUsers } from '../support/services-file-users';
+import { AmqpTransport } from '../../plugin/bus/amqp';
+import { serve, type RunningService } from '../../sdk';
 
 const admin = httpAs(['admin:all', 'users:read']);
 
@@ -78,5 +83,105 @@ describe('announcements against a gateway with a 128 MB heap', function () {
     }
     await eventually(async () => expect(gw.output()).to.include('(announcedServicesMax)'), 20_000);
     await stillServing();
+  });
+});
+
+/** An announcement just under the size limit: 200 contracts whose schemas all differ from every earlier one. */
+function bigAnnouncement(service: string, n: number): Record<string, unknown> {
+  const contracts = Array.from({ length: 200 }, (_, c) => {
+    const properties: Record<string, unknown> = {};
+    for (let p = 0; p < 12; p += 1) properties[`field${p}_${n}`] = { type: 'string', maxLength: 64, description: 'x'.repeat(20) };
+    return { messageType: `Flood${c}Command`, targetService: service, requiredPermissions: [], inputSchema: { type: 'object', properties }, outputSchema: { type: 'object' } };
+  });
+  return { service, instanceId: `${service}-${n}`, ttlMs: 60_000, contracts };
+}
+
+/**
+ * One service's broker user (made from a services file, as documented) floods a 128 MB-heap gateway with new
+ * instance ids, each announcement within every size limit: the retained-bytes budget refuses what is over it, and
+ * another service's route answers within 3 s throughout.
+ */
+describe('a per-service broker user announcing new instance ids against a 128 MB heap', function () {
+  this.timeout(180_000);
+  const prefix = uniquePrefix('heapuser');
+  const gatewayUser = `${prefix}-gateway`;
+  const floodUser = `${prefix}-flood`;
+  const steadyUser = `${prefix}-steady`;
+  let users: BrokerUsers | undefined;
+  let gw: GatewayProcess | undefined;
+  let transport: AmqpTransport | undefined;
+  let steady: RunningService | undefined;
+  let metricsPort = 0;
+
+  before(async () => {
+    users = await createServicesFileUsers(
+      prefix,
+      gatewayUser,
+      ['services:', '  flood-service:', `    user: ${floodUser}`, "    messageTypes: ['Flood*']", '  steady-service:', `    user: ${steadyUser}`, '    messageTypes: [ListSteadyQuery]', ''].join('\n'),
+      [floodUser, steadyUser],
+    );
+    metricsPort = await freePort();
+    gw = await startGateway({
+      BUS_URL: users.url(gatewayUser),
+      BUS_PREFIX: prefix,
+      START_REFERENCE_SERVICES: 'false',
+      BUS_SERVICES_FILE: users.servicesFile,
+      METRICS_PORT: String(metricsPort),
+      NODE_OPTIONS: '--max-old-space-size=128',
+    });
+    transport = new AmqpTransport(users.url(steadyUser), { prefix });
+    await transport.start();
+    steady = await serve({
+      transport,
+      service: 'steady-service',
+      acceptRequestsFrom: gatewayUser,
+      operations: [{ contract: { messageType: 'ListSteadyQuery', inputSchema: { type: 'object' }, outputSchema: { type: 'array' }, requiredPermissions: [] }, handle: () => ['steady'] }],
+    });
+  });
+
+  after(async () => {
+    await steady?.stop().catch(() => undefined);
+    await transport?.close().catch(() => undefined);
+    await gw?.stop().catch(() => undefined);
+    await users?.remove();
+  });
+
+  it('refuses what is over the user’s budget, survives, and answers an existing route within 3 s throughout', async () => {
+    const route = `${gw!.baseUrl}/api/steadies`;
+    await eventually(async () => expect((await admin('GET', route)).body).to.deep.equal(['steady']), 15_000);
+    const heap = async (): Promise<number> => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      return Number(/^nodejs_heap_size_used_bytes (\d+)/m.exec(text)?.[1] ?? 0);
+    };
+    // Built before the clock starts: the steady service and the probes share this process with the flooder.
+    const bodies = Array.from({ length: 120 }, (_, n) => Buffer.from(JSON.stringify(bigAnnouncement('flood-service', n))));
+    let maxHeap = 0;
+    const sampler = setInterval(() => void heap().then((h) => (maxHeap = Math.max(maxHeap, h)), () => undefined), 500);
+    const probes = probeLoop(async () => (await admin('GET', route, { headers: { connection: 'close' } })).status, 100);
+    const conn = await amqp.connect(users!.url(floodUser));
+    let sent = 0;
+    try {
+      const ch = await conn.createConfirmChannel();
+      // 120 announcements of ~240 KB (29 MB): more than three times the 35 that ended a gateway before.
+      for (const body of bodies) {
+        ch.publish(`${prefix}.discovery`, 'announce.flood-service', body, { userId: floodUser });
+        sent += 1;
+        if (sent % 5 === 0) await ch.waitForConfirms();
+      }
+      await ch.waitForConfirms();
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
+    // The gateway takes 4 MB/s off the bus: keep probing while it works through what the broker holds.
+    await new Promise((r) => setTimeout(r, 10_000));
+    const stats = await probes.stop();
+    clearInterval(sampler);
+    expect(gw!.child.exitCode, gw!.output().slice(-2000)).to.equal(null);
+    expect(sent).to.equal(120);
+    expect(stats.failures, JSON.stringify(stats)).to.equal(0);
+    expect(stats.maxMs, JSON.stringify(stats)).to.be.below(3000);
+    expect(gw!.output()).to.match(new RegExp(`broker user ${floodUser} (would retain|has) \\d+ bytes`));
+    expect(gw!.output()).to.not.match(/heap out of memory/i);
+    process.stdout.write(`      (gateway heap at most ${(maxHeap / 1048576).toFixed(1)} MB; probes ${JSON.stringify(stats)})\n`);
   });
 });

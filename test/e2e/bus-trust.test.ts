@@ -27,8 +27,10 @@ describe('trust on the bus: a rogue publisher with the default credentials', fun
     await gw?.stop();
   });
 
-  it('says once at start that announcements are unauthenticated', () => {
-    expect(gw.output().match(/announcements are unauthenticated/g)).to.have.length(1);
+  it('says once at start, in one line, that it runs on a shared credential and announcements are unauthenticated', () => {
+    const lines = gw.output().split('\n').filter((l) => /announcements are unauthenticated|shared credential/.test(l));
+    expect(lines).to.have.length(1);
+    expect(lines[0]).to.include('the gateway connects as guest, a shared credential').and.include('docs/operations.md, "Trust on the bus"');
   });
 
   it('cannot make GET /api/users public under another service name, whatever its sort order', async () => {

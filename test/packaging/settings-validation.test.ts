@@ -101,6 +101,7 @@ describe('plugin settings validation', () => {
     for (const [label, extra, named] of [
       ['a malformed BUS_URL', { BUS_URL: 'amqp//rabbitmq:5672' }, 'BUS_URL'],
       ['a short secret', { JWT_SECRET: 'short' }, 'JWT_SECRET'],
+      ['a services file that is not there', { BUS_SERVICES_FILE: '/nonexistent/services.yml' }, 'BUS_SERVICES_FILE /nonexistent/services.yml: does not exist'],
     ] as const) {
       it(label, async () => {
         const r = await start(extra, dir);
@@ -110,6 +111,17 @@ describe('plugin settings validation', () => {
         expect(lines[0]).to.include(named);
       });
     }
+
+    it('a malformed services file, named without echoing its contents', async () => {
+      const file = join(dir, 'services.yml');
+      writeFileSync(file, 'services:\n  a-service: {messageTypes: [A]\n  password: hunter2-secret\n');
+      const r = await start({ BUS_SERVICES_FILE: file, START_REFERENCE_SERVICES: 'false' }, dir);
+      expect(r.code, r.output).to.equal(INVALID_SETTINGS_EXIT_CODE);
+      const lines = r.output.split('\n').filter((l) => l.includes('invalid setting'));
+      expect(lines, r.output).to.have.length(1);
+      expect(lines[0]).to.include(`BUS_SERVICES_FILE ${file}: is not valid YAML (line`);
+      expect(r.output).to.not.include('hunter2');
+    });
 
     it('an unknown setting in system.config.yml (the host would only log it and run without the plugin)', async () => {
       const file = join(dir, 'system.config.yml');

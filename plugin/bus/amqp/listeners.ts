@@ -98,7 +98,7 @@ export class AmqpListeners {
     if (typeof service !== 'string') return drop('no service');
     if (service !== keyService) return drop(`service ${inert(service)} does not match the routing key`);
     const digest = createHash('sha1').update(msg.content).digest('base64');
-    const origin = userId !== undefined ? { userId, digest } : { digest };
+    const origin = userId !== undefined ? { userId, digest, bytes: msg.content.length } : { digest, bytes: msg.content.length };
     callGuarded(this.conn.logger, 'announcement listener', () => listener(announcement as Announcement, origin));
   }
 
