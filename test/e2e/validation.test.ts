@@ -140,9 +140,11 @@ pipelines:
                   name: { type: string, minLength: 1 }
                   size: { type: integer, minimum: 1 }
                 required: [name, size]
+      # public: no authentication step here, so the router does not ask for a caller (fail-closed otherwise).
       - contract-router:
           - action:
               messageType: CreateGadgetCommand
+              public: true
   # No contract at all: the inline schema alone guards the route.
   hand-check:
     apiEndpoints: [hand-check]
