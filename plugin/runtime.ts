@@ -83,7 +83,7 @@ export class Runtime {
       announcements: { maxBytes: settings.announcementLimits.maxBytes, bytesPerSecond: settings.announcementBytesPerSecond },
       // A reply counts only from the broker user that may announce for its service (read per reply: the settings
       // object is the one the trust settings live in).
-      replies: { replyUser: (service) => serviceBrokerUser(this.settings, service), onRefusedReply: (service) => this.observability.metrics?.replyRefused(service) },
+      replies: { maxBytes: settings.maxReplyBytes, replyUser: (service) => serviceBrokerUser(this.settings, service), onRefusedReply: (service) => this.observability.metrics?.replyRefused(service) },
     });
     this.discoveryGrace = new DiscoveryGrace(settings.discoveryGraceMs);
     this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits, maxLeaseMs: settings.maxLeaseMs, budget: settings.retainedBudget });

@@ -30,6 +30,7 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   busPrefix: 'BUS_PREFIX',
   requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
   maxRequestTimeoutMs: 'MAX_REQUEST_TIMEOUT_MS',
+  maxReplyBytes: 'MAX_REPLY_BYTES',
   generatedPrefix: 'GENERATED_PREFIX',
   bodyLimitBytes: 'BODY_LIMIT_BYTES',
   maxJsonDepth: 'MAX_JSON_DEPTH',

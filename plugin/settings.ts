@@ -1,6 +1,7 @@
 import { EDGE_SETTINGS_SCHEMA_PROPERTIES, resolveEdgeSettings, type EdgeSettings } from './edge/edge-settings';
 import { AUTO_TABLE_ABOVE, ROUTING_MODES, type RoutingMode } from './routing/routing-mode';
 import { DEFAULT_MAX_JSON_DEPTH } from './request/json-depth';
+import { DEFAULT_MAX_REPLY_BYTES } from './bus/constants';
 import { BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES, resolveBusTrustSettings, type BusTrustSettings } from './bus-trust-settings';
 import { ROUTE_EXCLUSION_SETTINGS_SCHEMA_PROPERTIES, resolveRouteExclusionSettings, type RouteExclusionSettings } from './route-exclusion-settings';
 
@@ -17,6 +18,8 @@ export interface Settings extends EdgeSettings, BusTrustSettings, RouteExclusion
   requestTimeoutMs: number;
   /** The longest deadline a contract's timeoutMs gets; a longer one is cut to it (default 60000, or requestTimeoutMs if larger). */
   maxRequestTimeoutMs: number;
+  /** A service's reply over this many bytes is answered 502 unparsed. */
+  maxReplyBytes: number;
   /** Names of generated apiEndpoints/pipelines start with this; everything else in the file is hand-written. */
   generatedPrefix: string;
   /** Write discovered routes into gateway.config.yml (off: serve only what the file already has). */
@@ -71,6 +74,7 @@ export const SETTINGS_SCHEMA = {
     busUrl: { type: 'string', description: 'embedded, or amqp://user:pass@host:5672/vhost (env BUS_URL)' },
     busPrefix: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'exchange/queue name prefix (env BUS_PREFIX)' },
     requestTimeoutMs: { type: 'integer', minimum: 1, maximum: 600000 },
+    maxReplyBytes: { type: 'integer', minimum: 1024, maximum: 268435456, description: `a service's reply over this many bytes is answered 502 unparsed (env MAX_REPLY_BYTES), default ${DEFAULT_MAX_REPLY_BYTES}` },
     maxRequestTimeoutMs: { type: 'integer', minimum: 1, maximum: 600000, description: `a contract's timeoutMs above it is cut to it (env MAX_REQUEST_TIMEOUT_MS), default ${DEFAULT_MAX_REQUEST_TIMEOUT_MS} or requestTimeoutMs if larger` },
     generatedPrefix: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$' },
     writeConfig: { type: 'boolean' },
@@ -128,6 +132,7 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     busUrl: str('busUrl', 'BUS_URL', 'embedded'),
     busPrefix: str('busPrefix', 'BUS_PREFIX', 'contracts'),
     requestTimeoutMs,
+    maxReplyBytes: intFrom(raw.maxReplyBytes ?? env.MAX_REPLY_BYTES, DEFAULT_MAX_REPLY_BYTES),
     maxRequestTimeoutMs: intFrom(raw.maxRequestTimeoutMs ?? env.MAX_REQUEST_TIMEOUT_MS, Math.max(DEFAULT_MAX_REQUEST_TIMEOUT_MS, requestTimeoutMs)),
     generatedPrefix: str('generatedPrefix', 'GENERATED_PREFIX', 'contracts-'),
     writeConfig: raw.writeConfig !== false,

@@ -15,3 +15,6 @@ export const DEFAULT_PREFETCH = 16;
  */
 export const RETRY_FIRST_DELAY_MS = 100;
 export const RETRY_MAX_DELAY_MS = 5_000;
+
+/** Bytes of one reply the gateway parses unless maxReplyBytes says otherwise; a larger one is answered 502. */
+export const DEFAULT_MAX_REPLY_BYTES = 1024 * 1024;

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import * as net from 'node:net';
 import * as amqp from 'amqplib';
 import { AmqpTransport } from '../../plugin/bus/amqp';
+import { GatewayError } from '../../plugin/errors/gateway-error';
 import type { BusLogger } from '../../plugin/bus';
 import type { Announcement } from '../../plugin/contracts/types';
 import type { Transport, TransportState } from '../../plugin/bus/transport';
@@ -190,6 +191,33 @@ describe('AmqpTransport (RabbitMQ)', function () {
       await service.serve('early', async (m) => ({ ok: true, result: m.input }));
       await Promise.all([gateway.start(), service.start()]);
       expect(await gateway.request(requestFor('early', { a: 1 }), 5000)).to.deep.equal({ ok: true, result: { a: 1 } });
+    });
+
+    it('answers 502 to a reply over maxBytes without parsing it, and goes on serving', async () => {
+      const prefix = newPrefix();
+      const logs = collectingLogger('g');
+      const gateway = new AmqpTransport(BROKER_URL, { prefix, logger: logs, replies: { maxBytes: 4096 } });
+      const service = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('s') });
+      fixture = {
+        gateway,
+        service,
+        service2: service,
+        prefix,
+        logs: {} as AmqpFixture['logs'],
+        cleanup: async () => {
+          await Promise.all([gateway.close(), service.close()]);
+          await deleteTopology(prefix);
+        },
+      };
+      // Many small values: what takes a parser many times the reply's size in memory.
+      await service.serve('big', async (m) => ({ ok: true, result: { items: new Array(Number(m.input.n)).fill({}) } }));
+      await Promise.all([gateway.start(), service.start()]);
+      const err = await gateway.request(requestFor('big', { n: 5000 }), 5000).then(() => null, (e: unknown) => e);
+      expect(err).to.be.instanceOf(GatewayError);
+      expect((err as GatewayError).status).to.equal(502);
+      expect(logs.lines.join('\n')).to.match(/of \d+ bytes is over 4096 \(maxReplyBytes\)/);
+      const small = await gateway.request(requestFor('big', { n: 3 }), 5000);
+      expect(small).to.deep.equal({ ok: true, result: { items: [{}, {}, {}] } });
     });
 
     it('uses the documented wire format (exchange, work queue, properties, headers, body)', async () => {

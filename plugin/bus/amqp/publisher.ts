@@ -6,6 +6,7 @@ import { badGateway, gatewayTimeout } from '../../errors/gateway-error';
 import { inert, OnceLog } from '../../log-once';
 import { newId } from '../../request/ids';
 import { internalErrorReply, isReply } from '../envelope';
+import { DEFAULT_MAX_REPLY_BYTES } from '../constants';
 import { busClosing, busNotConnected, busRefused, noInstance, notEncodable } from '../failures';
 import { PendingRequests, waitMs, type PendingRequest } from '../pending';
 import type { Reply, RequestMessage } from '../transport';
@@ -33,7 +34,10 @@ export interface ReplyCheck {
   replyUser?: (service: string) => string | undefined;
   /** Told of each reply dropped for its publisher (a metric). */
   onRefusedReply?: (service: string) => void;
+  /** A larger reply is answered 502 unparsed: parsing it could take the gateway's whole heap. */
+  maxBytes?: number;
 }
+
 
 export class AmqpPublisher {
   /**
@@ -200,6 +204,12 @@ export class AmqpPublisher {
     const expected = this.check.replyUser?.(waiting.service);
     if (expected !== undefined && msg.properties.userId !== expected) return this.refuseReply(waiting.service, expected, msg);
     const p = this.pending.take(id) as AmqpPendingRequest;
+    const max = this.check.maxBytes ?? DEFAULT_MAX_REPLY_BYTES;
+    if (msg.content.length > max) {
+      this.refusedLog.warn(JSON.stringify(['size', p.service]), `[${p.correlationId}] bus: a reply from service '${p.service}' of ${msg.content.length} bytes is over ${max} (maxReplyBytes); answered 502 unparsed`);
+      p.reject(badGateway(p.service));
+      return;
+    }
     let reply: unknown;
     try {
       reply = JSON.parse(msg.content.toString('utf8'));
