@@ -17,7 +17,7 @@ export interface Run {
 export function run(cmd: string, args: string[], opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {}): Promise<Run> {
   return new Promise((resolveRun, reject) => {
     let output = '';
-    const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...NPM_ENV, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env: { ...inherited(), ...NPM_ENV, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     const timer = setTimeout(() => {
@@ -50,7 +50,7 @@ export interface Started {
 /** Starts a long-running command and resolves once `ready` returns true (or fails with its output). */
 export async function startProcess(cmd: string, args: string[], opts: { cwd: string; env: Record<string, string | undefined> }, ready: () => Promise<boolean>): Promise<Started> {
   let out = '';
-  const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...inherited(), ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
@@ -84,4 +84,10 @@ export async function answers(url: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** This process's environment less EG_CONFIG_DIR: an installed gateway and `eg` find their config by their folder. */
+function inherited(): NodeJS.ProcessEnv {
+  const { EG_CONFIG_DIR: _ignored, ...rest } = process.env;
+  return rest;
 }
