@@ -34,6 +34,21 @@ function collectingLogger(tag: string): CollectingLogger {
   return { lines, info: log('info'), warn: log('warn'), error: log('error') };
 }
 
+/** A fixture of one gateway and one service transport made by the test itself; cleanup closes both. */
+function pairFixture(gateway: AmqpTransport, service: AmqpTransport, prefix: string): AmqpFixture {
+  return {
+    gateway,
+    service,
+    service2: service,
+    prefix,
+    logs: {} as AmqpFixture['logs'],
+    cleanup: async () => {
+      await Promise.all([gateway.close(), service.close()]);
+      await deleteTopology(prefix);
+    },
+  };
+}
+
 let admin: amqp.ChannelModel;
 
 /** Runs one broker operation on a throw-away channel (a failing operation closes its channel). */
@@ -177,17 +192,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
       const prefix = newPrefix();
       const gateway = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('g') });
       const service = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('s') });
-      fixture = {
-        gateway,
-        service,
-        service2: service,
-        prefix,
-        logs: {} as AmqpFixture['logs'],
-        cleanup: async () => {
-          await Promise.all([gateway.close(), service.close()]);
-          await deleteTopology(prefix);
-        },
-      };
+      fixture = pairFixture(gateway, service, prefix);
       await service.serve('early', async (m) => ({ ok: true, result: m.input }));
       await Promise.all([gateway.start(), service.start()]);
       expect(await gateway.request(requestFor('early', { a: 1 }), 5000)).to.deep.equal({ ok: true, result: { a: 1 } });
@@ -198,17 +203,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
       const logs = collectingLogger('g');
       const gateway = new AmqpTransport(BROKER_URL, { prefix, logger: logs, replies: { maxBytes: 4096 } });
       const service = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('s') });
-      fixture = {
-        gateway,
-        service,
-        service2: service,
-        prefix,
-        logs: {} as AmqpFixture['logs'],
-        cleanup: async () => {
-          await Promise.all([gateway.close(), service.close()]);
-          await deleteTopology(prefix);
-        },
-      };
+      fixture = pairFixture(gateway, service, prefix);
       // Many small values: what takes a parser many times the reply's size in memory.
       await service.serve('big', async (m) => ({ ok: true, result: { items: new Array(Number(m.input.n)).fill({}) } }));
       await Promise.all([gateway.start(), service.start()]);
