@@ -9,6 +9,7 @@ import { callGuarded } from '../notify';
 import type { AnnouncementListener, Subscription } from '../transport';
 import type { AmqpConnection } from './connection';
 import type { AmqpConsumers, Registration } from './consumers';
+import { hasInvalidHeaders } from './header-guard';
 import { ANNOUNCE_BINDING, announcedService, DISCOVER_KEY } from './wire';
 
 /*
@@ -87,6 +88,7 @@ export class AmqpListeners {
     const drop = (reason: string): void => this.droppedLog.warn(JSON.stringify([routingKey, userId, reason]), `bus: dropped an announcement (${from}): ${reason}`);
     const max = this.intake.maxBytes;
     if (msg.content.length > max) return drop(`${msg.content.length} bytes, over ${max} (announcementMaxBytes)`);
+    if (hasInvalidHeaders(msg)) return drop('headers nested too deep or undecodable');
     let announcement: unknown;
     try {
       announcement = JSON.parse(msg.content.toString('utf8'));

@@ -13,6 +13,7 @@ import type { Reply, RequestMessage } from '../transport';
 import { noop } from '../logger';
 import type { AmqpConnection } from './connection';
 import type { AmqpConsumers, Registration } from './consumers';
+import { hasInvalidHeaders } from './header-guard';
 import { announceKey, DISCOVER_KEY, encodeHeaders, encodeJson, JSON_TYPE } from './wire';
 
 /*
@@ -207,6 +208,11 @@ export class AmqpPublisher {
     const max = this.check.maxBytes ?? DEFAULT_MAX_REPLY_BYTES;
     if (msg.content.length > max) {
       this.refusedLog.warn(JSON.stringify(['size', p.service]), `[${p.correlationId}] bus: a reply from service '${p.service}' of ${msg.content.length} bytes is over ${max} (maxReplyBytes); answered 502 unparsed`);
+      p.reject(badGateway(p.service));
+      return;
+    }
+    if (hasInvalidHeaders(msg)) {
+      this.refusedLog.warn(JSON.stringify(['headers', p.service]), `[${p.correlationId}] bus: a reply from service '${p.service}' has headers nested too deep or undecodable; answered 502 unparsed`);
       p.reject(badGateway(p.service));
       return;
     }
