@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import type { Announcement, Contract, ContractRateLimit, HttpOverride, JsonSchema } from './types';
 import { resolveOwnership, type Claim, type OwnershipRules, type Refusal, type RegistryConflict } from './ownership';
 import { DEFAULT_ANNOUNCEMENT_LIMITS, schemaOverLimits, type AnnouncementLimits } from './limits';
+import { schemaCostProblem } from '../validation/schema-cost';
 import { inert, OnceLog } from '../log-once';
 import { errorMessage } from '../errors/describe';
 
@@ -160,7 +161,7 @@ function validateContract(value: unknown, limits: AnnouncementLimits): Contract 
   if (!isRecord(value.outputSchema)) return 'has no outputSchema object';
   // Before anything copies or walks the schemas recursively.
   for (const key of ['inputSchema', 'outputSchema'] as const) {
-    const problem = schemaOverLimits(value[key], limits);
+    const problem = schemaOverLimits(value[key], limits) ?? schemaCostProblem(value[key]);
     if (problem) return `${key} ${problem}`;
   }
   // No default here: a missing list must not silently mean "no permission needed".

@@ -1,0 +1,66 @@
+import { compileLinear } from './linear-regexp';
+
+/*
+ * What a schema would make every request cost, checked once when its contract is announced, so that a contract
+ * that could tie up the gateway is refused with the reason rather than served: a `pattern` (or `patternProperties`
+ * key) that the linear-time engine cannot run, and a `uniqueItems` that ajv checks pair by pair (items that are
+ * not of scalar types) on arrays of unbounded length.
+ */
+
+/** The longest array whose items ajv may compare pair by pair (uniqueItems without scalar item types). */
+export const MAX_UNIQUE_ITEMS = 500;
+
+/** Keywords whose values are data, not schemas: a `pattern` member in them is an example, not a pattern. */
+const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example']);
+const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** ajv compares items by hashing (linear) only when `items` declares scalar types and nothing else. */
+function scalarItems(items: unknown): boolean {
+  if (!isRecord(items)) return false;
+  const types = Array.isArray(items.type) ? items.type : [items.type];
+  return types.length > 0 && types.every((t) => typeof t === 'string' && SCALAR_TYPES.has(t));
+}
+
+function nodeProblem(node: Record<string, unknown>): string | undefined {
+  if (typeof node.pattern === 'string') {
+    const re = compileLinear(node.pattern);
+    if (re instanceof Error) return re.message;
+  }
+  if (isRecord(node.patternProperties)) {
+    for (const key of Object.keys(node.patternProperties)) {
+      const re = compileLinear(key);
+      if (re instanceof Error) return `patternProperties ${re.message}`;
+    }
+  }
+  if (node.uniqueItems === true && !scalarItems(node.items)) {
+    const max = node.maxItems;
+    if (typeof max !== 'number' || max > MAX_UNIQUE_ITEMS) {
+      return `has uniqueItems on an array of non-scalar items without maxItems <= ${MAX_UNIQUE_ITEMS} (checking it would take time quadratic in the array's length)`;
+    }
+  }
+  return undefined;
+}
+
+/** Why a schema would be too costly to check requests against, or undefined. Walks iteratively (schemas are bounded by limits.ts first). */
+export function schemaCostProblem(schema: unknown): string | undefined {
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (value === null || typeof value !== 'object') continue;
+    if (Array.isArray(value)) {
+      for (const item of value) stack.push(item);
+      continue;
+    }
+    const node = value as Record<string, unknown>;
+    const problem = nodeProblem(node);
+    if (problem !== undefined) return problem;
+    for (const [key, child] of Object.entries(node)) {
+      if (!DATA_KEYWORDS.has(key) && child !== null && typeof child === 'object') stack.push(child);
+    }
+  }
+  return undefined;
+}
