@@ -130,6 +130,18 @@ describe('intake attacks with one service credential (per-service broker users, 
     return a.status === 200 && b.status === 200 ? 200 : a.status === 200 ? b.status : a.status;
   }
 
+  /** Publishes `body` on announce.rogue-service as rogue-service's broker user, with ordinary headers. */
+  async function announceAsRogue(body: Record<string, unknown>): Promise<void> {
+    const conn = await amqp.connect(users!.url('rogue-service'));
+    try {
+      const ch = await conn.createConfirmChannel();
+      ch.publish(`${prefix}.discovery`, 'announce.rogue-service', Buffer.from(JSON.stringify(body)), { userId: users!.user('rogue-service'), contentType: 'application/json' });
+      await ch.waitForConfirms();
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
+  }
+
   function connectionsUp(): void {
     expect(gw!.child.exitCode, gw!.output().slice(-2000)).to.equal(null);
     expect(nap!.child.exitCode, nap!.output().slice(-2000)).to.equal(null);
@@ -146,15 +158,7 @@ describe('intake attacks with one service credential (per-service broker users, 
     await deep!.publish('', `${prefix}.svc.nap-service`, '{"input":{"ms":0}}', DEEP, { userId: rogueUser, correlationId: 'deep-request', replyTo: `${prefix}.svc.rogue-service` });
     // The rogue's own service answers every request with such headers.
     await deep!.answerDeep(`${prefix}.svc.rogue-service`, `${prefix}.requests`, 'rogue-service', DEEP, JSON.stringify({ ok: true, result: {} }));
-    const echo = await amqp.connect(users!.url('rogue-service'));
-    try {
-      const ch = await echo.createConfirmChannel();
-      const body = { service: 'rogue-service', instanceId: 'rogue-echo', ttlMs: 60_000, contracts: [rogueContract('EchoCommand', 'rogue-service')] };
-      ch.publish(`${prefix}.discovery`, 'announce.rogue-service', Buffer.from(JSON.stringify(body)), { userId: rogueUser, contentType: 'application/json' });
-      await ch.waitForConfirms();
-    } finally {
-      await echo.close().catch(() => undefined);
-    }
+    await announceAsRogue({ service: 'rogue-service', instanceId: 'rogue-echo', ttlMs: 60_000, contracts: [rogueContract('EchoCommand', 'rogue-service')] });
     await eventually(async () => {
       const res = await admin('POST', `${gw!.baseUrl}/api/echo`, { body: {} });
       expect(res.status, res.text).to.equal(502);
@@ -167,6 +171,26 @@ describe('intake attacks with one service credential (per-service broker users, 
     const listing = await admin('GET', `${gw!.baseUrl}/api/discovery/contracts`);
     expect((listing.body.contracts as Array<{ messageType: string }>).map((c) => c.messageType)).to.not.include('DeepHeadersCommand');
     connectionsUp();
+  });
+
+  it('answers at once under input made for an exponential pattern, and refuses a pattern the linear engine cannot run', async () => {
+    const evil = { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } }, required: ['s'], patternProperties: { '^(b+)+$': { type: 'integer' } } };
+    await announceAsRogue({ service: 'rogue-service', instanceId: 'rogue-echo', ttlMs: 60_000, contracts: [rogueContract('EchoCommand', 'rogue-service'), rogueContract('MatchPatternCommand', 'rogue-service', { inputSchema: evil })] });
+    await eventually(async () => {
+      const res = await admin('POST', `${gw!.baseUrl}/api/match-pattern`, { body: { s: 'ok' } });
+      expect(res.status, res.text).to.equal(400);
+    }, 15_000);
+    for (const body of [{ s: `${'a'.repeat(29)}!` }, { s: `${'a'.repeat(200_000)}!` }, { s: 'x', [`${'b'.repeat(29)}!`]: 'every key is matched against ^(b+)+$ (allErrors)' }]) {
+      const t0 = performance.now();
+      const res = await admin('POST', `${gw!.baseUrl}/api/match-pattern`, { body });
+      const ms = performance.now() - t0;
+      expect(res.status, res.text).to.equal(400);
+      expect(res.body.code).to.equal('VALIDATION_ERROR');
+      expect(ms, `answered in ${ms.toFixed(0)} ms`).to.be.below(2_000);
+    }
+    await announceAsRogue({ service: 'rogue-service', instanceId: 'rogue-lookahead', ttlMs: 60_000, contracts: [rogueContract('LookAheadCommand', 'rogue-service', { inputSchema: { type: 'object', properties: { p: { type: 'string', pattern: '^(?=.*[0-9]).+$' } } } })] });
+    await eventually(async () => expect(gw!.output()).to.match(/refused announcement from service rogue-service instance rogue-lookahead: contracts\[0\] inputSchema pattern "\^\(\?=\.\*\[0-9\]\)\.\+\$" cannot run on the linear-time engine/), 10_000);
+    expect(await loginAndList()).to.equal(200);
   });
 
   it("under 20 s of 1 MB junk at 40 MB/s on the rogue's key, logins and GET /api/users answer 200 and another service's announcement is served within 3 s", async () => {
