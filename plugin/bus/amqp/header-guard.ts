@@ -46,7 +46,12 @@ function guard(original: DecodeFields): DecodeFields & { guarded: true } {
     } catch {
       return INVALID_HEADERS; // a RangeError (stack overflow, short buffer) or an unknown type tag
     }
-    return deeperThan(fields, MAX_HEADER_DEPTH) ? INVALID_HEADERS : fields;
+    // Flat tables (ours: strings only) are the rule; only a table holding a table or array is walked.
+    for (const key in fields) {
+      const v = fields[key];
+      if (v !== null && typeof v === 'object' && !Buffer.isBuffer(v)) return deeperThan(fields, MAX_HEADER_DEPTH) ? INVALID_HEADERS : fields;
+    }
+    return fields;
   };
   return Object.assign(decodeFields, { guarded: true as const });
 }
