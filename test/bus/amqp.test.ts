@@ -215,6 +215,24 @@ describe('AmqpTransport (RabbitMQ)', function () {
       expect(small).to.deep.equal({ ok: true, result: { items: [{}, {}, {}] } });
     });
 
+    it('answers 502 to a reply nested deeper than 256 levels without parsing it, and goes on serving', async () => {
+      const prefix = newPrefix();
+      const logs = collectingLogger('g');
+      const gateway = new AmqpTransport(BROKER_URL, { prefix, logger: logs });
+      const service = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('s') });
+      fixture = pairFixture(gateway, service, prefix);
+      const nested = (depth: number): unknown => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`);
+      await service.serve('deep', async (m) => ({ ok: true, result: { v: nested(Number(m.input.depth)) } }));
+      await Promise.all([gateway.start(), service.start()]);
+      // The envelope and `result` add two levels.
+      const err = await gateway.request(requestFor('deep', { depth: 255 }), 5000).then(() => null, (e: unknown) => e);
+      expect(err).to.be.instanceOf(GatewayError);
+      expect((err as GatewayError).status).to.equal(502);
+      expect(logs.lines.join('\n')).to.match(/a reply from service 'deep' nests deeper than 256 levels; answered 502 unparsed/);
+      const fine = await gateway.request(requestFor('deep', { depth: 254 }), 5000);
+      expect(JSON.stringify(fine)).to.have.length(2 * 254 + '{"ok":true,"result":{"v":}}'.length);
+    });
+
     it('uses the documented wire format (exchange, work queue, properties, headers, body)', async () => {
       fixture = await makeAmqp();
       const { prefix } = fixture;
