@@ -42,6 +42,28 @@ console.log(JSON.stringify({ installed: guard.headerGuardInstalled, deepInvalid:
     });
   });
 
+  it('decodes what amqplib decodes, every type, and refuses 12,000 keys, arrays 1,000 deep and unknown tags', async () => {
+    const out = await inFreshNode(`
+const codec = require(path.join(path.dirname(require.resolve('amqplib')), 'lib', 'codec.js'));
+const original = codec.decodeFields;
+const guard = require(${JSON.stringify(GUARD)});
+const encode = (table) => { const buf = Buffer.alloc(1 << 20); const n = codec.encodeTable(buf, table, 0); return buf.subarray(4, n); };
+const rich = { s: 'text', n: 7, neg: -300, big: 70000, long: 2 ** 40, d: 1.5, t: true, f: false, v: null, x: Buffer.from('raw'),
+  ts: { '!': 'timestamp', value: 1700000000 }, dec: { '!': 'decimal', value: { places: 2, digits: 1234 } }, fl: { '!': 'float', value: 0.5 },
+  arr: [1, 'two', [3, [4]], { five: 5 }], nested: { a: { b: { c: 'deep enough' } } } };
+const same = JSON.stringify(codec.decodeFields(encode(rich))) === JSON.stringify(original(encode(rich)));
+const many = {}; for (let i = 0; i < 12000; i++) many['k' + i] = i;
+const allowed = {}; for (let i = 0; i < 128; i++) allowed['k' + i] = i;
+let arr = []; for (let i = 0; i < 1000; i++) arr = [arr]; // amqplib's encoder recurses as well
+const unknownTag = Buffer.from([1, 0x61, 0x5a]);
+const proto = codec.decodeFields(Buffer.concat([Buffer.from([9]), Buffer.from('__proto__'), Buffer.from([0x46, 0, 0, 0, 0])]));
+console.log(JSON.stringify({ same, many: codec.decodeFields(encode(many)) === guard.INVALID_HEADERS, allowed: Object.keys(codec.decodeFields(encode(allowed))).length,
+  deepArray: codec.decodeFields(encode({ arr })) === guard.INVALID_HEADERS, unknownTag: codec.decodeFields(unknownTag) === guard.INVALID_HEADERS,
+  protoOwn: Object.getPrototypeOf(proto) === Object.prototype && Object.keys(proto).join() === '__proto__' }));
+`);
+    expect(out).to.deep.equal({ same: true, many: true, allowed: 128, deepArray: true, unknownTag: true, protoOwn: true });
+  });
+
   it('reports that it could not install when amqplib was loaded first', async () => {
     const out = await inFreshNode(`
 require('amqplib');

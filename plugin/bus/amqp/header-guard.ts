@@ -1,19 +1,20 @@
 import { dirname, join } from 'node:path';
+import { decodeFieldTable, MAX_TABLE_DEPTH } from './field-table';
 
 /*
- * amqplib decodes every field table (a message's headers among them) with a recursive decoder, before any of our
- * code sees the message: a header table nested some thousands deep, which RabbitMQ passes on, overflows the stack in
- * the frame parser and the connection goes down with it. This module, imported before amqplib is loaded, wraps the
- * codec's decodeFields (amqplib's defs.js takes it once, when it loads): a table that cannot be decoded (the
- * overflow is caught) or that nests more than MAX_HEADER_DEPTH deep becomes INVALID_HEADERS, an empty table that
- * the consumers recognise and drop. A self-check at load tells whether the wrap took (see headerGuardInstalled).
+ * amqplib decodes every field table (a message's headers among them) before any of our code sees the message, with
+ * no bound on nesting or size (field-table.ts says what that cost). This module, imported before amqplib is loaded,
+ * replaces the codec's decodeFields (amqplib's defs.js takes it once, when it loads) with field-table.ts's bounded
+ * decoder: a table over its bounds, or malformed (amqplib's own decoder threw there, which closed the connection),
+ * becomes INVALID_HEADERS, an empty table that the consumers recognise and drop. A self-check at load tells whether
+ * the replacement took (headerGuardInstalled).
  */
 
 /** Nesting our own headers never come near (they are flat); deeper tables are refused. */
-export const MAX_HEADER_DEPTH = 16;
+export const MAX_HEADER_DEPTH = MAX_TABLE_DEPTH;
 
 const INVALID = Symbol('invalid field table');
-/** What a field table that was too deep or undecodable decodes to: no headers at all. */
+/** What a field table that was too deep, too large or undecodable decodes to: no headers at all. */
 export const INVALID_HEADERS: Readonly<Record<string, never>> = Object.freeze({ [INVALID]: true }) as Record<string, never>;
 
 /** Whether a message's headers were refused by the guard (the message is then dropped unread). */
@@ -26,35 +27,16 @@ interface Codec {
   decodeFields: DecodeFields & { guarded?: true };
 }
 
-/** Whether `value` nests objects or arrays more than `max` levels below itself (walked without recursion). */
-function deeperThan(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop() as [unknown, number];
-    if (v === null || typeof v !== 'object' || Buffer.isBuffer(v)) continue;
-    if (depth > max) return true;
-    for (const child of Object.values(v)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
-
-function guard(original: DecodeFields): DecodeFields & { guarded: true } {
-  const decodeFields = (slice: Buffer): Record<string, unknown> => {
-    let fields: Record<string, unknown>;
+const guarded: DecodeFields & { guarded: true } = Object.assign(
+  (slice: Buffer): Record<string, unknown> => {
     try {
-      fields = original(slice);
+      return decodeFieldTable(slice);
     } catch {
-      return INVALID_HEADERS; // a RangeError (stack overflow, short buffer) or an unknown type tag
+      return INVALID_HEADERS;
     }
-    // Flat tables (ours: strings only) are the rule; only a table holding a table or array is walked.
-    for (const key in fields) {
-      const v = fields[key];
-      if (v !== null && typeof v === 'object' && !Buffer.isBuffer(v)) return deeperThan(fields, MAX_HEADER_DEPTH) ? INVALID_HEADERS : fields;
-    }
-    return fields;
-  };
-  return Object.assign(decodeFields, { guarded: true as const });
-}
+  },
+  { guarded: true as const },
+);
 
 /** A BasicProperties frame payload whose headers nest `depth` tables (each under the key "a"). */
 export function nestedHeadersPayload(depth: number): Buffer {
@@ -83,7 +65,7 @@ function amqplibFile(name: string): string {
 function install(): boolean {
   try {
     const codec = require(amqplibFile('codec.js')) as Codec;
-    if (!codec.decodeFields.guarded) codec.decodeFields = guard(codec.decodeFields);
+    if (!codec.decodeFields.guarded) codec.decodeFields = guarded;
     // The check: what amqplib's own property decoder makes of a table one level too deep.
     const defs = require(amqplibFile('defs.js')) as { decode(id: number, buf: Buffer): { headers?: unknown } };
     const BASIC_PROPERTIES = 60;
