@@ -233,6 +233,29 @@ describe('AmqpTransport (RabbitMQ)', function () {
       expect(JSON.stringify(fine)).to.have.length(2 * 254 + '{"ok":true,"result":{"v":}}'.length);
     });
 
+    it('takes announcements on a queue per known service, one copy each, and without a shared queue only theirs', async () => {
+      const prefix = newPrefix();
+      const gateway = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('g'), announcements: { services: ['known-service'], others: false } });
+      const open = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('o'), announcements: { services: ['known-service'] } });
+      const service = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('s') });
+      fixture = pairFixture(gateway, service, prefix);
+      const heard: Record<'listed' | 'open', string[]> = { listed: [], open: [] };
+      try {
+        await Promise.all([gateway.start(), open.start(), service.start()]);
+        await gateway.onAnnouncement((a) => void heard.listed.push(a.service));
+        await open.onAnnouncement((a) => void heard.open.push(a.service));
+        const of = (svc: string): Announcement => ({ service: svc, instanceId: `${svc}-1`, ttlMs: 10_000, contracts: [] });
+        await service.announce(of('known-service'));
+        await service.announce(of('other-service'));
+        await eventually(() => heard.open.length === 2 && heard.listed.length === 1, 5000, 'announcements');
+        await sleep(200);
+        expect(heard.listed).to.deep.equal(['known-service']);
+        expect([...heard.open].sort()).to.deep.equal(['known-service', 'other-service']);
+      } finally {
+        await open.close();
+      }
+    });
+
     it('uses the documented wire format (exchange, work queue, properties, headers, body)', async () => {
       fixture = await makeAmqp();
       const { prefix } = fixture;

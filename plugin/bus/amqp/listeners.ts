@@ -28,12 +28,18 @@ export interface AnnouncementIntake {
   bytesPerSecond: number;
   /** The services with a queue of their own; the rest share one. */
   services: readonly string[];
+  /**
+   * Whether services not in `services` may announce (then they share one queue). False with a services file, which
+   * refuses every other service: no shared queue, and so no second copy of the known services' traffic.
+   */
+  others: boolean;
 }
 
 export const DEFAULT_ANNOUNCEMENT_INTAKE: Readonly<AnnouncementIntake> = Object.freeze({
   maxBytes: DEFAULT_ANNOUNCEMENT_LIMITS.maxBytes,
   bytesPerSecond: DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND,
   services: [],
+  others: true,
 });
 /** Announcements in hand at once (unacked), per queue: a service's own, and the shared one. */
 const SERVICE_PREFETCH = 4;
@@ -43,6 +49,8 @@ const QUEUE_SIZES = 4;
 /** Messages a service's own queue holds: announcements replace each other, the newest is the one that counts. */
 const SERVICE_QUEUE_LENGTH = 16;
 const SHARED_QUEUE_LENGTH = 1_000;
+/** What one message costs beyond its bytes, in budget bytes: a flood of empty messages is held to ~4,000 a second at 4 MB/s. */
+const MESSAGE_OVERHEAD_BYTES = 1024;
 /** A name that is one topic word (no `.`, `*`, `#`), so `announce.<service>` binds it and nothing else. */
 const PLAIN_SERVICE = /^[A-Za-z0-9_-]{1,200}$/;
 
@@ -55,6 +63,17 @@ interface Lane {
 }
 
 /** Acks a delivery by its tag alone: a delayed ack must not keep the message (up to maxBytes, or more) alive. */
+/** What a message costs the intake's budget: its body, its header strings (up to ~128 KB) and a fixed overhead. */
+function intakeCost(msg: ConsumeMessage): number {
+  let bytes = msg.content.length + MESSAGE_OVERHEAD_BYTES;
+  const headers = msg.properties.headers as Record<string, unknown> | undefined;
+  for (const key in headers) {
+    const v = headers[key];
+    bytes += key.length + (typeof v === 'string' ? v.length : Buffer.isBuffer(v) ? v.length : 8);
+  }
+  return bytes;
+}
+
 function ackTag(ch: Channel, deliveryTag: number): void {
   try {
     ch.ack({ fields: { deliveryTag } } as Message);
@@ -85,7 +104,7 @@ export class AmqpListeners {
       budget: new ByteBudget(this.intake.bytesPerSecond),
       queue: '',
     });
-    const lanes = [...own.map(lane), lane(undefined)];
+    const lanes = this.intake.others || own.length === 0 ? [...own.map(lane), lane(undefined)] : own.map(lane);
     const ownKeys = new Set(own.map(announceKey));
     const reg: Registration = this.consumers.create('announcement listener', {
       rebind: async (ch) => {
@@ -105,7 +124,7 @@ export class AmqpListeners {
             this.onAnnouncementMessage(msg, listener);
             // Acked only once within the queue's byte budget: until then the broker holds the rest (prefetch), and
             // its length cap drops the oldest, so a flood costs the gateway a bounded share of its time.
-            const wait = l.budget.take(msg.content.length);
+            const wait = l.budget.take(intakeCost(msg));
             if (wait > 0) setTimeout(ackTag, wait, ch, msg.fields.deliveryTag).unref();
             else ackTag(ch, msg.fields.deliveryTag);
           }, cap);
