@@ -46,11 +46,18 @@ export function toRe2Syntax(pattern: string): string {
   return out;
 }
 
+/** A pattern compiled for RE2, with the size of its program (what one step of matching may cost). */
+export interface LinearPattern extends RegExpLike {
+  programSize: number;
+  /** `/pattern/`: ajv keys its compiled patterns by it. */
+  toString(): string;
+}
+
 /** A pattern compiled for RE2, or an Error saying why it cannot run there. */
-export function compileLinear(pattern: string): RegExpLike | Error {
+export function compileLinear(pattern: string): LinearPattern | Error {
   try {
     const re = RE2JS.compile(toRe2Syntax(pattern));
-    return { test: (s: string) => re.test(s), toString: () => `/${pattern}/` } as RegExpLike;
+    return { test: (s: string) => re.test(s), toString: () => `/${pattern}/`, programSize: re.programSize() };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     return new Error(`pattern ${JSON.stringify(pattern.slice(0, 80))} cannot run on the linear-time engine (${why.slice(0, 120)})`);
@@ -58,11 +65,11 @@ export function compileLinear(pattern: string): RegExpLike | Error {
 }
 
 /** Compiled patterns for lookups outside ajv (write-only.ts), cleared when full: patterns come with contracts. */
-const compiled = new Map<string, RegExpLike | Error>();
+const compiled = new Map<string, LinearPattern | Error>();
 const MAX_COMPILED = 1000;
 
 /** compileLinear, compiled once per pattern. */
-export function cachedLinear(pattern: string): RegExpLike | Error {
+export function cachedLinear(pattern: string): LinearPattern | Error {
   let re = compiled.get(pattern);
   if (re === undefined) {
     if (compiled.size >= MAX_COMPILED) compiled.clear();

@@ -3,12 +3,18 @@ import { compileLinear } from './linear-regexp';
 /*
  * What a schema would make every request cost, checked once when its contract is announced, so that a contract
  * that could tie up the gateway is refused with the reason rather than served: a `pattern` (or `patternProperties`
- * key) that the linear-time engine cannot run, and a `uniqueItems` that ajv checks pair by pair (items that are
- * not of scalar types) on arrays of unbounded length.
+ * key) that the linear-time engine cannot run or whose program is large (RE2's time is linear in the input but
+ * grows with the program: `^(?:(?:a{1,10}){1,10}){1,10}$`, 2,003 instructions, took 250 ms on 1,000 characters),
+ * and a `uniqueItems` that ajv checks pair by pair (items that are not of scalar types) on arrays of unbounded
+ * length.
  */
 
 /** The longest array whose items ajv may compare pair by pair (uniqueItems without scalar item types). */
 export const MAX_UNIQUE_ITEMS = 500;
+
+/** RE2 instructions one pattern may compile to, and all the patterns of one schema together. */
+export const MAX_PATTERN_PROGRAM = 500;
+export const MAX_SCHEMA_PROGRAM = 4000;
 
 /** Keywords whose values are data, not schemas: a `pattern` member in them is an example, not a pattern. */
 const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example']);
@@ -25,15 +31,25 @@ function scalarItems(items: unknown): boolean {
   return types.length > 0 && types.every((t) => typeof t === 'string' && SCALAR_TYPES.has(t));
 }
 
-function nodeProblem(node: Record<string, unknown>): string | undefined {
+/** Why `pattern` cannot be used, or undefined; adds its program to `total`. */
+function patternProblem(pattern: string, total: { size: number }): string | undefined {
+  const re = compileLinear(pattern);
+  if (re instanceof Error) return re.message;
+  if (re.programSize > MAX_PATTERN_PROGRAM) return `pattern ${JSON.stringify(pattern.slice(0, 80))} compiles to ${re.programSize} instructions, over ${MAX_PATTERN_PROGRAM}`;
+  total.size += re.programSize;
+  if (total.size > MAX_SCHEMA_PROGRAM) return `patterns compile to more than ${MAX_SCHEMA_PROGRAM} instructions together`;
+  return undefined;
+}
+
+function nodeProblem(node: Record<string, unknown>, total: { size: number }): string | undefined {
   if (typeof node.pattern === 'string') {
-    const re = compileLinear(node.pattern);
-    if (re instanceof Error) return re.message;
+    const problem = patternProblem(node.pattern, total);
+    if (problem !== undefined) return problem;
   }
   if (isRecord(node.patternProperties)) {
     for (const key of Object.keys(node.patternProperties)) {
-      const re = compileLinear(key);
-      if (re instanceof Error) return `patternProperties ${re.message}`;
+      const problem = patternProblem(key, total);
+      if (problem !== undefined) return `patternProperties ${problem}`;
     }
   }
   if (node.uniqueItems === true && !scalarItems(node.items)) {
@@ -48,6 +64,7 @@ function nodeProblem(node: Record<string, unknown>): string | undefined {
 /** Why a schema would be too costly to check requests against, or undefined. Walks iteratively (schemas are bounded by limits.ts first). */
 export function schemaCostProblem(schema: unknown): string | undefined {
   const stack: unknown[] = [schema];
+  const total = { size: 0 };
   while (stack.length > 0) {
     const value = stack.pop();
     if (value === null || typeof value !== 'object') continue;
@@ -56,7 +73,7 @@ export function schemaCostProblem(schema: unknown): string | undefined {
       continue;
     }
     const node = value as Record<string, unknown>;
-    const problem = nodeProblem(node);
+    const problem = nodeProblem(node, total);
     if (problem !== undefined) return problem;
     for (const [key, child] of Object.entries(node)) {
       if (!DATA_KEYWORDS.has(key) && child !== null && typeof child === 'object') stack.push(child);

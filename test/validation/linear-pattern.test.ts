@@ -58,6 +58,15 @@ describe('validation: schemas too costly to check are refused at announcement', 
     expect(schemaCostProblem({ properties: { pattern: { type: 'string' } }, examples: [{ pattern: '(?=' }], default: { pattern: '(?=' } })).to.equal(undefined);
   });
 
+  it('bounds the RE2 program of one pattern and of all the patterns of a schema', () => {
+    expect(schemaCostProblem({ pattern: '^(?:(?:a{1,10}){1,10}){1,10}$' })).to.match(/^pattern ".*" compiles to \d+ instructions, over 500$/);
+    expect(schemaCostProblem({ pattern: '^[a-z]{2,64}$' })).to.equal(undefined);
+    const many: Record<string, unknown> = {};
+    for (let i = 0; i < 40; i++) many[`p${i}`] = { type: 'string', pattern: `^x${i}[a-z]{0,60}$` };
+    expect(schemaCostProblem({ properties: many })).to.equal('patterns compile to more than 4000 instructions together');
+    expect(schemaCostProblem({ properties: Object.fromEntries(Object.entries(many).slice(0, 20)) })).to.equal(undefined);
+  });
+
   it(`bounds uniqueItems on non-scalar items to maxItems <= ${MAX_UNIQUE_ITEMS}`, () => {
     const quadratic = /uniqueItems on an array of non-scalar items without maxItems <= 500/;
     expect(schemaCostProblem({ type: 'array', uniqueItems: true })).to.match(quadratic);
