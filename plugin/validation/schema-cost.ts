@@ -1,4 +1,4 @@
-import { compileLinear } from './linear-regexp';
+import { cachedLinear } from './linear-regexp';
 
 /*
  * What a schema would make every request cost, checked once when its contract is announced, so that a contract
@@ -15,6 +15,17 @@ export const MAX_UNIQUE_ITEMS = 500;
 /** RE2 instructions one pattern may compile to, and all the patterns of one schema together. */
 export const MAX_PATTERN_PROGRAM = 500;
 export const MAX_SCHEMA_PROGRAM = 4000;
+/**
+ * Characters of one pattern, and patterns in one announcement: compiling them is this check's own cost (about
+ * 10 µs for a short pattern; a 256 KB announcement holds some 8,000, which took 75 ms to check).
+ */
+export const MAX_PATTERN_LENGTH = 1000;
+export const MAX_PATTERNS_PER_ANNOUNCEMENT = 256;
+
+/** The patterns counted so far in one announcement (its schemas share one). */
+export interface PatternTally {
+  patterns: number;
+}
 
 /** Keywords whose values are data, not schemas: a `pattern` member in them is an example, not a pattern. */
 const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example']);
@@ -32,8 +43,10 @@ function scalarItems(items: unknown): boolean {
 }
 
 /** Why `pattern` cannot be used, or undefined; adds its program to `total`. */
-function patternProblem(pattern: string, total: { size: number }): string | undefined {
-  const re = compileLinear(pattern);
+function patternProblem(pattern: string, total: { size: number }, tally: PatternTally): string | undefined {
+  if (++tally.patterns > MAX_PATTERNS_PER_ANNOUNCEMENT) return `has more than ${MAX_PATTERNS_PER_ANNOUNCEMENT} patterns in one announcement`;
+  if (pattern.length > MAX_PATTERN_LENGTH) return `has a pattern of ${pattern.length} characters, over ${MAX_PATTERN_LENGTH}`;
+  const re = cachedLinear(pattern);
   if (re instanceof Error) return re.message;
   if (re.programSize > MAX_PATTERN_PROGRAM) return `pattern ${JSON.stringify(pattern.slice(0, 80))} compiles to ${re.programSize} instructions, over ${MAX_PATTERN_PROGRAM}`;
   total.size += re.programSize;
@@ -41,14 +54,14 @@ function patternProblem(pattern: string, total: { size: number }): string | unde
   return undefined;
 }
 
-function nodeProblem(node: Record<string, unknown>, total: { size: number }): string | undefined {
+function nodeProblem(node: Record<string, unknown>, total: { size: number }, tally: PatternTally): string | undefined {
   if (typeof node.pattern === 'string') {
-    const problem = patternProblem(node.pattern, total);
+    const problem = patternProblem(node.pattern, total, tally);
     if (problem !== undefined) return problem;
   }
   if (isRecord(node.patternProperties)) {
     for (const key of Object.keys(node.patternProperties)) {
-      const problem = patternProblem(key, total);
+      const problem = patternProblem(key, total, tally);
       if (problem !== undefined) return `patternProperties ${problem}`;
     }
   }
@@ -62,7 +75,7 @@ function nodeProblem(node: Record<string, unknown>, total: { size: number }): st
 }
 
 /** Why a schema would be too costly to check requests against, or undefined. Walks iteratively (schemas are bounded by limits.ts first). */
-export function schemaCostProblem(schema: unknown): string | undefined {
+export function schemaCostProblem(schema: unknown, tally: PatternTally = { patterns: 0 }): string | undefined {
   const stack: unknown[] = [schema];
   const total = { size: 0 };
   while (stack.length > 0) {
@@ -73,7 +86,7 @@ export function schemaCostProblem(schema: unknown): string | undefined {
       continue;
     }
     const node = value as Record<string, unknown>;
-    const problem = nodeProblem(node, total);
+    const problem = nodeProblem(node, total, tally);
     if (problem !== undefined) return problem;
     for (const [key, child] of Object.entries(node)) {
       if (!DATA_KEYWORDS.has(key) && child !== null && typeof child === 'object') stack.push(child);

@@ -67,6 +67,25 @@ describe('validation: schemas too costly to check are refused at announcement', 
     expect(schemaCostProblem({ properties: Object.fromEntries(Object.entries(many).slice(0, 20)) })).to.equal(undefined);
   });
 
+  it('bounds the patterns of one announcement and the length of one pattern, before compiling them', () => {
+    const announcement = (contracts: number, perSchema: number) => ({
+      service: 'svc',
+      instanceId: 'svc-1',
+      ttlMs: 10_000,
+      contracts: Array.from({ length: contracts }, (_, c) => ({
+        messageType: `Do${c}Command`,
+        targetService: 'svc',
+        inputSchema: { type: 'object', properties: Object.fromEntries(Array.from({ length: perSchema }, (_, i) => [`p${i}`, { type: 'string', pattern: `^c${c}p${i}$` }])) },
+        outputSchema: { type: 'object' },
+        requiredPermissions: [],
+      })),
+    });
+    const tooMany = validateAnnouncement(announcement(200, 40));
+    expect(tooMany.ok ? '' : tooMany.reason).to.equal('contracts[6] inputSchema has more than 256 patterns in one announcement');
+    expect(validateAnnouncement(announcement(128, 2)).ok).to.equal(true);
+    expect(schemaCostProblem({ pattern: `^${'a'.repeat(1000)}$` })).to.equal('has a pattern of 1002 characters, over 1000');
+  });
+
   it(`bounds uniqueItems on non-scalar items to maxItems <= ${MAX_UNIQUE_ITEMS}`, () => {
     const quadratic = /uniqueItems on an array of non-scalar items without maxItems <= 500/;
     expect(schemaCostProblem({ type: 'array', uniqueItems: true })).to.match(quadratic);
