@@ -81,7 +81,8 @@ export function cachedLinear(pattern: string): LinearPattern | Error {
 /** ajv's `code.regExp`: every pattern of a compiled schema through RE2. */
 export const linearRegExp: RegExpEngine = Object.assign(
   (pattern: string): RegExpLike => {
-    const re = compileLinear(pattern);
+    // Compiled once for the announcement's check (schema-cost.ts) and again here: the cache serves the second.
+    const re = cachedLinear(pattern);
     if (re instanceof Error) throw re;
     return re;
   },
