@@ -64,7 +64,7 @@ export function compileLinear(pattern: string): LinearPattern | Error {
   }
 }
 
-/** Compiled patterns for lookups outside ajv (write-only.ts), cleared when full: patterns come with contracts. */
+/** Compiled patterns (for ajv, the announcement check and write-only.ts), cleared when full: patterns come with contracts. */
 const compiled = new Map<string, LinearPattern | Error>();
 const MAX_COMPILED = 1000;
 
