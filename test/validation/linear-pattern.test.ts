@@ -86,6 +86,14 @@ describe('validation: schemas too costly to check are refused at announcement', 
     expect(schemaCostProblem({ pattern: `^${'a'.repeat(1000)}$` })).to.equal('has a pattern of 1002 characters, over 1000');
   });
 
+  it('bounds keys × patternProperties: more than two patterns need maxProperties', () => {
+    const pp = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`^x${i}-`, { type: 'integer' }]));
+    expect(schemaCostProblem({ type: 'object', patternProperties: pp(2) })).to.equal(undefined);
+    expect(schemaCostProblem({ type: 'object', patternProperties: pp(8) })).to.equal('has 8 patternProperties without maxProperties <= 2500 (every key is tested against every pattern)');
+    expect(schemaCostProblem({ type: 'object', patternProperties: pp(8), maxProperties: 2501 })).to.match(/^has 8 patternProperties/);
+    expect(schemaCostProblem({ type: 'object', patternProperties: pp(8), maxProperties: 2500 })).to.equal(undefined);
+  });
+
   it(`bounds uniqueItems on non-scalar items to maxItems <= ${MAX_UNIQUE_ITEMS}`, () => {
     const quadratic = /uniqueItems on an array of non-scalar items without maxItems <= 500/;
     expect(schemaCostProblem({ type: 'array', uniqueItems: true })).to.match(quadratic);
