@@ -62,7 +62,6 @@ interface Lane {
   queue: string;
 }
 
-/** Acks a delivery by its tag alone: a delayed ack must not keep the message (up to maxBytes, or more) alive. */
 /** What a message costs the intake's budget: its body, its header strings (up to ~128 KB) and a fixed overhead. */
 function intakeCost(msg: ConsumeMessage): number {
   let bytes = msg.content.length + MESSAGE_OVERHEAD_BYTES;
@@ -74,6 +73,7 @@ function intakeCost(msg: ConsumeMessage): number {
   return bytes;
 }
 
+/** Acks a delivery by its tag alone: a delayed ack must not keep the message (up to maxBytes, or more) alive. */
 function ackTag(ch: Channel, deliveryTag: number): void {
   try {
     ch.ack({ fields: { deliveryTag } } as Message);
