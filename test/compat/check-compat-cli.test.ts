@@ -6,9 +6,9 @@ import { ROOT, run } from '../packaging/support';
 import type { Contract } from '../../plugin/contracts/types';
 
 /** The compiled bin, as `npx contracts-gateway` runs it (package.json `bin`). */
-export const CLI = join(ROOT, 'dist', 'plugin', 'cli', 'contracts-gateway.js');
+const CLI = join(ROOT, 'dist', 'plugin', 'cli', 'contracts-gateway.js');
 
-export function userContract(extra: Partial<Contract> = {}): Contract {
+function userContract(extra: Partial<Contract> = {}): Contract {
   return {
     messageType: 'GetUserQuery',
     targetService: 'users',
