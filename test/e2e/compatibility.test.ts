@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gatewayWithBus } from '../support/gateway-with-bus';
+import { gatewayWithBus, type GatewayWithBus } from '../support/gateway-with-bus';
 import { eventually } from '../support/gateway-process';
 import { freePort } from '../support/env';
 import { httpAs } from '../support/http';
@@ -39,6 +39,27 @@ interface Listing {
   breakingChanges: Array<{ messageType: string; service: string; outcome: string; previousHash: string; hash: string; reasons: string[] }>;
 }
 
+/**
+ * Serves v1 of GetGadgetQuery from one instance, then a breaking v2 from a second, as in a rolling deploy; resolves
+ * once the gateway lists the breaking change, with what it checks the listing against.
+ */
+async function rollOutBreakingChange(fx: GatewayWithBus, discovery: () => Promise<Listing>) {
+  const v1 = gadgetOperation(true);
+  const v2 = gadgetOperation(false);
+  const old = await serve({ transport: fx.transport, service: 'gadgets', instanceId: 'gadgets-v1', ttlMs: 3000, operations: [v1] });
+  fx.running.push(old);
+  await eventually(async () => expect((await http('GET', `${fx.gw.baseUrl}/api/gadgets/g1`)).status).to.equal(200), 15_000);
+  fx.running.push(await serve({ transport: fx.transport, service: 'gadgets', instanceId: 'gadgets-v2', ttlMs: 3000, operations: [v2] }));
+  const listing = await eventually(async () => {
+    const l = await discovery();
+    expect(l.breakingChanges).to.have.length(1);
+    return l;
+  }, 15_000);
+  expect(listing.breakingChanges[0]).to.deep.include({ messageType: 'GetGadgetQuery', service: 'gadgets', previousHash: contractHash(served(v1)), hash: contractHash(served(v2)) });
+  expect(listing.breakingChanges[0]?.reasons).to.deep.equal(['output.email may be missing now']);
+  return { old, listing };
+}
+
 describe('breaking changes through a gateway and RabbitMQ (breakingChanges: warn, the default)', function () {
   this.timeout(60_000);
   let metricsPort = 0;
@@ -59,18 +80,8 @@ describe('breaking changes through a gateway and RabbitMQ (breakingChanges: warn
   const discovery = async (): Promise<Listing> => (await http('GET', `${fx.gw.baseUrl}/api/discovery/contracts`)).body as Listing;
 
   it('serves the breaking change, lists it with the previous hash and the reasons, logs and counts it once', async () => {
-    const v1 = gadgetOperation(true);
-    const v2 = gadgetOperation(false);
-    fx.running.push(await serve({ transport: fx.transport, service: 'gadgets', instanceId: 'gadgets-v1', ttlMs: 3000, operations: [v1] }));
-    await eventually(async () => expect((await http('GET', `${fx.gw.baseUrl}/api/gadgets/g1`)).status).to.equal(200), 15_000);
-    fx.running.push(await serve({ transport: fx.transport, service: 'gadgets', instanceId: 'gadgets-v2', ttlMs: 3000, operations: [v2] }));
-    const listing = await eventually(async () => {
-      const l = await discovery();
-      expect(l.breakingChanges).to.have.length(1);
-      return l;
-    }, 15_000);
-    expect(listing.breakingChanges[0]).to.deep.include({ messageType: 'GetGadgetQuery', service: 'gadgets', outcome: 'accepted', previousHash: contractHash(served(v1)), hash: contractHash(served(v2)) });
-    expect(listing.breakingChanges[0]?.reasons).to.deep.equal(['output.email may be missing now']);
+    const { listing } = await rollOutBreakingChange(fx, discovery);
+    expect(listing.breakingChanges[0]?.outcome).to.equal('accepted');
     expect(listing.contracts.find((c) => c.messageType === 'GetGadgetQuery')?.outputSchema.required).to.deep.equal(['name']);
     // Re-announcements (every second) neither log nor count it again.
     await new Promise((r) => setTimeout(r, 2500));
@@ -139,19 +150,8 @@ describe('breaking changes through a gateway and RabbitMQ (breakingChanges: refu
   const discovery = async (): Promise<Listing> => (await http('GET', `${fx.gw.baseUrl}/api/discovery/contracts`)).body as Listing;
 
   it('keeps the served version, also once the instances that announced it are gone, and lists the refusal', async () => {
-    const v1 = gadgetOperation(true);
-    const v2 = gadgetOperation(false);
-    const old = await serve({ transport: fx.transport, service: 'gadgets', instanceId: 'gadgets-v1', ttlMs: 3000, operations: [v1] });
-    fx.running.push(old);
-    await eventually(async () => expect((await http('GET', `${fx.gw.baseUrl}/api/gadgets/g1`)).status).to.equal(200), 15_000);
-    fx.running.push(await serve({ transport: fx.transport, service: 'gadgets', instanceId: 'gadgets-v2', ttlMs: 3000, operations: [v2] }));
-    const listing = await eventually(async () => {
-      const l = await discovery();
-      expect(l.breakingChanges).to.have.length(1);
-      return l;
-    }, 15_000);
-    expect(listing.breakingChanges[0]).to.deep.include({ outcome: 'refused', previousHash: contractHash(served(v1)), hash: contractHash(served(v2)) });
-    expect(listing.breakingChanges[0]?.reasons).to.deep.equal(['output.email may be missing now']);
+    const { old, listing } = await rollOutBreakingChange(fx, discovery);
+    expect(listing.breakingChanges[0]?.outcome).to.equal('refused');
     expect(fx.gw.output()).to.match(/breaking change to GetGadgetQuery from gadgets refused; the previous version stays served: output\.email may be missing now/);
     await old.stop();
     fx.running.splice(fx.running.indexOf(old), 1);
