@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Announcement, Contract } from '../contracts/types';
 import { inert } from '../log-once';
-import { breakingOf, classifyContractChange, type ContractChange } from './classify';
+import { breakingOf, classifyContractChange } from './classify';
 import { canonical } from './schema-diff';
 
 /** What happens to an announced change that breaks clients (the setting breakingChanges). */
@@ -35,11 +36,14 @@ export interface ServedView {
   previous(service: string, instanceId: string): readonly Contract[] | undefined;
 }
 
-export function contractHash(contract: Contract): string {
-  return createHash('sha256').update(canonical(contract)).digest('hex');
-}
+/** Recorded and served contracts are the same objects announcement after announcement: each is hashed once. */
+const hashes = new WeakMap<Contract, string>();
 
-const REMOVED_RULE = 'contract-removed';
+export function contractHash(contract: Contract): string {
+  let hash = hashes.get(contract);
+  if (hash === undefined) hashes.set(contract, (hash = createHash('sha256').update(canonical(contract)).digest('hex')));
+  return hash;
+}
 
 /**
  * Screens announcements against what is served (docs/compatibility.md). A contract that changes what a message type's
@@ -49,6 +53,8 @@ const REMOVED_RULE = 'contract-removed';
  */
 export class BreakingChangeGate {
   private readonly found = new Map<string, BreakingChange>();
+  /** Changes already logged and counted (service, type, both hashes): once each, however often they come back. */
+  private readonly reported = new LRUCache<string, true>({ max: 1000 });
 
   constructor(
     private readonly mode: BreakingChangeMode,
@@ -62,24 +68,28 @@ export class BreakingChangeGate {
     if (this.mode === 'accept' || announcement.withdrawn) return announcement.contracts;
     const { service, instanceId } = announcement;
     const previous = view.previous(service, instanceId);
-    const before = new Map((previous ?? []).map((c) => [c.messageType, contractHash(c)]));
+    const before = new Map((previous ?? []).map((c) => [c.messageType, c]));
     const kept: Contract[] = [];
     for (const contract of announcement.contracts) {
       const served = view.served(contract.messageType);
-      const hash = contractHash(contract);
-      if (!served || served.targetService !== service || before.get(contract.messageType) === hash || contractHash(served) === hash) {
+      if (!served || served.targetService !== service) {
         kept.push(contract);
         continue;
       }
-      const breaking = breakingOf(classifyContractChange(served, contract));
-      kept.push(breaking.length > 0 ? this.found1(served, contract, hash, breaking) : contract);
-      if (breaking.length === 0) this.clearRefused(contract.messageType);
+      const hash = contractHash(contract);
+      const had = before.get(contract.messageType);
+      if ((had !== undefined && contractHash(had) === hash) || contractHash(served) === hash) {
+        kept.push(contract);
+        continue;
+      }
+      const reasons = this.reasonsAgainst(served, contract, hash);
+      kept.push(reasons.length > 0 ? this.breaking(served, contract, hash, reasons) : contract);
+      if (reasons.length === 0) this.clearRefused(contract.messageType);
     }
     const announced = new Set(announcement.contracts.map((c) => c.messageType));
     for (const served of view.servedOf(service)) {
       if (announced.has(served.messageType) || (previous !== undefined && !previous.some((c) => c.messageType === served.messageType))) continue;
-      const removal: ContractChange = { messageType: served.messageType, class: 'breaking', rule: REMOVED_RULE, at: served.messageType, message: `contract ${served.messageType} no longer announced (its routes go with it)` };
-      const substitute = this.found1(served, undefined, 'none', [removal]);
+      const substitute = this.breaking(served, undefined, 'none', [`contract ${served.messageType} no longer announced (its routes go with it)`]);
       if (this.mode === 'refuse') kept.push(substitute);
     }
     return kept;
@@ -95,19 +105,33 @@ export class BreakingChangeGate {
     for (const type of this.found.keys()) if (!servedTypes.has(type)) this.found.delete(type);
   }
 
-  /** Records (once per distinct change) and returns what to keep: the announced contract, or the served one. */
-  private found1(served: Contract, announced: Contract | undefined, hash: string, breaking: ContractChange[]): Contract {
+  /** Why `announced` breaks the clients of `served` (none: compatible); a refused change re-announced is not classified again. */
+  private reasonsAgainst(served: Contract, announced: Contract, hash: string): string[] {
+    const known = this.found.get(served.messageType);
+    if (known && known.hash === hash && known.previousHash === contractHash(served)) return known.reasons;
+    return breakingOf(classifyContractChange(served, announced)).map((c) => c.message);
+  }
+
+  /** Lists a breaking change (logged and reported once per distinct change); returns what to record in its place. */
+  private breaking(served: Contract, announced: Contract | undefined, hash: string, reasons: string[]): Contract {
     const outcome = this.mode === 'refuse' ? 'refused' : 'accepted';
     const previousHash = contractHash(served);
     const known = this.found.get(served.messageType);
     if (!known || known.hash !== hash || known.previousHash !== previousHash || known.outcome !== outcome) {
-      const change: BreakingChange = { messageType: served.messageType, service: served.targetService, outcome, previousHash, hash, reasons: breaking.map((c) => c.message), at: new Date(this.now()).toISOString() };
+      const change: BreakingChange = { messageType: served.messageType, service: served.targetService, outcome, previousHash, hash, reasons: [...reasons], at: new Date(this.now()).toISOString() };
       this.found.set(served.messageType, change);
-      const verdict = outcome === 'refused' ? 'refused; the previous version stays served' : 'accepted (breakingChanges: warn)';
-      this.logger?.warn(`contract registry: breaking change to ${inert(served.messageType)} from ${inert(served.targetService)} ${verdict}: ${inert(change.reasons.join('; '), 500)}`);
-      this.onBreaking(change);
+      this.report(change);
     }
     return outcome === 'refused' || announced === undefined ? structuredClone(served) : announced;
+  }
+
+  private report(change: BreakingChange): void {
+    const key = JSON.stringify([change.service, change.messageType, change.previousHash, change.hash]);
+    if (this.reported.has(key)) return;
+    this.reported.set(key, true);
+    const verdict = change.outcome === 'refused' ? 'refused; the previous version stays served' : 'accepted (breakingChanges: warn)';
+    this.logger?.warn(`contract registry: breaking change to ${inert(change.messageType)} from ${inert(change.service)} ${verdict}: ${inert(change.reasons.join('; '), 500)}`);
+    this.onBreaking(change);
   }
 
   private clearRefused(messageType: string): void {

@@ -3,6 +3,8 @@ import { ContractRegistry, validateAnnouncement } from '../../plugin/contracts/r
 import type { BreakingChange, BreakingChangeMode } from '../../plugin/compat/gate';
 import { contractHash } from '../../plugin/compat/gate';
 import type { Contract } from '../../plugin/contracts/types';
+import { resolveSettings } from '../../plugin/settings';
+import { InvalidSettingError, validateSettings } from '../../plugin/settings-validation';
 
 function contract(outputRequired: string[] = ['name'], extra: Partial<Contract> = {}): Contract {
   return {
@@ -103,6 +105,27 @@ describe('breaking changes to served contracts', () => {
     expect(warning.served()).to.equal(undefined);
     expect(warning.found[0]).to.include({ outcome: 'accepted', messageType: 'GetUserQuery' });
     expect(warning.registry.breakingChanges()).to.deep.equal([], 'forgotten once not served');
+  });
+
+  it('refuse: the refused version coming back, from the same or new instances, is logged and counted once', () => {
+    const { found, warnings, announce, registry } = setup('refuse');
+    announce('u1', [v1]);
+    for (let round = 0; round < 3; round++) {
+      announce('u2', [v2]);
+      announce('u1', [v1]);
+      registry.apply({ service: 'users', instanceId: `new-${round}`, contracts: [v2], ttlMs: 10_000 });
+    }
+    expect(registry.get('GetUserQuery')?.outputSchema.required).to.deep.equal(['name', 'email']);
+    expect(found.map((c) => [c.outcome, c.previousHash, c.hash])).to.deep.equal([['refused', contractHash(v1), contractHash(v2)]]);
+    expect(warnings.filter((w) => w.includes('breaking change'))).to.have.length(1);
+  });
+
+  it('reads breakingChanges from the block or BREAKING_CHANGES, warn by default, and refuses another value', () => {
+    expect(resolveSettings({}, {}).breakingChanges).to.equal('warn');
+    expect(resolveSettings({}, { BREAKING_CHANGES: 'refuse' }).breakingChanges).to.equal('refuse');
+    expect(resolveSettings({ breakingChanges: 'accept' }, { BREAKING_CHANGES: 'refuse' }).breakingChanges).to.equal('accept');
+    expect(() => validateSettings({}, { BREAKING_CHANGES: 'block' })).to.throw(InvalidSettingError, /^BREAKING_CHANGES /);
+    expect(() => validateSettings({ breakingChanges: 'ignore' }, {})).to.throw(InvalidSettingError, /^plugins\.contracts\.breakingChanges /);
   });
 
   it('does not judge a contract another service holds (ownership decides that)', () => {
