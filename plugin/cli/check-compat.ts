@@ -35,7 +35,7 @@ async function runCheckCompat(args: readonly string[]): Promise<number> {
   let after: Contract[];
   try {
     after = await contractsFromFile(file);
-    before = isUrl(against) ? await contractsFromGateway(against) : await contractsFromFile(against);
+    before = isUrl(against) ? ofServices(await contractsFromGateway(against), after) : await contractsFromFile(against);
   } catch (err) {
     if (err instanceof InputError) return fail(EXIT_INPUT, err.message);
     throw err;
@@ -50,6 +50,12 @@ function parseOptions(args: readonly string[]): { file: string; against: string;
   if (positionals.length !== 1) throw new Error(positionals.length === 0 ? 'the new contracts file is missing' : `one contracts file expected, got ${positionals.length}`);
   if (values.against === undefined || values.against === '') throw new Error('--against is missing');
   return { file: positionals[0] as string, against: values.against, json: values.json === true };
+}
+
+/** A gateway serves every service's contracts; a service's file holds its own: only those services' are compared. */
+function ofServices(served: Contract[], file: readonly Contract[]): Contract[] {
+  const services = new Set(file.map((c) => c.targetService));
+  return served.filter((c) => services.has(c.targetService));
 }
 
 function isUrl(text: string): boolean {
