@@ -88,7 +88,8 @@ export class BreakingChangeGate {
     }
     const announced = new Set(announcement.contracts.map((c) => c.messageType));
     for (const served of view.servedOf(service)) {
-      if (announced.has(served.messageType) || (previous !== undefined && !previous.some((c) => c.messageType === served.messageType))) continue;
+      // An instance that never had it (a service whose instances announce different lists) removes nothing.
+      if (announced.has(served.messageType) || (previous !== undefined && !before.has(served.messageType))) continue;
       const substitute = this.breaking(served, undefined, 'none', [`contract ${served.messageType} no longer announced (its routes go with it)`]);
       if (this.mode === 'refuse') kept.push(substitute);
     }

@@ -263,6 +263,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private union: Contract[] = [];
   /** `union` by message type, each replaced by its frozen snapshot on first get(); rebuilt after a change. */
   private byType: Map<string, Contract> | undefined;
+  /** `union` by target service, for the breaking-change gate; rebuilt after a change. */
+  private servedByService: Map<string, Contract[]> | undefined;
   private unionFingerprint = canonical([]);
   private currentConflicts: RegistryConflict[] = [];
   private currentRefusals: Refusal[] = [];
@@ -278,7 +280,17 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly gate: BreakingChangeGate;
   private readonly servedView: ServedView = {
     served: (messageType) => this.get(messageType),
-    servedOf: (service) => this.union.filter((c) => c.targetService === service),
+    servedOf: (service) => {
+      if (!this.servedByService) {
+        this.servedByService = new Map();
+        for (const c of this.union) {
+          const list = this.servedByService.get(c.targetService);
+          if (list) list.push(c);
+          else this.servedByService.set(c.targetService, [c]);
+        }
+      }
+      return this.servedByService.get(service) ?? [];
+    },
     previous: (service, instanceId) => this.records.get(instanceKey(service, instanceId))?.contracts,
   };
 
@@ -598,6 +610,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     const changed = fingerprint !== this.unionFingerprint;
     this.union = contracts;
     this.byType = undefined;
+    this.servedByService = undefined;
     this.unionFingerprint = fingerprint;
     this.reportRefusals(refusals);
     this.gate.keepOnly(new Set(contracts.map((c) => c.messageType)));
