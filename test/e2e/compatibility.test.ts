@@ -123,6 +123,17 @@ describe('breaking changes through a gateway and RabbitMQ (breakingChanges: warn
     expect(sample(scraped, 'contracts_gateway_deprecated_requests_total', { message_type: 'GetGadgetQuery' })).to.equal(0);
   });
 
+  it('refuses an announcement whose sunset is not an ISO 8601 date, naming the member', async () => {
+    fx.running.push(await serve({
+      transport: fx.transport,
+      service: 'fossils',
+      operations: [{ contract: { messageType: 'GetFossilQuery', inputSchema: {}, outputSchema: {}, requiredPermissions: [], deprecated: true, sunset: 'next spring' }, handle: () => ({}) }],
+    }));
+    await eventually(async () => expect(fx.gw.output()).to.match(/refused announcement from service fossils instance fossils-[^:]+: contracts\[0\] sunset must be an ISO 8601 date/), 15_000);
+    expect((await discovery()).contracts.map((c) => c.messageType)).to.not.include('GetFossilQuery');
+    expect((await http('GET', `${fx.gw.baseUrl}/api/fossils/f1`)).status).to.equal(404);
+  });
+
   // After the test above: the gateway serves another service's contract too, which the gadgets file must not be held to.
   it('check-compat against the gateway URL compares the services of the file: exit 1 on a breaking change, 0 on a compatible one', async () => {
     expect((await discovery()).contracts.map((c) => c.messageType)).to.include('GetRelicQuery');
