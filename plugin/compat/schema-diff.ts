@@ -123,6 +123,7 @@ function compare(walk: Walk, oldRaw: unknown, newRaw: unknown, at: string, depth
 /** `true`/`false` schemas (or a node against one): anything else is a change this classifier cannot order. */
 function compareBooleanSchemas(walk: Walk, oldSchema: unknown, newSchema: unknown, at: string): void {
   const acceptsAll = (s: unknown): boolean => s === true || (isNode(s) && Object.keys(s).length === 0);
+  if (acceptsAll(oldSchema) && acceptsAll(newSchema)) return;
   if (walk.direction === 'input' && acceptsAll(newSchema)) {
     add(walk, false, 'input-widened', at, `${at} accepts anything now`);
     return;

@@ -33,7 +33,8 @@ function input(patch: (s: JsonSchema) => void): Partial<Contract> {
 type Props = Record<string, Record<string, unknown>>;
 
 describe('contract change classification', () => {
-  it('finds nothing between identical contracts, key order aside', () => {
+  it('finds nothing between identical contracts, key order aside, nor between {} and true', () => {
+    expect(changes({ outputSchema: true as unknown as JsonSchema }, { outputSchema: {} })).to.deep.equal([]);
     const reordered = contract({ outputSchema: { required: ['name'], properties: { role: { enum: ['admin', 'user'] }, name: { maxLength: 100, type: 'string' } }, type: 'object' } });
     expect(classifyContractChange(contract(), reordered)).to.deep.equal([]);
   });
