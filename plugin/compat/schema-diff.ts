@@ -1,4 +1,5 @@
 import type { JsonSchema } from '../contracts/types';
+import { resolveRef } from '../validation/write-only';
 
 /** Which way values flow: a client sends `input` (the gateway validates it) and reads `output`. */
 export type Direction = 'input' | 'output';
@@ -63,24 +64,11 @@ export function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** Follows a `#/…` JSON pointer in the schema's own document; undefined when it leads nowhere. */
-function resolvePointer(root: unknown, ref: string): unknown {
-  if (ref === '#') return root;
-  if (!ref.startsWith('#/')) return undefined;
-  let node: unknown = root;
-  for (const raw of ref.slice(2).split('/')) {
-    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
-    if (!isNode(node) && !Array.isArray(node)) return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
-}
-
 /** The schema a node stands for: its `$ref` target when it is only a reference (siblings of `$ref` kept). */
 function deref(node: unknown, root: unknown): unknown {
   for (let hops = 0; hops < 16 && isNode(node) && typeof node.$ref === 'string'; hops++) {
-    const target = resolvePointer(root, node.$ref);
-    if (!isNode(target)) return node;
+    const target = isNode(root) ? resolveRef(node.$ref, root) : undefined;
+    if (!target) return node;
     const { $ref: _ref, ...siblings } = node;
     node = { ...target, ...siblings };
   }
