@@ -1,5 +1,5 @@
 // The walk-through of docs/walk-through.md as a check: every step's status and error code is asserted, and each
-// step is printed.
+// step is printed (test/docs/walk-through.test.ts checks that each request of the page is a step here).
 // Plain Node (fetch), no dependencies, so it runs against any gateway: `npm start`, the containers, compose.
 //   node scripts/ci/walkthrough.mjs <gateway url> <admin password> [steps]
 // steps: `all` (default, the page's walk-through), `persist-write` (creates a user that must survive a restart of
