@@ -17,7 +17,8 @@ import { guardedCondition, guardedPolicy } from './host/pipeline-check';
  * package.json's version, read at load so the two cannot drift: it sits two levels above dist/plugin/ in the clone
  * and in the installed package alike. The host only compares it with its plugin engine version (a warning if higher).
  */
-const PACKAGE_VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+const PACKAGE_JSON = join(__dirname, '..', '..', 'package.json');
+const PACKAGE_VERSION = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
 
 /**
  * The Express Gateway plugin. The host calls init() at start and again on every reload of its config, so

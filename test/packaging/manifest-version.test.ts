@@ -6,7 +6,8 @@ import plugin = require('../../plugin/manifest');
 /** The version the host sees in the manifest is the package's own, not a second number kept by hand. */
 describe('the plugin manifest', () => {
   it("declares package.json's version", () => {
-    const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string };
+    const path = join(__dirname, '..', '..', '..', 'package.json');
+    const pkg = JSON.parse(readFileSync(path, 'utf8')) as { version: string };
     expect(pkg.version).to.match(/^\d+\.\d+\.\d+/);
     expect(plugin.version).to.equal(pkg.version);
   });
