@@ -26,7 +26,7 @@ function outputs(contracts: Contract[]): Record<string, unknown> {
 }
 
 /**
- * A generic route (README "How contracts become endpoints"): POST /api/actions takes `{ messageType, input }`,
+ * A generic route (docs/endpoints.md): POST /api/actions takes `{ messageType, input }`,
  * GET /api/data takes `messageType` and the input as the other query parameters. What the caller must hold
  * depends on the message type, so `x-required-permissions` maps message type → permissions here.
  */
