@@ -71,8 +71,9 @@ export function brokerDefinitions(input: DefinitionsInput): BrokerDefinitions {
   const discovery = `${prefix}.discovery`;
   const replies = `${prefix}.replies`;
   const any = (kind: string) => `${literal(`${prefix}.${kind}.`)}[A-Za-z0-9-]+`;
-  // The gateway's reply queues, P.reply.<uuid>.<service>: their names are also their binding and routing keys.
-  const replyQueues = `${any('reply')}\\.[A-Za-z0-9_.-]+`;
+  // The gateway's reply queues, P.reply.<uuid>.<service>: their names are also their binding and routing keys. During
+  // an upgrade (legacyReplies) a gateway of the previous version still declares its P.reply.<uuid> after a reconnect.
+  const replyQueues = `${any('reply')}(\\.[A-Za-z0-9_.-]+)${input.legacyReplies ? '?' : ''}`;
   const users = [gatewayUser, ...Object.values(input.services)];
   if (new Set(users).size !== users.length) throw new Error('every service needs a broker user of its own, other than the gateway user');
   const missing = users.filter((u) => !input.passwords[u]);

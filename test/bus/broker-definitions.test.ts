@@ -86,6 +86,9 @@ describe('broker definitions', () => {
     const legacyWrite = legacy.permissions.find((p) => p.user === 'svc-auth')!.write;
     expect(new RegExp(legacyWrite).test('amq.default')).to.equal(true);
     expect(legacyWrite.replace('|amq\\.default', '')).to.equal(perms('svc-auth').write);
+    // ... and lets a gateway of the previous version declare its single reply queue after a reconnect.
+    expect(new RegExp(perms('gateway').configure).test(`contracts.reply.${id}`)).to.equal(false);
+    expect(new RegExp(legacy.permissions.find((p) => p.user === 'gateway')!.configure).test(`contracts.reply.${id}`)).to.equal(true);
     expect(JSON.parse(run(['--service', 'a', '--legacy-replies'], { BROKER_PASSWORD_GATEWAY: 'x', BROKER_PASSWORD_A: 'y' })).permissions[1].write).to.include('amq\\.default');
   });
 
