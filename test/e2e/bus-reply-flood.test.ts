@@ -131,23 +131,27 @@ describe('one service flooding the reply exchange (per-service broker users, 128
       void heap().then((h) => (maxHeap = Math.max(maxHeap, h)), () => undefined);
     }, 250);
     const probes = probeLoop(async () => (await admin('GET', steadyRoute, { headers: { connection: 'close' } })).status, 50);
-    const conn = await amqp.connect(flood);
     let sent = 0;
     const started = Date.now();
+    let stats: Awaited<ReturnType<typeof probes.stop>>;
     try {
-      const ch = await conn.createConfirmChannel();
-      while (Date.now() - started < 8000) {
-        for (let i = 0; i < 500; i += 1) ch.publish(`${prefix}.replies`, replyTo['flood-service'] as string, junk, { userId: floodUser, correlationId: randomUUID() });
-        sent += 500;
-        await ch.waitForConfirms();
+      const conn = await amqp.connect(flood);
+      try {
+        const ch = await conn.createConfirmChannel();
+        while (Date.now() - started < 8000) {
+          for (let i = 0; i < 500; i += 1) ch.publish(`${prefix}.replies`, replyTo['flood-service'] as string, junk, { userId: floodUser, correlationId: randomUUID() });
+          sent += 500;
+          await ch.waitForConfirms();
+        }
+      } finally {
+        await conn.close().catch(() => undefined);
       }
+      await new Promise((r) => setTimeout(r, 2000));
     } finally {
-      await conn.close().catch(() => undefined);
+      stats = await probes.stop();
+      clearInterval(sampler);
     }
-    const seconds = (Date.now() - started) / 1000;
-    await new Promise((r) => setTimeout(r, 2000));
-    const stats = await probes.stop();
-    clearInterval(sampler);
+    const seconds = (Date.now() - started) / 1000 - 2;
 
     process.stdout.write(`      (${sent} junk replies in ${seconds.toFixed(1)} s; steady probes ${JSON.stringify(stats)}; heap at most ${(maxHeap / 1048576).toFixed(1)} MB; RSS +${((maxRss - rssBefore) / 1048576).toFixed(1)} MB)\n`);
     expect(gw!.child.exitCode, gw!.output().slice(-2000)).to.equal(null);
