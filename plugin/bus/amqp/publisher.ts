@@ -209,7 +209,7 @@ export class AmqpPublisher {
 
   /** Dropped, held nowhere: counted into one line per service a minute. */
   private unmatchedReply(service: string): void {
-    this.refusedLog.warn(JSON.stringify(['unmatched', service]), `bus: dropped a reply on the reply queue of ${service} with no request waiting for it (late after its deadline, or not an answer of this gateway)`);
+    this.refusedLog.warn(JSON.stringify(['unmatched', service]), `bus: dropped a reply on the reply queue of ${inert(service)} with no request waiting for it (late after its deadline, or not an answer of this gateway)`);
   }
 
   async requestDiscovery(): Promise<void> {

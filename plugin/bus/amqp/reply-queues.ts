@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { describeError } from '../../errors/describe';
-import { OnceLog } from '../../log-once';
+import { inert, OnceLog } from '../../log-once';
 import type { AmqpConnection } from './connection';
 import type { AmqpConsumers, Registration } from './consumers';
 import { REPLY_QUEUE_OPTIONS } from './wire';
@@ -64,7 +64,7 @@ export class ReplyQueues {
     this.byService.set(service, q);
     const registering = this.consumers.register(q.reg).catch((err: unknown) => {
       // Every request retries it: one line a minute (e.g. definitions without P.reply.* or P.replies).
-      this.failedLog.warn(`reply queue ${service}`, `bus: could not open the reply queue for ${service}: ${describeError(err)}`);
+      this.failedLog.warn(`reply queue ${service}`, `bus: could not open the reply queue for ${inert(service)}: ${describeError(err)}`);
       if (this.byService.get(service) === q) this.byService.delete(service);
     });
     q.registering = registering;
