@@ -174,7 +174,7 @@ export class AmqpPublisher {
     const expected = this.check.replyUser?.(waiting.service);
     if (expected !== undefined && msg.properties.userId !== expected) return this.refuseReply(waiting.service, `expected ${expected}`, msg);
     // Another service's answer (possible under a shared credential): each service answers on its own queue only.
-    if (waiting.service !== service) return this.refuseReply(waiting.service, `on the reply queue of ${service}`, msg);
+    if (waiting.service !== service) return this.refuseReply(waiting.service, `on the reply queue of ${inert(service)}`, msg);
     const p = this.pending.take(id) as AmqpPendingRequest;
     const max = this.check.maxBytes ?? DEFAULT_MAX_REPLY_BYTES;
     if (msg.content.length > max) {

@@ -26,14 +26,13 @@ import type { MessageHeaders, MessageUser, RequestMessage } from '../transport';
  *
  * A request message: body = JSON `{ "input": {...} }` (the rest of the RequestMessage travels in
  * properties); properties: type = messageType, correlationId = a fresh id per request (NOT the trace
- * correlation id), replyTo = the gateway's reply queue for that service, expiration = the timeout in ms, user_id = the gateway's
- * broker user, contentType = application/json, mandatory; headers: correlationId, requestId, user (the
- * MessageUser as a JSON string, absent for anonymous calls), traceparent (when present), deadline (ms since
- * the epoch, as a decimal string), idempotencyKey (the caller's Idempotency-Key, when it sent one on a command
- * or POST), clientAddress (the caller's IP as the host saw it).
- * The reply: published to P.replies with routing key = the request's replyTo, the same
- * correlationId, user_id = the service's broker user, body = the Reply envelope as JSON; the service acks the
- * request after replying.
+ * correlation id), replyTo = the gateway's reply queue for that service, expiration = the timeout in ms,
+ * user_id = the gateway's broker user, contentType = application/json, mandatory; headers: correlationId,
+ * requestId, user (the MessageUser as a JSON string, absent for anonymous calls), traceparent (when present),
+ * deadline (ms since the epoch, as a decimal string), idempotencyKey (the caller's Idempotency-Key, when it sent
+ * one on a command or POST), clientAddress (the caller's IP as the host saw it).
+ * The reply: published to P.replies with routing key = the request's replyTo, the same correlationId, user_id =
+ * the service's broker user, body = the Reply envelope as JSON; the service acks the request after replying.
  *
  * This file holds every name and header of that format; the request headers are encoded and decoded side by side.
  */
@@ -52,8 +51,6 @@ export const WORK_QUEUE_EXPIRES_MS = 15_000;
  */
 export const WORK_QUEUE_OPTIONS: Options.AssertQueue = { durable: false, autoDelete: false, arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS } };
 
-/** Routing keys on the discovery exchange. */
-const ANNOUNCE_KEY_PREFIX = 'announce.';
 /**
  * The gateway's reply queue for one service: bounded, so a service flooding its own replies costs the broker at most
  * this much (the oldest dropped first) and the gateway nothing beyond its prefetch.
@@ -61,6 +58,8 @@ const ANNOUNCE_KEY_PREFIX = 'announce.';
 export const REPLY_QUEUE_MAX_BYTES = 64 * 1024 * 1024;
 export const REPLY_QUEUE_OPTIONS: Options.AssertQueue = { exclusive: true, autoDelete: false, durable: false, arguments: { 'x-max-length-bytes': REPLY_QUEUE_MAX_BYTES } };
 
+/** Routing keys on the discovery exchange. */
+const ANNOUNCE_KEY_PREFIX = 'announce.';
 export const ANNOUNCE_BINDING = `${ANNOUNCE_KEY_PREFIX}#`;
 export const DISCOVER_KEY = 'discover';
 
