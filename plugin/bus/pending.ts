@@ -46,6 +46,16 @@ export class PendingRequests<P extends PendingRequest = PendingRequest> {
     return p;
   }
 
+  /** Rejects the requests in flight that `which` picks, each with its own error (a reply queue of one service lost). */
+  failWhere(which: (p: P) => boolean, error: (p: P) => Error): void {
+    for (const [id, p] of this.byId) {
+      if (!which(p)) continue;
+      this.byId.delete(id);
+      clearTimeout(p.timer);
+      p.reject(error(p));
+    }
+  }
+
   /** Rejects every request in flight with its own error (a lost channel, a closing transport, an abort). */
   failAll(error: (p: P) => Error): void {
     for (const [id, p] of this.byId) {

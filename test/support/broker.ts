@@ -4,7 +4,7 @@ import * as amqp from 'amqplib';
 export async function deleteBusTopology(url: string, prefix: string): Promise<void> {
   const conn = await amqp.connect(url);
   try {
-    for (const name of [`${prefix}.requests`, `${prefix}.discovery`]) {
+    for (const name of [`${prefix}.requests`, `${prefix}.discovery`, `${prefix}.replies`]) {
       const ch = await conn.createChannel();
       ch.on('error', () => undefined);
       await ch.deleteExchange(name).catch(() => undefined);

@@ -243,6 +243,7 @@ export class AmqpConnection {
   private async assertExchanges(ch: Channel): Promise<void> {
     await ch.assertExchange(this.names.requestExchange, 'topic', { durable: true });
     await ch.assertExchange(this.names.discoveryExchange, 'topic', { durable: true });
+    await ch.assertExchange(this.names.replyExchange, 'topic', { durable: true });
   }
 
   /** Whether this connection's broker user may declare the exchanges (false for a per-service user). */
@@ -265,6 +266,7 @@ export class AmqpConnection {
         } else {
           await ch.checkExchange(this.names.requestExchange);
           await ch.checkExchange(this.names.discoveryExchange);
+          await ch.checkExchange(this.names.replyExchange);
         }
       } finally {
         await ch.close().catch(noop);

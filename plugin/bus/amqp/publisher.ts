@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Message } from 'amqplib';
+import type { Channel, ConfirmChannel, ConsumeMessage, Message } from 'amqplib';
 import type { Announcement } from '../../contracts/types';
-import { describeError } from '../../errors/describe';
 import { badGateway, gatewayTimeout } from '../../errors/gateway-error';
 import { inert, OnceLog } from '../../log-once';
 import { newId } from '../../request/ids';
@@ -13,14 +11,16 @@ import type { Reply, RequestMessage } from '../transport';
 import { noop } from '../logger';
 import type { AmqpConnection } from './connection';
 import type { AmqpConsumers, Registration } from './consumers';
+import { ReplyQueues } from './reply-queues';
 import { announceKey, DISCOVER_KEY, encodeHeaders, encodeJson, JSON_TYPE } from './wire';
 
 /*
  * The gateway side of the AMQP transport: requests out and their replies back (with their deadlines, and
  * basic.return for a service nobody consumes), and the confirmed publishes that have no reply (announcements,
- * discovery requests). Each of its three channels lives on its own (consumers.ts re-opens it): a channel error on
- * one request — the broker closes the channel it came on — neither loses the replies in flight, which come back on
- * another channel, nor stops the next requests for longer than the channel takes to re-open.
+ * discovery requests). Each of its channels (requests, confirms, one reply consumer per service: reply-queues.ts)
+ * lives on its own (consumers.ts re-opens it): a channel error on one request — the broker closes the channel it
+ * came on — neither loses the replies in flight, which come back on other channels, nor stops the next requests for
+ * longer than the channel takes to re-open.
  */
 
 interface AmqpPendingRequest extends PendingRequest {
@@ -47,16 +47,13 @@ export class AmqpPublisher {
    */
   private readonly requests: Registration;
   private readonly confirms: Registration;
-  /** The consumer of the reply queue: registered with the first request (a service's transport sends none). */
-  private replies: Registration | null = null;
-  private registeringReplies: Promise<unknown> | null = null;
-  /** The reply queue of the current connection (exclusive: it goes with the connection). */
-  private replyQueue: { model: ChannelModel; name: string } | null = null;
+  /** The reply queues, one per target service: opened with the first request to it (a service's transport sends none). */
+  private readonly replies: ReplyQueues;
   private readonly pending = new PendingRequests<AmqpPendingRequest>();
   private readonly requestExchange: string;
   private readonly discoveryExchange: string;
   private readonly brokerUser: string | undefined;
-  /** Replies dropped for their publisher (one line per service and broker user per minute), and reply queue failures. */
+  /** Replies dropped for their publisher or for no request waiting (one line per service and kind per minute). */
   private readonly refusedLog: OnceLog;
 
   constructor(
@@ -68,6 +65,7 @@ export class AmqpPublisher {
     this.discoveryExchange = conn.names.discoveryExchange;
     this.brokerUser = conn.brokerUser;
     this.refusedLog = new OnceLog(conn.logger);
+    this.replies = new ReplyQueues(conn, consumers, (service, msg) => this.onReply(service, msg), (service) => this.repliesCancelled(service));
     this.requests = consumers.create('request channel', {
       attach: async (ch) => {
         ch.on('return', (msg: Message) => this.onReturn(msg));
@@ -92,9 +90,9 @@ export class AmqpPublisher {
     return reg && reg.tag !== null && reg.ch ? (reg.ch as C) : undefined;
   }
 
-  /** The connection is gone, and with it the reply queue: whatever was in flight can no longer be answered (502). */
+  /** The connection is gone, and with it the reply queues: whatever was in flight can no longer be answered (502). */
   lost(): void {
-    this.replyQueue = null;
+    this.replies.lost();
     this.pending.failAll((p) => badGateway(p.service));
   }
 
@@ -107,38 +105,9 @@ export class AmqpPublisher {
     this.pending.failAll(error);
   }
 
-  /** Opens the reply queue's consumer (once; again after it failed to open). */
-  private openReplies(): Promise<unknown> {
-    if (this.registeringReplies) return this.registeringReplies;
-    const reg: Registration = this.consumers.create('reply consumer', {
-      attach: async (ch) => {
-        const model = reg.model;
-        if (!model) throw new Error('The connection was lost');
-        if (this.replyQueue?.model !== model) this.replyQueue = { model, name: this.conn.names.listenerQueue('reply', randomUUID()) };
-        const queue = this.replyQueue.name;
-        // Exclusive, not auto-delete: it outlives this channel (a re-opened consumer finds the replies sent
-        // meanwhile) and goes with the connection.
-        await ch.assertQueue(queue, { exclusive: true, autoDelete: false, durable: false });
-        const { consumerTag } = await ch.consume(queue, (msg) => (msg === null ? this.repliesCancelled(reg, ch) : this.onReply(msg)), { noAck: true });
-        return consumerTag;
-      },
-    });
-    this.replies = reg;
-    const registering = this.consumers.register(reg).catch((err: unknown) => {
-      // Every request retries it: one line a minute, whatever the rate (e.g. definitions without P.reply.*).
-      this.refusedLog.warn('reply queue', `bus: could not open the reply queue: ${describeError(err)}`);
-      if (this.replies === reg) this.replies = null;
-      if (this.registeringReplies === registering) this.registeringReplies = null;
-    });
-    this.registeringReplies = registering;
-    return registering;
-  }
-
-  /** The reply queue was deleted: the replies on their way to it are lost (502), and the next consumer gets a new one. */
-  private repliesCancelled(reg: Registration, ch: Channel): void {
-    this.replyQueue = null;
-    this.pending.failAll((p) => badGateway(p.service));
-    this.consumers.brokerCancelled(reg, ch);
+  /** A reply queue was deleted: the replies on their way to it are lost (502), and its consumer gets a new one. */
+  private repliesCancelled(service: string): void {
+    this.pending.failWhere((p) => p.service === service, (p) => badGateway(p.service));
   }
 
   /** A request's deadline passed with no reply: 504. One function for every request's timer (no closure each). */
@@ -148,14 +117,14 @@ export class AmqpPublisher {
 
   request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
     if (this.conn.state() !== 'up') return Promise.reject(busNotConnected(message.targetService));
-    if (AmqpPublisher.ready(this.replies) && this.replyQueue) return this.send(message, timeoutMs);
-    return this.openReplies().then(() => this.send(message, timeoutMs));
+    if (this.replies.replyTo(message.targetService) !== undefined) return this.send(message, timeoutMs);
+    return this.replies.open(message.targetService).then(() => this.send(message, timeoutMs));
   }
 
   private send(message: RequestMessage, timeoutMs: number): Promise<Reply> {
     const service = message.targetService;
     const ch = AmqpPublisher.ready(this.requests);
-    const replyTo = AmqpPublisher.ready(this.replies) && this.replyQueue?.name;
+    const replyTo = this.replies.replyTo(service);
     if (this.conn.state() !== 'up' || !ch || !replyTo) return Promise.reject(busNotConnected(service));
     let body: Buffer;
     let headers: Record<string, string>;
@@ -197,12 +166,15 @@ export class AmqpPublisher {
     if (p) p.reject(noInstance(p.service));
   }
 
-  private onReply(msg: ConsumeMessage): void {
+  /** A reply off the reply queue of `service`. */
+  private onReply(service: string, msg: ConsumeMessage): void {
     const id = msg.properties.correlationId as string | undefined;
     const waiting = this.pending.get(id);
-    if (!waiting) return; // late (after the deadline) or unknown: dropped
+    if (!waiting) return this.unmatchedReply(service); // late (after the deadline) or not an answer to this gateway
     const expected = this.check.replyUser?.(waiting.service);
-    if (expected !== undefined && msg.properties.userId !== expected) return this.refuseReply(waiting.service, expected, msg);
+    if (expected !== undefined && msg.properties.userId !== expected) return this.refuseReply(waiting.service, `expected ${expected}`, msg);
+    // Another service's answer (possible under a shared credential): each service answers on its own queue only.
+    if (waiting.service !== service) return this.refuseReply(waiting.service, `on the reply queue of ${inert(service)}`, msg);
     const p = this.pending.take(id) as AmqpPendingRequest;
     const max = this.check.maxBytes ?? DEFAULT_MAX_REPLY_BYTES;
     if (msg.content.length > max) {
@@ -225,14 +197,19 @@ export class AmqpPublisher {
   }
 
   /**
-   * A reply that another broker user published (anyone may publish to the reply queue through the default
-   * exchange): dropped, and the request keeps waiting for its service's own reply.
+   * A reply that another broker user published, or that came on another service's reply queue: dropped, and the
+   * request keeps waiting for its service's own reply.
    */
-  private refuseReply(service: string, expected: string, msg: ConsumeMessage): void {
+  private refuseReply(service: string, why: string, msg: ConsumeMessage): void {
     const user = typeof msg.properties.userId === 'string' ? msg.properties.userId : undefined;
     const who = user === undefined ? 'no broker user (user_id)' : `broker user ${inert(user)}`;
-    this.refusedLog.warn(JSON.stringify([service, user]), `bus: dropped a reply for ${service} published by ${who} (expected ${expected})`);
+    this.refusedLog.warn(JSON.stringify([service, user]), `bus: dropped a reply for ${service} published by ${who} (${why})`);
     this.check.onRefusedReply?.(service);
+  }
+
+  /** Dropped, held nowhere: counted into one line per service a minute. */
+  private unmatchedReply(service: string): void {
+    this.refusedLog.warn(JSON.stringify(['unmatched', service]), `bus: dropped a reply on the reply queue of ${inert(service)} with no request waiting for it (late after its deadline, or not an answer of this gateway)`);
   }
 
   async requestDiscovery(): Promise<void> {

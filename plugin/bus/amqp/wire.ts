@@ -15,19 +15,24 @@ import type { MessageHeaders, MessageUser, RequestMessage } from '../transport';
  *                                           body = the Announcement JSON; discovery requests: key
  *                                           `discover`, body `{}`. Listeners bind exclusive queues
  *                                           P.announce.<uuid> (`announce.#`) / P.discover.<uuid>.
- *   queue    P.reply.<uuid>  exclusive       the gateway's replies (one per gateway connection, consumed on a
- *                                           channel of its own, so a publishing channel's error loses no reply)
+ *   exchange P.replies    topic, durable    replies; routing key = the request's replyTo. A topic exchange of its
+ *                                           own, so that service users need no write on the default exchange (which
+ *                                           reaches every queue) and topic permissions tie a key to one service.
+ *   queue    P.reply.<uuid>.<svc>  exclusive, x-max-length-bytes   the gateway's replies from one service (one per
+ *                                           target service and gateway connection), bound to P.replies with its own
+ *                                           name as key; each consumed on a channel of its own with a prefetch, so a
+ *                                           flood on one service's queue neither delays another's replies nor grows
+ *                                           the gateway's memory
  *
  * A request message: body = JSON `{ "input": {...} }` (the rest of the RequestMessage travels in
  * properties); properties: type = messageType, correlationId = a fresh id per request (NOT the trace
- * correlation id), replyTo = the gateway's reply queue, expiration = the timeout in ms, user_id = the gateway's
- * broker user, contentType = application/json, mandatory; headers: correlationId, requestId, user (the
- * MessageUser as a JSON string, absent for anonymous calls), traceparent (when present), deadline (ms since
- * the epoch, as a decimal string), idempotencyKey (the caller's Idempotency-Key, when it sent one on a command
- * or POST), clientAddress (the caller's IP as the host saw it).
- * The reply: published to the default exchange with routing key = the request's replyTo, the same
- * correlationId, user_id = the service's broker user, body = the Reply envelope as JSON; the service acks the
- * request after replying.
+ * correlation id), replyTo = the gateway's reply queue for that service, expiration = the timeout in ms,
+ * user_id = the gateway's broker user, contentType = application/json, mandatory; headers: correlationId,
+ * requestId, user (the MessageUser as a JSON string, absent for anonymous calls), traceparent (when present),
+ * deadline (ms since the epoch, as a decimal string), idempotencyKey (the caller's Idempotency-Key, when it sent
+ * one on a command or POST), clientAddress (the caller's IP as the host saw it).
+ * The reply: published to P.replies with routing key = the request's replyTo, the same correlationId, user_id =
+ * the service's broker user, body = the Reply envelope as JSON; the service acks the request after replying.
  *
  * This file holds every name and header of that format; the request headers are encoded and decoded side by side.
  */
@@ -45,6 +50,13 @@ export const WORK_QUEUE_EXPIRES_MS = 15_000;
  * the requests are transient and the gateway's reply queue does not survive a broker restart either.
  */
 export const WORK_QUEUE_OPTIONS: Options.AssertQueue = { durable: false, autoDelete: false, arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS } };
+
+/**
+ * The gateway's reply queue for one service: bounded, so a service flooding its own replies costs the broker at most
+ * this much (the oldest dropped first) and the gateway nothing beyond its prefetch.
+ */
+export const REPLY_QUEUE_MAX_BYTES = 64 * 1024 * 1024;
+export const REPLY_QUEUE_OPTIONS: Options.AssertQueue = { exclusive: true, autoDelete: false, durable: false, arguments: { 'x-max-length-bytes': REPLY_QUEUE_MAX_BYTES } };
 
 /** Routing keys on the discovery exchange. */
 const ANNOUNCE_KEY_PREFIX = 'announce.';
@@ -64,10 +76,12 @@ export function announcedService(routingKey: string): string {
 export class BusNames {
   readonly requestExchange: string;
   readonly discoveryExchange: string;
+  readonly replyExchange: string;
 
   constructor(readonly prefix: string) {
     this.requestExchange = `${prefix}.requests`;
     this.discoveryExchange = `${prefix}.discovery`;
+    this.replyExchange = `${prefix}.replies`;
   }
 
   /** The work queue of `service`. */
@@ -75,9 +89,18 @@ export class BusNames {
     return `${this.prefix}.svc.${service}`;
   }
 
-  /** An exclusive queue of this connection: a listener ('announce' or 'discover') or the gateway's replies ('reply'). */
+  /** An exclusive queue of this connection: a listener ('announce' or 'discover'). */
   listenerQueue(kind: string, id: string): string {
     return `${this.prefix}.${kind}.${id}`;
+  }
+
+  /**
+   * The gateway's reply queue for `service`, which is also the routing key of its replies on P.replies (the
+   * service's topic permission allows keys ending in its own name only). A service that still replies through the
+   * default exchange (routing key = queue name) reaches the same queue.
+   */
+  replyQueue(id: string, service: string): string {
+    return `${this.prefix}.reply.${id}.${service}`;
   }
 }
 

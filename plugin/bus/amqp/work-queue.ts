@@ -11,7 +11,7 @@ import { decodeRequest, JSON_TYPE, PRECONDITION_FAILED, traceIdOf, WORK_QUEUE_OP
 
 /*
  * The service side of the AMQP transport: a competing consumer on the service's work queue that runs the handler,
- * replies to the request's replyTo (stamped with this connection's broker user, which the gateway checks), and acks
+ * replies to the request's replyTo on the reply exchange (stamped with this connection's broker user, which the gateway checks), and acks
  * the request only after replying (so what an instance held when it died is redelivered).
  */
 
@@ -100,6 +100,7 @@ export class AmqpWorkQueues {
       this.consumers.brokerCancelled(reg, ch);
       return;
     }
+    const replyExchange = this.conn.names.replyExchange;
     // A redelivery of a request this instance is running (or ran) on a channel that died gets that run's reply.
     const reply = (msg.fields.redelivered && reg.orphans.take(msg)) || this.replyBody(msg, service, handler);
     const id = msg.properties.correlationId as string | undefined;
@@ -109,8 +110,9 @@ export class AmqpWorkQueues {
       if (id !== undefined && reg.running.get(id)?.reply === reply && reg.ch === ch) reg.running.delete(id);
       try {
         const replyTo = msg.properties.replyTo as string | undefined;
+        // Through the reply exchange, never the default one: a service user needs no write on amq.default.
         if (replyTo) {
-          ch.sendToQueue(replyTo, body, { correlationId: msg.properties.correlationId, contentType: JSON_TYPE, userId: this.conn.brokerUser });
+          ch.publish(replyExchange, replyTo, body, { correlationId: msg.properties.correlationId, contentType: JSON_TYPE, userId: this.conn.brokerUser });
         }
         ch.ack(msg);
       } catch (err) {
