@@ -19,6 +19,7 @@ module.exports = {
     // npm pack, a container image, a gateway installed with eg.
     'dist/test/packaging/container.test.js',
     'dist/test/packaging/install-plugin.test.js',
+    'dist/test/packaging/sdk-package.test.js',
     // PostgreSQL and PGlite (and RabbitMQ for users-concurrency).
     'dist/test/sdk/idempotency-store.test.js',
     'dist/test/storage/answer-with-change.test.js',

@@ -15,15 +15,15 @@ import { withRequestDeadline } from './deadline';
 export type HandlerContext = MessageHeaders & { idempotency?: IdempotencyScope };
 
 /** A handler's answer when it needs more than a body: another 2xx or a Location header. */
-export interface Answer {
+export interface Answer<T = unknown> {
   readonly [ANSWER]: true;
-  result: unknown;
+  result: T;
   status?: number;
   location?: string;
 }
 const ANSWER = Symbol('answer');
 
-export function answer(result: unknown, opts: { status?: number; location?: string } = {}): Answer {
+export function answer<T>(result: T, opts: { status?: number; location?: string } = {}): Answer<T> {
   return { [ANSWER]: true, result, ...opts };
 }
 
