@@ -40,3 +40,26 @@ describe('operation(): handlers typed from the contract\'s JSON Schemas', () => 
     }
   });
 });
+
+describe('serve(): a request past its deadline', () => {
+  it('runs no handler and answers REQUEST_TIMEOUT (the gateway has already answered 504)', async () => {
+    let ran = 0;
+    const transport = new InProcessTransport(new InProcessHub());
+    await transport.start();
+    const running = await serve({
+      transport,
+      service: 'late',
+      operations: [{ contract: { messageType: 'DoThingCommand', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }, handle: () => ++ran }],
+    });
+    try {
+      const request = (deadline: number) => transport.request({ messageType: 'DoThingCommand', targetService: 'late', input: {}, headers: { correlationId: 'c', requestId: 'r', deadline } }, 2000);
+      expect(await request(Date.now() - 1)).to.deep.include({ ok: false });
+      expect((await request(Date.now() - 1)) as { error?: { code: string } }).to.have.nested.property('error.code', 'REQUEST_TIMEOUT');
+      expect(ran).to.equal(0);
+      expect(await request(Date.now() + 5000)).to.deep.equal({ ok: true, result: 1 });
+    } finally {
+      await running.stop();
+      await transport.close();
+    }
+  });
+});
