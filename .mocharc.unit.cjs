@@ -11,6 +11,7 @@ module.exports = {
     // RabbitMQ.
     'dist/test/bus/amqp.test.js',
     'dist/test/bus/work-queue.test.js',
+    'dist/test/conformance/conformance.test.js',
     // A spawned gateway.
     'dist/test/observability/logs.test.js',
     'dist/test/observability/metrics.test.js',
