@@ -4,8 +4,10 @@ import { redactUrl } from '../bus/amqp/connection';
 import { errorMessage } from '../errors/describe';
 import { ConformanceBus } from './bus';
 import { checkService, type Outcome } from './rules';
+import { EXIT_FAILED, EXIT_INPUT, EXIT_USAGE } from '../cli/command';
 
-const USAGE = `usage: contracts-gateway conformance --bus <amqp url> --service <name> [--prefix <P>] [--foreign-bus <amqp url>] [--pid <pid>] [--max-lease-ms <ms>]
+export const CONFORMANCE_USAGE = 'conformance --bus <amqp url> --service <name> [--prefix <P>] [--foreign-bus <amqp url>] [--pid <pid>] [--max-lease-ms <ms>]';
+const USAGE = `usage: contracts-gateway ${CONFORMANCE_USAGE}
   Checks a running service over the bus against docs/bus-protocol.md, one line per rule; exits 1 on a failure.
   --bus          the gateway's broker user (the kit publishes requests as the gateway does)
   --foreign-bus  another broker user allowed to publish to the default exchange: its requests must be dropped
@@ -19,12 +21,15 @@ function line(o: Outcome): string {
   return `${mark}  ${o.rule}${o.detail ? `: ${o.detail}` : ''}`;
 }
 
-/** `contracts-gateway conformance …`: resolves with the exit status (0 all passed, 1 a rule failed, 2 usage). */
-export async function runConformance(argv: string[], out: (line: string) => void = (l) => console.log(l)): Promise<number> {
+/**
+ * `contracts-gateway conformance …`: resolves with the exit status (0 every rule passed, 1 a rule failed, 2 the bus
+ * could not be reached, 64 usage).
+ */
+export async function runConformance(argv: readonly string[], out: (line: string) => void = (l) => console.log(l)): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({
-      args: argv,
+      args: [...argv],
       options: {
         bus: { type: 'string' },
         service: { type: 'string' },
@@ -37,13 +42,13 @@ export async function runConformance(argv: string[], out: (line: string) => void
     }));
   } catch (err) {
     out(`${errorMessage(err)}\n${USAGE}`);
-    return 2;
+    return EXIT_USAGE;
   }
   const pid = values.pid === undefined ? undefined : Number(values.pid);
   const maxLeaseMs = Number(values['max-lease-ms'] ?? DEFAULT_MAX_LEASE_MS);
   if (!values.bus || !values.service || (pid !== undefined && !Number.isSafeInteger(pid)) || !(maxLeaseMs > 0)) {
     out(USAGE);
-    return 2;
+    return EXIT_USAGE;
   }
   const prefix = values.prefix ?? process.env.BUS_PREFIX ?? DEFAULT_BUS_PREFIX;
   let bus: ConformanceBus;
@@ -51,7 +56,7 @@ export async function runConformance(argv: string[], out: (line: string) => void
     bus = await ConformanceBus.open(values.bus, prefix, values.service);
   } catch (err) {
     out(`FAIL  connects to ${redactUrl(values.bus)}: ${errorMessage(err)}`);
-    return 1;
+    return EXIT_INPUT;
   }
   let failed = false;
   try {
@@ -65,5 +70,5 @@ export async function runConformance(argv: string[], out: (line: string) => void
   } finally {
     await bus.close();
   }
-  return failed ? 1 : 0;
+  return failed ? EXIT_FAILED : 0;
 }

@@ -143,10 +143,10 @@ describe('contracts-gateway conformance (a running service over the real bus)', 
     expect(lines.join('\n')).to.include('targetService other-service');
   });
 
-  it('exits 2 with its usage on missing arguments, and 1 when the bus cannot be reached', async () => {
-    expect((await conformance(['--service', 'x'])).code).to.equal(2);
+  it('exits 64 with its usage on missing arguments, and 2 when the bus cannot be reached', async () => {
+    expect((await conformance(['--service', 'x'])).code).to.equal(64);
     const unreachable = await conformance(['--bus', 'amqp://nobody:secret@127.0.0.1:1', '--service', 'x']);
-    expect(unreachable.code).to.equal(1);
+    expect(unreachable.code).to.equal(2);
     expect(unreachable.lines.join('\n')).not.to.include('secret');
   });
 });
