@@ -69,6 +69,8 @@ const CONTRACT: JsonSchema = {
     public: { type: 'boolean' },
     timeoutMs: { type: 'number', exclusiveMinimum: 0 },
     rateLimit: { type: 'object', properties: { max: { type: 'integer', minimum: 1 }, windowMs: { type: 'integer', minimum: 1000 } }, required: ['max'] },
+    deprecated: { type: 'boolean' },
+    sunset: { type: 'string', description: 'ISO 8601 date or date-time: when the routes are expected to go.' },
   },
   required: ['messageType', 'targetService', 'inputSchema', 'outputSchema', 'requiredPermissions'],
 };
