@@ -6,11 +6,12 @@ import { ConformanceBus } from './bus';
 import { checkService, type Outcome } from './rules';
 import { EXIT_FAILED, EXIT_INPUT, EXIT_USAGE } from '../cli/command';
 
-export const CONFORMANCE_USAGE = 'conformance --bus <amqp url> --service <name> [--prefix <P>] [--foreign-bus <amqp url>] [--pid <pid>] [--max-lease-ms <ms>]';
+export const CONFORMANCE_USAGE = 'conformance --bus <amqp url> --service <name> [--prefix <P>] [--foreign-bus <amqp url>] [--service-bus <amqp url>] [--pid <pid>] [--max-lease-ms <ms>]';
 const USAGE = `usage: contracts-gateway ${CONFORMANCE_USAGE}
   Checks a running service over the bus against docs/bus-protocol.md, one line per rule; exits 1 on a failure.
   --bus          the gateway's broker user (the kit publishes requests as the gateway does)
   --foreign-bus  another broker user allowed to publish to the default exchange: its requests must be dropped
+  --service-bus  the service's own broker user: the kit takes a request off its queue and gives it back, redelivered
   --pid          the service's process: sent SIGTERM at the end, to check its withdrawal and queue deletion`;
 
 /** The gateway's default maxLeaseMs. */
@@ -35,6 +36,7 @@ export async function runConformance(argv: readonly string[], out: (line: string
         service: { type: 'string' },
         prefix: { type: 'string' },
         'foreign-bus': { type: 'string' },
+        'service-bus': { type: 'string' },
         pid: { type: 'string' },
         'max-lease-ms': { type: 'string' },
       },
@@ -60,7 +62,7 @@ export async function runConformance(argv: readonly string[], out: (line: string
   }
   let failed = false;
   try {
-    await checkService(bus, { bus: values.bus, service: values.service, prefix, foreignBus: values['foreign-bus'], pid, maxLeaseMs }, (o) => {
+    await checkService(bus, { bus: values.bus, service: values.service, prefix, foreignBus: values['foreign-bus'], serviceBus: values['service-bus'], pid, maxLeaseMs }, (o) => {
       failed ||= o.status === 'fail';
       out(line(o));
     });

@@ -13,6 +13,8 @@ export interface ConformanceOptions {
   prefix: string;
   /** Another broker user's URL (one that may publish to the default exchange): its requests must be dropped. */
   foreignBus?: string;
+  /** The service's own broker user's URL (it may consume the work queue): to make the broker redeliver a request. */
+  serviceBus?: string;
   /** The service's process: sent SIGTERM at the end, to check the stop. */
   pid?: number;
   /** The longest lease the gateway keeps (its maxLeaseMs). */
@@ -98,12 +100,46 @@ export async function checkService(bus: ConformanceBus, opts: ConformanceOptions
     ? pass('answers a second delivery of the same request')
     : fail('answers a second delivery of the same request', `${valid} valid replies to two deliveries`));
 
+  report(await redelivered(bus, opts));
   report(await foreignRequest(bus, opts));
 
   const renewed = await within(ttl, () => bus.announcements.find((s) => s.at > first.at + 100 && record(s.body).instanceId === instance && record(s.body).withdrawn !== true));
   report(renewed ? pass('renews its lease') : fail('renews its lease', `no new announcement from ${String(instance)} within its ttlMs ${ttl}`));
 
   for (const o of await stopped(bus, opts, instance)) report(o);
+}
+
+/**
+ * A real redelivery: the kit consumes the work queue beside the service (as the service's user), takes one request
+ * and closes its channel without acking it, so the broker hands it to the service flagged `redelivered`.
+ */
+async function redelivered(bus: ConformanceBus, opts: ConformanceOptions): Promise<Outcome> {
+  const rule = 'answers a redelivered request';
+  if (!opts.serviceBus) return skip(rule, 'no --service-bus given');
+  const model = await amqp.connect(opts.serviceBus, { noDelay: true });
+  model.on('error', () => undefined);
+  try {
+    const ch = await model.createChannel();
+    ch.on('error', () => undefined);
+    await ch.prefetch(1);
+    let held: string | undefined;
+    await ch.consume(bus.names.serviceQueue(bus.service), (msg) => {
+      held ??= msg ? String(msg.properties.correlationId) : undefined;
+    });
+    // The broker deals requests out in turn among the consumers: a few reach the kit's.
+    for (let i = 0; i < 20 && held === undefined; i++) {
+      bus.request(PROBE_TYPE, Date.now() + 10_000);
+      await within(200, () => held);
+    }
+    if (held === undefined) return fail(rule, 'no request reached the kit\'s consumer of the work queue');
+    await ch.close();
+    const reply = await within(PROMPT_MS, () => bus.repliesTo(held!)[0]);
+    if (!reply) return fail(rule, `no reply to a redelivered request within ${PROMPT_MS} ms`);
+    const bad = replyFault(reply, held);
+    return bad ? fail(rule, bad) : pass(rule);
+  } finally {
+    await model.close().catch(() => undefined);
+  }
 }
 
 async function foreignRequest(bus: ConformanceBus, opts: ConformanceOptions): Promise<Outcome> {
