@@ -79,6 +79,8 @@ module.exports = {
   options: {
     parser: 'swc',
     doNotFollow: { path: 'node_modules' },
+    // sdk/dist: the SDK package's own build (npm pack --workspace sdk), compiled from the sources cruised here.
+    exclude: { path: '^sdk/(dist|node_modules)/' },
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },
   },

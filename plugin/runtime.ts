@@ -17,6 +17,7 @@ import { pathTableOf } from './routing/table-routes';
 import type { PathTable } from './routing/path-table';
 import type { RouteAction } from './pipeline/resolve-contract';
 import { OpenApiCache } from './openapi/cache';
+import { AsyncApiCache } from './asyncapi/cache';
 import { handWrittenRoutes, routedMessageTypes } from './openapi/hand-written';
 import { RateLimitState } from './edge/host-rate-limit';
 import { GracefulStop } from './shutdown/graceful-stop';
@@ -61,6 +62,7 @@ export class Runtime {
   private validatorCache?: ValidatorCache;
   private table?: PathTable<RouteAction>;
   private openApiCache?: OpenApiCache;
+  private asyncApiCache?: AsyncApiCache;
   private sync?: ConfigSync;
   private host?: HostConfig;
   private lastUnrouted = '';
@@ -150,6 +152,12 @@ export class Runtime {
     return this.openApiCache;
   }
 
+  /** The AsyncAPI document of the bus, built on the first request after the contracts changed. */
+  get asyncApi(): AsyncApiCache {
+    this.asyncApiCache ??= new AsyncApiCache(this.registry, () => this.settings.busPrefix).start();
+    return this.asyncApiCache;
+  }
+
   /**
    * Connects, listens for announcements and asks every service to announce. Idempotent, and it never
    * rejects: a broker that is not there yet is retried until it is (requests meanwhile get 503).
@@ -215,6 +223,7 @@ export class Runtime {
     this.host = host;
     // A reload may have changed the hand-written pipelines the OpenAPI document lists.
     this.openApiCache?.refresh();
+    this.asyncApiCache?.refresh();
     this.warnUnroutedExclusions(host.config.gatewayConfig);
     if (!this.settings.writeConfig) return;
     if (!this.sync) {
@@ -250,6 +259,7 @@ export class Runtime {
   async close(): Promise<void> {
     this.closed = true;
     this.openApiCache?.stop();
+    this.asyncApiCache?.stop();
     this.sync?.stop();
     this.inbox.stop();
     this.registry.stop();

@@ -15,17 +15,20 @@ import { withRequestDeadline } from './deadline';
 export type HandlerContext = MessageHeaders & { idempotency?: IdempotencyScope };
 
 /** A handler's answer when it needs more than a body: another 2xx or a Location header. */
-export interface Answer {
+export interface Answer<T = unknown> {
   readonly [ANSWER]: true;
-  result: unknown;
+  result: T;
   status?: number;
   location?: string;
 }
 const ANSWER = Symbol('answer');
 
-export function answer(result: unknown, opts: { status?: number; location?: string } = {}): Answer {
+export function answer<T>(result: T, opts: { status?: number; location?: string } = {}): Answer<T> {
   return { [ANSWER]: true, result, ...opts };
 }
+
+/** The answer to a request that reached the service after its deadline; no handler runs for it. */
+const ARRIVED_LATE: Reply = { ok: false, error: { code: 'REQUEST_TIMEOUT', message: 'The request arrived after its deadline' } };
 
 /** A handler's return value as the reply envelope. */
 function toReply(out: unknown): Reply {
@@ -192,6 +195,9 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
   };
 
   const dispatch = async (message: RequestMessage): Promise<Reply> => {
+    // Past its deadline (it waited in the prefetch buffer, or came back late): the caller has had its 504, so the
+    // work is not started; this reply is dropped by the gateway.
+    if (message.headers.deadline !== undefined && Date.now() > message.headers.deadline) return ARRIVED_LATE;
     const handler = handlers.get(message.messageType);
     if (!handler) return { ok: false, error: { code: 'HANDLER_NOT_FOUND', message: `No handler for ${message.messageType}` } };
     if (!guard || message.headers.idempotencyKey === undefined) return run(handler, message, message.headers);

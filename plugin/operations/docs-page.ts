@@ -3,6 +3,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 
 export const DOCS_PATH = '/api-docs';
 export const OPENAPI_PATH = '/api-docs/openapi.json';
+export const ASYNCAPI_PATH = '/api-docs/asyncapi.json';
 export const ASSETS_PATH = '/api-docs/assets';
 
 /** Swagger UI's files, from the npm package, served by the gateway itself: the page works offline, no CDN. */

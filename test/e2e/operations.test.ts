@@ -6,6 +6,7 @@ import { TcpProxy, viaPort } from '../support/tcp-proxy';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { serve, answer, type RunningService } from '../../sdk';
 import { referenceContracts, validateOpenApi } from '../openapi/support';
+import { Parser } from '@asyncapi/parser';
 
 /** Any authenticated caller: the discovery listing needs a token, no particular permission. */
 const anyUser = httpAs([], 'plain-user');
@@ -116,6 +117,16 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
     expect(etag).to.be.a('string');
     const again = await http('GET', `${gw.baseUrl}/api-docs/openapi.json`, { headers: { 'if-none-match': etag! } });
     expect(again.status).to.equal(304);
+  });
+
+  it('GET /api-docs/asyncapi.json: a valid AsyncAPI 3.0 document of the bus with the services\' request channels', async () => {
+    const res = await http('GET', `${gw.baseUrl}/api-docs/asyncapi.json`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^application\/json/);
+    const diagnostics = await new Parser().validate(res.text);
+    expect(diagnostics.filter((d) => d.severity === 0).map((d) => d.message)).to.deep.equal([]);
+    expect(res.body.channels['requests.users-service'].messages).to.have.property('CreateUserCommand');
+    expect(res.body.channels['requests.auth-service'].messages).to.have.property('AuthenticateCommand');
   });
 
   it('GET /api-docs: the Swagger UI page, its assets served by the gateway itself', async () => {
