@@ -49,7 +49,7 @@ export class ConformanceBus {
     readonly service: string,
     url: string,
   ) {
-    this.replyQueue = names.listenerQueue('reply', randomUUID());
+    this.replyQueue = names.replyQueue(randomUUID(), service);
     this.user = urlUser(url) ?? 'guest';
   }
 
@@ -73,11 +73,14 @@ export class ConformanceBus {
     // As the gateway does: with per-service users only the gateway's may declare them.
     await ch.assertExchange(names.requestExchange, 'topic', { durable: true });
     await ch.assertExchange(names.discoveryExchange, 'topic', { durable: true });
+    await ch.assertExchange(names.replyExchange, 'topic', { durable: true });
     const announce = names.listenerQueue('announce', randomUUID());
     await ch.assertQueue(announce, { exclusive: true, autoDelete: true, durable: false });
     await ch.bindQueue(announce, names.discoveryExchange, announceKey(this.service));
     await ch.consume(announce, (msg) => msg && this.announcements.push({ at: Date.now(), msg, body: parse(msg) }), { noAck: true });
+    // Replies come through P.replies with routing key = reply_to = this queue's name, as the gateway's do.
     await ch.assertQueue(this.replyQueue, { exclusive: true, durable: false });
+    await ch.bindQueue(this.replyQueue, names.replyExchange, this.replyQueue);
     await ch.consume(this.replyQueue, (msg) => {
       if (!msg) return;
       const id = String(msg.properties.correlationId);

@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   await ch.consume(discover.queue, () => void announce(), { noAck: true });
   await ch.consume(queue, (msg) => {
     if (!msg) return;
-    ch.sendToQueue(msg.properties.replyTo, Buffer.from(JSON.stringify({ ok: true, result: {} })), { correlationId: msg.properties.correlationId });
+    ch.publish(`${prefix}.replies`, msg.properties.replyTo, Buffer.from(JSON.stringify({ ok: true, result: {} })), { correlationId: msg.properties.correlationId });
     ch.ack(msg);
   });
   process.on('SIGTERM', () => process.exit(0));
