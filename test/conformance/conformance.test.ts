@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as amqp from 'amqplib';
 import { runConformance } from '../../plugin/conformance';
-import { createBrokerUsers, type BrokerUsers } from '../support/broker-users';
+import { createBrokerUsers, createDefaultExchangeUser, type BrokerUsers } from '../support/broker-users';
 import { deleteBusTopology, deleteWorkQueues } from '../support/broker';
 import { AMQP_URL, uniquePrefix } from '../support/env';
 import { eventually } from '../support/gateway-process';
@@ -68,12 +68,14 @@ describe('contracts-gateway conformance (a running service over the real bus)', 
   this.timeout(180_000);
   const prefix = uniquePrefix('conform');
   let users: BrokerUsers | undefined;
+  let foreign: { url: string; remove(): Promise<void> } | undefined;
   const started: ServiceProcess[] = [];
   let database: TestDatabase | undefined;
   const services = ['catalog-service', 'nap-service', 'bad-service', 'rogue-service'];
 
   before(async () => {
     users = await createBrokerUsers(prefix, services);
+    foreign = await createDefaultExchangeUser(prefix);
     // The exchanges, declared by the gateway's user as the gateway would: per-service users may not.
     const model = await amqp.connect(users.url('gateway'));
     try {
@@ -93,12 +95,13 @@ describe('contracts-gateway conformance (a running service over the real bus)', 
     await deleteWorkQueues(AMQP_URL, prefix, [...services, 'users-service', 'auth-service']).catch(() => undefined);
     await deleteBusTopology(AMQP_URL, prefix).catch(() => undefined);
     await users?.remove();
+    await foreign?.remove();
     await database?.drop();
   });
 
   /** The kit's arguments; the service's own user is its per-service one unless the shared credential is given. */
   const kit = (service: string, pid?: number, bus = users!.url('gateway'), serviceBus = users!.url(service)) => [
-    '--bus', bus, '--service', service, '--prefix', prefix, '--foreign-bus', users!.url('rogue-service'), '--service-bus', serviceBus,
+    '--bus', bus, '--service', service, '--prefix', prefix, '--foreign-bus', foreign!.url, '--service-bus', serviceBus,
     ...(pid ? ['--pid', String(pid)] : []),
   ];
 

@@ -59,3 +59,23 @@ export async function refusal(url: string, action: (ch: amqp.ConfirmChannel) => 
     await conn.close().catch(() => undefined);
   }
 }
+
+/**
+ * A broker user `<prefix>-foreign` that may publish to the default exchange only (as a shared credential or a
+ * service still on --legacy-replies may): straight into any work queue, as the conformance kit's foreign sender.
+ */
+export async function createDefaultExchangeUser(prefix: string): Promise<{ url: string; remove(): Promise<void> }> {
+  const name = `${prefix}-foreign`;
+  const password = 'foreign-pw-0123456789';
+  const remove = async (): Promise<void> => {
+    await exec('rabbitmqctl', ['delete_user', name]).catch(() => undefined);
+  };
+  try {
+    await exec('rabbitmqctl', ['add_user', name, password]);
+    await exec('rabbitmqctl', ['set_permissions', '-p', '/', name, '^$', '^amq\\.default$', '^$']);
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+  return { url: `amqp://${encodeURIComponent(name)}:${password}@${HOST}`, remove };
+}
