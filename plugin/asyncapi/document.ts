@@ -172,8 +172,9 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
   channels.replies = {
     address: null,
     title: 'Replies',
-    description: `Published to the default exchange with routing key = the request's reply_to, as received (the gateway's exclusive queue ${names.listenerQueue('reply', '<uuid>')}).`,
+    description: `Published to ${names.replyExchange} with routing key = the request's reply_to, as received (the gateway's exclusive queue for the service, ${names.replyQueue('<uuid>', '<service>')}); a service's broker user may publish only keys ending in its own name.`,
     messages: replyMessages,
+    bindings: exchangeBinding(names.replyExchange),
   };
   channels.announcements = {
     address: 'announce.{service}',
