@@ -37,6 +37,9 @@ interface Waiting {
   bytes: number;
 }
 
+/** How a refusal for trust begins, so the refusal metric sorts it as `not_trusted` (observability/refusals.ts). */
+export const NOT_TRUSTED = 'not trusted: ';
+
 const DEFAULT_MAX_PENDING = 10_000;
 /** Announcements applied in one batch at most; the rest wait for the next one. */
 const MAX_BATCH = 500;
@@ -108,6 +111,7 @@ export class AnnouncementInbox {
     const problem = announcerProblem(service, origin, this.opts.announcers);
     if (problem) {
       this.log.warn(JSON.stringify([service, origin.userId, 'announcer']), `refused announcement for service ${inert(service)} instance ${inert(instanceId)}: ${inert(problem, 200)}`);
+      this.registry.refuse(`${NOT_TRUSTED}${problem}`);
       return;
     }
     const key = JSON.stringify([service, instanceId]);

@@ -419,6 +419,14 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     return undefined;
   }
 
+  /**
+   * An announcement refused before it reached the registry (the inbox's trust check): counted with the others by
+   * the `announcement` listeners, changing nothing.
+   */
+  refuse(reason: string): void {
+    this.applied({ accepted: false, changed: false, reason });
+  }
+
   private applied(result: TakeResult): TakeResult {
     this.safeEmit('announcement', result);
     return result;

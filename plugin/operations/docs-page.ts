@@ -1,9 +1,12 @@
 import { dirname } from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { setRouteTemplate } from '../observability/route-label';
 
 export const DOCS_PATH = '/api-docs';
 export const OPENAPI_PATH = '/api-docs/openapi.json';
 export const ASSETS_PATH = '/api-docs/assets';
+/** The route label of Swagger UI's files (metrics, span names). */
+export const ASSET_ROUTE = `${ASSETS_PATH}/:file`;
 
 /** Swagger UI's files, from the npm package, served by the gateway itself: the page works offline, no CDN. */
 const SWAGGER_UI_DIR = dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -85,7 +88,10 @@ function hardened(csp: string) {
 /** Only what the page uses: the package also holds a demo page wired to a remote petstore. */
 function onlyKnownAssets(req: Request, _res: Response, next: NextFunction): void {
   const name = req.path.replace(/^\//, '');
-  next(ASSETS.has(name) ? undefined : 'router');
+  if (!ASSETS.has(name)) return next('router');
+  // A served asset is counted as the docs page's, not with the 404s (`unmatched`).
+  setRouteTemplate(req, ASSET_ROUTE);
+  next();
 }
 
 /** Mounts GET /api-docs (the page) and /api-docs/assets/* on the gateway's express app. */
