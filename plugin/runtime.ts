@@ -9,8 +9,8 @@ import { checkAuthConfig, warnIfDevelopmentMode } from './auth';
 import { startWithRetry } from './bus/start-with-retry';
 import { errorMessage } from './errors/describe';
 import { Observability } from './observability';
-import { hostLogsAsJson } from './logging/host-logs';
-import { jsonLogger, redacting } from './logging/structured';
+import { hostLogsStructured } from './logging/host-logs';
+import { redacting, structuredLogger } from './logging/structured';
 import { TokenVerifiers } from './auth/verifiers';
 import { ValidatorCache } from './validation/validator-cache';
 import { pathTableOf } from './routing/table-routes';
@@ -279,9 +279,10 @@ export function obtainRuntime(settings: Settings, log: Logger = consoleLogger): 
   const g = globalThis as Holder;
   if (!g[KEY]) {
     checkAuthConfig();
-    // LOG_FORMAT=json: the plugin's lines and the host's as one JSON object per line; either way redacted.
-    if (settings.logFormat === 'json') hostLogsAsJson();
-    const logger = settings.logFormat === 'json' ? jsonLogger : redacting(log);
+    // LOG_FORMAT=json or ecs: the plugin's lines and the host's as one JSON object per line; either way redacted.
+    const format = settings.logFormat;
+    if (format !== 'text') hostLogsStructured(format);
+    const logger = format !== 'text' ? structuredLogger(format) : redacting(log);
     warnIfDevelopmentMode(logger);
     g[KEY] = new Runtime(settings, logger);
   }

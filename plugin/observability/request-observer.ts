@@ -5,7 +5,7 @@ import { isKnownCode } from '../errors';
 import { errorCodeOf } from './error-code';
 import { RouteLabels } from './route-label';
 import type { GatewayMetrics } from './metrics';
-import type { Span } from '@opentelemetry/api';
+import { trace, type Span } from '@opentelemetry/api';
 import { endServerSpan, startServerSpan } from './tracing';
 import { traceOf } from '../request/trace';
 import { pathOnly, type AccessLog } from '../logging/access-log';
@@ -67,6 +67,12 @@ export function serverSpanOf(req: Request): Span | undefined {
   return requestState(req).observed?.span;
 }
 
+/** The request's server span ids for its access line, when it has a valid context (an SDK, or the caller's trace). */
+function spanIds(span: Span): { traceId?: string; spanId?: string } {
+  const sc = span.spanContext();
+  return trace.isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId } : {};
+}
+
 function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLabels): void {
   const req = res.req as Request;
   const state = requestState(req);
@@ -95,6 +101,7 @@ function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLa
       requestId: state.trace?.requestId,
       service: state.resolved?.contract.targetService,
       code,
+      ...spanIds(observed.span),
     });
   }
 }
