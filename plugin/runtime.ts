@@ -5,7 +5,7 @@ import { createTransport, type Transport } from './bus';
 import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
 import { ConfigSync, type HostConfig } from './config-writer/config-sync';
-import { checkAuthConfig, warnIfDevelopmentMode } from './auth';
+import { checkAuthConfig, resolveAuthConfig, warnIfDevelopmentMode } from './auth';
 import { startWithRetry } from './bus/start-with-retry';
 import { errorMessage } from './errors/describe';
 import { Observability } from './observability';
@@ -140,6 +140,12 @@ export class Runtime {
         handWritten: handWrittenRoutes(this.host?.config.gatewayConfig, this.settings.generatedPrefix),
         debugEndpoints: this.settings.debugEndpoints,
         rateLimited: this.settings.rateLimitMax !== undefined,
+        developmentAuth: resolveAuthConfig().developmentAuthEnabled,
+        // The validators schema-validation uses: an example is what the route accepts, compiled once.
+        checkInput: (contract, input) => {
+          const compiled = this.validators.validator(contract, 'input');
+          return compiled.ok && compiled.validate(structuredClone(input)) === true;
+        },
       }),
       this.log,
     ).start();

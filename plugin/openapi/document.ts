@@ -7,9 +7,10 @@ import { contractOperation, type OperationContext } from './contract-operation';
 import { genericOperation, GENERIC_TAG } from './generic-operations';
 import { ERROR_BODY_SCHEMA, errorResponseComponents, HEADER_COMPONENTS } from './error-responses';
 import { OPERATIONS_SCHEMAS, OPERATIONS_TAG, operationsPaths } from './operations-paths';
-import { DEFAULT_SECURITY, SECURITY_SCHEMES } from './security';
+import { securityOf } from './security';
 import { withoutUnusedComponents } from './unused-components';
 import { handWrittenOperation, type HandWrittenRoute } from './hand-written';
+import { compilingInputCheck, exampleMaker, type InputCheck } from './examples';
 
 export interface DocumentOptions {
   /** Names of generated endpoints (operationIds fall back to them); the plugin's generatedPrefix. */
@@ -22,6 +23,10 @@ export interface DocumentOptions {
   debugEndpoints?: boolean;
   /** The gateway-wide rate limit is set (settings rateLimitMax): every generated route can answer 429. */
   rateLimited?: boolean;
+  /** Development auth is on: its header schemes are listed (and accepted by protected operations). */
+  developmentAuth?: boolean;
+  /** Checks a generated example against its contract; by default the schema is compiled here. */
+  checkInput?: InputCheck;
   title?: string;
 }
 
@@ -50,7 +55,13 @@ export function buildOpenApiDocument(contracts: readonly Contract[], options: Do
     schemas[componentName(c.messageType, 'Input')] = embedSchema(c.inputSchema, componentName(c.messageType, 'Input'));
     schemas[componentName(c.messageType, 'Output')] = embedSchema(c.outputSchema, componentName(c.messageType, 'Output'));
   }
-  const ctx: OperationContext = { contracts: byType, operationIds: new Set(), schemas, rateLimited: options.rateLimited === true };
+  const ctx: OperationContext = {
+    contracts: byType,
+    operationIds: new Set(),
+    schemas,
+    rateLimited: options.rateLimited === true,
+    example: exampleMaker(options.checkInput ?? compilingInputCheck),
+  };
   const table = buildRouteTable([...byType.values()], { prefix: options.prefix ?? DEFAULT_ENDPOINT_PREFIX, excluded: options.excluded });
   const paths: Record<string, Record<string, unknown>> = {};
   for (const endpoint of table.endpoints) {
@@ -67,6 +78,7 @@ export function buildOpenApiDocument(contracts: readonly Contract[], options: Do
     paths[key] = { ...paths[key], [built.method.toLowerCase()]: built.operation };
   }
   Object.assign(paths, operationsPaths({ debugEndpoints: options.debugEndpoints === true }));
+  const secured = securityOf(paths, options.developmentAuth === true);
   return {
     openapi: '3.1.0',
     info: {
@@ -80,15 +92,15 @@ export function buildOpenApiDocument(contracts: readonly Contract[], options: Do
     },
     // Relative: the document is served by the gateway it describes, wherever that is reached.
     servers: [{ url: '/', description: 'The gateway serving this document.' }],
-    tags: usedTags(paths),
-    paths,
-    components: withoutUnusedComponents(paths, {
+    tags: usedTags(secured.paths),
+    paths: secured.paths,
+    components: withoutUnusedComponents(secured.paths, {
       schemas: { ErrorBody: ERROR_BODY_SCHEMA, ...OPERATIONS_SCHEMAS, ...schemas },
       responses: errorResponseComponents(),
       headers: HEADER_COMPONENTS,
-      securitySchemes: SECURITY_SCHEMES,
+      securitySchemes: secured.schemes,
     }),
-    security: DEFAULT_SECURITY,
+    security: secured.security,
   };
 }
 
