@@ -9,7 +9,8 @@ import { wantsTable } from '../routing/routing-mode';
 import { corsAction } from '../edge/cors';
 import type { Settings } from '../settings';
 import type { Logger } from '../logger';
-import { renderGatewayConfig, writeIfChanged, writeIfChangedSync } from './gateway-config';
+import { renderGatewayConfig } from './gateway-config';
+import { writeIfChanged } from './atomic-file';
 import { isCatchAll, notFoundEndpoint, notFoundPolicies, NOT_FOUND_POLICY } from './not-found-endpoint';
 import { errorMessage } from '../errors';
 
@@ -131,7 +132,7 @@ export class ConfigSync {
     const path = this.path();
     if (!path) return;
     try {
-      if (writeIfChangedSync(path, this.render(readFileSync(path, 'utf8')))) {
+      if (writeIfChanged(path, this.render(readFileSync(path, 'utf8')))) {
         this.host.config.loadConfig('gateway');
         this.log.info(`routes written to ${path}`);
       }
@@ -167,7 +168,7 @@ export class ConfigSync {
     const path = this.path();
     if (!path) return;
     try {
-      if (await writeIfChanged(path, this.render(await readFile(path, 'utf8')))) {
+      if (writeIfChanged(path, this.render(await readFile(path, 'utf8')))) {
         this.host.config.loadConfig('gateway');
         this.host.eventBus.emit('hot-reload', { type: 'gateway', config: this.host.config });
         this.log.info(`routes updated in ${path}`);
