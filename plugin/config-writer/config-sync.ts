@@ -13,6 +13,7 @@ import { renderGatewayConfig } from './gateway-config';
 import { writeIfChanged } from './atomic-file';
 import { isCatchAll, notFoundEndpoint, notFoundPolicies, NOT_FOUND_POLICY } from './not-found-endpoint';
 import { errorMessage } from '../errors';
+import { systemClock, type Clock, type ClockTimer } from '../clock';
 
 /** The parts of the host we use: its Config object and its event bus. */
 export interface HostConfig {
@@ -21,13 +22,18 @@ export interface HostConfig {
   eventBus: { emit(event: 'hot-reload', ctx: { type: 'gateway'; config: unknown }): void };
 }
 
+export interface ConfigSyncOptions {
+  /** Time and timers of the write pacing; the system's by default. */
+  clock?: Clock;
+}
+
 /**
  * Keeps gateway.config.yml in step with the registry. The first write is synchronous (the host's init() is),
  * later ones follow registry changes, debounced. A write happens only when the text changes, because every
  * reload of the host re-runs init() and an unconditional write would reload forever.
  */
 export class ConfigSync {
-  private timer?: NodeJS.Timeout;
+  private timer?: ClockTimer;
   private lastConflicts = '';
   private lastUnfit = '';
   private lastTable?: boolean;
@@ -40,13 +46,17 @@ export class ConfigSync {
    */
   private nextWriteAt = 0;
   private readonly onChange = () => this.schedule();
+  private readonly clock: Clock;
 
   constructor(
     private readonly registry: ContractRegistry,
     private host: HostConfig,
     private readonly settings: Settings,
     private readonly log: Logger,
-  ) {}
+    options: ConfigSyncOptions = {},
+  ) {
+    this.clock = options.clock ?? systemClock;
+  }
 
   start(): void {
     this.registry.on('change', this.onChange);
@@ -61,7 +71,7 @@ export class ConfigSync {
 
   stop(): void {
     this.registry.off('change', this.onChange);
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) this.clock.clearTimeout(this.timer);
   }
 
   /** Resolves when every write scheduled so far is done (tests and the launcher use it). */
@@ -147,16 +157,16 @@ export class ConfigSync {
    */
   private schedule(): void {
     if (this.timer) return;
-    this.timer = setTimeout(() => {
+    this.timer = this.clock.setTimeout(() => {
       this.timer = undefined;
-      const started = Date.now();
+      const started = this.clock.now();
       this.writing = this.writing
         .then(() => this.writeAsync())
         .finally(() => {
-          const took = Date.now() - started;
-          this.nextWriteAt = Date.now() + Math.max(this.settings.configWriteIntervalMs ?? 0, took * 4);
+          const now = this.clock.now();
+          this.nextWriteAt = now + Math.max(this.settings.configWriteIntervalMs ?? 0, (now - started) * 4);
         });
-    }, Math.max(this.settings.writeDebounceMs, this.nextWriteAt - Date.now()));
+    }, Math.max(this.settings.writeDebounceMs, this.nextWriteAt - this.clock.now()));
     this.timer.unref();
   }
 
