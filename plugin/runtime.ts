@@ -14,6 +14,7 @@ import { redacting, structuredLogger } from './logging/structured';
 import { TokenVerifiers } from './auth/verifiers';
 import { ValidatorCache } from './validation/validator-cache';
 import { pathTableOf } from './routing/table-routes';
+import { RoutePlan, type PlannedRoutes } from './contracts/route-plan';
 import type { PathTable } from './routing/path-table';
 import type { RouteAction } from './pipeline/resolve-contract';
 import { OpenApiCache } from './openapi/cache';
@@ -55,8 +56,11 @@ export class Runtime {
    * gateway route on the same express app, so each of these is done once per process.
    */
   hostHooked = false;
+  /** The routes of the contracts known now, derived once per change: for the config writer, path table, documents. */
+  readonly routes: RoutePlan;
   private validatorCache?: ValidatorCache;
-  private table?: PathTable<RouteAction>;
+  /** The path table, and the plan it was built from. */
+  private table?: { of: PlannedRoutes; paths: PathTable<RouteAction> };
   private openApiCache?: OpenApiCache;
   private sync?: ConfigSync;
   private host?: HostConfig;
@@ -87,6 +91,7 @@ export class Runtime {
     });
     this.discoveryGrace = new DiscoveryGrace(settings.discoveryGraceMs);
     this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits, maxLeaseMs: settings.maxLeaseMs, budget: settings.retainedBudget });
+    this.routes = new RoutePlan(this.registry, { prefix: settings.generatedPrefix, excluded: settings.excludeFromGeneratedRoutes });
     this.inbox = new AnnouncementInbox(this.registry, {
       intervalMs: settings.announcementApplyIntervalMs,
       announcers: { users: settings.announcementUsers, required: settings.requireAnnouncementUser, listedOnly: settings.servicesFile !== undefined },
@@ -101,8 +106,6 @@ export class Runtime {
       metrics: this.observability.metrics,
     });
     this.gracefulStop = new GracefulStop(() => this.transport, () => this.close());
-    // The path table follows the contracts: rebuilt on the first request after a change.
-    this.registry.on('change', () => (this.table = undefined));
     const capLog = new TimeoutCapLog(settings, (line) => this.log.warn(line));
     this.registry.on('change', (contracts: Contract[]) => capLog.contractsChanged(contracts));
   }
@@ -126,8 +129,10 @@ export class Runtime {
    * reloads later): a contract announced is routed from its next request on.
    */
   pathTable(): PathTable<RouteAction> {
-    this.table ??= pathTableOf(this.registry.contracts(), this.settings.generatedPrefix, this.settings.excludeFromGeneratedRoutes);
-    return this.table;
+    // Rebuilt on the first request after a change: when the route plan is a new one.
+    const plan = this.routes.routes();
+    if (this.table?.of !== plan) this.table = { of: plan, paths: pathTableOf(plan.endpoints) };
+    return this.table.paths;
   }
 
   /** The OpenAPI document, built on first use and then on every change of the contracts (never per request). */
@@ -141,6 +146,7 @@ export class Runtime {
         debugEndpoints: this.settings.debugEndpoints,
         rateLimited: this.settings.rateLimitMax !== undefined,
         developmentAuth: resolveAuthConfig().developmentAuthEnabled,
+        routes: this.routes.routes(),
         // The validators schema-validation uses: an example is what the route accepts, compiled once.
         checkInput: (contract, input) => {
           const compiled = this.validators.validator(contract, 'input');
@@ -220,7 +226,7 @@ export class Runtime {
     this.warnUnroutedExclusions(host.config.gatewayConfig);
     if (!this.settings.writeConfig) return;
     if (!this.sync) {
-      this.sync = new ConfigSync(this.registry, host, this.settings, this.log);
+      this.sync = new ConfigSync(this.registry, host, this.settings, this.log, { routes: this.routes });
       this.sync.start();
     } else {
       this.sync.updateHost(host);
@@ -253,6 +259,7 @@ export class Runtime {
     this.closed = true;
     this.openApiCache?.stop();
     this.sync?.stop();
+    this.routes.stop();
     this.inbox.stop();
     this.registry.stop();
     this.rateLimits.close();

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { ContractRegistry } from '../contracts/registry';
-import { buildRouteTable, type Conflict, type EndpointSpec } from '../contracts/route-table';
+import type { Conflict, EndpointSpec } from '../contracts/route-table';
+import { RoutePlan } from '../contracts/route-plan';
 import { GENERATED_POLICIES, generatedPipeline, isContractEndpoint, preflightEndpoint, TABLE_STEP, tableEndpoint } from '../pipeline/generated-pipeline';
 import { routeAction } from '../routing/route-action';
 import { unfitPaths } from '../routing/path-table';
@@ -25,6 +26,8 @@ export interface HostConfig {
 export interface ConfigSyncOptions {
   /** Time and timers of the write pacing; the system's by default. */
   clock?: Clock;
+  /** The runtime's route plan; without one the writer keeps its own on the registry. */
+  routes?: RoutePlan;
 }
 
 /**
@@ -47,6 +50,9 @@ export class ConfigSync {
   private nextWriteAt = 0;
   private readonly onChange = () => this.schedule();
   private readonly clock: Clock;
+  private readonly routes: RoutePlan;
+  /** Set when the plan is this writer's own (stopped with it). */
+  private readonly ownPlan: boolean;
 
   constructor(
     private readonly registry: ContractRegistry,
@@ -56,6 +62,8 @@ export class ConfigSync {
     options: ConfigSyncOptions = {},
   ) {
     this.clock = options.clock ?? systemClock;
+    this.ownPlan = options.routes === undefined;
+    this.routes = options.routes ?? new RoutePlan(registry, { prefix: settings.generatedPrefix, excluded: settings.excludeFromGeneratedRoutes });
   }
 
   start(): void {
@@ -71,6 +79,7 @@ export class ConfigSync {
 
   stop(): void {
     this.registry.off('change', this.onChange);
+    if (this.ownPlan) this.routes.stop();
     if (this.timer) this.clock.clearTimeout(this.timer);
   }
 
@@ -85,7 +94,7 @@ export class ConfigSync {
   }
 
   private render(current: string): string {
-    const table = buildRouteTable(this.registry.contracts(), { prefix: this.settings.generatedPrefix, excluded: this.settings.excludeFromGeneratedRoutes });
+    const table = this.routes.routes();
     this.report(table.conflicts);
     const cors = corsAction(this.settings);
     const prefix = this.settings.generatedPrefix;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Contract, JsonSchema } from '../contracts/types';
-import { buildRouteTable, DEFAULT_ENDPOINT_PREFIX } from '../contracts/route-table';
+import { buildRouteTable, DEFAULT_ENDPOINT_PREFIX, type RouteTable } from '../contracts/route-table';
 import { toOpenApiPath } from './paths';
 import { componentName, embedSchema } from './schema-embedding';
 import { contractOperation, type OperationContext } from './contract-operation';
@@ -27,6 +27,8 @@ export interface DocumentOptions {
   developmentAuth?: boolean;
   /** Checks a generated example against its contract; by default the schema is compiled here. */
   checkInput?: InputCheck;
+  /** The routes of these contracts as the runtime's route plan derived them; derived here when absent. */
+  routes?: RouteTable;
   title?: string;
 }
 
@@ -62,7 +64,7 @@ export function buildOpenApiDocument(contracts: readonly Contract[], options: Do
     rateLimited: options.rateLimited === true,
     example: exampleMaker(options.checkInput ?? compilingInputCheck),
   };
-  const table = buildRouteTable([...byType.values()], { prefix: options.prefix ?? DEFAULT_ENDPOINT_PREFIX, excluded: options.excluded });
+  const table = options.routes ?? buildRouteTable([...byType.values()], { prefix: options.prefix ?? DEFAULT_ENDPOINT_PREFIX, excluded: options.excluded });
   const paths: Record<string, Record<string, unknown>> = {};
   for (const endpoint of table.endpoints) {
     const operation = endpoint.dispatch ? genericOperation(endpoint, ctx) : contractOperation(endpoint, ctx);

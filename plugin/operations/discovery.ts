@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Contract } from '../contracts/types';
 import type { InstanceInfo, Refusal, RegistryConflict } from '../contracts/registry';
-import { buildRouteTable, type Conflict } from '../contracts/route-table';
+import { buildRouteTable, type Conflict, type RouteTable } from '../contracts/route-table';
 import { successStatus } from '../contracts/success-status';
 import type { Runtime } from '../runtime';
 import { contractTimeoutMs, timeoutClamped, type TimeoutSettings } from '../contracts/timeouts';
@@ -49,8 +49,8 @@ export function instanceView(i: InstanceInfo): InstanceView {
 }
 
 /**
- * GET /api/discovery/contracts's body: every contract with the routes the config writer generates for it (the same
- * route table) and the instances serving it. Pure, for tests.
+ * GET /api/discovery/contracts's body: every contract with the routes the config writer generates for it (the
+ * runtime's route plan, `routes`; derived here when absent) and the instances serving it. Pure, for tests.
  */
 export function discoveryListing(
   contracts: readonly Contract[],
@@ -59,8 +59,9 @@ export function discoveryListing(
   refused: Refusal[] = [],
   timeouts: TimeoutSettings = { requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS, maxRequestTimeoutMs: DEFAULT_MAX_REQUEST_TIMEOUT_MS },
   excluded: readonly string[] = [],
+  routes?: RouteTable,
 ): DiscoveryListing {
-  const table = buildRouteTable(contracts, { excluded });
+  const table = routes ?? buildRouteTable(contracts, { excluded });
   const endpointsOf = new Map<string, DiscoveredEndpoint[]>();
   const add = (messageType: string, e: DiscoveredEndpoint): void => {
     endpointsOf.set(messageType, [...(endpointsOf.get(messageType) ?? []), e]);
@@ -105,7 +106,8 @@ async function discovery(runtime: Runtime, req: Request, res: Response): Promise
     const config = resolveAuthConfig();
     await authenticateRequest(req, runtime.verifiers.obtain(config), config.developmentAuthEnabled);
     const { registry } = runtime;
-    sendJson(res, 200, discoveryListing(registry.contracts(), registry.instances(), registry.conflicts(), registry.refusals(), runtime.settings, runtime.settings.excludeFromGeneratedRoutes));
+    const plan = runtime.routes.routes();
+    sendJson(res, 200, discoveryListing(plan.contracts, registry.instances(), registry.conflicts(), registry.refusals(), runtime.settings, runtime.settings.excludeFromGeneratedRoutes, plan));
   } catch (err) {
     sendError(res, err, trace.correlationId);
   }
