@@ -24,6 +24,7 @@ import { GracefulStop } from './shutdown/graceful-stop';
 import { DiscoveryGrace } from './contracts/discovery-grace';
 import { serviceBrokerUser } from './bus-trust-settings';
 import { TimeoutCapLog } from './contracts/timeouts';
+import { Deprecations } from './compat/deprecation';
 
 /**
  * What lives as long as the gateway process, and the composition root: manifest.init() hands it to every policy,
@@ -50,6 +51,8 @@ export class Runtime {
   readonly discoveryGrace: DiscoveryGrace;
   /** SIGTERM/SIGINT: drain the host's servers, answer what is left 503, then close this runtime. */
   readonly gracefulStop: GracefulStop;
+  /** The Deprecation and Sunset headers of deprecated contracts' routes, kept in step with the registry. */
+  readonly deprecations = new Deprecations();
   /**
    * Set by the first init(), which registers the gateway routes (/health, /api-docs, …) and hooks the host's servers
    * (observer, graceful stop, listen errors). The host re-runs init() on every reload and replays every registered
@@ -90,7 +93,7 @@ export class Runtime {
       replies: { maxBytes: settings.maxReplyBytes, replyUser: (service) => serviceBrokerUser(this.settings, service), onRefusedReply: (service) => this.observability.metrics?.replyRefused(service) },
     });
     this.discoveryGrace = new DiscoveryGrace(settings.discoveryGraceMs);
-    this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits, maxLeaseMs: settings.maxLeaseMs, budget: settings.retainedBudget });
+    this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits, maxLeaseMs: settings.maxLeaseMs, budget: settings.retainedBudget, breakingChanges: settings.breakingChanges });
     this.routes = new RoutePlan(this.registry, { prefix: settings.generatedPrefix, excluded: settings.excludeFromGeneratedRoutes });
     this.inbox = new AnnouncementInbox(this.registry, {
       intervalMs: settings.announcementApplyIntervalMs,
@@ -106,6 +109,7 @@ export class Runtime {
       metrics: this.observability.metrics,
     });
     this.gracefulStop = new GracefulStop(() => this.transport, () => this.close());
+    this.registry.on('change', (contracts: Contract[]) => this.deprecations.update(contracts));
     const capLog = new TimeoutCapLog(settings, (line) => this.log.warn(line));
     this.registry.on('change', (contracts: Contract[]) => capLog.contractsChanged(contracts));
   }

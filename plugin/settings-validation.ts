@@ -58,6 +58,7 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   excludeFromGeneratedRoutes: 'EXCLUDE_FROM_GENERATED_ROUTES',
   busServicesFile: 'BUS_SERVICES_FILE',
   maxLeaseMs: 'MAX_LEASE_MS',
+  breakingChanges: 'BREAKING_CHANGES',
 };
 
 /**

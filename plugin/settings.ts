@@ -3,6 +3,7 @@ import { AUTO_TABLE_ABOVE, ROUTING_MODES, type RoutingMode } from './routing/rou
 import { DEFAULT_MAX_JSON_DEPTH } from './request/json-depth';
 import { DEFAULT_MAX_REPLY_BYTES } from './bus/constants';
 import { BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES, resolveBusTrustSettings, type BusTrustSettings } from './bus-trust-settings';
+import { BREAKING_CHANGE_MODES, type BreakingChangeMode } from './compat/gate';
 import { ROUTE_EXCLUSION_SETTINGS_SCHEMA_PROPERTIES, resolveRouteExclusionSettings, type RouteExclusionSettings } from './route-exclusion-settings';
 
 /**
@@ -57,6 +58,8 @@ export interface Settings extends EdgeSettings, BusTrustSettings, RouteExclusion
   accessLog: boolean;
   /** `json` (pino's shape) or `ecs`: one JSON object per line; `text`: human-readable lines. */
   logFormat: LogFormat;
+  /** A change to a served contract that breaks its clients: accepted silently, accepted and reported, or refused. */
+  breakingChanges: BreakingChangeMode;
 }
 
 export type LogFormat = 'text' | 'json' | 'ecs';
@@ -92,6 +95,7 @@ export const SETTINGS_SCHEMA = {
     metricsHost: { type: 'string', minLength: 1, description: 'address the metrics port binds to (env METRICS_HOST), default 0.0.0.0' },
     accessLog: { type: 'boolean', description: 'one log line per answered request (env ACCESS_LOG), default true' },
     logFormat: { type: 'string', enum: LOG_FORMATS, description: 'text (default); json: one JSON object per line in pino\'s shape; ecs: in Elastic Common Schema (env LOG_FORMAT)' },
+    breakingChanges: { type: 'string', enum: BREAKING_CHANGE_MODES, description: 'a change to a served contract that breaks its clients: accept, warn (default: accepted, logged, counted, listed in discovery) or refuse (the served version stays); env BREAKING_CHANGES' },
     ...EDGE_SETTINGS_SCHEMA_PROPERTIES,
     ...BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES,
     ...ROUTE_EXCLUSION_SETTINGS_SCHEMA_PROPERTIES,
@@ -112,6 +116,11 @@ function zeroOrInt(v: unknown, fallback: number): number {
 function routingMode(v: unknown): RoutingMode {
   const text = typeof v === 'string' ? v.trim() : '';
   return (ROUTING_MODES as readonly string[]).includes(text) ? (text as RoutingMode) : 'auto';
+}
+
+function breakingChangeMode(v: unknown): BreakingChangeMode {
+  const text = typeof v === 'string' ? v.trim() : '';
+  return (BREAKING_CHANGE_MODES as readonly string[]).includes(text) ? (text as BreakingChangeMode) : 'warn';
 }
 
 function metricsPort(v: unknown): number | undefined {
@@ -150,6 +159,7 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     // On unless turned off: an operator expects an access log; a line per request is a cost busy deployments may drop.
     accessLog: typeof raw.accessLog === 'boolean' ? raw.accessLog : env.ACCESS_LOG !== 'false',
     logFormat: LOG_FORMATS.find((f) => f === (raw.logFormat ?? env.LOG_FORMAT)) ?? 'text',
+    breakingChanges: breakingChangeMode(raw.breakingChanges ?? env.BREAKING_CHANGES),
     shutdownGraceMs: zeroOrInt(raw.shutdownGraceMs ?? env.SHUTDOWN_GRACE_MS, 10_000),
     discoveryGraceMs: zeroOrInt(raw.discoveryGraceMs ?? env.DISCOVERY_GRACE_MS, DEFAULT_DISCOVERY_GRACE_MS),
   };

@@ -1,5 +1,6 @@
 import type { Announcement, Contract, ContractRateLimit, HttpOverride, JsonSchema } from './types';
 import { DEFAULT_ANNOUNCEMENT_LIMITS, schemaOverLimits, type AnnouncementLimits } from './limits';
+import { validateDeprecation } from '../compat/deprecation-fields';
 
 /*
  * What an announcement must be before the registry takes it (docs/bus-protocol.md); the registry's own checks
@@ -97,6 +98,9 @@ function validateContract(value: unknown, limits: AnnouncementLimits): Contract 
     if (typeof rateLimit === 'string') return rateLimit;
     contract.rateLimit = rateLimit;
   }
+  const deprecation = validateDeprecation(value);
+  if (typeof deprecation === 'string') return deprecation;
+  Object.assign(contract, deprecation);
   return contract;
 }
 

@@ -6,6 +6,7 @@ import type { AnnouncementLimits } from './limits';
 import { isRecord, limitsOf, validateAnnouncement, type ValidationOptions, type ValidationResult } from './announcement-validation';
 import { inert, OnceLog } from '../log-once';
 import { errorMessage } from '../errors/describe';
+import { BreakingChangeGate, type BreakingChange, type BreakingChangeMode, type ServedView } from '../compat/gate';
 
 export type { OwnershipRules, Refusal, RegistryConflict } from './ownership';
 
@@ -44,6 +45,8 @@ export interface RegistryOptions extends ValidationOptions {
    * once and counted once; an announcement that would go over either budget is refused. Unset: unbounded.
    */
   budget?: RetainedBudget;
+  /** What a change that breaks clients of a served contract gets (docs/compatibility.md); unset: accept. */
+  breakingChanges?: BreakingChangeMode;
 }
 
 export interface RetainedBudget {
@@ -66,6 +69,8 @@ export interface RegistryEvents {
   /** Every announcement applied or refused (metrics count them by reason). */
   /** Every announcement taken or refused, before the union is rebuilt (for counting). */
   announcement: [result: TakeResult];
+  /** A breaking change seen for the first time, accepted or refused (metrics count them). */
+  breaking: [change: BreakingChange];
 }
 
 /** An announcement's contracts as the pool holds them: shared objects, their pool keys and their bytes as JSON. */
@@ -127,6 +132,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private union: Contract[] = [];
   /** `union` by message type, each replaced by its frozen snapshot on first get(); rebuilt after a change. */
   private byType: Map<string, Contract> | undefined;
+  /** `union` by target service, for the breaking-change gate; rebuilt after a change. */
+  private servedByService: Map<string, Contract[]> | undefined;
   private unionFingerprint = canonical([]);
   private currentConflicts: RegistryConflict[] = [];
   private currentRefusals: Refusal[] = [];
@@ -139,6 +146,22 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private poolBytes = 0;
   /** Per budget user: how many of its instances hold each pooled contract, and the bytes of those contracts. */
   private readonly userHeld = new Map<string, { counts: Map<string, number>; bytes: number }>();
+  private readonly gate: BreakingChangeGate;
+  private readonly servedView: ServedView = {
+    served: (messageType) => this.get(messageType),
+    servedOf: (service) => {
+      if (!this.servedByService) {
+        this.servedByService = new Map();
+        for (const c of this.union) {
+          const list = this.servedByService.get(c.targetService);
+          if (list) list.push(c);
+          else this.servedByService.set(c.targetService, [c]);
+        }
+      }
+      return this.servedByService.get(service) ?? [];
+    },
+    previous: (service, instanceId) => this.records.get(instanceKey(service, instanceId))?.contracts,
+  };
 
   constructor(options: RegistryOptions = {}) {
     super();
@@ -147,6 +170,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.logger = options.logger;
     this.limits = limitsOf(options);
     this.refusedLog = new OnceLog(options.logger, { now: this.now });
+    this.gate = new BreakingChangeGate(options.breakingChanges ?? 'accept', options.logger, (change) => this.safeEmit('breaking', change), this.now);
   }
 
   /** Applies one announcement (or withdrawal). Never throws; a malformed one is rejected with its reason. */
@@ -189,6 +213,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       // structuredClone can throw on exotic input; that is malformed too.
       validation = { ok: false, reason: `announcement could not be read: ${errorMessage(error)}` };
     }
+    if (validation.ok) validation.announcement.contracts = this.gate.screen(validation.announcement, this.servedView);
     const user = from.userId !== undefined ? `broker user ${inert(from.userId)}` : `service ${inert(isRecord(input) ? input.service : '?')}`;
     const pooled = validation.ok ? this.intern(validation.announcement.contracts) : NOTHING_POOLED;
     let refused = validation.ok ? this.overBudget(validation.announcement, user, pooled) : validation.reason;
@@ -356,6 +381,11 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     return this.currentRefusals.map((r) => ({ ...r }));
   }
 
+  /** Breaking changes seen to contracts served now: accepted (warn) or refused, with why. */
+  breakingChanges(): BreakingChange[] {
+    return this.gate.list();
+  }
+
   /** Expires leases periodically; the timer does not keep the process alive. Restarting replaces it. */
   startExpiry(intervalMs: number): void {
     this.stop();
@@ -457,8 +487,10 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     const changed = fingerprint !== this.unionFingerprint;
     this.union = contracts;
     this.byType = undefined;
+    this.servedByService = undefined;
     this.unionFingerprint = fingerprint;
     this.reportRefusals(refusals);
+    this.gate.keepOnly(new Set(contracts.map((c) => c.messageType)));
     if (canonical(conflicts) !== canonical(this.currentConflicts)) {
       this.currentConflicts = conflicts;
       this.safeEmit('conflict', this.conflicts());

@@ -3,6 +3,8 @@ import type { TransportState } from '../bus/transport';
 import { FastCounter, FastHistogram } from './fast-metrics';
 import type { StoreFailure, StoreMetrics, StoreState } from '../edge/store-health';
 import { ERROR_CODES } from '../errors/codes';
+import type { IncomingMessage } from 'node:http';
+import { RouteLabels } from './route-label';
 
 /** Every metric name starts with this, so the gateway's series are found together beside other exporters'. */
 export const METRIC_PREFIX = 'contracts_gateway_';
@@ -56,6 +58,10 @@ export class GatewayMetrics implements StoreMetrics {
   private readonly storeFailures: Counter;
   private readonly storeBypassed: Counter;
   private readonly repliesRefused: FastCounter;
+  private readonly breakingChanges: Counter;
+  private readonly deprecatedRequests: FastCounter;
+  /** Routes of deprecated contracts: bounded by the contracts, capped like every route label. */
+  private readonly deprecatedRoutes = new RouteLabels();
   private everUp = false;
 
   constructor(counts: RegistryCounts) {
@@ -82,6 +88,9 @@ export class GatewayMetrics implements StoreMetrics {
     this.storeFailures = new Counter({ name: `${METRIC_PREFIX}rate_limit_store_failures_total`, help: 'Rate-limit store calls that failed, by reason (timeout, error, not_connected)', labelNames: ['reason'], registers });
     this.storeBypassed = new Counter({ name: `${METRIC_PREFIX}rate_limit_store_bypassed_total`, help: 'Rate-limited requests not counted because the store was unavailable: allowed (fail open) or refused (fail closed)', labelNames: ['outcome'], registers });
     this.repliesRefused = fast(new FastCounter({ name: `${METRIC_PREFIX}bus_replies_refused_total`, help: "Replies dropped because another broker user than the service's published them, by service", labelNames: ['service'] }));
+    this.breakingChanges = new Counter({ name: `${METRIC_PREFIX}breaking_changes_total`, help: 'Announced changes that break clients of a served contract, each counted once: accepted (breakingChanges: warn) or refused', labelNames: ['outcome'], registers });
+    for (const outcome of ['accepted', 'refused']) this.breakingChanges.inc({ outcome }, 0);
+    this.deprecatedRequests = fast(new FastCounter({ name: `${METRIC_PREFIX}deprecated_requests_total`, help: 'Requests to routes of deprecated contracts, by route template and message type', labelNames: ['route', 'message_type'] }));
     new Gauge({ name: `${METRIC_PREFIX}contracts`, help: 'Contracts known (announced and not expired)', registers, collect() { this.set(counts.contracts()); } });
     new Gauge({ name: `${METRIC_PREFIX}services`, help: 'Services with at least one live instance', registers, collect() { this.set(counts.services()); } });
     new Gauge({ name: `${METRIC_PREFIX}service_instances`, help: 'Service instances holding a lease', registers, collect() { this.set(counts.instances()); } });
@@ -123,6 +132,15 @@ export class GatewayMetrics implements StoreMetrics {
 
   announcement(outcome: 'accepted' | 'refused', reason: string): void {
     this.announcements.child(outcome, reason).inc();
+  }
+
+  breakingChange(outcome: 'accepted' | 'refused'): void {
+    this.breakingChanges.inc({ outcome });
+  }
+
+  /** A request to a route of a deprecated contract (its message type is a served contract's: bounded). */
+  deprecatedRequest(req: IncomingMessage, messageType: string): void {
+    this.deprecatedRequests.child(this.deprecatedRoutes.of(req), messageType).inc();
   }
 
   rateLimitStoreState(state: StoreState): void {

@@ -136,6 +136,8 @@ export function contractOperation(endpoint: EndpointSpec, ctx: OperationContext)
     operationId: claimOperationId(ctx, primary.contract.messageType, endpoint.name),
   };
   withParameterExamples(parameters, served.map((s) => ctx.example(s.contract)));
+  // A route shared by several contracts is deprecated only when all of them are: the others still live there.
+  if (served.every((s) => s.contract.deprecated === true)) operation.deprecated = true;
   if (served.some((s) => takesIdempotencyKey(method, s.contract.messageType))) parameters.push(IDEMPOTENCY_KEY_PARAMETER);
   if (parameters.length > 0) operation.parameters = parameters;
   if (requestBody) operation.requestBody = requestBody;
@@ -170,6 +172,8 @@ export function contractSummary(contract: Contract, whenQuery?: string): Record<
     public: contract.public === true,
   };
   if (whenQuery !== undefined) out.whenQuery = whenQuery;
+  if (contract.deprecated === true) out.deprecated = true;
+  if (contract.sunset !== undefined) out.sunset = contract.sunset;
   return out;
 }
 

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Contract } from '../contracts/types';
 import type { InstanceInfo, Refusal, RegistryConflict } from '../contracts/registry';
+import type { BreakingChange } from '../compat/gate';
 import { buildRouteTable, type Conflict, type RouteTable } from '../contracts/route-table';
 import { successStatus } from '../contracts/success-status';
 import type { Runtime } from '../runtime';
@@ -42,6 +43,8 @@ export interface DiscoveryListing {
   contracts: DiscoveredContract[];
   /** `messageTypes[].services[0]` holds the type; `refused`: contracts announced but not served, with why. */
   conflicts: { messageTypes: RegistryConflict[]; routes: Conflict[]; refused: Refusal[] };
+  /** Changes that break clients of a served contract (accepted under breakingChanges: warn, or refused). */
+  breakingChanges?: BreakingChange[];
 }
 
 export function instanceView(i: InstanceInfo): InstanceView {
@@ -107,7 +110,8 @@ async function discovery(runtime: Runtime, req: Request, res: Response): Promise
     await authenticateRequest(req, runtime.verifiers.obtain(config), config.developmentAuthEnabled);
     const { registry } = runtime;
     const plan = runtime.routes.routes();
-    sendJson(res, 200, discoveryListing(plan.contracts, registry.instances(), registry.conflicts(), registry.refusals(), runtime.settings, runtime.settings.excludeFromGeneratedRoutes, plan));
+    const listing = discoveryListing(plan.contracts, registry.instances(), registry.conflicts(), registry.refusals(), runtime.settings, runtime.settings.excludeFromGeneratedRoutes, plan);
+    sendJson(res, 200, { ...listing, breakingChanges: registry.breakingChanges() });
   } catch (err) {
     sendError(res, err, trace.correlationId);
   }

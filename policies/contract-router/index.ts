@@ -42,10 +42,22 @@ export function contractRouterStage(runtime: Runtime, action: RouterAction): Sta
     const resolved = contractAtHand(req, action, runtime) ?? (await contractOnceRead(req, res, action, runtime));
     // The contract's permissions hold wherever it is served, unless a permission step decided before or the route is public.
     if (action.public !== true) checkContractAccess(req, resolved.contract);
+    announceDeprecation(runtime, req, res, resolved.contract);
     const input = inputAtHand(req, resolved) ?? (await inputOnceRead(req, res, resolved, runtime.settings));
     respond(await sendMessage(runtime, req, res, resolved.contract, input, action.timeoutMs), req, res);
   };
   return { run, failed };
+}
+
+/** A deprecated (or sunsetting) contract's answers say so, whatever they are; its calls are counted by route. */
+function announceDeprecation(runtime: Runtime, req: Request, res: Response, contract: Contract): void {
+  const headers = runtime.deprecations.of(contract.messageType);
+  if (headers === undefined) return;
+  if (headers.Deprecation !== undefined) {
+    res.setHeader('Deprecation', headers.Deprecation);
+    runtime.observability.metrics?.deprecatedRequest(req, contract.messageType);
+  }
+  if (headers.Sunset !== undefined) res.setHeader('Sunset', headers.Sunset);
 }
 
 interface Answer {
