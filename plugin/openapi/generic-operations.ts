@@ -38,7 +38,7 @@ function actionExamples(contracts: Contract[], ctx: OperationContext): Record<st
 }
 
 /**
- * A generic route (README "How contracts become endpoints"): POST /api/actions takes `{ messageType, input }`,
+ * A generic route (docs/endpoints.md): POST /api/actions takes `{ messageType, input }`,
  * GET /api/data takes `messageType` and the input as the other query parameters. What the caller must hold
  * depends on the message type, so `x-required-permissions` maps message type → permissions here.
  */
