@@ -7,21 +7,25 @@ import { SpanKind } from '@opentelemetry/api';
 
 interface SpanLine {
   name: string;
+  traceId: string;
+  spanId: string;
   kind: SpanKind;
   attributes: Record<string, unknown>;
   status: { code: number };
 }
 
-/** The spans semconv-spans.ts makes, in a process of its own with an SDK registered. */
-function spansOfChild(): Promise<SpanLine[]> {
+/** The spans semconv-spans.ts makes, in a process of its own with an SDK registered, and the lines it logs. */
+function spansOfChild(): Promise<{ spans: SpanLine[]; lines: Array<Record<string, unknown>> }> {
   const dir = mkdtempSync(join(tmpdir(), 'contracts-semconv-'));
   const file = join(dir, 'spans.jsonl');
   const args = ['--require', join(__dirname, 'tracing-setup.js'), join(__dirname, 'semconv-spans.js')];
-  return new Promise<SpanLine[]>((resolve, reject) => {
+  return new Promise<{ spans: SpanLine[]; lines: Array<Record<string, unknown>> }>((resolve, reject) => {
     // execFile kills the child when the timeout passes.
-    execFile(process.execPath, args, { env: { ...process.env, SPANS_FILE: file }, timeout: 15_000 }, (err) => {
+    execFile(process.execPath, args, { env: { ...process.env, SPANS_FILE: file }, timeout: 15_000 }, (err, stdout) => {
       if (err) return reject(err);
-      resolve(readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as SpanLine));
+      const spans = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as SpanLine);
+      const lines = stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      resolve({ spans, lines });
     });
   }).finally(() => rmSync(dir, { recursive: true, force: true }));
 }
@@ -29,8 +33,9 @@ function spansOfChild(): Promise<SpanLine[]> {
 describe('traces: OpenTelemetry semantic conventions of the spans', function () {
   this.timeout(20_000);
   let spans: SpanLine[];
+  let lines: Array<Record<string, unknown>>;
   before(async () => {
-    spans = await spansOfChild();
+    ({ spans, lines } = await spansOfChild());
   });
 
   it('makes a request over RabbitMQ a PRODUCER span on the requests exchange, the service its routing key', () => {
@@ -69,5 +74,12 @@ describe('traces: OpenTelemetry semantic conventions of the spans', function () 
     // No Host header: the port the request reached, no address.
     expect(health!.attributes).to.deep.include({ 'url.scheme': 'http', 'server.port': 9000 });
     expect(health!.attributes).not.to.have.any.keys('server.address', 'error.type');
+  });
+
+  it('puts the active span\'s trace_id and span_id in the plugin\'s log lines, none outside a span', () => {
+    const logged = spans.find((s) => s.attributes['contracts.message_type'] === 'LoggedQuery') as SpanLine;
+    const inside = lines.find((l) => l.msg === 'inside a span')!;
+    expect(inside).to.include({ trace_id: logged.traceId, span_id: logged.spanId });
+    expect(lines.find((l) => l.msg === 'outside any span')).not.to.have.property('trace_id');
   });
 });
