@@ -5,15 +5,16 @@ import { createTransport, type Transport } from './bus';
 import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
 import { ConfigSync, type HostConfig } from './config-writer/config-sync';
-import { checkAuthConfig, warnIfDevelopmentMode } from './auth';
+import { checkAuthConfig, resolveAuthConfig, warnIfDevelopmentMode } from './auth';
 import { startWithRetry } from './bus/start-with-retry';
 import { errorMessage } from './errors/describe';
 import { Observability } from './observability';
-import { hostLogsAsJson } from './logging/host-logs';
-import { jsonLogger, redacting } from './logging/structured';
+import { hostLogsStructured } from './logging/host-logs';
+import { redacting, structuredLogger } from './logging/structured';
 import { TokenVerifiers } from './auth/verifiers';
 import { ValidatorCache } from './validation/validator-cache';
 import { pathTableOf } from './routing/table-routes';
+import { RoutePlan, type PlannedRoutes } from './contracts/route-plan';
 import type { PathTable } from './routing/path-table';
 import type { RouteAction } from './pipeline/resolve-contract';
 import { OpenApiCache } from './openapi/cache';
@@ -59,8 +60,11 @@ export class Runtime {
    * gateway route on the same express app, so each of these is done once per process.
    */
   hostHooked = false;
+  /** The routes of the contracts known now, derived once per change: for the config writer, path table, documents. */
+  readonly routes: RoutePlan;
   private validatorCache?: ValidatorCache;
-  private table?: PathTable<RouteAction>;
+  /** The path table, and the plan it was built from. */
+  private table?: { of: PlannedRoutes; paths: PathTable<RouteAction> };
   private openApiCache?: OpenApiCache;
   private asyncApiCache?: AsyncApiCache;
   private sync?: ConfigSync;
@@ -92,6 +96,7 @@ export class Runtime {
     });
     this.discoveryGrace = new DiscoveryGrace(settings.discoveryGraceMs);
     this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits, maxLeaseMs: settings.maxLeaseMs, budget: settings.retainedBudget, breakingChanges: settings.breakingChanges });
+    this.routes = new RoutePlan(this.registry, { prefix: settings.generatedPrefix, excluded: settings.excludeFromGeneratedRoutes });
     this.inbox = new AnnouncementInbox(this.registry, {
       intervalMs: settings.announcementApplyIntervalMs,
       announcers: { users: settings.announcementUsers, required: settings.requireAnnouncementUser, listedOnly: settings.servicesFile !== undefined },
@@ -106,8 +111,6 @@ export class Runtime {
       metrics: this.observability.metrics,
     });
     this.gracefulStop = new GracefulStop(() => this.transport, () => this.close());
-    // The path table follows the contracts: rebuilt on the first request after a change.
-    this.registry.on('change', () => (this.table = undefined));
     this.registry.on('change', (contracts: Contract[]) => this.deprecations.update(contracts));
     const capLog = new TimeoutCapLog(settings, (line) => this.log.warn(line));
     this.registry.on('change', (contracts: Contract[]) => capLog.contractsChanged(contracts));
@@ -132,8 +135,10 @@ export class Runtime {
    * reloads later): a contract announced is routed from its next request on.
    */
   pathTable(): PathTable<RouteAction> {
-    this.table ??= pathTableOf(this.registry.contracts(), this.settings.generatedPrefix, this.settings.excludeFromGeneratedRoutes);
-    return this.table;
+    // Rebuilt on the first request after a change: when the route plan is a new one.
+    const plan = this.routes.routes();
+    if (this.table?.of !== plan) this.table = { of: plan, paths: pathTableOf(plan.endpoints) };
+    return this.table.paths;
   }
 
   /** The OpenAPI document, built on first use and then on every change of the contracts (never per request). */
@@ -146,6 +151,13 @@ export class Runtime {
         handWritten: handWrittenRoutes(this.host?.config.gatewayConfig, this.settings.generatedPrefix),
         debugEndpoints: this.settings.debugEndpoints,
         rateLimited: this.settings.rateLimitMax !== undefined,
+        developmentAuth: resolveAuthConfig().developmentAuthEnabled,
+        routes: this.routes.routes(),
+        // The validators schema-validation uses: an example is what the route accepts, compiled once.
+        checkInput: (contract, input) => {
+          const compiled = this.validators.validator(contract, 'input');
+          return compiled.ok && compiled.validate(structuredClone(input)) === true;
+        },
       }),
       this.log,
     ).start();
@@ -227,7 +239,7 @@ export class Runtime {
     this.warnUnroutedExclusions(host.config.gatewayConfig);
     if (!this.settings.writeConfig) return;
     if (!this.sync) {
-      this.sync = new ConfigSync(this.registry, host, this.settings, this.log);
+      this.sync = new ConfigSync(this.registry, host, this.settings, this.log, { routes: this.routes });
       this.sync.start();
     } else {
       this.sync.updateHost(host);
@@ -261,6 +273,7 @@ export class Runtime {
     this.openApiCache?.stop();
     this.asyncApiCache?.stop();
     this.sync?.stop();
+    this.routes.stop();
     this.inbox.stop();
     this.registry.stop();
     this.rateLimits.close();
@@ -293,9 +306,10 @@ export function obtainRuntime(settings: Settings, log: Logger = consoleLogger): 
   const g = globalThis as Holder;
   if (!g[KEY]) {
     checkAuthConfig();
-    // LOG_FORMAT=json: the plugin's lines and the host's as one JSON object per line; either way redacted.
-    if (settings.logFormat === 'json') hostLogsAsJson();
-    const logger = settings.logFormat === 'json' ? jsonLogger : redacting(log);
+    // LOG_FORMAT=json or ecs: the plugin's lines and the host's as one JSON object per line; either way redacted.
+    const format = settings.logFormat;
+    if (format !== 'text') hostLogsStructured(format);
+    const logger = format !== 'text' ? structuredLogger(format) : redacting(log);
     warnIfDevelopmentMode(logger);
     g[KEY] = new Runtime(settings, logger);
   }

@@ -178,7 +178,7 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
 
   // Each message continues the gateway's trace (its traceparent header): the handler runs in that span's context.
   const handle = (message: RequestMessage): Promise<Reply> => {
-    const { span, ctx } = startHandlerSpan(service, message.messageType, message.headers.traceparent);
+    const { span, ctx } = startHandlerSpan(service, message.messageType, message.headers.traceparent, transport);
     // The deadline travels with the handler's async work: a database call can give up before the gateway does.
     return context.with(ctx, () => withRequestDeadline(message.headers.deadline, () => dispatch(message))).then(
       (reply) => {

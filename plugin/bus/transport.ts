@@ -106,6 +106,8 @@ export interface Transport {
   readonly kind: 'amqp' | 'inprocess';
   /** AMQP: the broker user this transport logs in as (stamped as `user_id` on what it publishes). */
   readonly brokerUser?: string;
+  /** AMQP: the exchange requests are published to (their routing key is the service); spans name it. */
+  readonly requestExchange?: string;
   state(): TransportState;
   /** Resolves once usable; the AMQP transport keeps reconnecting by itself after this. */
   start(): Promise<void>;

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { validateAnnouncement } from '../contracts/registry';
+import { validateAnnouncement } from '../contracts/announcement-validation';
 import type { Contract } from '../contracts/types';
 import { breakingOf, classifyContractLists, type ContractChange } from '../compat/classify';
 import { EXIT_FAILED, EXIT_INPUT, EXIT_USAGE, InputError, fail, type Command } from './command';

@@ -1,5 +1,5 @@
 import * as amqp from 'amqplib';
-import { validateAnnouncement } from '../contracts/registry';
+import { validateAnnouncement } from '../contracts/announcement-validation';
 import { isReply } from '../bus/envelope';
 import { JSON_TYPE } from '../bus/amqp/wire';
 import { urlUser } from '../bus/amqp/connection';

@@ -2,7 +2,7 @@ import { GatewayError } from '../errors';
 import type { Reply } from '../bus/transport';
 import type { BusOutcome, GatewayMetrics } from './metrics';
 import type { Span } from '@opentelemetry/api';
-import { endBusSpan, startBusSpan, traceparentOf } from './tracing';
+import { endBusSpan, startBusSpan, traceparentOf, type BusDestination } from './tracing';
 
 /** How a bus request ended, from its reply or from the error the transport rejected with (plugin/bus/transport.ts). */
 export function busOutcome(result: { reply: Reply } | { error: unknown }): BusOutcome {
@@ -28,10 +28,10 @@ export class BusCall {
     private readonly metrics: GatewayMetrics | undefined,
     private readonly service: string,
     messageType: string,
-    busKind: string,
+    bus: BusDestination,
     parent: Span | undefined,
   ) {
-    this.span = startBusSpan(parent, messageType, service, busKind);
+    this.span = startBusSpan(parent, messageType, service, bus);
   }
 
   /** The traceparent to send with the message: this span's, so the service's spans are its children. */

@@ -2,6 +2,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'pr
 import type { TransportState } from '../bus/transport';
 import { FastCounter, FastHistogram } from './fast-metrics';
 import type { StoreFailure, StoreMetrics, StoreState } from '../edge/store-health';
+import { ERROR_CODES } from '../errors/codes';
 import type { IncomingMessage } from 'node:http';
 import { RouteLabels } from './route-label';
 
@@ -16,6 +17,17 @@ const BUS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
 export type BusOutcome = 'reply' | 'error_reply' | 'timeout' | 'unroutable' | 'connection_lost' | 'bus_unavailable' | 'aborted' | 'failed';
 
 const STATES: readonly TransportState[] = ['connecting', 'up', 'down', 'closed'];
+
+/**
+ * The error answers exported at 0 from the start, so a dashboard's 5xx and 429 panels read 0 rather than "no data"
+ * before the first one: every code of the table answered 5xx or 429 (SERVICE_UNAVAILABLE also as 502).
+ */
+export function zeroErrorSeries(): Array<[code: string, status: string]> {
+  const series = Object.entries(ERROR_CODES)
+    .filter(([, info]) => info.status >= 500 || info.status === 429)
+    .map(([code, info]): [string, string] => [code, String(info.status)]);
+  return [...series, ['SERVICE_UNAVAILABLE', '502']];
+}
 
 /** What the registry counts report, read at scrape time (no work on the request path). */
 export interface RegistryCounts {
@@ -70,6 +82,7 @@ export class GatewayMetrics implements StoreMetrics {
     this.announcements = fast(new FastCounter({ name: `${METRIC_PREFIX}announcements_total`, help: 'Service announcements applied (accepted) or refused, by reason', labelNames: ['outcome', 'reason'] }));
     this.authFailures = fast(new FastCounter({ name: `${METRIC_PREFIX}auth_failures_total`, help: 'Requests refused 401 or 403, by error code', labelNames: ['code'] }));
     this.errorAnswers = fast(new FastCounter({ name: `${METRIC_PREFIX}error_responses_total`, help: 'Error answers by error code and status', labelNames: ['code', 'status'] }));
+    for (const [code, status] of zeroErrorSeries()) this.errorAnswers.child(code, status);
     this.rateLimited = fast(new FastCounter({ name: `${METRIC_PREFIX}rate_limited_total`, help: 'Requests answered 429 by a rate limit, by route template', labelNames: ['route'] }));
     this.storeUp = new Gauge({ name: `${METRIC_PREFIX}rate_limit_store_up`, help: 'The rate-limit counter store: 1 while it answers, 0 while degraded', registers });
     this.storeFailures = new Counter({ name: `${METRIC_PREFIX}rate_limit_store_failures_total`, help: 'Rate-limit store calls that failed, by reason (timeout, error, not_connected)', labelNames: ['reason'], registers });

@@ -74,7 +74,7 @@ async function sendMessage(runtime: Runtime, req: Request, res: Response, contra
   // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
   if (runtime.gracefulStop.isAborted) throw shuttingDown();
   // req.ip follows the host's trust proxy setting: X-Forwarded-For counts only behind a trusted proxy.
-  const call = new BusCall(runtime.observability.metrics, contract.targetService, contract.messageType, runtime.transport.kind, serverSpanOf(req));
+  const call = new BusCall(runtime.observability.metrics, contract.targetService, contract.messageType, runtime.transport, serverSpanOf(req));
   // The bus span's context when there is one (an SDK, or the caller's trace): the service continues that span.
   const traceparent = call.traceparent() ?? trace.traceparent;
   const headers: MessageHeaders = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent, deadline: Date.now() + Math.ceil(timeoutMs), clientAddress: req.ip };

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { ContractRegistry, validateAnnouncement } from '../../plugin/contracts/registry';
+import { ContractRegistry } from '../../plugin/contracts/registry';
+import { validateAnnouncement } from '../../plugin/contracts/announcement-validation';
 import type { BreakingChange, BreakingChangeMode } from '../../plugin/compat/gate';
 import { contractHash } from '../../plugin/compat/gate';
 import type { Contract } from '../../plugin/contracts/types';

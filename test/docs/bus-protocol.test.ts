@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { validateAnnouncement, DEFAULT_MAX_TTL_MS } from '../../plugin/contracts/registry';
+import { validateAnnouncement, DEFAULT_MAX_TTL_MS } from '../../plugin/contracts/announcement-validation';
 import { DEFAULT_ANNOUNCEMENT_LIMITS } from '../../plugin/contracts/limits';
 
 const DEFAULT_MAX_CONTRACTS = DEFAULT_ANNOUNCEMENT_LIMITS.maxContracts;

@@ -63,6 +63,10 @@ export class AmqpTransport implements Transport {
     this.listeners = new AmqpListeners(this.conn, this.consumers, opts.announcements);
   }
 
+  get requestExchange(): string {
+    return this.names.requestExchange;
+  }
+
   /** The name of the work queue of `service`. */
   serviceQueue(service: string): string {
     return this.names.serviceQueue(service);
