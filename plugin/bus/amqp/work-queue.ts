@@ -7,7 +7,7 @@ import type { AmqpConnection } from './connection';
 import { noop } from '../logger';
 import { inert, OnceLog } from '../../log-once';
 import type { AmqpConsumers, Registration } from './consumers';
-import { decodeRequest, JSON_TYPE, PRECONDITION_FAILED, traceIdOf, WORK_QUEUE_OPTIONS } from './wire';
+import { decodeRequest, JSON_TYPE, PRECONDITION_FAILED, traceIdOf, workQueueOptions, type WorkQueueType } from './wire';
 
 /*
  * The service side of the AMQP transport: a competing consumer on the service's work queue that runs the handler,
@@ -24,6 +24,7 @@ export class AmqpWorkQueues {
   constructor(
     private readonly conn: AmqpConnection,
     private readonly consumers: AmqpConsumers,
+    private readonly queueType: WorkQueueType = 'classic',
   ) {
     this.refusedLog = new OnceLog(conn.logger);
   }
@@ -51,15 +52,27 @@ export class AmqpWorkQueues {
       rebind: (ch) => ch.bindQueue(queue, requestExchange, service),
       // The last instance to stop deletes the queue (only if no other instance consumes), so the service is
       // unroutable — 503 — as soon as close() resolves rather than when the queue expires.
-      detach: async (ch) => {
-        await ch.deleteQueue(queue, { ifUnused: true });
-      },
+      detach: (ch) => this.deleteIfUnused(ch, queue),
     });
     return this.consumers.register(reg);
   }
 
   /**
-   * Declares the work queue (WORK_QUEUE_OPTIONS). A queue of the same name declared with other arguments — by an
+   * Deletes the work queue when no instance consumes it any more. RabbitMQ refuses `if-unused` on a quorum queue (it
+   * closes the whole connection), so there the consumers are counted first; an instance that starts in between
+   * sees its consumer cancelled and declares the queue again (brokerCancelled).
+   */
+  private async deleteIfUnused(ch: Channel, queue: string): Promise<void> {
+    if (this.queueType === 'classic') {
+      await ch.deleteQueue(queue, { ifUnused: true });
+      return;
+    }
+    const { consumerCount } = await ch.checkQueue(queue);
+    if (consumerCount === 0) await ch.deleteQueue(queue);
+  }
+
+  /**
+   * Declares the work queue (workQueueOptions: classic or quorum). A queue of the same name declared with other arguments — by an
    * instance of an older version (auto-delete), during a rolling upgrade — closes the declaring channel with
    * PRECONDITION_FAILED; the declaration is tried on a channel of its own so that this instance can still consume
    * the existing queue as it is.
@@ -70,7 +83,7 @@ export class AmqpWorkQueues {
     const probe = await model.createChannel();
     probe.on('error', noop);
     try {
-      await probe.assertQueue(queue, WORK_QUEUE_OPTIONS);
+      await probe.assertQueue(queue, workQueueOptions(this.queueType));
     } catch (err) {
       if ((err as { code?: unknown }).code !== PRECONDITION_FAILED) throw err;
       await ch.checkQueue(queue);
