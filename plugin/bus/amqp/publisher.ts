@@ -43,9 +43,13 @@ export class AmqpPublisher {
   /**
    * Requests go out on a plain channel (the reply is the request's acknowledgement; publisher confirms would cost
    * the broker and the gateway a frame per request and only turn a rare broker nack from a timeout into a 503).
-   * Announcements and discovery requests, which have no reply, go out on a confirm channel.
+   * Requests with an Idempotency-Key go out on a confirm channel of their own: their caller retries, so a broker
+   * that does not take one (a nack: e.g. a quorum queue without a leader, or over its limits) is answered 503 at once
+   * rather than 504 at the deadline. Announcements and discovery requests, which have no reply, go out on a confirm
+   * channel.
    */
   private readonly requests: Registration;
+  private readonly keyedRequests: Registration;
   private readonly confirms: Registration;
   /** The consumer of the reply queue: registered with the first request (a service's transport sends none). */
   private replies: Registration | null = null;
@@ -75,6 +79,14 @@ export class AmqpPublisher {
         return '';
       },
     });
+    this.keyedRequests = consumers.create('keyed request channel', {
+      confirm: true,
+      attach: async (ch) => {
+        ch.on('return', (msg: Message) => this.onReturn(msg));
+        await this.conn.declareExchanges(ch);
+        return '';
+      },
+    });
     this.confirms = consumers.create('announcement channel', {
       confirm: true,
       attach: async (ch) => {
@@ -84,6 +96,7 @@ export class AmqpPublisher {
     });
     // Registered before any consumer, so they open first on every connection (the connection is up only after).
     consumers.register(this.requests).catch(noop);
+    consumers.register(this.keyedRequests).catch(noop);
     consumers.register(this.confirms).catch(noop);
   }
 
@@ -154,7 +167,8 @@ export class AmqpPublisher {
 
   private send(message: RequestMessage, timeoutMs: number): Promise<Reply> {
     const service = message.targetService;
-    const ch = AmqpPublisher.ready(this.requests);
+    const keyed = message.headers.idempotencyKey !== undefined;
+    const ch = keyed ? AmqpPublisher.ready<ConfirmChannel>(this.keyedRequests) : AmqpPublisher.ready(this.requests);
     const replyTo = AmqpPublisher.ready(this.replies) && this.replyQueue?.name;
     if (this.conn.state() !== 'up' || !ch || !replyTo) return Promise.reject(busNotConnected(service));
     let body: Buffer;
@@ -171,8 +185,10 @@ export class AmqpPublisher {
     return new Promise<Reply>((resolve, reject) => {
       const timer = setTimeout(this.onDeadline, wait, id, timeoutMs);
       this.pending.add(id, { service, correlationId: String(message.headers.correlationId ?? ''), timer, resolve, reject });
+      // Unkeyed, no confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back
+      // (basic.return, 503). Keyed: a nack is 503 at once (the reply remains the acknowledgement of success).
+      const confirmed = keyed ? (err: unknown) => (err ? this.pending.take(id)?.reject(busRefused(service)) : undefined) : undefined;
       try {
-        // No confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back (basic.return, 503).
         ch.publish(this.requestExchange, service, body, {
           mandatory: true,
           expiration: String(wait),
@@ -183,7 +199,7 @@ export class AmqpPublisher {
           headers,
           // Services accept requests from the gateway's broker user only (serve's acceptRequestsFrom).
           userId: this.brokerUser,
-        });
+        }, confirmed);
       } catch (err) {
         const closed = err instanceof Error && err.name === 'IllegalOperationError';
         this.pending.take(id)?.reject(closed ? busNotConnected(service) : notEncodable());
