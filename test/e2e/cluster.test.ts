@@ -5,7 +5,8 @@ import { eventually, startGateway, type GatewayProcess } from '../support/gatewa
 import { httpAs, type HttpResult } from '../support/http';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { startScriptProcess, type ServiceProcess } from '../support/service-process';
-import { uniquePrefix } from '../support/env';
+import { freePort, uniquePrefix } from '../support/env';
+import { labelValues, scrape } from '../observability/support';
 import { TEST_JWT_SECRET } from '../support/tokens';
 import { RabbitCluster, rabbitmqBin, type ClusterNode } from '../support/rabbitmq-cluster';
 
@@ -30,6 +31,7 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
   let cluster: RabbitCluster | undefined;
   let db: TestDatabase | undefined;
   let gateway: GatewayProcess | undefined;
+  let metricsUrl = '';
   const services: ServiceProcess[] = [];
 
   before(async function () {
@@ -47,7 +49,12 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
     for (const s of started) if (s.status === 'fulfilled') services.push(s.value);
     const failed = started.find((s) => s.status === 'rejected');
     if (failed) throw failed.reason;
-    gateway = await startGateway({ BUS_URL: busUrl, BUS_PREFIX: prefix, START_REFERENCE_SERVICES: 'false', REQUEST_TIMEOUT_MS: '15000' }, { readyTimeoutMs: 60_000 });
+    const metricsPort = await freePort();
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    gateway = await startGateway(
+      { BUS_URL: busUrl, BUS_PREFIX: prefix, START_REFERENCE_SERVICES: 'false', REQUEST_TIMEOUT_MS: '15000', METRICS_PORT: String(metricsPort), METRICS_HOST: '127.0.0.1' },
+      { readyTimeoutMs: 60_000 },
+    );
     const gw = gateway;
     await eventually(async () => {
       const res = await httpAs(['admin:all'], 'cluster-warm-up')('GET', `${gw.baseUrl}/api/users?pageSize=1`);
@@ -68,6 +75,11 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
     const gw = gateway!;
     const admin = httpAs(['admin:all'], 'cluster-creates');
     const victim = await nodeToKill(c, gw);
+    const nodes = c.nodes.map((n) => `127.0.0.1:${n.amqpPort}`);
+    // The metric names the node /health names, one series.
+    const gatewayNode = async (): Promise<string> => (await admin('GET', `${gw.baseUrl}/health`)).body?.bus?.node as string;
+    const metricNodes = async (): Promise<string[]> => [...labelValues(await scrape(metricsUrl), 'contracts_gateway_bus_connection_node', 'node')];
+    expect(await metricNodes()).to.deep.equal([await gatewayNode()]);
 
     // Probes: a known route and /health, every 100 ms, from before the kill to after the last create.
     const probes: Array<{ at: number; route: number; health: number }> = [];
@@ -140,6 +152,10 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
     const healthBackMs = lastDown ? lastDown.at - killedAt : 0;
     expect(healthBackMs).to.be.below(HEALTH_BACK_MS);
     for (const p of [gw.child, ...services.map((s) => s.child)]) expect(p.exitCode, 'no gateway or service process exits').to.equal(null);
+    const now = await gatewayNode();
+    expect(nodes, 'on a node of the list').to.include(now);
+    expect(now, 'not on the node that was killed').not.to.equal(`127.0.0.1:${victim.amqpPort}`);
+    expect(await metricNodes()).to.deep.equal([now]);
 
     // What the outside saw, for docs/operations.md ("Running more than one").
     const retried = attempts.map((n, i) => (n > 1 ? i : -1)).filter((i) => i >= 0);
