@@ -23,6 +23,9 @@ import { announceKey, DISCOVER_KEY, encodeHeaders, encodeJson, JSON_TYPE } from 
  * another channel, nor stops the next requests for longer than the channel takes to re-open.
  */
 
+/** The error amqplib hands a confirm callback for a basic.nack (a closed channel gives 'channel closed'). */
+const NACKED = 'message nacked';
+
 interface AmqpPendingRequest extends PendingRequest {
   /** The request's trace id, for the log lines about it. */
   correlationId: string;
@@ -186,8 +189,9 @@ export class AmqpPublisher {
       const timer = setTimeout(this.onDeadline, wait, id, timeoutMs);
       this.pending.add(id, { service, correlationId: String(message.headers.correlationId ?? ''), timer, resolve, reject });
       // Unkeyed, no confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back
-      // (basic.return, 503). Keyed: a nack is 503 at once (the reply remains the acknowledgement of success).
-      const confirmed = keyed ? (err: unknown) => (err ? this.pending.take(id)?.reject(busRefused(service)) : undefined) : undefined;
+      // (basic.return, 503). Keyed: a nack is 503 at once (the reply remains the acknowledgement of success); a
+      // channel that closed before the confirm came is 502, as for any request in flight: the broker may have it.
+      const confirmed = keyed ? (err: unknown) => (err ? this.unconfirmed(id, service, err) : undefined) : undefined;
       try {
         ch.publish(this.requestExchange, service, body, {
           mandatory: true,
@@ -205,6 +209,12 @@ export class AmqpPublisher {
         this.pending.take(id)?.reject(closed ? busNotConnected(service) : notEncodable());
       }
     });
+  }
+
+  /** A keyed request the broker nacked (503: not taken), or whose channel closed before its confirm (502: unknown). */
+  private unconfirmed(id: string, service: string, err: unknown): void {
+    const nacked = err instanceof Error && err.message === NACKED;
+    this.pending.take(id)?.reject(nacked ? busRefused(service) : badGateway(service));
   }
 
   /** basic.return: no queue is bound for the service (mandatory publish). */
