@@ -119,6 +119,20 @@ describe('AMQP client of a cluster: several addresses, quorum work queues, confi
     expect(err.status).to.equal(503);
   });
 
+  it('an instance on classic queues meets a quorum one: consumes it as it is, and stopping last deletes it without losing its connection', async () => {
+    const gateway = await transport(AMQP_URL);
+    const quorum = await transport(AMQP_URL, { queueType: 'quorum' });
+    const classic = await transport(AMQP_URL);
+    const first = await quorum.serve('svc', async () => ({ ok: true, result: 'quorum' }));
+    const second = await classic.serve('svc', async () => ({ ok: true, result: 'classic' }));
+    expect(lines.join('\n')).to.contain('exists with other arguments');
+    await first.close();
+    expect(await gateway.request(requestFor('svc'), 5000)).to.deep.equal({ ok: true, result: 'classic' });
+    await second.close();
+    expect(classic.state(), 'an if-unused delete of the quorum queue would have closed the connection').to.equal('up');
+    expect((await rejection(gateway.request(requestFor('svc'), 5000))).status).to.equal(503);
+  });
+
   it('answers a keyed request 503 at once when the broker does not take it (nack); an unkeyed one waits for its deadline', async () => {
     const gateway = await transport(AMQP_URL);
     // A queue for the service that takes nothing: the broker nacks every message routed to it.
