@@ -32,6 +32,8 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
   let db: TestDatabase | undefined;
   let gateway: GatewayProcess | undefined;
   let metricsUrl = '';
+  /** The probes of the test run while this holds; after() ends them should the test fail midway. */
+  let probing = false;
   const services: ServiceProcess[] = [];
 
   before(async function () {
@@ -63,6 +65,7 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
   });
 
   after(async () => {
+    probing = false;
     for (const s of services) await s.stop();
     // The cluster is still up here, so the gateway's stop can delete this run's exchanges on it.
     await gateway?.stop().catch(() => undefined);
@@ -83,7 +86,7 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
 
     // Probes: a known route and /health, every 100 ms, from before the kill to after the last create.
     const probes: Array<{ at: number; route: number; health: number }> = [];
-    let probing = true;
+    probing = true;
     const prober = (async () => {
       while (probing) {
         const [route, health] = await Promise.all([
