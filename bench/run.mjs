@@ -13,6 +13,7 @@
  *   (p) as (c) with the bus message the product sends and its reply envelope: the protocol floor
  *   (o) as (b) with metrics and tracing on (a metrics port, an OpenTelemetry SDK registered without exporter)
  *   (B) as (b), gateway and service built from the commit given by --before=<git ref>
+ *   (q) as (b) with BUS_QUEUE_TYPE=quorum: the service's work queue a quorum queue (on a cluster when BENCH_AMQP_URL lists one)
  * plus discovery at scale (1,000 contracts), with routing: auto (the default) and endpoints: time to a new contract's first 2xx, throughput
  * vs 10 contracts, RSS. `npm run bench:pipeline` (bench/pipeline.mjs) measures the plugin's own steps alone.
  *
@@ -22,7 +23,8 @@
  * temporary git worktree), --connections=16,64,256, --profile=<key>[,<key>] (a CPU profile of those configurations' gateways into bench/profiles/, one
  * per measured run: start-up and warm-up left out), --alloc-profile=<key> (the same for allocations, freed ones
  * included), --report=<path>. Env: BENCH_HEAP_ARGS replaces `--max-old-space-size=128`.
- * Env: BENCH_AMQP_URL (default amqp://guest:guest@127.0.0.1:5672; loopback only).
+ * Env: BENCH_AMQP_URL (default amqp://guest:guest@127.0.0.1:5672; loopback only; several, comma-separated, for the
+ * nodes of a cluster: this gateway and its service get the list, the amqplib floors and peers the first node).
  */
 import { spawn, execFile } from 'node:child_process';
 import { parse as parseYaml } from 'yaml';
@@ -57,7 +59,7 @@ const OPTS = {
   scaleRounds: Number(option('scale-rounds') ?? (QUICK ? 1 : 3)),
   scaleDurationS: QUICK ? 2 : 10,
   // --quick leaves out (g) and (h), the diagnostic variants of (b), to stay under 2 minutes.
-  only: (option('only')?.split(',') ?? (QUICK ? ['a', 'b', 'o', 'c', 'd', 'e', 'f'] : ['a', 'b', 'o', 'g', 'h', 'c', 'p', 'd', 'e', 'f'])).filter((k) => /^[a-hopB]$/.test(k)),
+  only: (option('only')?.split(',') ?? (QUICK ? ['a', 'b', 'o', 'c', 'd', 'e', 'f'] : ['a', 'b', 'q', 'o', 'g', 'h', 'c', 'p', 'd', 'e', 'f'])).filter((k) => /^[a-hopqB]$/.test(k)),
   // A git ref whose build runs as (B) beside (b): the restructuring must not make (b) slower.
   before: option('before'),
   skipScale: flag('skip-scale'),
@@ -75,8 +77,10 @@ if (!OPTS.before && OPTS.only.includes('B')) {
   console.error('(B) needs --before=<git ref>');
   process.exit(2);
 }
-const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-if (!/^amqp:\/\/[^@]*@?(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?(\/|$)/.test(AMQP_URL)) {
+const BUS_URLS = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+/** The first node: what the amqplib floors and peers, which take one URL, connect to. */
+const AMQP_URL = BUS_URLS.split(',')[0].trim();
+if (!BUS_URLS.split(',').every((url) => /^amqp:\/\/[^@]*@?(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?(\/|$)/.test(url.trim()))) {
   console.error('BENCH_AMQP_URL must point at loopback');
   process.exit(2);
 }
@@ -387,9 +391,10 @@ const TOPOLOGY = {
   g: 'as (b), with `routing: table` (CONTRACT_ROUTING=table): one generated apiEndpoint, the path matched by the plugin',
   h: 'as (b), but the request goes to a hand-written endpoint whose pipeline is contract-router alone: no trace ids, CORS, rate limit, token, permission or input check (the output check and the bus are the same)',
   o: 'as (b), with metrics and tracing on: a metrics port (METRICS_PORT, not scraped during the runs) and an OpenTelemetry SDK registered without exporter (bench/lib/tracing-no-export.cjs: a BasicTracerProvider and an AsyncLocalStorage context manager), so the spans are made and not shipped',
+  q: 'as (b), with `BUS_QUEUE_TYPE=quorum` for the users service: its work queue is a quorum queue (replicated over every node of BENCH_AMQP_URL\'s cluster; on one node, a quorum queue of one member), the requests still unconfirmed',
   B: 'as (b), with the gateway and the users service built from the commit given by `--before` (checked out in a temporary git worktree, built with `npm run build`, this checkout\'s node_modules linked)',
 };
-const NAMES = { a: '(a) gateway, embedded', b: '(b) gateway, RabbitMQ', o: '(o) (b) with metrics and tracing on', B: '(B) (b) before', g: '(g) gateway, RabbitMQ, routing: table', h: '(h) gateway, RabbitMQ, contract-router only', c: '(c) floor: EG + amqplib RPC', p: '(p) protocol floor: (c) with our bus message', d: '(d) ceiling: EG answers', e: '(e) peer: moleculer-web', f: '(f) bus: amqplib RPC, no HTTP' };
+const NAMES = { a: '(a) gateway, embedded', b: '(b) gateway, RabbitMQ', o: '(o) (b) with metrics and tracing on', B: '(B) (b) before', q: '(q) (b) with quorum queues', g: '(g) gateway, RabbitMQ, routing: table', h: '(h) gateway, RabbitMQ, contract-router only', c: '(c) floor: EG + amqplib RPC', p: '(p) protocol floor: (c) with our bus message', d: '(d) ceiling: EG answers', e: '(e) peer: moleculer-web', f: '(f) bus: amqplib RPC, no HTTP' };
 
 function tempDir(label) {
   const d = mkdtempSync(join(tmpdir(), `${RUN_ID}-${label}-`));
@@ -444,11 +449,11 @@ pipelines:
  * One of this gateway's configurations. `observe`: metrics on and/or spans made (no exporter), by default what
  * --observe asks; `root`: the checkout whose dist/ runs (another commit's for (B)).
  */
-async function startOurGateway(key, { overRabbit, routing = 'auto', routerOnly = false, observe = OPTS.observe, root = ROOT }) {
+async function startOurGateway(key, { overRabbit, routing = 'auto', routerOnly = false, observe = OPTS.observe, root = ROOT, queueType = 'classic' }) {
   const port = await freePort();
   const prefix = `${RUN_ID}-${key}`;
   // No access log: a line per request would measure the terminal.
-  const env = { PORT: String(port), EG_CONFIG_DIR: tempDir(key), BUS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: 'warn', BUS_URL: overRabbit ? AMQP_URL : 'embedded', CONTRACT_ROUTING: routing, ACCESS_LOG: 'false' };
+  const env = { PORT: String(port), EG_CONFIG_DIR: tempDir(key), BUS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: 'warn', BUS_URL: overRabbit ? BUS_URLS : 'embedded', CONTRACT_ROUTING: routing, ACCESS_LOG: 'false' };
   if (observe === 'all' || observe === 'metrics') Object.assign(env, { METRICS_PORT: String(await freePort()), METRICS_HOST: '127.0.0.1' });
   if (observe === 'all' || observe === 'tracing') env.NODE_OPTIONS = `--require ${join(BENCH, 'lib', 'tracing-no-export.cjs')}`;
   // start.js fills in the rest of the config directory from config/ and keeps a gateway.config.yml it finds.
@@ -458,7 +463,7 @@ async function startOurGateway(key, { overRabbit, routing = 'auto', routerOnly =
   const cached = { preload: [join(BENCH, 'lib', 'cached-user-reads.cjs')], cwd: root };
   const gw = await startNode(`gateway (${key})`, join(root, 'dist', 'scripts', 'start.js'), { ...env, ...profileEnv(key), BENCH_ROOT: root }, { ready: 'gateway ready', ...(overRabbit ? { cwd: root } : cached) });
   const procs = [gw];
-  if (overRabbit) procs.push(await startNode(`users-service (${key})`, join(root, 'dist', 'scripts', 'users-service.js'), { BUS_URL: AMQP_URL, BUS_PREFIX: prefix, DATA_DIR: join(env.EG_CONFIG_DIR, 'users-data'), BENCH_ROOT: root }, cached));
+  if (overRabbit) procs.push(await startNode(`users-service (${key})`, join(root, 'dist', 'scripts', 'users-service.js'), { BUS_URL: BUS_URLS, BUS_PREFIX: prefix, BUS_QUEUE_TYPE: queueType, DATA_DIR: join(env.EG_CONFIG_DIR, 'users-data'), BENCH_ROOT: root }, cached));
   const base = `http://127.0.0.1:${port}`;
   const admin = `Bearer ${await token(['users:read', 'users:create'])}`;
   await until(`${key}: POST /api/users routed`, async () => (await fetch(`${base}/api/users?page=1`, { headers: { authorization: admin } })).status === 200);
@@ -650,6 +655,8 @@ function report(results, scales, meta) {
   row('(b) / (c) throughput: RabbitMQ pipeline vs floor', (c) => ratio(get('b', c)?.rps, get('c', c)?.rps));
   row('(b) / (c) p99 (≤ 1 is better)', (c) => ratio(get('b', c)?.p99, get('c', c)?.p99));
   row('(o) / (b) throughput: metrics and tracing on vs off', (c) => ratio(get('o', c)?.rps, get('b', c)?.rps));
+  row('(q) / (b) throughput: quorum vs classic work queue', (c) => ratio(get('q', c)?.rps, get('b', c)?.rps));
+  row('(q) / (b) p99 (≤ 1 is better)', (c) => ratio(get('q', c)?.p99, get('b', c)?.p99));
   row('gateway CPU per request, (o) / (b)', (c) => ratio(get('o', c)?.cpuPerReq, get('b', c)?.cpuPerReq));
   row('(b) / (B) throughput: this build vs before', (c) => ratio(get('b', c)?.rps, get('B', c)?.rps));
   row('gateway CPU per request, (b) / (B)', (c) => ratio(get('b', c)?.cpuPerReq, get('B', c)?.cpuPerReq));
@@ -749,6 +756,7 @@ async function main() {
   const starters = {
     a: () => startOurGateway('a', { overRabbit: false }),
     b: () => startOurGateway('b', { overRabbit: true }),
+    q: () => startOurGateway('q', { overRabbit: true, queueType: 'quorum' }),
     o: () => startOurGateway('o', { overRabbit: true, observe: 'all' }),
     B: () => startOurGateway('B', { overRabbit: true, root: beforeTree.dir }),
     g: () => startOurGateway('g', { overRabbit: true, routing: 'table' }), h: () => startOurGateway('h', { overRabbit: true, routerOnly: true }), c: () => startBareEg('c', 'rpc'), p: () => startBareEg('p', 'protocol'), d: () => startBareEg('d', 'direct'), e: () => startMoleculer('e'), f: () => startBus('f') };

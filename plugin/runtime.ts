@@ -1,7 +1,7 @@
 import type { Announcement, Contract } from './contracts/types';
 import { ContractRegistry } from './contracts/registry';
 import { AnnouncementInbox } from './contracts/inbox';
-import { createTransport, type Transport } from './bus';
+import { brokerListUser, createTransport, type Transport } from './bus';
 import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
 import { ConfigSync, type HostConfig } from './config-writer/config-sync';
@@ -285,11 +285,7 @@ export class Runtime {
 
 /** The user a bus URL connects as (amqplib's default without one: guest). */
 function brokerUserOf(url: string): string {
-  try {
-    return decodeURIComponent(new URL(url).username) || 'guest';
-  } catch {
-    return 'guest';
-  }
+  return brokerListUser(url) || 'guest';
 }
 
 // The one process-wide handle: the host re-runs init() on every reload, and the launcher (scripts/start.ts) may load

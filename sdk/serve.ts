@@ -10,9 +10,10 @@ import { withRequestDeadline } from './deadline';
 
 /**
  * What a handler gets besides its input: the caller and the trace ids the gateway sent, and, when the service keeps
- * idempotency keys and the request has one, its scope (to record the answer in the handler's own transaction).
+ * idempotency keys and the request has one, its scope (to record the answer in the handler's own transaction), and on
+ * a quorum work queue's redelivery `deliveryCount` (how often it was handed out before: a poison request's count).
  */
-export type HandlerContext = MessageHeaders & { idempotency?: IdempotencyScope };
+export type HandlerContext = MessageHeaders & { idempotency?: IdempotencyScope; deliveryCount?: number };
 
 /** A handler's answer when it needs more than a body: another 2xx or a Location header. */
 export interface Answer<T = unknown> {
@@ -200,8 +201,9 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
     if (message.headers.deadline !== undefined && Date.now() > message.headers.deadline) return ARRIVED_LATE;
     const handler = handlers.get(message.messageType);
     if (!handler) return { ok: false, error: { code: 'HANDLER_NOT_FOUND', message: `No handler for ${message.messageType}` } };
-    if (!guard || message.headers.idempotencyKey === undefined) return run(handler, message, message.headers);
-    return guard.run(message, toReply, (idempotency) => run(handler, message, { ...message.headers, idempotency }));
+    const headers: HandlerContext = message.deliveryCount === undefined ? message.headers : { ...message.headers, deliveryCount: message.deliveryCount };
+    if (!guard || message.headers.idempotencyKey === undefined) return run(handler, message, headers);
+    return guard.run(message, toReply, (idempotency) => run(handler, message, { ...headers, idempotency }));
   };
 
   const announce = (withdrawn = false) =>

@@ -64,7 +64,8 @@ export class GatewayMetrics implements StoreMetrics {
   private readonly deprecatedRoutes = new RouteLabels();
   private everUp = false;
 
-  constructor(counts: RegistryCounts) {
+  /** `busNode`: the broker node the bus connection is on now (AMQP; read at scrape time). */
+  constructor(counts: RegistryCounts, busNode: () => string | undefined = () => undefined) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     const fast = <M extends FastCounter | FastHistogram>(metric: M): M => {
@@ -78,6 +79,8 @@ export class GatewayMetrics implements StoreMetrics {
     this.busDuration = fast(new FastHistogram({ name: `${METRIC_PREFIX}bus_request_duration_seconds`, help: 'Time waiting for the service: from sending the message to its reply or failure, by target service and outcome', labelNames: ['service', 'outcome'], buckets: BUS_BUCKETS }));
     this.busState = new Gauge({ name: `${METRIC_PREFIX}bus_connection_state`, help: 'The bus connection state: 1 for the current one', labelNames: ['state'], registers });
     for (const state of STATES) this.busState.set({ state }, 0);
+    // One series, for the node of BUS_URL's list in use now; none while the bus is down.
+    new Gauge({ name: `${METRIC_PREFIX}bus_connection_node`, help: 'The broker node (host:port) the bus connection is on: 1 for the current one', labelNames: ['node'], registers, collect() { this.reset(); const node = busNode(); if (node !== undefined) this.set({ node }, 1); } });
     this.reconnects = new Counter({ name: `${METRIC_PREFIX}bus_reconnects_total`, help: 'Times the bus connection came back up after it was lost', registers });
     this.announcements = fast(new FastCounter({ name: `${METRIC_PREFIX}announcements_total`, help: 'Service announcements applied (accepted) or refused, by reason', labelNames: ['outcome', 'reason'] }));
     this.authFailures = fast(new FastCounter({ name: `${METRIC_PREFIX}auth_failures_total`, help: 'Requests refused 401 or 403, by error code', labelNames: ['code'] }));

@@ -157,12 +157,15 @@ describe('operations endpoints on RabbitMQ (debug on, the broker going away)', f
   let gw: GatewayProcess;
   let proxy: TcpProxy;
   let transport: AmqpTransport;
+  /** The gateway's broker address, `host:port` of the proxy: what /health names as its node. */
+  let node: string;
   const running: RunningService[] = [];
 
   before(async () => {
     const broker = new URL(AMQP_URL);
     proxy = new TcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });
     const port = await proxy.listen();
+    node = `127.0.0.1:${port}`;
     gw = await startGateway({ BUS_URL: viaPort(AMQP_URL, port), DEBUG_ENDPOINTS: 'true' });
     transport = new AmqpTransport(AMQP_URL, { prefix: gw.prefix });
     await transport.start();
@@ -239,7 +242,7 @@ describe('operations endpoints on RabbitMQ (debug on, the broker going away)', f
   it('GET /health: 503 in the error body with the same fields while the broker is away, 200 again after', async () => {
     const up = await http('GET', `${gw.baseUrl}/health`);
     expect(up.status).to.equal(200);
-    expect(up.body.bus).to.deep.equal({ kind: 'amqp', state: 'up' });
+    expect(up.body.bus).to.deep.equal({ kind: 'amqp', state: 'up', node });
 
     proxy.refusing = true;
     proxy.killAll();
@@ -261,6 +264,6 @@ describe('operations endpoints on RabbitMQ (debug on, the broker going away)', f
       expect(res.status, res.text).to.equal(200);
       return res;
     }, 30000, 200);
-    expect(back.body.bus).to.deep.equal({ kind: 'amqp', state: 'up' });
+    expect(back.body.bus).to.deep.equal({ kind: 'amqp', state: 'up', node });
   });
 });

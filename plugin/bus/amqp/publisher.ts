@@ -23,6 +23,9 @@ import { announceKey, DISCOVER_KEY, encodeHeaders, encodeJson, JSON_TYPE } from 
  * longer than the channel takes to re-open.
  */
 
+/** The error amqplib hands a confirm callback for a basic.nack (a closed channel gives 'channel closed'). */
+const NACKED = 'message nacked';
+
 interface AmqpPendingRequest extends PendingRequest {
   /** The request's trace id, for the log lines about it. */
   correlationId: string;
@@ -43,9 +46,13 @@ export class AmqpPublisher {
   /**
    * Requests go out on a plain channel (the reply is the request's acknowledgement; publisher confirms would cost
    * the broker and the gateway a frame per request and only turn a rare broker nack from a timeout into a 503).
-   * Announcements and discovery requests, which have no reply, go out on a confirm channel.
+   * Requests with an Idempotency-Key go out on a confirm channel of their own: their caller retries, so a broker
+   * that does not take one (a nack: e.g. a quorum queue without a leader, or over its limits) is answered 503 at once
+   * rather than 504 at the deadline. Announcements and discovery requests, which have no reply, go out on a confirm
+   * channel.
    */
   private readonly requests: Registration;
+  private readonly keyedRequests: Registration;
   private readonly confirms: Registration;
   /** The reply queues, one per target service: opened with the first request to it (a service's transport sends none). */
   private readonly replies: ReplyQueues;
@@ -73,6 +80,14 @@ export class AmqpPublisher {
         return '';
       },
     });
+    this.keyedRequests = consumers.create('keyed request channel', {
+      confirm: true,
+      attach: async (ch) => {
+        ch.on('return', (msg: Message) => this.onReturn(msg));
+        await this.conn.declareExchanges(ch);
+        return '';
+      },
+    });
     this.confirms = consumers.create('announcement channel', {
       confirm: true,
       attach: async (ch) => {
@@ -82,6 +97,7 @@ export class AmqpPublisher {
     });
     // Registered before any consumer, so they open first on every connection (the connection is up only after).
     consumers.register(this.requests).catch(noop);
+    consumers.register(this.keyedRequests).catch(noop);
     consumers.register(this.confirms).catch(noop);
   }
 
@@ -123,7 +139,8 @@ export class AmqpPublisher {
 
   private send(message: RequestMessage, timeoutMs: number): Promise<Reply> {
     const service = message.targetService;
-    const ch = AmqpPublisher.ready(this.requests);
+    const keyed = message.headers.idempotencyKey !== undefined;
+    const ch = keyed ? AmqpPublisher.ready<ConfirmChannel>(this.keyedRequests) : AmqpPublisher.ready(this.requests);
     const replyTo = this.replies.replyTo(service);
     if (this.conn.state() !== 'up' || !ch || !replyTo) return Promise.reject(busNotConnected(service));
     let body: Buffer;
@@ -140,8 +157,11 @@ export class AmqpPublisher {
     return new Promise<Reply>((resolve, reject) => {
       const timer = setTimeout(this.onDeadline, wait, id, timeoutMs);
       this.pending.add(id, { service, correlationId: String(message.headers.correlationId ?? ''), timer, resolve, reject });
+      // Unkeyed, no confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back
+      // (basic.return, 503). Keyed: a nack is 503 at once (the reply remains the acknowledgement of success); a
+      // channel that closed before the confirm came is 502, as for any request in flight: the broker may have it.
+      const confirmed = keyed ? (err: unknown) => (err ? this.unconfirmed(id, service, err) : undefined) : undefined;
       try {
-        // No confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back (basic.return, 503).
         ch.publish(this.requestExchange, service, body, {
           mandatory: true,
           expiration: String(wait),
@@ -152,12 +172,18 @@ export class AmqpPublisher {
           headers,
           // Services accept requests from the gateway's broker user only (serve's acceptRequestsFrom).
           userId: this.brokerUser,
-        });
+        }, confirmed);
       } catch (err) {
         const closed = err instanceof Error && err.name === 'IllegalOperationError';
         this.pending.take(id)?.reject(closed ? busNotConnected(service) : notEncodable());
       }
     });
+  }
+
+  /** A keyed request the broker nacked (503: not taken), or whose channel closed before its confirm (502: unknown). */
+  private unconfirmed(id: string, service: string, err: unknown): void {
+    const nacked = err instanceof Error && err.message === NACKED;
+    this.pending.take(id)?.reject(nacked ? busRefused(service) : badGateway(service));
   }
 
   /** basic.return: no queue is bound for the service (mandatory publish). */

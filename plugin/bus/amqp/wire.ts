@@ -8,7 +8,8 @@ import type { MessageHeaders, MessageUser, RequestMessage } from '../transport';
  *   exchange P.requests   topic, durable    requests; routing key = target service. A topic exchange, so that the
  *                                           broker checks binding keys against each user's topic permissions: only
  *                                           S's user may bind a queue with key S.
- *   queue    P.svc.<svc>  non-durable, not auto-delete, x-expires 15000; bound to P.requests with key <svc>; the
+ *   queue    P.svc.<svc>  non-durable, not auto-delete, x-expires 15000 (BUS_QUEUE_TYPE=quorum: a durable quorum
+ *                         queue, x-delivery-limit 5, same x-expires); bound to P.requests with key <svc>; the
  *                         service's instances are competing consumers on it (manual ack after the reply,
  *                         prefetch); what a consumer held when it died is redelivered (`redelivered` set)
  *   exchange P.discovery  topic, durable    announcements and withdrawals: key `announce.<service>`,
@@ -57,6 +58,37 @@ export const WORK_QUEUE_OPTIONS: Options.AssertQueue = { durable: false, autoDel
  */
 export const REPLY_QUEUE_MAX_BYTES = 64 * 1024 * 1024;
 export const REPLY_QUEUE_OPTIONS: Options.AssertQueue = { exclusive: true, autoDelete: false, durable: false, arguments: { 'x-max-length-bytes': REPLY_QUEUE_MAX_BYTES } };
+
+/** What a work queue is: classic (one node, the default) or quorum (replicated over a cluster; BUS_QUEUE_TYPE). */
+export type WorkQueueType = 'classic' | 'quorum';
+export const WORK_QUEUE_TYPES: readonly WorkQueueType[] = ['classic', 'quorum'];
+/**
+ * A quorum queue drops a request handed out this many times without an ack (a request that kills every instance
+ * it reaches): the gateway answers it 504 at its deadline instead of the service crash-looping.
+ */
+export const QUORUM_DELIVERY_LIMIT = 5;
+/**
+ * The work queue as a quorum queue: replicated, so it and its requests survive the loss of a node; durable by
+ * nature (RabbitMQ refuses a transient one). It expires like the classic one.
+ */
+export const QUORUM_WORK_QUEUE_OPTIONS: Options.AssertQueue = {
+  durable: true,
+  autoDelete: false,
+  arguments: { 'x-queue-type': 'quorum', 'x-expires': WORK_QUEUE_EXPIRES_MS, 'x-delivery-limit': QUORUM_DELIVERY_LIMIT },
+};
+
+/** The declaration of a work queue of `type`. */
+export function workQueueOptions(type: WorkQueueType): Options.AssertQueue {
+  return type === 'quorum' ? QUORUM_WORK_QUEUE_OPTIONS : WORK_QUEUE_OPTIONS;
+}
+
+/** BUS_QUEUE_TYPE: classic when unset; anything but classic or quorum is refused in one line. */
+export function workQueueTypeOf(value: string | undefined): WorkQueueType {
+  const text = (value ?? '').trim().toLowerCase();
+  if (text === '') return 'classic';
+  if ((WORK_QUEUE_TYPES as readonly string[]).includes(text)) return text as WorkQueueType;
+  throw new Error(`BUS_QUEUE_TYPE must be classic or quorum (got ${JSON.stringify(value).slice(0, 40)})`);
+}
 
 /** Routing keys on the discovery exchange. */
 const ANNOUNCE_KEY_PREFIX = 'announce.';
@@ -183,6 +215,8 @@ export function decodeRequest(msg: ConsumeMessage, service: string): RequestMess
     headers,
   };
   if (msg.fields.redelivered) request.redelivered = true;
+  const deliveryCount = raw['x-delivery-count'];
+  if (typeof deliveryCount === 'number' && deliveryCount > 0) request.deliveryCount = deliveryCount;
   if (typeof msg.properties.userId === 'string') request.publisher = msg.properties.userId;
   return request;
 }
