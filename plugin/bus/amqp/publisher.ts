@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Message } from 'amqplib';
 import type { Announcement } from '../../contracts/types';
 import { describeError } from '../../errors/describe';
-import { badGateway, gatewayTimeout } from '../../errors/gateway-error';
+import { badGateway } from '../../errors/gateway-error';
 import { inert, OnceLog } from '../../log-once';
 import { newId } from '../../request/ids';
 import { internalErrorReply, isReply } from '../envelope';
@@ -141,11 +141,6 @@ export class AmqpPublisher {
     this.consumers.brokerCancelled(reg, ch);
   }
 
-  /** A request's deadline passed with no reply: 504. One function for every request's timer (no closure each). */
-  private readonly onDeadline = (id: string, timeoutMs: number): void => {
-    this.pending.take(id)?.reject(gatewayTimeout(timeoutMs));
-  };
-
   request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
     if (this.conn.state() !== 'up') return Promise.reject(busNotConnected(message.targetService));
     if (AmqpPublisher.ready(this.replies) && this.replyQueue) return this.send(message, timeoutMs);
@@ -169,8 +164,7 @@ export class AmqpPublisher {
     const wait = waitMs(timeoutMs);
     const id = newId();
     return new Promise<Reply>((resolve, reject) => {
-      const timer = setTimeout(this.onDeadline, wait, id, timeoutMs);
-      this.pending.add(id, { service, correlationId: String(message.headers.correlationId ?? ''), timer, resolve, reject });
+      this.pending.add(id, { service, correlationId: String(message.headers.correlationId ?? ''), timeoutMs, resolve, reject });
       try {
         // No confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back (basic.return, 503).
         ch.publish(this.requestExchange, service, body, {
