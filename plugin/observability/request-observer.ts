@@ -6,7 +6,7 @@ import { errorCodeOf } from './error-code';
 import { RouteLabels } from './route-label';
 import type { GatewayMetrics } from './metrics';
 import type { Span } from '@opentelemetry/api';
-import { endServerSpan, startServerSpan } from './tracing';
+import { endServerSpan, startServerSpan, tracing } from './tracing';
 import { traceOf } from '../request/trace';
 import { pathOnly, type AccessLog } from '../logging/access-log';
 import { redact } from '../logging/redact';
@@ -17,8 +17,8 @@ export const CLIENT_CLOSED = 499;
 interface Observed {
   /** performance.now() when the server got the request. */
   start: number;
-  /** The request's server span (non-recording without an SDK). */
-  span: Span;
+  /** The request's server span; none while no SDK is registered. */
+  span: Span | undefined;
 }
 
 declare module '../request/state' {
@@ -56,7 +56,9 @@ export class RequestObserver {
 
   readonly observe = (req: IncomingMessage, res: ServerResponse): void => {
     const trace = traceOf(req as Request, res as Response);
-    requestState(req as Request).observed = { start: performance.now(), span: startServerSpan(req.method ?? 'OTHER', trace.traceparent) };
+    // No span while no SDK is registered: it would record nothing.
+    const span = tracing() ? startServerSpan(req.method ?? 'OTHER', trace.traceparent) : undefined;
+    requestState(req as Request).observed = { start: performance.now(), span };
     this.options.metrics?.requestStarted();
     res.on('close', this.answered);
   };
@@ -76,7 +78,7 @@ function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLa
   const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
   const route = labels.of(req);
   const method = req.method ?? 'OTHER';
-  endServerSpan(observed.span, method, route, status, state.trace ?? {});
+  if (observed.span) endServerSpan(observed.span, method, route, status, state.trace ?? {});
   const found = errorCodeOf(res);
   const code = found === undefined || isKnownCode(found) ? found : 'OTHER';
   const { metrics, accessLog } = options;

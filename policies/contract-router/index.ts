@@ -64,7 +64,7 @@ async function sendMessage(runtime: Runtime, req: Request, res: Response, contra
   // req.ip follows the host's trust proxy setting: X-Forwarded-For counts only behind a trusted proxy.
   const call = new BusCall(runtime.observability.metrics, contract.targetService, contract.messageType, runtime.transport.kind, serverSpanOf(req));
   // The bus span's context when there is one (an SDK, or the caller's trace): the service continues that span.
-  const traceparent = call.traceparent() ?? trace.traceparent;
+  const traceparent = call.traceparent(trace.traceparent);
   const headers: MessageHeaders = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent, deadline: Date.now() + Math.ceil(timeoutMs), clientAddress: req.ip };
   const idempotencyKey = idempotencyKeyOf(req, contract.messageType);
   if (idempotencyKey !== undefined) headers.idempotencyKey = idempotencyKey;
