@@ -13,3 +13,38 @@ export function isReply(value: unknown): value is Reply {
 export function internalErrorReply(): Reply {
   return { ok: false, error: { code: 'INTERNAL_ERROR' } };
 }
+
+/** How the SDK's JSON.stringify writes a success reply with nothing but a result (the usual one). */
+const OK_RESULT = '{"ok":true,"result":';
+
+/** The result's JSON text as the service sent it, beside the decoded reply (not on it: replies compare as sent). */
+const resultTexts = new WeakMap<object, string>();
+
+/** The text of a decoded reply's result, when decodeReply kept it. */
+export function resultJsonOf(reply: Reply): string | undefined {
+  return resultTexts.get(reply);
+}
+
+/**
+ * A reply's bytes as a value (undefined: not JSON). The usual success reply is taken apart as text: its result is
+ * parsed alone (parsing is what tells JSON from anything else) and its text kept (resultJsonOf), so the gateway can
+ * pass it on without serialising it again. Any other shape, or text after the result, is parsed whole.
+ */
+export function decodeReply(bytes: Buffer): unknown {
+  const text = bytes.toString('utf8');
+  if (text.startsWith(OK_RESULT) && text.charCodeAt(text.length - 1) === 0x7d /* } */) {
+    const resultJson = text.slice(OK_RESULT.length, -1);
+    try {
+      const reply = { ok: true, result: JSON.parse(resultJson) as unknown };
+      resultTexts.set(reply, resultJson);
+      return reply;
+    } catch {
+      // e.g. `,"status":201` after the result: the whole envelope below
+    }
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

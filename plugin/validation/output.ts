@@ -80,3 +80,13 @@ export interface OutputContext {
 export function responseBody(context: OutputContext, contract: Contract, result: unknown, correlationId: string): unknown {
   return checkOutput({ contract, result, correlationId, validators: context.validators, log: context.log, strict: context.settings.strictOutput });
 }
+
+/**
+ * The response body as JSON text: the service's own text of the result when the bus kept it (`resultJson`) and
+ * nothing changed it (no writeOnly property removed), else the checked result serialised. In strict mode always
+ * serialised: what the client gets is then exactly the value that was checked (duplicate keys, for one, are gone).
+ */
+export function responseJson(context: OutputContext, contract: Contract, result: unknown, resultJson: string | undefined, correlationId: string): string {
+  const body = responseBody(context, contract, result, correlationId);
+  return body === result && resultJson !== undefined && !context.settings.strictOutput ? resultJson : JSON.stringify(body);
+}

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Contract } from '../../plugin/contracts/types';
-import { checkOutput, CHECK_UNTIL_PASSED, SAMPLE_EVERY } from '../../plugin/validation/output';
+import { checkOutput, CHECK_UNTIL_PASSED, responseJson, SAMPLE_EVERY } from '../../plugin/validation/output';
 import { ValidatorCache } from '../../plugin/validation/validator-cache';
 import { GatewayError, toErrorBody } from '../../plugin/errors';
 import { resolveSettings } from '../../plugin/settings';
@@ -102,6 +102,23 @@ describe('validation: output check', () => {
 
     it('checks every reply in strict mode', () => {
       expect(loggedOf(fresh(), CHECK_UNTIL_PASSED * 2, 10, true)).to.equal(10);
+    });
+  });
+
+  describe('responseJson: the body as JSON text', () => {
+    const context = (strictOutput: boolean) => ({ validators: new ValidatorCache(), log: logger().log, settings: { strictOutput } });
+    const plain: Contract = { ...contract, outputSchema: { type: 'object', properties: { id: { type: 'string' } } } };
+
+    it('passes the service\'s own text of the result on when nothing changes it', () => {
+      const text = '{"id":"t1", "big":12345678901234567890}';
+      expect(responseJson(context(false), plain, JSON.parse(text), text, 'c')).to.equal(text);
+    });
+
+    it('serialises the result when writeOnly properties were removed, in strict mode, and without the text', () => {
+      const text = '{"id":"t1","secret":"s"}';
+      expect(responseJson(context(false), contract, JSON.parse(text), text, 'c')).to.equal('{"id":"t1"}');
+      expect(responseJson(context(true), plain, JSON.parse('{"id":"a","id":"b"}'), '{"id":"a","id":"b"}', 'c')).to.equal('{"id":"b"}');
+      expect(responseJson(context(false), plain, { id: 'x' }, undefined, 'c')).to.equal('{"id":"x"}');
     });
   });
 });

@@ -5,7 +5,7 @@ import { describeError } from '../../errors/describe';
 import { badGateway } from '../../errors/gateway-error';
 import { inert, OnceLog } from '../../log-once';
 import { newId } from '../../request/ids';
-import { internalErrorReply, isReply } from '../envelope';
+import { decodeReply, internalErrorReply, isReply } from '../envelope';
 import { DEFAULT_MAX_REPLY_BYTES } from '../constants';
 import { busClosing, busNotConnected, busRefused, noInstance, notEncodable } from '../failures';
 import { PendingRequests, waitMs, type PendingRequest } from '../pending';
@@ -204,12 +204,7 @@ export class AmqpPublisher {
       p.reject(badGateway(p.service));
       return;
     }
-    let reply: unknown;
-    try {
-      reply = JSON.parse(msg.content.toString('utf8'));
-    } catch {
-      reply = undefined;
-    }
+    const reply = decodeReply(msg.content);
     if (!isReply(reply)) {
       this.conn.logger.error(`[${p.correlationId}] bus: malformed reply from service '${p.service}'`);
       p.resolve(internalErrorReply());
