@@ -96,9 +96,14 @@ async function spansLoop(b, n) {
 
 const user = (i) => ({ userId: `u-${i}`, id: `u-${i}`, email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', name: 'Ada Lovelace', role: 'user', createdAt: '2024-01-01T00:00:00.000Z', updatedAt: '2024-01-01T00:00:00.000Z' });
 const userSchema = { type: 'object', properties: { userId: { type: 'string' }, id: { type: 'string' }, email: { type: 'string', format: 'email' }, firstName: { type: 'string' }, lastName: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' }, updatedAt: { type: 'string', format: 'date-time' } }, required: ['userId', 'email'] };
+/** Frozen to the last level, as the registry's contracts are (what is frozen is remembered per object). */
+const deepFreeze = (o) => {
+  if (o && typeof o === 'object' && !Object.isFrozen(o)) for (const v of Object.values(Object.freeze(o))) deepFreeze(v);
+  return o;
+};
 const contracts = {
-  one: Object.freeze({ messageType: 'GetUserQuery', targetService: 'users-service', inputSchema: { type: 'object' }, outputSchema: userSchema, requiredPermissions: [] }),
-  page: Object.freeze({ messageType: 'ListUsersQuery', targetService: 'users-service', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { items: { type: 'array', items: userSchema }, total: { type: 'integer' } } }, requiredPermissions: [] }),
+  one: deepFreeze({ messageType: 'GetUserQuery', targetService: 'users-service', inputSchema: { type: 'object' }, outputSchema: userSchema, requiredPermissions: [] }),
+  page: deepFreeze({ messageType: 'ListUsersQuery', targetService: 'users-service', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { items: { type: 'array', items: userSchema }, total: { type: 'integer' } } }, requiredPermissions: [] }),
 };
 const replies = {
   one: Buffer.from(JSON.stringify({ ok: true, result: user(1) })),
