@@ -120,10 +120,12 @@ function outputLoop(b, n, which) {
   for (let i = 0; i < n; i++) {
     if (b.output.responseJson) {
       const reply = b.envelope.decodeReply(bytes);
-      len += b.output.responseJson(context, contract, reply.result ?? null, b.envelope.resultJsonOf(reply), 'c').length;
+      const body = b.output.responseJson(context, contract, reply.result ?? null, b.envelope.resultJsonOf(reply), 'c');
+      // What the response's write does with a string: encode it.
+      len += typeof body === 'string' ? Buffer.from(body).length : body.length;
     } else {
       const reply = JSON.parse(bytes.toString('utf8'));
-      len += JSON.stringify(b.output.responseBody(context, contract, reply.result ?? null, 'c')).length;
+      len += Buffer.from(JSON.stringify(b.output.responseBody(context, contract, reply.result ?? null, 'c'))).length;
     }
   }
   return len;

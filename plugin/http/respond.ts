@@ -9,7 +9,7 @@ export function sendJson(res: Response, status: number, body: unknown): void {
 }
 
 /** A body already serialised (a service's result passed on as it came); none with 204. */
-export function sendJsonText(res: Response, status: number, json: string | undefined): void {
+export function sendJsonText(res: Response, status: number, json: string | Buffer | undefined): void {
   res.statusCode = status;
   if (status === 204 || json === undefined) {
     res.end();

@@ -82,11 +82,11 @@ export function responseBody(context: OutputContext, contract: Contract, result:
 }
 
 /**
- * The response body as JSON text: the service's own text of the result when the bus kept it (`resultJson`) and
+ * The response body as JSON: the service's own bytes of the result when the bus kept them (`resultJson`) and
  * nothing changed it (no writeOnly property removed), else the checked result serialised. In strict mode always
  * serialised: what the client gets is then exactly the value that was checked (duplicate keys, for one, are gone).
  */
-export function responseJson(context: OutputContext, contract: Contract, result: unknown, resultJson: string | undefined, correlationId: string): string {
+export function responseJson(context: OutputContext, contract: Contract, result: unknown, resultJson: string | Buffer | undefined, correlationId: string): string | Buffer {
   const body = responseBody(context, contract, result, correlationId);
   return body === result && resultJson !== undefined && !context.settings.strictOutput ? resultJson : JSON.stringify(body);
 }
