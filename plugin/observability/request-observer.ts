@@ -6,7 +6,7 @@ import { errorCodeOf } from './error-code';
 import { RouteLabels } from './route-label';
 import type { GatewayMetrics } from './metrics';
 import { trace, type Span } from '@opentelemetry/api';
-import { endServerSpan, startServerSpan, type ServerRequest } from './tracing';
+import { endServerSpan, startServerSpan, tracing, type ServerRequest } from './tracing';
 import { traceOf } from '../request/trace';
 import { pathOnly, type AccessLog } from '../logging/access-log';
 import { redact } from '../logging/redact';
@@ -17,8 +17,8 @@ export const CLIENT_CLOSED = 499;
 interface Observed {
   /** performance.now() when the server got the request. */
   start: number;
-  /** The request's server span (non-recording without an SDK). */
-  span: Span;
+  /** The request's server span; none while no SDK is registered. */
+  span: Span | undefined;
 }
 
 declare module '../request/state' {
@@ -56,7 +56,8 @@ export class RequestObserver {
 
   readonly observe = (req: IncomingMessage, res: ServerResponse): void => {
     const trace = traceOf(req as Request, res as Response);
-    const span = startServerSpan(req as ServerRequest, trace.traceparent, urlPath);
+    // No span while no SDK is registered: it would record nothing.
+    const span = tracing() ? startServerSpan(req as ServerRequest, trace.traceparent, urlPath) : undefined;
     requestState(req as Request).observed = { start: performance.now(), span };
     this.options.metrics?.requestStarted();
     res.on('close', this.answered);
@@ -72,7 +73,8 @@ export function serverSpanOf(req: Request): Span | undefined {
 }
 
 /** The request's server span ids for its access line, when it has a valid context (an SDK, or the caller's trace). */
-function spanIds(span: Span): { traceId?: string; spanId?: string } {
+function spanIds(span: Span | undefined): { traceId?: string; spanId?: string } {
+  if (span === undefined) return {};
   const sc = span.spanContext();
   return trace.isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId } : {};
 }
@@ -86,9 +88,9 @@ function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLa
   const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
   const route = labels.of(req);
   const method = req.method ?? 'OTHER';
-  if (observed.span.isRecording()) {
+  if (observed.span?.isRecording()) {
     endServerSpan(observed.span, method, route, status, { ...state.trace, clientAddress: req.ip ?? req.socket?.remoteAddress });
-  } else observed.span.end();
+  } else observed.span?.end();
   const found = errorCodeOf(res);
   const code = found === undefined || isKnownCode(found) ? found : 'OTHER';
   const { metrics, accessLog } = options;

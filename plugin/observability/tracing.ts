@@ -1,4 +1,4 @@
-import { context, trace, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Context, type Span, type SpanContext } from '@opentelemetry/api';
+import { context, trace, ProxyTracerProvider, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Context, type Span, type SpanContext } from '@opentelemetry/api';
 
 /**
  * OpenTelemetry spans through @opentelemetry/api only: a no-op (nothing recorded, nothing exported) until the
@@ -7,6 +7,18 @@ import { context, trace, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Context, t
  */
 export const TRACER_NAME = 'express-gateway-plugin-contracts';
 const tracer = trace.getTracer(TRACER_NAME);
+
+/** The provider that stands in while no SDK is registered (a singleton of @opentelemetry/api). */
+const NO_SDK = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether an SDK is registered: without one every span is a non-recording stand-in, and the gateway makes none (two
+ * spans and their attribute objects per request for nothing). Asked per request: an SDK may be registered later.
+ */
+export function tracing(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NO_SDK;
+}
 
 /** W3C traceparent of version 00, already checked by validTraceparent (plugin/request/trace.ts). */
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})/;
@@ -20,7 +32,16 @@ export function spanContextOf(traceparent: string | undefined): SpanContext | un
 
 /** The traceparent header of a span, or undefined when it has no valid context (no SDK and no caller's trace). */
 export function traceparentOf(span: Span): string | undefined {
-  const sc = span.spanContext();
+  return headerOf(span.spanContext());
+}
+
+/** The caller's traceparent as a span continuing it would pass it on (version 00, sampled flag only); no SDK. */
+export function passedOn(traceparent: string | undefined): string | undefined {
+  const sc = spanContextOf(traceparent);
+  return sc && headerOf(sc);
+}
+
+function headerOf(sc: SpanContext): string | undefined {
   if (!trace.isSpanContextValid(sc)) return undefined;
   return `00-${sc.traceId}-${sc.spanId}-${sc.traceFlags & 1 ? '01' : '00'}`;
 }

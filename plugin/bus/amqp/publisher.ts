@@ -1,9 +1,9 @@
 import type { Channel, ConfirmChannel, ConsumeMessage, Message } from 'amqplib';
 import type { Announcement } from '../../contracts/types';
-import { badGateway, gatewayTimeout } from '../../errors/gateway-error';
+import { badGateway } from '../../errors/gateway-error';
 import { inert, OnceLog } from '../../log-once';
 import { newId } from '../../request/ids';
-import { internalErrorReply, isReply } from '../envelope';
+import { decodeReply, internalErrorReply, isReply } from '../envelope';
 import { DEFAULT_MAX_REPLY_BYTES } from '../constants';
 import { busClosing, busNotConnected, busRefused, noInstance, notEncodable } from '../failures';
 import { PendingRequests, waitMs, type PendingRequest } from '../pending';
@@ -126,11 +126,6 @@ export class AmqpPublisher {
     this.pending.failWhere((p) => p.service === service, (p) => badGateway(p.service));
   }
 
-  /** A request's deadline passed with no reply: 504. One function for every request's timer (no closure each). */
-  private readonly onDeadline = (id: string, timeoutMs: number): void => {
-    this.pending.take(id)?.reject(gatewayTimeout(timeoutMs));
-  };
-
   request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
     if (this.conn.state() !== 'up') return Promise.reject(busNotConnected(message.targetService));
     if (this.replies.replyTo(message.targetService) !== undefined) return this.send(message, timeoutMs);
@@ -155,8 +150,7 @@ export class AmqpPublisher {
     const wait = waitMs(timeoutMs);
     const id = newId();
     return new Promise<Reply>((resolve, reject) => {
-      const timer = setTimeout(this.onDeadline, wait, id, timeoutMs);
-      this.pending.add(id, { service, correlationId: String(message.headers.correlationId ?? ''), timer, resolve, reject });
+      this.pending.add(id, { service, correlationId: String(message.headers.correlationId ?? ''), timeoutMs, resolve, reject });
       // Unkeyed, no confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back
       // (basic.return, 503). Keyed: a nack is 503 at once (the reply remains the acknowledgement of success); a
       // channel that closed before the confirm came is 502, as for any request in flight: the broker may have it.
@@ -208,12 +202,7 @@ export class AmqpPublisher {
       p.reject(badGateway(p.service));
       return;
     }
-    let reply: unknown;
-    try {
-      reply = JSON.parse(msg.content.toString('utf8'));
-    } catch {
-      reply = undefined;
-    }
+    const reply = decodeReply(msg.content);
     if (!isReply(reply)) {
       this.conn.logger.error(`[${p.correlationId}] bus: malformed reply from service '${p.service}'`);
       p.resolve(internalErrorReply());
