@@ -5,7 +5,7 @@
  */
 
 /** Where the shipped code starts: the host loads the manifest, a service the SDK, ops the two bins. */
-const ENTRY_POINTS = ['^plugin/manifest\\.ts$', '^sdk/index\\.ts$', '^plugin/bus/broker-definitions-cli\\.ts$', '^plugin/host/check-config-cli\\.ts$'];
+const ENTRY_POINTS = ['^plugin/manifest\\.ts$', '^sdk/index\\.ts$', '^plugin/bus/broker-definitions-cli\\.ts$', '^plugin/host/check-config-cli\\.ts$', '^plugin/cli/contracts-gateway\\.ts$'];
 
 module.exports = {
   forbidden: [
@@ -79,6 +79,8 @@ module.exports = {
   options: {
     parser: 'swc',
     doNotFollow: { path: 'node_modules' },
+    // sdk/dist: the SDK package's own build (npm pack --workspace sdk), compiled from the sources cruised here.
+    exclude: { path: '^sdk/(dist|node_modules)/' },
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },
   },

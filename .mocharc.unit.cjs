@@ -10,7 +10,9 @@ module.exports = {
     'dist/test/e2e/**',
     // RabbitMQ.
     'dist/test/bus/amqp.test.js',
+    'dist/test/bus/cluster-client.test.js',
     'dist/test/bus/work-queue.test.js',
+    'dist/test/conformance/conformance.test.js',
     // A spawned gateway.
     'dist/test/observability/logs.test.js',
     'dist/test/observability/metrics.test.js',
@@ -19,6 +21,7 @@ module.exports = {
     // npm pack, a container image, a gateway installed with eg.
     'dist/test/packaging/container.test.js',
     'dist/test/packaging/install-plugin.test.js',
+    'dist/test/packaging/sdk-package.test.js',
     // PostgreSQL and PGlite (and RabbitMQ for users-concurrency).
     'dist/test/sdk/idempotency-store.test.js',
     'dist/test/storage/answer-with-change.test.js',

@@ -18,6 +18,8 @@ ARG NODE_IMAGE=node:20-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.json ./
+# The SDK is a workspace of the repository: npm ci needs its package.json to read the lockfile.
+COPY sdk/package.json ./sdk/package.json
 RUN npm ci --no-audit --no-fund
 COPY plugin ./plugin
 COPY policies ./policies
@@ -75,6 +77,7 @@ CMD ["/app/start.sh"]
 FROM ${NODE_IMAGE} AS reference-install
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY sdk/package.json ./sdk/package.json
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS reference-services

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { hostSettingsSchema } from './settings-validation';
 import { settingsForInit } from './startup-settings';
 import { attachGracefulStop } from './shutdown';
@@ -12,12 +14,19 @@ import { checkPipelines } from './host/config-check';
 import { guardedCondition, guardedPolicy } from './host/pipeline-check';
 
 /**
+ * package.json's version, read at load so the two cannot drift: it sits two levels above dist/plugin/ in the clone
+ * and in the installed package alike. The host only compares it with its plugin engine version (a warning if higher).
+ */
+const PACKAGE_JSON = join(__dirname, '..', '..', 'package.json');
+const PACKAGE_VERSION = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
+
+/**
  * The Express Gateway plugin. The host calls init() at start and again on every reload of its config, so
  * everything long-lived is created once (obtainRuntime) and only the registrations are repeated, each closing
  * over the runtime.
  */
 const plugin = {
-  version: '1.0.0',
+  version: PACKAGE_VERSION,
   // In the order of a generated pipeline (plugin/pipeline/generated-pipeline.ts; `cors` is the host's; route-table
   // only with `routing: table`), then the 404.
   policies: ['route-table', 'request-trace', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router', 'not-found'],

@@ -1,28 +1,31 @@
 import type { Announcement, Contract } from './contracts/types';
 import { ContractRegistry } from './contracts/registry';
 import { AnnouncementInbox } from './contracts/inbox';
-import { createTransport, type Transport } from './bus';
+import { brokerListUser, createTransport, type Transport } from './bus';
 import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
 import { ConfigSync, type HostConfig } from './config-writer/config-sync';
-import { checkAuthConfig, warnIfDevelopmentMode } from './auth';
+import { checkAuthConfig, resolveAuthConfig, warnIfDevelopmentMode } from './auth';
 import { startWithRetry } from './bus/start-with-retry';
 import { errorMessage } from './errors/describe';
 import { Observability } from './observability';
-import { hostLogsAsJson } from './logging/host-logs';
-import { jsonLogger, redacting } from './logging/structured';
+import { hostLogsStructured } from './logging/host-logs';
+import { redacting, structuredLogger } from './logging/structured';
 import { TokenVerifiers } from './auth/verifiers';
 import { ValidatorCache } from './validation/validator-cache';
 import { pathTableOf } from './routing/table-routes';
+import { RoutePlan, type PlannedRoutes } from './contracts/route-plan';
 import type { PathTable } from './routing/path-table';
 import type { RouteAction } from './pipeline/resolve-contract';
 import { OpenApiCache } from './openapi/cache';
+import { AsyncApiCache } from './asyncapi/cache';
 import { handWrittenRoutes, routedMessageTypes } from './openapi/hand-written';
 import { RateLimitState } from './edge/host-rate-limit';
 import { GracefulStop } from './shutdown/graceful-stop';
 import { DiscoveryGrace } from './contracts/discovery-grace';
 import { serviceBrokerUser } from './bus-trust-settings';
 import { TimeoutCapLog } from './contracts/timeouts';
+import { Deprecations } from './compat/deprecation';
 
 /**
  * What lives as long as the gateway process, and the composition root: manifest.init() hands it to every policy,
@@ -49,15 +52,21 @@ export class Runtime {
   readonly discoveryGrace: DiscoveryGrace;
   /** SIGTERM/SIGINT: drain the host's servers, answer what is left 503, then close this runtime. */
   readonly gracefulStop: GracefulStop;
+  /** The Deprecation and Sunset headers of deprecated contracts' routes, kept in step with the registry. */
+  readonly deprecations = new Deprecations();
   /**
    * Set by the first init(), which registers the gateway routes (/health, /api-docs, …) and hooks the host's servers
    * (observer, graceful stop, listen errors). The host re-runs init() on every reload and replays every registered
    * gateway route on the same express app, so each of these is done once per process.
    */
   hostHooked = false;
+  /** The routes of the contracts known now, derived once per change: for the config writer, path table, documents. */
+  readonly routes: RoutePlan;
   private validatorCache?: ValidatorCache;
-  private table?: PathTable<RouteAction>;
+  /** The path table, and the plan it was built from. */
+  private table?: { of: PlannedRoutes; paths: PathTable<RouteAction> };
   private openApiCache?: OpenApiCache;
+  private asyncApiCache?: AsyncApiCache;
   private sync?: ConfigSync;
   private host?: HostConfig;
   private lastUnrouted = '';
@@ -92,7 +101,8 @@ export class Runtime {
       replies: { maxBytes: settings.maxReplyBytes, replyUser: (service) => serviceBrokerUser(this.settings, service), onRefusedReply: (service) => this.observability.metrics?.replyRefused(service) },
     });
     this.discoveryGrace = new DiscoveryGrace(settings.discoveryGraceMs);
-    this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits, maxLeaseMs: settings.maxLeaseMs, budget: settings.retainedBudget });
+    this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits, maxLeaseMs: settings.maxLeaseMs, budget: settings.retainedBudget, breakingChanges: settings.breakingChanges });
+    this.routes = new RoutePlan(this.registry, { prefix: settings.generatedPrefix, excluded: settings.excludeFromGeneratedRoutes });
     this.inbox = new AnnouncementInbox(this.registry, {
       intervalMs: settings.announcementApplyIntervalMs,
       announcers: { users: settings.announcementUsers, required: settings.requireAnnouncementUser, listedOnly: settings.servicesFile !== undefined },
@@ -107,8 +117,7 @@ export class Runtime {
       metrics: this.observability.metrics,
     });
     this.gracefulStop = new GracefulStop(() => this.transport, () => this.close());
-    // The path table follows the contracts: rebuilt on the first request after a change.
-    this.registry.on('change', () => (this.table = undefined));
+    this.registry.on('change', (contracts: Contract[]) => this.deprecations.update(contracts));
     const capLog = new TimeoutCapLog(settings, (line) => this.log.warn(line));
     this.registry.on('change', (contracts: Contract[]) => capLog.contractsChanged(contracts));
   }
@@ -132,8 +141,10 @@ export class Runtime {
    * reloads later): a contract announced is routed from its next request on.
    */
   pathTable(): PathTable<RouteAction> {
-    this.table ??= pathTableOf(this.registry.contracts(), this.settings.generatedPrefix, this.settings.excludeFromGeneratedRoutes);
-    return this.table;
+    // Rebuilt on the first request after a change: when the route plan is a new one.
+    const plan = this.routes.routes();
+    if (this.table?.of !== plan) this.table = { of: plan, paths: pathTableOf(plan.endpoints) };
+    return this.table.paths;
   }
 
   /** The OpenAPI document, built on first use and then on every change of the contracts (never per request). */
@@ -146,10 +157,23 @@ export class Runtime {
         handWritten: handWrittenRoutes(this.host?.config.gatewayConfig, this.settings.generatedPrefix),
         debugEndpoints: this.settings.debugEndpoints,
         rateLimited: this.settings.rateLimitMax !== undefined,
+        developmentAuth: resolveAuthConfig().developmentAuthEnabled,
+        routes: this.routes.routes(),
+        // The validators schema-validation uses: an example is what the route accepts, compiled once.
+        checkInput: (contract, input) => {
+          const compiled = this.validators.validator(contract, 'input');
+          return compiled.ok && compiled.validate(structuredClone(input)) === true;
+        },
       }),
       this.log,
     ).start();
     return this.openApiCache;
+  }
+
+  /** The AsyncAPI document of the bus, built on the first request after the contracts changed. */
+  get asyncApi(): AsyncApiCache {
+    this.asyncApiCache ??= new AsyncApiCache(this.registry, () => this.settings.busPrefix).start();
+    return this.asyncApiCache;
   }
 
   /**
@@ -217,10 +241,11 @@ export class Runtime {
     this.host = host;
     // A reload may have changed the hand-written pipelines the OpenAPI document lists.
     this.openApiCache?.refresh();
+    this.asyncApiCache?.refresh();
     this.warnUnroutedExclusions(host.config.gatewayConfig);
     if (!this.settings.writeConfig) return;
     if (!this.sync) {
-      this.sync = new ConfigSync(this.registry, host, this.settings, this.log);
+      this.sync = new ConfigSync(this.registry, host, this.settings, this.log, { routes: this.routes });
       this.sync.start();
     } else {
       this.sync.updateHost(host);
@@ -252,7 +277,9 @@ export class Runtime {
   async close(): Promise<void> {
     this.closed = true;
     this.openApiCache?.stop();
+    this.asyncApiCache?.stop();
     this.sync?.stop();
+    this.routes.stop();
     this.inbox.stop();
     this.registry.stop();
     this.rateLimits.close();
@@ -264,11 +291,7 @@ export class Runtime {
 
 /** The user a bus URL connects as (amqplib's default without one: guest). */
 function brokerUserOf(url: string): string {
-  try {
-    return decodeURIComponent(new URL(url).username) || 'guest';
-  } catch {
-    return 'guest';
-  }
+  return brokerListUser(url) || 'guest';
 }
 
 // The one process-wide handle: the host re-runs init() on every reload, and the launcher (scripts/start.ts) may load
@@ -285,9 +308,10 @@ export function obtainRuntime(settings: Settings, log: Logger = consoleLogger): 
   const g = globalThis as Holder;
   if (!g[KEY]) {
     checkAuthConfig();
-    // LOG_FORMAT=json: the plugin's lines and the host's as one JSON object per line; either way redacted.
-    if (settings.logFormat === 'json') hostLogsAsJson();
-    const logger = settings.logFormat === 'json' ? jsonLogger : redacting(log);
+    // LOG_FORMAT=json or ecs: the plugin's lines and the host's as one JSON object per line; either way redacted.
+    const format = settings.logFormat;
+    if (format !== 'text') hostLogsStructured(format);
+    const logger = format !== 'text' ? structuredLogger(format) : redacting(log);
     warnIfDevelopmentMode(logger);
     g[KEY] = new Runtime(settings, logger);
   }

@@ -3,6 +3,7 @@ import { SETTINGS_SCHEMA } from './settings';
 import { checkAuthConfig } from './auth';
 import { errorMessage } from './errors';
 import { parseUserMap, servicesFileOf } from './bus-trust-settings';
+import { parseBrokerList } from './bus/amqp/broker-list';
 import { resolveEdgeSettings } from './edge/edge-settings';
 
 /**
@@ -58,6 +59,7 @@ export const SETTING_ENV: Readonly<Record<string, string>> = {
   excludeFromGeneratedRoutes: 'EXCLUDE_FROM_GENERATED_ROUTES',
   busServicesFile: 'BUS_SERVICES_FILE',
   maxLeaseMs: 'MAX_LEASE_MS',
+  breakingChanges: 'BREAKING_CHANGES',
 };
 
 /**
@@ -176,11 +178,21 @@ function checkBusUrl(label: string, value: string): void {
   if (value === 'embedded') return;
   const problem = 'must be embedded or an amqp:// / amqps:// URL such as amqp://user:pass@rabbitmq:5672/vhost';
   if (!/^amqps?:\/\//i.test(value)) throw new InvalidSettingError(label, problem);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new InvalidSettingError(label, `is not a valid URL; it ${problem}`);
+  // A cluster: several addresses separated by commas, each an AMQP URL, all with one user and vhost.
+  const addresses = value.split(',').map((part) => part.trim());
+  for (const address of addresses) {
+    let url: URL;
+    try {
+      url = new URL(address);
+    } catch {
+      throw new InvalidSettingError(label, `is not a valid URL; it ${problem}`);
+    }
+    if (!/^amqps?:$/i.test(url.protocol)) throw new InvalidSettingError(label, problem);
+    if (url.hostname === '') throw new InvalidSettingError(label, `has no host; it ${problem}`);
   }
-  if (url.hostname === '') throw new InvalidSettingError(label, `has no host; it ${problem}`);
+  try {
+    parseBrokerList(value);
+  } catch (err) {
+    throw new InvalidSettingError(label, (err as Error).message.replace(/^BUS_URL /, ''));
+  }
 }

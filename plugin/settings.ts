@@ -3,6 +3,7 @@ import { AUTO_TABLE_ABOVE, ROUTING_MODES, type RoutingMode } from './routing/rou
 import { DEFAULT_MAX_JSON_DEPTH } from './request/json-depth';
 import { DEFAULT_MAX_REPLY_BYTES } from './bus/constants';
 import { BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES, resolveBusTrustSettings, type BusTrustSettings } from './bus-trust-settings';
+import { BREAKING_CHANGE_MODES, type BreakingChangeMode } from './compat/gate';
 import { ROUTE_EXCLUSION_SETTINGS_SCHEMA_PROPERTIES, resolveRouteExclusionSettings, type RouteExclusionSettings } from './route-exclusion-settings';
 
 /**
@@ -55,11 +56,14 @@ export interface Settings extends EdgeSettings, BusTrustSettings, RouteExclusion
   metricsHost: string;
   /** One log line per answered request (method, route, status, duration, ids). */
   accessLog: boolean;
-  /** `json`: one JSON object per line; `text`: human-readable lines. */
+  /** `json` (pino's shape) or `ecs`: one JSON object per line; `text`: human-readable lines. */
   logFormat: LogFormat;
+  /** A change to a served contract that breaks its clients: accepted silently, accepted and reported, or refused. */
+  breakingChanges: BreakingChangeMode;
 }
 
-export type LogFormat = 'text' | 'json';
+export type LogFormat = 'text' | 'json' | 'ecs';
+const LOG_FORMATS: readonly LogFormat[] = ['text', 'json', 'ecs'];
 
 export const DEFAULT_DISCOVERY_GRACE_MS = 5000;
 /** The longest a contract may make a caller wait unless maxRequestTimeoutMs says otherwise. */
@@ -90,7 +94,8 @@ export const SETTINGS_SCHEMA = {
     metricsPort: { type: 'integer', minimum: 1, maximum: 65535, description: 'serve Prometheus GET /metrics on this port, apart from the API (env METRICS_PORT); unset: no metrics' },
     metricsHost: { type: 'string', minLength: 1, description: 'address the metrics port binds to (env METRICS_HOST), default 0.0.0.0' },
     accessLog: { type: 'boolean', description: 'one log line per answered request (env ACCESS_LOG), default true' },
-    logFormat: { type: 'string', enum: ['text', 'json'], description: 'text (default) or json: one JSON object per line (env LOG_FORMAT)' },
+    logFormat: { type: 'string', enum: LOG_FORMATS, description: 'text (default); json: one JSON object per line in pino\'s shape; ecs: in Elastic Common Schema (env LOG_FORMAT)' },
+    breakingChanges: { type: 'string', enum: BREAKING_CHANGE_MODES, description: 'a change to a served contract that breaks its clients: accept, warn (default: accepted, logged, counted, listed in discovery) or refuse (the served version stays); env BREAKING_CHANGES' },
     ...EDGE_SETTINGS_SCHEMA_PROPERTIES,
     ...BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES,
     ...ROUTE_EXCLUSION_SETTINGS_SCHEMA_PROPERTIES,
@@ -111,6 +116,11 @@ function zeroOrInt(v: unknown, fallback: number): number {
 function routingMode(v: unknown): RoutingMode {
   const text = typeof v === 'string' ? v.trim() : '';
   return (ROUTING_MODES as readonly string[]).includes(text) ? (text as RoutingMode) : 'auto';
+}
+
+function breakingChangeMode(v: unknown): BreakingChangeMode {
+  const text = typeof v === 'string' ? v.trim() : '';
+  return (BREAKING_CHANGE_MODES as readonly string[]).includes(text) ? (text as BreakingChangeMode) : 'warn';
 }
 
 function metricsPort(v: unknown): number | undefined {
@@ -148,7 +158,8 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     metricsHost: str('metricsHost', 'METRICS_HOST', '0.0.0.0'),
     // On unless turned off: an operator expects an access log; a line per request is a cost busy deployments may drop.
     accessLog: typeof raw.accessLog === 'boolean' ? raw.accessLog : env.ACCESS_LOG !== 'false',
-    logFormat: (raw.logFormat ?? env.LOG_FORMAT) === 'json' ? 'json' : 'text',
+    logFormat: LOG_FORMATS.find((f) => f === (raw.logFormat ?? env.LOG_FORMAT)) ?? 'text',
+    breakingChanges: breakingChangeMode(raw.breakingChanges ?? env.BREAKING_CHANGES),
     shutdownGraceMs: zeroOrInt(raw.shutdownGraceMs ?? env.SHUTDOWN_GRACE_MS, 10_000),
     discoveryGraceMs: zeroOrInt(raw.discoveryGraceMs ?? env.DISCOVERY_GRACE_MS, DEFAULT_DISCOVERY_GRACE_MS),
   };

@@ -25,7 +25,11 @@ async function main(): Promise<void> {
   const { services, db } = await startReferenceStack(transport, database, { dataDir: storage.dataDir, log });
   // HEALTH_PORT: probes (deploy/kubernetes) see whether the bus and the database answer.
   const health = healthPort
-    ? await startHealthServer(healthPort, async () => transport.state() === 'up' && (await db.query('select 1').then(() => true)))
+    ? await startHealthServer(healthPort, async () => transport.state() === 'up' && (await db.query('select 1').then(() => true)), undefined, () => {
+        // The broker node (host:port of BUS_URL's list) the services are on, while connected.
+        const node = transport.node?.();
+        return node === undefined ? {} : { bus: { node } };
+      })
     : undefined;
   // The database closes last, after the handlers in flight have finished.
   stopOnSignals(services, transport, { log, afterStop: async () => {

@@ -1,5 +1,6 @@
 export { serve, answer } from './serve';
-export type { Operation, Handler, HandlerContext, ServeOptions, RunningService } from './serve';
+export type { Operation, Handler, HandlerContext, ServeOptions, RunningService, Answer } from './serve';
+export { operation, type TypedContract, type TypedHandler, type InputOf, type OutputOf } from './operation';
 export { ServiceError } from './service-error';
 export { stopOnSignals, type StopOnSignalsOptions } from './stop-on-signals';
 export { createTransport } from '../plugin/bus';

@@ -10,22 +10,26 @@ import { withRequestDeadline } from './deadline';
 
 /**
  * What a handler gets besides its input: the caller and the trace ids the gateway sent, and, when the service keeps
- * idempotency keys and the request has one, its scope (to record the answer in the handler's own transaction).
+ * idempotency keys and the request has one, its scope (to record the answer in the handler's own transaction), and on
+ * a quorum work queue's redelivery `deliveryCount` (how often it was handed out before: a poison request's count).
  */
-export type HandlerContext = MessageHeaders & { idempotency?: IdempotencyScope };
+export type HandlerContext = MessageHeaders & { idempotency?: IdempotencyScope; deliveryCount?: number };
 
 /** A handler's answer when it needs more than a body: another 2xx or a Location header. */
-export interface Answer {
+export interface Answer<T = unknown> {
   readonly [ANSWER]: true;
-  result: unknown;
+  result: T;
   status?: number;
   location?: string;
 }
 const ANSWER = Symbol('answer');
 
-export function answer(result: unknown, opts: { status?: number; location?: string } = {}): Answer {
+export function answer<T>(result: T, opts: { status?: number; location?: string } = {}): Answer<T> {
   return { [ANSWER]: true, result, ...opts };
 }
+
+/** The answer to a request that reached the service after its deadline; no handler runs for it. */
+const ARRIVED_LATE: Reply = { ok: false, error: { code: 'REQUEST_TIMEOUT', message: 'The request arrived after its deadline' } };
 
 /** A handler's return value as the reply envelope. */
 function toReply(out: unknown): Reply {
@@ -175,7 +179,7 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
 
   // Each message continues the gateway's trace (its traceparent header): the handler runs in that span's context.
   const handle = (message: RequestMessage): Promise<Reply> => {
-    const { span, ctx } = startHandlerSpan(service, message.messageType, message.headers.traceparent);
+    const { span, ctx } = startHandlerSpan(service, message.messageType, message.headers.traceparent, transport);
     // The deadline travels with the handler's async work: a database call can give up before the gateway does.
     return context.with(ctx, () => withRequestDeadline(message.headers.deadline, () => dispatch(message))).then(
       (reply) => {
@@ -192,10 +196,14 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
   };
 
   const dispatch = async (message: RequestMessage): Promise<Reply> => {
+    // Past its deadline (it waited in the prefetch buffer, or came back late): the caller has had its 504, so the
+    // work is not started; this reply is dropped by the gateway.
+    if (message.headers.deadline !== undefined && Date.now() > message.headers.deadline) return ARRIVED_LATE;
     const handler = handlers.get(message.messageType);
     if (!handler) return { ok: false, error: { code: 'HANDLER_NOT_FOUND', message: `No handler for ${message.messageType}` } };
-    if (!guard || message.headers.idempotencyKey === undefined) return run(handler, message, message.headers);
-    return guard.run(message, toReply, (idempotency) => run(handler, message, { ...message.headers, idempotency }));
+    const headers: HandlerContext = message.deliveryCount === undefined ? message.headers : { ...message.headers, deliveryCount: message.deliveryCount };
+    if (!guard || message.headers.idempotencyKey === undefined) return run(handler, message, headers);
+    return guard.run(message, toReply, (idempotency) => run(handler, message, { ...headers, idempotency }));
   };
 
   const announce = (withdrawn = false) =>

@@ -74,7 +74,7 @@ async function rpcClient(url, queue) {
 
 /** The service side of the same protocol: answers `{ userId }` with the bench user, prefetch as the SDK's (16). */
 async function rpcService(url, queue, prefetch = 16) {
-  const { benchUser } = require('./user');
+  const { benchUser, payload } = require('./user');
   const conn = await amqp.connect(url, { noDelay: true });
   const ch = await conn.createChannel();
   await ch.prefetch(prefetch);
@@ -93,7 +93,8 @@ async function rpcService(url, queue, prefetch = 16) {
     } catch {
       // a malformed request still gets an answer
     }
-    const user = benchUser(userId);
+    // `pad-<bytes>`: the reply-size sweep's payload instead of one user.
+    const user = userId.startsWith('pad-') ? payload(Number(userId.slice(4))) : benchUser(userId);
     const reply = enveloped ? { ok: true, result: user } : user;
     ch.sendToQueue(msg.properties.replyTo, Buffer.from(JSON.stringify(reply)), { correlationId: msg.properties.correlationId, contentType: 'application/json' });
     ch.ack(msg);

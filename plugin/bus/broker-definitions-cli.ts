@@ -4,7 +4,7 @@
  * docs/operations.md, "Trust on the bus"):
  *
  *   contracts-broker-definitions --prefix contracts --services services.yml \
- *     [--gateway-user gateway] [--vhost /] [--password-dir DIR [--generate-passwords]] [--out FILE]
+ *     [--gateway-user gateway] [--vhost /] [--password-dir DIR [--generate-passwords]] [--legacy-replies] [--out FILE]
  *
  * The services file (plugin/bus/services-file.ts) names each service's broker user and what it owns; the gateway
  * reads the same file (busServicesFile). Without one, `--service users-service --service auth-service
@@ -12,6 +12,8 @@
  *
  * Passwords: BROKER_PASSWORD_<USER> (upper case, other characters as _), else the file DIR/<user>; with
  * --generate-passwords a missing file is created with a random password (mode 0600). Only hashes are written.
+ * --legacy-replies also lets services publish to the default exchange, as those from before the reply exchange
+ * reply: for an upgrade only, it gives every service's credential the power to flood any queue.
  * Import with `rabbitmqctl import_definitions FILE` (or the broker's load_definitions). Installed as the package's
  * `contracts-broker-definitions` command; `node dist/scripts/broker-definitions.js` in this repository.
  */
@@ -31,11 +33,12 @@ interface Args {
   userPrefix?: string;
   passwordDir?: string;
   generate: boolean;
+  legacyReplies: boolean;
   out?: string;
 }
 
 export function parseArgs(argv: string[]): Args {
-  const args: Args = { prefix: 'contracts', vhost: '/', gatewayUser: 'gateway', services: [], generate: false };
+  const args: Args = { prefix: 'contracts', vhost: '/', gatewayUser: 'gateway', services: [], generate: false, legacyReplies: false };
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i] as string;
     const value = (): string => {
@@ -51,6 +54,7 @@ export function parseArgs(argv: string[]): Args {
     else if (flag === '--services') args.servicesFile = value();
     else if (flag === '--password-dir') args.passwordDir = value();
     else if (flag === '--generate-passwords') args.generate = true;
+    else if (flag === '--legacy-replies') args.legacyReplies = true;
     else if (flag === '--out') args.out = value();
     else throw new Error(`unknown argument ${flag}`);
   }
@@ -92,7 +96,7 @@ export function run(argv: string[], env: NodeJS.ProcessEnv = process.env): strin
     if (p === undefined) throw new Error(`no password for broker user ${user}: set ${envName(user)}${args.passwordDir ? ` or write ${join(args.passwordDir, user)}` : ' or use --password-dir'}`);
     passwords[user] = p;
   }
-  return `${JSON.stringify(brokerDefinitions({ prefix: args.prefix, vhost: args.vhost, gatewayUser: args.gatewayUser, services, passwords }), null, 2)}\n`;
+  return `${JSON.stringify(brokerDefinitions({ prefix: args.prefix, vhost: args.vhost, gatewayUser: args.gatewayUser, services, passwords, legacyReplies: args.legacyReplies }), null, 2)}\n`;
 }
 
 /** The command: arguments from the process, definitions to --out or stdout, exit 2 with one line on a problem. */

@@ -16,6 +16,11 @@ export interface DefinitionsInput {
   services: Readonly<Record<string, string>>;
   /** broker user → its password (hashed into the definitions; never written in clear). */
   passwords: Readonly<Record<string, string>>;
+  /**
+   * Also let every service user publish to the default exchange, as services from before the reply exchange reply
+   * (a transition only: with it a service's credential can flood any queue, another service's work queue included).
+   */
+  legacyReplies?: boolean;
   /** Fixed salts for tests; random otherwise. */
   salt?: (user: string) => Buffer;
 }
@@ -45,14 +50,16 @@ export function rabbitPasswordHash(password: string, salt: Buffer = randomBytes(
 
 /**
  * Least privilege, resource by resource (P = prefix):
- * - the gateway declares `P.requests` and `P.discovery`, publishes requests to `P.requests` (any service's key) and
- *   `discover` to `P.discovery`, consumes its own `P.announce.<uuid>` queues (topic: may bind `announce.*`) and its
- *   own exclusive reply queues `P.reply.<uuid>`;
+ * - the gateway declares `P.requests`, `P.discovery` and `P.replies`, publishes requests to `P.requests` (any
+ *   service's key) and `discover` to `P.discovery`, consumes its own `P.announce.<uuid>` queues (topic: may bind
+ *   `announce.*`) and its own exclusive reply queues `P.reply.<uuid>.<service>`, each bound to `P.replies` with its
+ *   own name;
  * - service S declares and consumes its work queue `P.svc.S` only (no other user may read it), binds it to
  *   `P.requests` with key S only (a topic permission: RabbitMQ checks binding keys on topic exchanges, so no other
  *   user can bind a queue of its own for S's requests), hears `discover` on its own `P.discover.<uuid>` queue,
- *   publishes `announce.S` only (topic permission) and its replies through the default exchange; it can neither
- *   declare nor delete the exchanges, nor publish requests.
+ *   publishes `announce.S` only (topic permission) and its replies to `P.replies` with keys `P.reply.<uuid>.S` only
+ *   (topic permission: no reply into another service's reply queue); it can neither declare nor delete the
+ *   exchanges, nor publish requests, nor use the default exchange (which reaches every queue, work queues included).
  */
 export function brokerDefinitions(input: DefinitionsInput): BrokerDefinitions {
   const { prefix, gatewayUser } = input;
@@ -62,7 +69,11 @@ export function brokerDefinitions(input: DefinitionsInput): BrokerDefinitions {
   }
   const requests = `${prefix}.requests`;
   const discovery = `${prefix}.discovery`;
+  const replies = `${prefix}.replies`;
   const any = (kind: string) => `${literal(`${prefix}.${kind}.`)}[A-Za-z0-9-]+`;
+  // The gateway's reply queues, P.reply.<uuid>.<service>: their names are also their binding and routing keys. During
+  // an upgrade (legacyReplies) a gateway of the previous version still declares its P.reply.<uuid> after a reconnect.
+  const replyQueues = `${any('reply')}(\\.[A-Za-z0-9_.-]+)${input.legacyReplies ? '?' : ''}`;
   const users = [gatewayUser, ...Object.values(input.services)];
   if (new Set(users).size !== users.length) throw new Error('every service needs a broker user of its own, other than the gateway user');
   const missing = users.filter((u) => !input.passwords[u]);
@@ -80,18 +91,20 @@ export function brokerDefinitions(input: DefinitionsInput): BrokerDefinitions {
       {
         user: gatewayUser,
         vhost,
-        configure: `^(${literal(requests)}|${literal(discovery)}|${any('announce')}|${any('reply')})$`,
-        write: `^(${literal(requests)}|${literal(discovery)}|${any('announce')})$`,
-        read: `^(${literal(discovery)}|${any('announce')}|${any('reply')})$`,
+        configure: `^(${literal(requests)}|${literal(discovery)}|${literal(replies)}|${any('announce')}|${replyQueues})$`,
+        write: `^(${literal(requests)}|${literal(discovery)}|${any('announce')}|${replyQueues})$`,
+        read: `^(${literal(discovery)}|${literal(replies)}|${any('announce')}|${replyQueues})$`,
       },
     ],
     topic_permissions: [
       { user: gatewayUser, vhost, exchange: requests, write: '.*', read: '^$' },
       { user: gatewayUser, vhost, exchange: discovery, write: '^discover$', read: '^announce\\.' },
+      { user: gatewayUser, vhost, exchange: replies, write: '^$', read: `^${replyQueues}$` },
     ],
     exchanges: [
       { name: requests, vhost, type: 'topic', durable: true, auto_delete: false, internal: false, arguments: {} },
       { name: discovery, vhost, type: 'topic', durable: true, auto_delete: false, internal: false, arguments: {} },
+      { name: replies, vhost, type: 'topic', durable: true, auto_delete: false, internal: false, arguments: {} },
     ],
   };
   for (const [service, user] of Object.entries(input.services)) {
@@ -100,14 +113,16 @@ export function brokerDefinitions(input: DefinitionsInput): BrokerDefinitions {
       user,
       vhost,
       configure: `^(${literal(queue)}|${any('discover')})$`,
-      // amq.default: replies go through the default exchange, to the gateway's reply queue.
-      write: `^(${literal(queue)}|${any('discover')}|${literal(discovery)}|amq\\.default)$`,
+      // No amq.default (unless legacyReplies): replies go to P.replies, where a topic permission binds their keys to S.
+      write: `^(${literal(queue)}|${any('discover')}|${literal(discovery)}|${literal(replies)}${input.legacyReplies ? '|amq\\.default' : ''})$`,
       read: `^(${literal(queue)}|${any('discover')}|${literal(requests)}|${literal(discovery)})$`,
     });
     definitions.topic_permissions.push(
       // Binding keys on the request exchange: S's own name only; nothing may be published there.
       { user, vhost, exchange: requests, write: '^$', read: `^${literal(service)}$` },
       { user, vhost, exchange: discovery, write: `^announce\\.${literal(service)}$`, read: '^discover$' },
+      // Replies: only to the gateway's reply queues for S; nothing may be bound.
+      { user, vhost, exchange: replies, write: `^${any('reply')}\\.${literal(service)}$`, read: '^$' },
     );
   }
   return definitions;

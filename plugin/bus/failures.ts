@@ -18,8 +18,8 @@ export function noInstance(service: string): GatewayError {
   return serviceUnavailable(`No instance of service '${service}' is available`, BUS_RETRY_AFTER_S, { service });
 }
 
-export function busRefused(): GatewayError {
-  return serviceUnavailable('The message bus did not accept the message', BUS_RETRY_AFTER_S);
+export function busRefused(service?: string): GatewayError {
+  return serviceUnavailable('The message bus did not accept the message', BUS_RETRY_AFTER_S, service === undefined ? {} : { service });
 }
 
 export function notEncodable(): GatewayError {

@@ -1,4 +1,4 @@
-import { AmqpTransport, type AnnouncementIntake, type ReplyCheck } from './amqp';
+import { AmqpTransport, workQueueTypeOf, type AnnouncementIntake, type ReplyCheck, type WorkQueueType } from './amqp';
 import { InProcessTransport, defaultHub } from './inprocess';
 import type { Transport } from './transport';
 import type { BusLogger } from './logger';
@@ -17,7 +17,9 @@ export type {
   AnnouncementListener,
   AnnouncementOrigin,
 } from './transport';
-export { AmqpTransport } from './amqp';
+export { AmqpTransport, workQueueTypeOf } from './amqp';
+export type { WorkQueueType } from './amqp';
+export { brokerListUser, parseBrokerList } from './amqp/broker-list';
 export type { AmqpTransportOptions, AnnouncementIntake, ReplyCheck } from './amqp';
 export { InProcessHub, InProcessTransport, defaultHub } from './inprocess';
 export type { BusLogger } from './logger';
@@ -35,6 +37,8 @@ export interface TransportConfig {
   announcements?: Partial<AnnouncementIntake>;
   /** Gateway side: whose replies are taken for a service (AMQP only). */
   replies?: ReplyCheck;
+  /** Service side, AMQP: classic or quorum work queues. Unset: env BUS_QUEUE_TYPE, else classic. */
+  queueType?: WorkQueueType;
 }
 
 export const DEFAULT_BUS_PREFIX = 'contracts';
@@ -45,7 +49,8 @@ export function createTransport(config: TransportConfig): Transport {
   if (url === '') throw new Error('no bus URL: set BUS_URL to amqp://user:pass@host:5672 (or to embedded for a service in the gateway\'s own process)');
   if (url === 'embedded') return new InProcessTransport(defaultHub(), { logger: config.logger });
   if (/^amqps?:\/\//i.test(url)) {
-    return new AmqpTransport(url, { prefix: config.prefix || DEFAULT_BUS_PREFIX, logger: config.logger, announcements: config.announcements, replies: config.replies });
+    const queueType = config.queueType ?? workQueueTypeOf(process.env.BUS_QUEUE_TYPE);
+    return new AmqpTransport(url, { prefix: config.prefix || DEFAULT_BUS_PREFIX, logger: config.logger, announcements: config.announcements, replies: config.replies, queueType });
   }
   throw new Error('BUS_URL must be amqp://, amqps:// or embedded');
 }

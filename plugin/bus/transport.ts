@@ -34,6 +34,11 @@ export interface RequestMessage {
    * an instance died or lost its channel holding it). The handler may already have run, or still be running there.
    */
   redelivered?: boolean;
+  /**
+   * AMQP, quorum work queues: how many times the broker handed this request out before (`x-delivery-count`); the
+   * queue drops it after QUORUM_DELIVERY_LIMIT. Absent on a first delivery and on classic queues.
+   */
+  deliveryCount?: number;
   /** Service side, AMQP: the broker user that published the request (RabbitMQ-validated `user_id`), if stamped. */
   publisher?: string;
 }
@@ -106,7 +111,11 @@ export interface Transport {
   readonly kind: 'amqp' | 'inprocess';
   /** AMQP: the broker user this transport logs in as (stamped as `user_id` on what it publishes). */
   readonly brokerUser?: string;
+  /** AMQP: the exchange requests are published to (their routing key is the service); spans name it. */
+  readonly requestExchange?: string;
   state(): TransportState;
+  /** AMQP: the broker node (`host:port`) the connection is on now; undefined while down. */
+  node?(): string | undefined;
   /** Resolves once usable; the AMQP transport keeps reconnecting by itself after this. */
   start(): Promise<void>;
   close(): Promise<void>;

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { ContractRegistry } from '../contracts/registry';
-import { buildRouteTable, type Conflict, type EndpointSpec } from '../contracts/route-table';
+import type { Conflict, EndpointSpec } from '../contracts/route-table';
+import { RoutePlan } from '../contracts/route-plan';
 import { GENERATED_POLICIES, generatedPipeline, isContractEndpoint, preflightEndpoint, TABLE_STEP, tableEndpoint } from '../pipeline/generated-pipeline';
 import { routeAction } from '../routing/route-action';
 import { unfitPaths } from '../routing/path-table';
@@ -9,9 +10,11 @@ import { wantsTable } from '../routing/routing-mode';
 import { corsAction } from '../edge/cors';
 import type { Settings } from '../settings';
 import type { Logger } from '../logger';
-import { renderGatewayConfig, writeIfChanged, writeIfChangedSync } from './gateway-config';
+import { renderGatewayConfig } from './gateway-config';
+import { writeIfChanged } from './atomic-file';
 import { isCatchAll, notFoundEndpoint, notFoundPolicies, NOT_FOUND_POLICY } from './not-found-endpoint';
 import { errorMessage } from '../errors';
+import { systemClock, type Clock, type ClockTimer } from '../clock';
 
 /** The parts of the host we use: its Config object and its event bus. */
 export interface HostConfig {
@@ -20,13 +23,20 @@ export interface HostConfig {
   eventBus: { emit(event: 'hot-reload', ctx: { type: 'gateway'; config: unknown }): void };
 }
 
+export interface ConfigSyncOptions {
+  /** Time and timers of the write pacing; the system's by default. */
+  clock?: Clock;
+  /** The runtime's route plan; without one the writer keeps its own on the registry. */
+  routes?: RoutePlan;
+}
+
 /**
  * Keeps gateway.config.yml in step with the registry. The first write is synchronous (the host's init() is),
  * later ones follow registry changes, debounced. A write happens only when the text changes, because every
  * reload of the host re-runs init() and an unconditional write would reload forever.
  */
 export class ConfigSync {
-  private timer?: NodeJS.Timeout;
+  private timer?: ClockTimer;
   private lastConflicts = '';
   private lastUnfit = '';
   private lastTable?: boolean;
@@ -39,13 +49,22 @@ export class ConfigSync {
    */
   private nextWriteAt = 0;
   private readonly onChange = () => this.schedule();
+  private readonly clock: Clock;
+  private readonly routes: RoutePlan;
+  /** Set when the plan is this writer's own (stopped with it). */
+  private readonly ownPlan: boolean;
 
   constructor(
     private readonly registry: ContractRegistry,
     private host: HostConfig,
     private readonly settings: Settings,
     private readonly log: Logger,
-  ) {}
+    options: ConfigSyncOptions = {},
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.ownPlan = options.routes === undefined;
+    this.routes = options.routes ?? new RoutePlan(registry, { prefix: settings.generatedPrefix, excluded: settings.excludeFromGeneratedRoutes });
+  }
 
   start(): void {
     this.registry.on('change', this.onChange);
@@ -60,7 +79,8 @@ export class ConfigSync {
 
   stop(): void {
     this.registry.off('change', this.onChange);
-    if (this.timer) clearTimeout(this.timer);
+    if (this.ownPlan) this.routes.stop();
+    if (this.timer) this.clock.clearTimeout(this.timer);
   }
 
   /** Resolves when every write scheduled so far is done (tests and the launcher use it). */
@@ -74,7 +94,7 @@ export class ConfigSync {
   }
 
   private render(current: string): string {
-    const table = buildRouteTable(this.registry.contracts(), { prefix: this.settings.generatedPrefix, excluded: this.settings.excludeFromGeneratedRoutes });
+    const table = this.routes.routes();
     this.report(table.conflicts);
     const cors = corsAction(this.settings);
     const prefix = this.settings.generatedPrefix;
@@ -131,7 +151,7 @@ export class ConfigSync {
     const path = this.path();
     if (!path) return;
     try {
-      if (writeIfChangedSync(path, this.render(readFileSync(path, 'utf8')))) {
+      if (writeIfChanged(path, this.render(readFileSync(path, 'utf8')))) {
         this.host.config.loadConfig('gateway');
         this.log.info(`routes written to ${path}`);
       }
@@ -146,16 +166,16 @@ export class ConfigSync {
    */
   private schedule(): void {
     if (this.timer) return;
-    this.timer = setTimeout(() => {
+    this.timer = this.clock.setTimeout(() => {
       this.timer = undefined;
-      const started = Date.now();
+      const started = this.clock.now();
       this.writing = this.writing
         .then(() => this.writeAsync())
         .finally(() => {
-          const took = Date.now() - started;
-          this.nextWriteAt = Date.now() + Math.max(this.settings.configWriteIntervalMs ?? 0, took * 4);
+          const now = this.clock.now();
+          this.nextWriteAt = now + Math.max(this.settings.configWriteIntervalMs ?? 0, (now - started) * 4);
         });
-    }, Math.max(this.settings.writeDebounceMs, this.nextWriteAt - Date.now()));
+    }, Math.max(this.settings.writeDebounceMs, this.nextWriteAt - this.clock.now()));
     this.timer.unref();
   }
 
@@ -167,7 +187,7 @@ export class ConfigSync {
     const path = this.path();
     if (!path) return;
     try {
-      if (await writeIfChanged(path, this.render(await readFile(path, 'utf8')))) {
+      if (writeIfChanged(path, this.render(await readFile(path, 'utf8')))) {
         this.host.config.loadConfig('gateway');
         this.host.eventBus.emit('hot-reload', { type: 'gateway', config: this.host.config });
         this.log.info(`routes updated in ${path}`);

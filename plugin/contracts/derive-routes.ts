@@ -7,7 +7,7 @@ export const ACTIONS_PATH = '/api/actions';
 /** The generic route every "other" query can be sent through; the query string names the message type. */
 export const DATA_PATH = '/api/data';
 
-/** How a message type reads under the naming table (README). `resource` is the PascalCase resource words. */
+/** How a message type reads under the naming table (docs/endpoints.md). `resource` is the PascalCase resource words. */
 export interface Classification {
   kind: ContractKind;
   /** For create/update/delete/get/list: the resource as written in the name (e.g. `OrderItem`, `Users`). */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AnnouncementOrigin } from '../bus/transport';
 import type { ContractRegistry } from './registry';
 import { inert, OnceLog, type WarnLogger } from '../log-once';
+import { systemClock, type Clock, type ClockTimer } from '../clock';
 
 /** Whose broker user may announce for a service (see docs/operations.md, "Trust on the bus"). */
 export interface AnnouncerCheck {
@@ -25,6 +26,8 @@ export interface InboxOptions {
    * is dropped (logged) and its service's next announcement tried again. Unset: unbounded.
    */
   pendingBudget?: { perUserBytes: number; totalBytes: number };
+  /** Time and timers of the batching; the system's by default. */
+  clock?: Clock;
 }
 
 interface Waiting {
@@ -36,6 +39,9 @@ interface Waiting {
   account: string;
   bytes: number;
 }
+
+/** How a refusal for trust begins, so the refusal metric sorts it as `not_trusted` (observability/refusals.ts). */
+export const NOT_TRUSTED = 'not trusted: ';
 
 const DEFAULT_MAX_PENDING = 10_000;
 /** Announcements applied in one batch at most; the rest wait for the next one. */
@@ -85,16 +91,18 @@ export class AnnouncementInbox {
   /** Bytes waiting, per budget (`broker user U`, or `service S` when users are not required) and in total. */
   private readonly pendingByUser = new Map<string, number>();
   private pendingBytes = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: ClockTimer | undefined;
   private nextFlushAt = 0;
   private stopped = false;
   private readonly log: OnceLog;
+  private readonly clock: Clock;
 
   constructor(
     private readonly registry: ContractRegistry,
     private readonly opts: InboxOptions,
   ) {
     this.log = new OnceLog(opts.logger);
+    this.clock = opts.clock ?? systemClock;
   }
 
   /** One announcement as it came off the bus (an object naming a service; the registry checks the rest). */
@@ -108,6 +116,7 @@ export class AnnouncementInbox {
     const problem = announcerProblem(service, origin, this.opts.announcers);
     if (problem) {
       this.log.warn(JSON.stringify([service, origin.userId, 'announcer']), `refused announcement for service ${inert(service)} instance ${inert(instanceId)}: ${inert(problem, 200)}`);
+      this.registry.refuse(`${NOT_TRUSTED}${problem}`);
       return;
     }
     const key = JSON.stringify([service, instanceId]);
@@ -160,9 +169,9 @@ export class AnnouncementInbox {
 
   /** Applies what is waiting now, up to MAX_BATCH instances (tests call it to make a batch by hand). */
   flush(): void {
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
-    const started = Date.now();
+    const started = this.clock.now();
     const keys = [...this.pending.keys()].slice(0, MAX_BATCH);
     if (keys.length > 0) {
       const waiting = keys.map((k) => this.unqueue(k) as Waiting);
@@ -179,14 +188,14 @@ export class AnnouncementInbox {
       // Instances the registry no longer holds (expired, evicted) need no hash.
       if (this.accepted.size > this.registry.instances().length * 2 + 64) this.prune();
     }
-    const took = Date.now() - started;
-    this.nextFlushAt = Date.now() + Math.max(this.opts.intervalMs, took * BUSY_FACTOR);
+    const now = this.clock.now();
+    this.nextFlushAt = now + Math.max(this.opts.intervalMs, (now - started) * BUSY_FACTOR);
     if (this.pending.size > 0) this.schedule();
   }
 
   stop(): void {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
     this.pending.clear();
     this.pendingByUser.clear();
@@ -195,8 +204,8 @@ export class AnnouncementInbox {
 
   private schedule(): void {
     if (this.timer) return;
-    const wait = Math.max(0, this.nextFlushAt - Date.now());
-    this.timer = setTimeout(() => this.flush(), wait);
+    const wait = Math.max(0, this.nextFlushAt - this.clock.now());
+    this.timer = this.clock.setTimeout(() => this.flush(), wait);
     this.timer.unref();
   }
 

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { Announcement, Contract, ContractRateLimit, HttpOverride, JsonSchema } from './types';
+import type { Announcement, Contract } from './types';
 import { resolveOwnership, type Claim, type OwnershipRules, type Refusal, type RegistryConflict } from './ownership';
-import { DEFAULT_ANNOUNCEMENT_LIMITS, schemaOverLimits, type AnnouncementLimits } from './limits';
-import { schemaCostProblem, type PatternTally } from '../validation/schema-cost';
+import type { AnnouncementLimits } from './limits';
+import { isRecord, limitsOf, validateAnnouncement, type ValidationOptions, type ValidationResult } from './announcement-validation';
 import { inert, OnceLog } from '../log-once';
 import { errorMessage } from '../errors/describe';
+import { BreakingChangeGate, type BreakingChange, type BreakingChangeMode, type ServedView } from '../compat/gate';
 
 export type { OwnershipRules, Refusal, RegistryConflict } from './ownership';
 
@@ -25,19 +26,13 @@ export type ApplyResult =
 /** One announcement taken (recorded, union not yet rebuilt) or refused. */
 export type TakeResult = { accepted: true } | { accepted: false; changed: false; reason: string };
 
-export type ValidationResult = { ok: true; announcement: Announcement } | { ok: false; reason: string };
-
 export interface RegistryLogger {
   warn(message: string): void;
 }
 
-export interface RegistryOptions {
+export interface RegistryOptions extends ValidationOptions {
   now?: () => number;
   logger?: RegistryLogger;
-  /** Leases above this are treated as malformed (a typo such as seconds-as-ms×1000 would pin a dead service). */
-  maxTtlMs?: number;
-  /** Size bounds of announcements (contracts, schemas, instances, services); defaults DEFAULT_ANNOUNCEMENT_LIMITS. */
-  limits?: Partial<AnnouncementLimits>;
   /** Pinned ownership and what services may declare; first-come decides the rest. */
   rules?: OwnershipRules;
   /**
@@ -50,6 +45,8 @@ export interface RegistryOptions {
    * once and counted once; an announcement that would go over either budget is refused. Unset: unbounded.
    */
   budget?: RetainedBudget;
+  /** What a change that breaks clients of a served contract gets (docs/compatibility.md); unset: accept. */
+  breakingChanges?: BreakingChangeMode;
 }
 
 export interface RetainedBudget {
@@ -72,13 +69,9 @@ export interface RegistryEvents {
   /** Every announcement applied or refused (metrics count them by reason). */
   /** Every announcement taken or refused, before the union is rebuilt (for counting). */
   announcement: [result: TakeResult];
+  /** A breaking change seen for the first time, accepted or refused (metrics count them). */
+  breaking: [change: BreakingChange];
 }
-
-export const DEFAULT_MAX_TTL_MS = 60 * 60 * 1000;
-
-const HTTP_METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'PUT', 'DELETE', 'PATCH']);
-// Message types end up in URL paths, YAML keys and AMQP `type`; keep them to a safe alphabet.
-const MESSAGE_TYPE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 
 /** An announcement's contracts as the pool holds them: shared objects, their pool keys and their bytes as JSON. */
 interface Pooled {
@@ -107,14 +100,6 @@ interface InstanceRecord {
   changedSeq: number;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isNonEmptyString(value: unknown, max = 200): value is string {
-  return typeof value === 'string' && value.length > 0 && value.length <= max;
-}
-
 /** JSON with sorted keys, so content equality ignores key order. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -127,115 +112,6 @@ function canonical(value: unknown): string {
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function validateHttp(value: unknown): HttpOverride | string {
-  if (!isRecord(value)) return 'http must be an object';
-  if (typeof value.method !== 'string' || !HTTP_METHODS.has(value.method)) return 'http.method is not an HTTP method';
-  const paths = value.paths;
-  if (!Array.isArray(paths) || paths.length === 0) return 'http.paths must be a non-empty array';
-  if (!paths.every((p) => isNonEmptyString(p, 500) && p.startsWith('/'))) return 'http.paths must be absolute paths';
-  return { method: value.method as HttpOverride['method'], paths: [...paths] as string[] };
-}
-
-const MAX_RATE_LIMIT = 1_000_000_000;
-const MAX_RATE_WINDOW_MS = 24 * 60 * 60 * 1000;
-
-function validateRateLimit(value: unknown): ContractRateLimit | string {
-  if (!isRecord(value)) return 'rateLimit must be an object';
-  const { max, windowMs } = value;
-  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_RATE_LIMIT) return 'rateLimit.max must be a positive integer';
-  if (windowMs === undefined) return { max };
-  if (typeof windowMs !== 'number' || !Number.isInteger(windowMs) || windowMs < 1000 || windowMs > MAX_RATE_WINDOW_MS) {
-    return 'rateLimit.windowMs must be an integer from 1000 to 86400000';
-  }
-  return { max, windowMs };
-}
-
-/** Returns a clean copy of a contract (known fields only, cloned) or the reason it is unusable. */
-function validateContract(value: unknown, limits: AnnouncementLimits, patterns: PatternTally): Contract | string {
-  if (!isRecord(value)) return 'is not an object';
-  if (!isNonEmptyString(value.messageType) || !MESSAGE_TYPE.test(value.messageType)) return 'has no valid messageType';
-  if (!isNonEmptyString(value.targetService)) return 'has no targetService';
-  if (!isRecord(value.inputSchema)) return 'has no inputSchema object';
-  if (!isRecord(value.outputSchema)) return 'has no outputSchema object';
-  // Before anything copies or walks the schemas recursively.
-  for (const key of ['inputSchema', 'outputSchema'] as const) {
-    const problem = schemaOverLimits(value[key], limits) ?? schemaCostProblem(value[key], patterns);
-    if (problem) return `${key} ${problem}`;
-  }
-  // No default here: a missing list must not silently mean "no permission needed".
-  const permissions = value.requiredPermissions;
-  if (!Array.isArray(permissions) || !permissions.every((p) => typeof p === 'string')) {
-    return 'requiredPermissions must be an array of strings';
-  }
-  const contract: Contract = {
-    messageType: value.messageType,
-    targetService: value.targetService,
-    inputSchema: structuredClone(value.inputSchema) as JsonSchema,
-    outputSchema: structuredClone(value.outputSchema) as JsonSchema,
-    requiredPermissions: [...permissions] as string[],
-  };
-  if (value.http !== undefined) {
-    const http = validateHttp(value.http);
-    if (typeof http === 'string') return http;
-    contract.http = http;
-  }
-  if (value.public !== undefined) {
-    if (typeof value.public !== 'boolean') return 'public must be a boolean';
-    contract.public = value.public;
-  }
-  if (value.timeoutMs !== undefined) {
-    if (typeof value.timeoutMs !== 'number' || !Number.isFinite(value.timeoutMs) || value.timeoutMs <= 0) {
-      return 'timeoutMs must be a positive number';
-    }
-    contract.timeoutMs = value.timeoutMs;
-  }
-  if (value.rateLimit !== undefined) {
-    const rateLimit = validateRateLimit(value.rateLimit);
-    if (typeof rateLimit === 'string') return rateLimit;
-    contract.rateLimit = rateLimit;
-  }
-  return contract;
-}
-
-function limitsOf(options: RegistryOptions): AnnouncementLimits {
-  return { ...DEFAULT_ANNOUNCEMENT_LIMITS, ...options.limits };
-}
-
-/**
- * Checks an announcement as it came off the bus. Never throws; a rejected announcement leaves no trace.
- * A withdrawal needs only service and instanceId.
- */
-export function validateAnnouncement(input: unknown, options: RegistryOptions = {}): ValidationResult {
-  const maxTtl = options.maxTtlMs ?? DEFAULT_MAX_TTL_MS;
-  const limits = limitsOf(options);
-  const maxContracts = limits.maxContracts;
-  if (!isRecord(input)) return { ok: false, reason: 'announcement is not an object' };
-  if (!isNonEmptyString(input.service)) return { ok: false, reason: 'announcement has no service' };
-  if (!isNonEmptyString(input.instanceId)) return { ok: false, reason: 'announcement has no instanceId' };
-  const { service, instanceId } = input;
-  if (input.withdrawn !== undefined && typeof input.withdrawn !== 'boolean') {
-    return { ok: false, reason: 'withdrawn must be a boolean' };
-  }
-  if (input.withdrawn === true) return { ok: true, announcement: { service, instanceId, contracts: [], ttlMs: 0, withdrawn: true } };
-  const ttl = input.ttlMs;
-  if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl <= 0 || ttl > maxTtl) {
-    return { ok: false, reason: `ttlMs must be a number in (0, ${maxTtl}]` };
-  }
-  if (!Array.isArray(input.contracts)) return { ok: false, reason: 'contracts is not an array' };
-  if (input.contracts.length > maxContracts) return { ok: false, reason: `more than ${maxContracts} contracts (announcementMaxContracts)` };
-  const contracts: Contract[] = [];
-  const seen = new Set<string>();
-  const patterns: PatternTally = { patterns: 0 };
-  for (const [index, raw] of input.contracts.entries()) {
-    const contract = validateContract(raw, limits, patterns);
-    if (typeof contract === 'string') return { ok: false, reason: `contracts[${index}] ${contract}` };
-    if (seen.has(contract.messageType)) return { ok: false, reason: `contracts[${index}] repeats ${contract.messageType}` };
-    seen.add(contract.messageType);
-    contracts.push(contract);
-  }
-  return { ok: true, announcement: { service, instanceId, contracts, ttlMs: ttl } };
 }
 
 /**
@@ -256,6 +132,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private union: Contract[] = [];
   /** `union` by message type, each replaced by its frozen snapshot on first get(); rebuilt after a change. */
   private byType: Map<string, Contract> | undefined;
+  /** `union` by target service, for the breaking-change gate; rebuilt after a change. */
+  private servedByService: Map<string, Contract[]> | undefined;
   private unionFingerprint = canonical([]);
   private currentConflicts: RegistryConflict[] = [];
   private currentRefusals: Refusal[] = [];
@@ -268,6 +146,22 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private poolBytes = 0;
   /** Per budget user: how many of its instances hold each pooled contract, and the bytes of those contracts. */
   private readonly userHeld = new Map<string, { counts: Map<string, number>; bytes: number }>();
+  private readonly gate: BreakingChangeGate;
+  private readonly servedView: ServedView = {
+    served: (messageType) => this.get(messageType),
+    servedOf: (service) => {
+      if (!this.servedByService) {
+        this.servedByService = new Map();
+        for (const c of this.union) {
+          const list = this.servedByService.get(c.targetService);
+          if (list) list.push(c);
+          else this.servedByService.set(c.targetService, [c]);
+        }
+      }
+      return this.servedByService.get(service) ?? [];
+    },
+    previous: (service, instanceId) => this.records.get(instanceKey(service, instanceId))?.contracts,
+  };
 
   constructor(options: RegistryOptions = {}) {
     super();
@@ -276,6 +170,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.logger = options.logger;
     this.limits = limitsOf(options);
     this.refusedLog = new OnceLog(options.logger, { now: this.now });
+    this.gate = new BreakingChangeGate(options.breakingChanges ?? 'accept', options.logger, (change) => this.safeEmit('breaking', change), this.now);
   }
 
   /** Applies one announcement (or withdrawal). Never throws; a malformed one is rejected with its reason. */
@@ -318,6 +213,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       // structuredClone can throw on exotic input; that is malformed too.
       validation = { ok: false, reason: `announcement could not be read: ${errorMessage(error)}` };
     }
+    if (validation.ok) validation.announcement.contracts = this.gate.screen(validation.announcement, this.servedView);
     const user = from.userId !== undefined ? `broker user ${inert(from.userId)}` : `service ${inert(isRecord(input) ? input.service : '?')}`;
     const pooled = validation.ok ? this.intern(validation.announcement.contracts) : NOTHING_POOLED;
     let refused = validation.ok ? this.overBudget(validation.announcement, user, pooled) : validation.reason;
@@ -421,6 +317,14 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     return undefined;
   }
 
+  /**
+   * An announcement refused before it reached the registry (the inbox's trust check): counted with the others by
+   * the `announcement` listeners, changing nothing.
+   */
+  refuse(reason: string): void {
+    this.applied({ accepted: false, changed: false, reason });
+  }
+
   private applied(result: TakeResult): TakeResult {
     this.safeEmit('announcement', result);
     return result;
@@ -475,6 +379,11 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   /** Contracts announced but not served (held by another service, or against the ownership rules), with why. */
   refusals(): Refusal[] {
     return this.currentRefusals.map((r) => ({ ...r }));
+  }
+
+  /** Breaking changes seen to contracts served now: accepted (warn) or refused, with why. */
+  breakingChanges(): BreakingChange[] {
+    return this.gate.list();
   }
 
   /** Expires leases periodically; the timer does not keep the process alive. Restarting replaces it. */
@@ -578,8 +487,10 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     const changed = fingerprint !== this.unionFingerprint;
     this.union = contracts;
     this.byType = undefined;
+    this.servedByService = undefined;
     this.unionFingerprint = fingerprint;
     this.reportRefusals(refusals);
+    this.gate.keepOnly(new Set(contracts.map((c) => c.messageType)));
     if (canonical(conflicts) !== canonical(this.currentConflicts)) {
       this.currentConflicts = conflicts;
       this.safeEmit('conflict', this.conflicts());

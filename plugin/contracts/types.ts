@@ -19,6 +19,10 @@ export interface Contract {
   timeoutMs?: number;
   /** This contract's own request budget per caller; replaces the gateway-wide limit for its requests. */
   rateLimit?: ContractRateLimit;
+  /** Clients should move off this contract: its routes answer with a Deprecation header (docs/compatibility.md). */
+  deprecated?: boolean;
+  /** When its routes are expected to go (ISO 8601 date or date-time): the Sunset header. */
+  sunset?: string;
 }
 
 /** `max` requests per caller per `windowMs` (default 60000) window. */

@@ -3,7 +3,10 @@ import type { EdgeSettings } from './edge-settings';
 /** Request headers a browser may send cross-origin (the API's own, plus our tracing headers and Idempotency-Key). */
 export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id', 'traceparent', 'Idempotency-Key'];
 
-/** Response headers a browser script may read: the trace ids, Location of a create, the rate limit answers, replays. */
+/**
+ * Response headers a browser script may read: the trace ids, Location of a create, the rate limit answers, replays,
+ * and a deprecated contract's Deprecation and Sunset (a web client is the one to warn).
+ */
 export const CORS_EXPOSED_HEADERS = [
   'X-Correlation-Id',
   'X-Request-Id',
@@ -13,6 +16,8 @@ export const CORS_EXPOSED_HEADERS = [
   'X-RateLimit-Remaining',
   'X-RateLimit-Reset',
   'Idempotent-Replayed',
+  'Deprecation',
+  'Sunset',
 ];
 
 export const CORS_MAX_AGE_SECONDS = 86400;

@@ -1,6 +1,6 @@
 import type { Logger } from '../logger';
 import type { LogFormat } from '../settings';
-import { jsonLine, type LogFields } from './structured';
+import { structuredLine, type LogFields } from './structured';
 
 export interface AccessFields extends LogFields {
   method: string;
@@ -20,13 +20,14 @@ export function pathOnly(url: string | undefined): string {
 }
 
 /**
- * One line per answered request. JSON: the fields as they are; text: `GET /api/users/u1 200 3.1 ms` and the rest as
- * key=value, through the plugin's logger (the host's, with its timestamp, when installed in Express Gateway).
+ * One line per answered request. JSON and ECS: the fields (structured.ts), at level error for a 5xx answer (as
+ * pino-http does), else info, all on stdout; text: `GET /api/users/u1 200 3.1 ms` and the rest as key=value, through
+ * the plugin's logger (the host's, with its timestamp, when installed in Express Gateway).
  */
 export function accessLog(format: LogFormat, log: Logger): AccessLog {
-  if (format === 'json') {
+  if (format !== 'text') {
     return (f) => {
-      process.stdout.write(`${jsonLine('info', `${f.method} ${f.route} ${f.status}`, f)}\n`);
+      process.stdout.write(`${structuredLine(format, f.status >= 500 ? 'error' : 'info', `${f.method} ${f.route} ${f.status}`, f)}\n`);
     };
   }
   return (f) => {

@@ -1,5 +1,6 @@
 import { format as formatText } from 'node:util';
 import { redact } from './redact';
+import { structuredLine, type Level, type StructuredFormat } from './structured';
 
 const MESSAGE = Symbol.for('message');
 const SPLAT = Symbol.for('splat');
@@ -16,13 +17,17 @@ interface WinstonLogger {
 
 type HostLoggers = Record<string, unknown> & { createLoggerWithLabel?: (label: string) => WinstonLogger };
 
+const LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);
+
 /** A winston format writing the line as one JSON object, the same shape as the plugin's own (structured.ts). */
-function jsonFormat(label: string): WinstonLogger['format'] {
+function structuredFormat(format: StructuredFormat, label: string): WinstonLogger['format'] {
   return {
     transform(info) {
       const splat = info[SPLAT];
       const message = Array.isArray(splat) ? formatText(info.message, ...splat) : String(info.message);
-      info[MESSAGE] = JSON.stringify({ time: new Date().toISOString(), level: info.level, message: redact(message), logger: label });
+      // winston's other levels (verbose, silly) are debug to pino and ECS readers.
+      const level = (LEVELS.has(info.level) ? info.level : 'debug') as Level;
+      info[MESSAGE] = structuredLine(format, level, redact(message), {}, label);
       return info;
     },
   };
@@ -33,23 +38,23 @@ function isWinstonLogger(value: unknown): value is WinstonLogger {
 }
 
 /**
- * `LOG_FORMAT=json` for the host's own lines too (Express Gateway logs through winston loggers made in its
+ * `LOG_FORMAT=json` or `ecs` for the host's own lines too (Express Gateway logs through winston loggers made in its
  * lib/logger.js): every logger made there, now and later, writes one JSON object per line. Called once per process,
  * when the process's runtime is made (obtainRuntime).
  */
-export function hostLogsAsJson(): void {
+export function hostLogsStructured(format: StructuredFormat): void {
   let loggers: HostLoggers;
   try {
     loggers = require('express-gateway/lib/logger') as HostLoggers;
   } catch {
     return; // Not running inside Express Gateway.
   }
-  for (const [name, logger] of Object.entries(loggers)) if (isWinstonLogger(logger)) logger.format = jsonFormat(`EG:${name}`);
+  for (const [name, logger] of Object.entries(loggers)) if (isWinstonLogger(logger)) logger.format = structuredFormat(format, `EG:${name}`);
   const create = loggers.createLoggerWithLabel;
   if (typeof create === 'function') {
     loggers.createLoggerWithLabel = (label: string) => {
       const logger = create(label);
-      logger.format = jsonFormat(label.replace(/^\[|\]$/g, ''));
+      logger.format = structuredFormat(format, label.replace(/^\[|\]$/g, ''));
       return logger;
     };
   }

@@ -1,7 +1,11 @@
+import { trace } from '@opentelemetry/api';
 import type { Logger } from '../logger';
 import { redact } from './redact';
 
 export type Level = 'debug' | 'info' | 'warn' | 'error';
+
+/** The structured formats: `json` is pino's line shape, `ecs` Elastic Common Schema's. */
+export type StructuredFormat = 'json' | 'ecs';
 
 /** The fields a line may carry besides its time, level and message (the access log fills most of them). */
 export interface LogFields {
@@ -15,27 +19,78 @@ export interface LogFields {
   duration?: number;
   service?: string;
   code?: string;
+  /** The W3C ids of the span the line was written in (the request's server span on access lines). */
+  traceId?: string;
+  spanId?: string;
 }
 
-/** One line of `LOG_FORMAT=json`: a JSON object with `time`, `level`, `message`, then the fields that are set. */
-export function jsonLine(level: Level, message: string, fields?: LogFields): string {
-  return JSON.stringify({ time: new Date().toISOString(), level, message, logger: 'contracts', ...fields });
+/** pino's numeric levels, which pino-pretty, pino-elasticsearch and the rest read. */
+const PINO_LEVELS: Readonly<Record<Level, number>> = { debug: 20, info: 30, warn: 40, error: 50 };
+/** The ECS version the `ecs` lines follow (its field names below). */
+export const ECS_VERSION = '8.11.0';
+
+/**
+ * One line of `LOG_FORMAT=json`, in pino's shape: numeric `level`, `time` in epoch milliseconds, `name` (the
+ * logger), `msg`, then the fields that are set; the span's ids as `trace_id`/`span_id` (OpenTelemetry's pino names).
+ */
+function pinoLine(level: Level, message: string, logger: string, fields: LogFields): string {
+  const { traceId, spanId, ...rest } = fields;
+  const ids = traceId ? { trace_id: traceId, span_id: spanId } : undefined;
+  return JSON.stringify({ level: PINO_LEVELS[level], time: Date.now(), name: logger, msg: message, ...rest, ...ids });
+}
+
+/**
+ * One line of `LOG_FORMAT=ecs`: `@timestamp`, `log.level`, `message`, `ecs.version`, `log.logger`; the access fields
+ * under their ECS names (`http.request.method`, `url.path`, `http.response.status_code`, `event.duration` in
+ * nanoseconds, `trace.id`, `span.id`), the plugin's own ones as they are.
+ */
+function ecsLine(level: Level, message: string, logger: string, fields: LogFields): string {
+  const { method, path, status, duration, traceId, spanId, ...rest } = fields;
+  return JSON.stringify({
+    '@timestamp': new Date().toISOString(),
+    'log.level': level,
+    message,
+    'ecs.version': ECS_VERSION,
+    'log.logger': logger,
+    ...(method !== undefined ? { 'http.request.method': method } : {}),
+    ...(path !== undefined ? { 'url.path': path } : {}),
+    ...(status !== undefined ? { 'http.response.status_code': status } : {}),
+    ...(duration !== undefined ? { 'event.duration': Math.round(duration * 1e6) } : {}),
+    ...rest,
+    ...(traceId ? { 'trace.id': traceId, 'span.id': spanId } : {}),
+  });
+}
+
+/** One structured line; `logger` names who wrote it (`contracts`, `EG:gateway`, …). */
+export function structuredLine(format: StructuredFormat, level: Level, message: string, fields: LogFields = {}, logger = 'contracts'): string {
+  return format === 'ecs' ? ecsLine(level, message, logger, fields) : pinoLine(level, message, logger, fields);
+}
+
+/** The ids of the span active where a line is written, when there is a valid one (an SDK is registered). */
+export function activeSpanIds(): Pick<LogFields, 'traceId' | 'spanId'> {
+  const span = trace.getActiveSpan();
+  if (!span) return {};
+  const sc = span.spanContext();
+  return trace.isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId } : {};
 }
 
 const debugOn = (): boolean => process.env.LOG_LEVEL === 'debug';
 
 /**
- * The plugin's logger with `LOG_FORMAT=json`: one JSON object per line, info and debug on stdout, warnings and
- * errors on stderr (as the host's console transport). Messages pass through redact().
+ * The plugin's logger with a structured LOG_FORMAT: one JSON object per line, info and debug on stdout, warnings
+ * and errors on stderr (as the host's console transport). Messages pass through redact().
  */
-export const jsonLogger: Logger = {
-  debug: (m) => {
-    if (debugOn()) process.stdout.write(`${jsonLine('debug', redact(m))}\n`);
-  },
-  info: (m) => process.stdout.write(`${jsonLine('info', redact(m))}\n`),
-  warn: (m) => process.stderr.write(`${jsonLine('warn', redact(m))}\n`),
-  error: (m) => process.stderr.write(`${jsonLine('error', redact(m))}\n`),
-};
+export function structuredLogger(format: StructuredFormat): Logger {
+  const line = (level: Level, m: string): string => `${structuredLine(format, level, redact(m), activeSpanIds())}\n`;
+  return {
+    debug: (m) => {
+      if (debugOn()) process.stdout.write(line('debug', m));
+    },
+    info: (m) => process.stdout.write(line('info', m)),
+    warn: (m) => process.stderr.write(line('warn', m)),
+    error: (m) => process.stderr.write(line('error', m)),
+  };
+}
 
 /** Any logger, with its messages passed through redact() (the host's winston logger, `console`). */
 export function redacting(log: Logger): Logger {

@@ -2,7 +2,7 @@ import { GatewayError } from '../errors';
 import type { Reply } from '../bus/transport';
 import type { BusOutcome, GatewayMetrics } from './metrics';
 import type { Span } from '@opentelemetry/api';
-import { endBusSpan, startBusSpan, traceparentOf } from './tracing';
+import { endBusSpan, passedOn, startBusSpan, traceparentOf, tracing, type BusDestination } from './tracing';
 
 /** How a bus request ended, from its reply or from the error the transport rejected with (plugin/bus/transport.ts). */
 export function busOutcome(result: { reply: Reply } | { error: unknown }): BusOutcome {
@@ -18,25 +18,29 @@ export function busOutcome(result: { reply: Reply } | { error: unknown }): BusOu
 }
 
 /**
- * One request over the bus: its span (child of the request's server span) and its time from the send to the reply
- * or failure. Made per request by the contract router; `replied` and `failed` are the promise's handlers.
+ * One request over the bus: its span (child of the request's server span; none while no SDK is registered) and its
+ * time from the send to the reply or failure. Made per request by the contract router; `replied` and `failed` are
+ * the promise's handlers.
  */
 export class BusCall {
   private readonly start = performance.now();
-  private readonly span: Span;
+  private readonly span: Span | undefined;
   constructor(
     private readonly metrics: GatewayMetrics | undefined,
     private readonly service: string,
     messageType: string,
-    busKind: string,
+    bus: BusDestination,
     parent: Span | undefined,
   ) {
-    this.span = startBusSpan(parent, messageType, service, busKind);
+    this.span = parent !== undefined || tracing() ? startBusSpan(parent, messageType, service, bus) : undefined;
   }
 
-  /** The traceparent to send with the message: this span's, so the service's spans are its children. */
-  traceparent(): string | undefined {
-    return traceparentOf(this.span);
+  /**
+   * The traceparent to send with the message: this span's, so the service's spans are its children; with no span,
+   * the caller's as that span would have passed it on.
+   */
+  traceparent(caller: string | undefined): string | undefined {
+    return this.span ? traceparentOf(this.span) ?? caller : passedOn(caller);
   }
 
   replied(reply: Reply): void {
@@ -49,6 +53,6 @@ export class BusCall {
 
   private ended(outcome: BusOutcome): void {
     this.metrics?.busRoundTrip(this.service, outcome, (performance.now() - this.start) / 1000);
-    endBusSpan(this.span, outcome);
+    if (this.span) endBusSpan(this.span, outcome);
   }
 }

@@ -33,10 +33,11 @@ export class Observability {
       contracts: () => registry.counts().contracts,
       services: () => registry.counts().services,
       instances: () => registry.counts().instances,
-    });
+    }, () => transport.node?.());
     this.metrics = metrics;
     metrics.busStateChanged(transport.state());
     transport.onStateChange((state) => metrics.busStateChanged(state));
+    registry.on('breaking', (change) => metrics.breakingChange(change.outcome));
     registry.on('announcement', (result) => metrics.announcement(result.accepted ? 'accepted' : 'refused', result.accepted ? '' : refusalKind(result.reason)));
     this.observer.setOptions(access ? { metrics, accessLog: access } : { metrics });
   }

@@ -2,6 +2,9 @@ import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'pr
 import type { TransportState } from '../bus/transport';
 import { FastCounter, FastHistogram } from './fast-metrics';
 import type { StoreFailure, StoreMetrics, StoreState } from '../edge/store-health';
+import { ERROR_CODES } from '../errors/codes';
+import type { IncomingMessage } from 'node:http';
+import { RouteLabels } from './route-label';
 
 /** Every metric name starts with this, so the gateway's series are found together beside other exporters'. */
 export const METRIC_PREFIX = 'contracts_gateway_';
@@ -14,6 +17,17 @@ const BUS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
 export type BusOutcome = 'reply' | 'error_reply' | 'timeout' | 'unroutable' | 'connection_lost' | 'bus_unavailable' | 'aborted' | 'failed';
 
 const STATES: readonly TransportState[] = ['connecting', 'up', 'down', 'closed'];
+
+/**
+ * The error answers exported at 0 from the start, so a dashboard's 5xx and 429 panels read 0 rather than "no data"
+ * before the first one: every code of the table answered 5xx or 429 (SERVICE_UNAVAILABLE also as 502).
+ */
+export function zeroErrorSeries(): Array<[code: string, status: string]> {
+  const series = Object.entries(ERROR_CODES)
+    .filter(([, info]) => info.status >= 500 || info.status === 429)
+    .map(([code, info]): [string, string] => [code, String(info.status)]);
+  return [...series, ['SERVICE_UNAVAILABLE', '502']];
+}
 
 /** What the registry counts report, read at scrape time (no work on the request path). */
 export interface RegistryCounts {
@@ -44,9 +58,14 @@ export class GatewayMetrics implements StoreMetrics {
   private readonly storeFailures: Counter;
   private readonly storeBypassed: Counter;
   private readonly repliesRefused: FastCounter;
+  private readonly breakingChanges: Counter;
+  private readonly deprecatedRequests: FastCounter;
+  /** Routes of deprecated contracts: bounded by the contracts, capped like every route label. */
+  private readonly deprecatedRoutes = new RouteLabels();
   private everUp = false;
 
-  constructor(counts: RegistryCounts) {
+  /** `busNode`: the broker node the bus connection is on now (AMQP; read at scrape time). */
+  constructor(counts: RegistryCounts, busNode: () => string | undefined = () => undefined) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     const fast = <M extends FastCounter | FastHistogram>(metric: M): M => {
@@ -60,15 +79,21 @@ export class GatewayMetrics implements StoreMetrics {
     this.busDuration = fast(new FastHistogram({ name: `${METRIC_PREFIX}bus_request_duration_seconds`, help: 'Time waiting for the service: from sending the message to its reply or failure, by target service and outcome', labelNames: ['service', 'outcome'], buckets: BUS_BUCKETS }));
     this.busState = new Gauge({ name: `${METRIC_PREFIX}bus_connection_state`, help: 'The bus connection state: 1 for the current one', labelNames: ['state'], registers });
     for (const state of STATES) this.busState.set({ state }, 0);
+    // One series, for the node of BUS_URL's list in use now; none while the bus is down.
+    new Gauge({ name: `${METRIC_PREFIX}bus_connection_node`, help: 'The broker node (host:port) the bus connection is on: 1 for the current one', labelNames: ['node'], registers, collect() { this.reset(); const node = busNode(); if (node !== undefined) this.set({ node }, 1); } });
     this.reconnects = new Counter({ name: `${METRIC_PREFIX}bus_reconnects_total`, help: 'Times the bus connection came back up after it was lost', registers });
     this.announcements = fast(new FastCounter({ name: `${METRIC_PREFIX}announcements_total`, help: 'Service announcements applied (accepted) or refused, by reason', labelNames: ['outcome', 'reason'] }));
     this.authFailures = fast(new FastCounter({ name: `${METRIC_PREFIX}auth_failures_total`, help: 'Requests refused 401 or 403, by error code', labelNames: ['code'] }));
     this.errorAnswers = fast(new FastCounter({ name: `${METRIC_PREFIX}error_responses_total`, help: 'Error answers by error code and status', labelNames: ['code', 'status'] }));
+    for (const [code, status] of zeroErrorSeries()) this.errorAnswers.child(code, status);
     this.rateLimited = fast(new FastCounter({ name: `${METRIC_PREFIX}rate_limited_total`, help: 'Requests answered 429 by a rate limit, by route template', labelNames: ['route'] }));
     this.storeUp = new Gauge({ name: `${METRIC_PREFIX}rate_limit_store_up`, help: 'The rate-limit counter store: 1 while it answers, 0 while degraded', registers });
     this.storeFailures = new Counter({ name: `${METRIC_PREFIX}rate_limit_store_failures_total`, help: 'Rate-limit store calls that failed, by reason (timeout, error, not_connected)', labelNames: ['reason'], registers });
     this.storeBypassed = new Counter({ name: `${METRIC_PREFIX}rate_limit_store_bypassed_total`, help: 'Rate-limited requests not counted because the store was unavailable: allowed (fail open) or refused (fail closed)', labelNames: ['outcome'], registers });
     this.repliesRefused = fast(new FastCounter({ name: `${METRIC_PREFIX}bus_replies_refused_total`, help: "Replies dropped because another broker user than the service's published them, by service", labelNames: ['service'] }));
+    this.breakingChanges = new Counter({ name: `${METRIC_PREFIX}breaking_changes_total`, help: 'Announced changes that break clients of a served contract, each counted once: accepted (breakingChanges: warn) or refused', labelNames: ['outcome'], registers });
+    for (const outcome of ['accepted', 'refused']) this.breakingChanges.inc({ outcome }, 0);
+    this.deprecatedRequests = fast(new FastCounter({ name: `${METRIC_PREFIX}deprecated_requests_total`, help: 'Requests to routes of deprecated contracts, by route template and message type', labelNames: ['route', 'message_type'] }));
     new Gauge({ name: `${METRIC_PREFIX}contracts`, help: 'Contracts known (announced and not expired)', registers, collect() { this.set(counts.contracts()); } });
     new Gauge({ name: `${METRIC_PREFIX}services`, help: 'Services with at least one live instance', registers, collect() { this.set(counts.services()); } });
     new Gauge({ name: `${METRIC_PREFIX}service_instances`, help: 'Service instances holding a lease', registers, collect() { this.set(counts.instances()); } });
@@ -110,6 +135,15 @@ export class GatewayMetrics implements StoreMetrics {
 
   announcement(outcome: 'accepted' | 'refused', reason: string): void {
     this.announcements.child(outcome, reason).inc();
+  }
+
+  breakingChange(outcome: 'accepted' | 'refused'): void {
+    this.breakingChanges.inc({ outcome });
+  }
+
+  /** A request to a route of a deprecated contract (its message type is a served contract's: bounded). */
+  deprecatedRequest(req: IncomingMessage, messageType: string): void {
+    this.deprecatedRequests.child(this.deprecatedRoutes.of(req), messageType).inc();
   }
 
   rateLimitStoreState(state: StoreState): void {

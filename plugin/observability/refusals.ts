@@ -4,6 +4,8 @@
  * counted as `other` (and its sentence is in the log).
  */
 const KINDS: ReadonlyArray<readonly [kind: string, pattern: RegExp]> = [
+  // First: the inbox's trust refusals quote a service name, which may look like anything below.
+  ['not_trusted', /^not trusted: /],
   ['duplicate_message_type', /^contracts\[\d+\] repeats /],
   ['schema_over_limit', /\(schemaMax\w+\)$/],
   ['too_many_services', /^more than \d+ services/],

@@ -5,8 +5,8 @@ import { isKnownCode } from '../errors';
 import { errorCodeOf } from './error-code';
 import { RouteLabels } from './route-label';
 import type { GatewayMetrics } from './metrics';
-import type { Span } from '@opentelemetry/api';
-import { endServerSpan, startServerSpan } from './tracing';
+import { trace, type Span } from '@opentelemetry/api';
+import { endServerSpan, startServerSpan, tracing, type ServerRequest } from './tracing';
 import { traceOf } from '../request/trace';
 import { pathOnly, type AccessLog } from '../logging/access-log';
 import { redact } from '../logging/redact';
@@ -17,8 +17,8 @@ export const CLIENT_CLOSED = 499;
 interface Observed {
   /** performance.now() when the server got the request. */
   start: number;
-  /** The request's server span (non-recording without an SDK). */
-  span: Span;
+  /** The request's server span; none while no SDK is registered. */
+  span: Span | undefined;
 }
 
 declare module '../request/state' {
@@ -56,15 +56,27 @@ export class RequestObserver {
 
   readonly observe = (req: IncomingMessage, res: ServerResponse): void => {
     const trace = traceOf(req as Request, res as Response);
-    requestState(req as Request).observed = { start: performance.now(), span: startServerSpan(req.method ?? 'OTHER', trace.traceparent) };
+    // No span while no SDK is registered: it would record nothing.
+    const span = tracing() ? startServerSpan(req as ServerRequest, trace.traceparent, urlPath) : undefined;
+    requestState(req as Request).observed = { start: performance.now(), span };
     this.options.metrics?.requestStarted();
     res.on('close', this.answered);
   };
 }
 
+/** url.path of a server span: as the access log writes the path (no query string, credentials blanked). */
+const urlPath = (url: string | undefined): string => redact(pathOnly(url));
+
 /** The server span of a request, for the spans of its steps (the bus round trip). */
 export function serverSpanOf(req: Request): Span | undefined {
   return requestState(req).observed?.span;
+}
+
+/** The request's server span ids for its access line, when it has a valid context (an SDK, or the caller's trace). */
+function spanIds(span: Span | undefined): { traceId?: string; spanId?: string } {
+  if (span === undefined) return {};
+  const sc = span.spanContext();
+  return trace.isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId } : {};
 }
 
 function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLabels): void {
@@ -76,7 +88,9 @@ function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLa
   const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
   const route = labels.of(req);
   const method = req.method ?? 'OTHER';
-  endServerSpan(observed.span, method, route, status, state.trace ?? {});
+  if (observed.span?.isRecording()) {
+    endServerSpan(observed.span, method, route, status, { ...state.trace, clientAddress: req.ip ?? req.socket?.remoteAddress });
+  } else observed.span?.end();
   const found = errorCodeOf(res);
   const code = found === undefined || isKnownCode(found) ? found : 'OTHER';
   const { metrics, accessLog } = options;
@@ -95,6 +109,7 @@ function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLa
       requestId: state.trace?.requestId,
       service: state.resolved?.contract.targetService,
       code,
+      ...spanIds(observed.span),
     });
   }
 }

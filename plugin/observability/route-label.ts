@@ -1,6 +1,19 @@
 import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import { tableRouteOf } from '../routing/table-routes';
+import { requestState } from '../request/state';
+
+declare module '../request/state' {
+  interface RequestState {
+    /** Set by a handler Express has no route path for (files served by a mounted router): its label. */
+    routeTemplate?: string;
+  }
+}
+
+/** Labels a request served by a mounted router (static files), which leaves Express no route path to read. */
+export function setRouteTemplate(req: Request, template: string): void {
+  requestState(req).routeTemplate = template;
+}
 
 /** A request no route took (the host's 404, a request refused before routing). */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -14,11 +27,12 @@ export class RouteLabels {
 
   /**
    * The route template of a request for metric labels and span names: the path-table route (`routing: table`), else
-   * the Express route that served it (`/api/users/:userId`, `/health`), else `unmatched`. Never the raw path, so ids
+   * the template a mounted router set (setRouteTemplate), else the Express route that served it (`/api/users/:userId`,
+   * `/health`), else `unmatched`. Never the raw path, so ids
    * in paths do not multiply the series.
    */
   of(req: IncomingMessage): string {
-    const template = tableRouteOf(req as Request) ?? expressRoute(req as Request);
+    const template = tableRouteOf(req as Request) ?? requestState(req as Request).routeTemplate ?? expressRoute(req as Request);
     if (template === undefined) return UNMATCHED_ROUTE;
     if (this.seen.has(template)) return template;
     if (this.seen.size >= MAX_ROUTE_LABELS) return OTHER_ROUTE;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ContractRegistry } from '../contracts/registry';
 import type { Logger } from '../logger';
 import { buildOpenApiDocument, type DocumentOptions } from './document';
+import type { PlannedRoutes } from '../contracts/route-plan';
 import { errorMessage } from '../errors';
 
 export interface CachedDocument {
@@ -28,7 +29,7 @@ export class OpenApiCache {
 
   constructor(
     private readonly registry: ContractRegistry,
-    private readonly options: () => DocumentOptions,
+    private readonly options: () => DocumentOptions & { routes?: PlannedRoutes },
     private readonly log?: Pick<Logger, 'error'>,
   ) {}
 
@@ -60,7 +61,9 @@ export class OpenApiCache {
   private rebuild(): void {
     this.stale = false;
     try {
-      const document = buildOpenApiDocument(this.registry.contracts(), this.options());
+      const options = this.options();
+      // The route plan's contracts when it is handed one: the routes and the schemas then come from one state.
+      const document = buildOpenApiDocument(options.routes?.contracts ?? this.registry.contracts(), options);
       const json = JSON.stringify(document);
       this.builds += 1;
       const etag = `"${createHash('sha256').update(json).digest('hex').slice(0, 32)}"`;

@@ -9,6 +9,7 @@ import { componentName, componentRef, withoutProperties } from './schema-embeddi
 import { DEFAULT_SECURITY, PUBLIC_SECURITY } from './security';
 import { IDEMPOTENCY_KEY_PARAMETER } from './idempotency';
 import { takesIdempotencyKey } from '../pipeline/idempotency-key';
+import { withoutFields } from './examples';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -27,6 +28,8 @@ export interface OperationContext {
   schemas: Readonly<Record<string, JsonSchema>>;
   /** The gateway-wide rate limit is set: every generated route can answer 429. */
   rateLimited: boolean;
+  /** A valid input of a contract, made from its input schema (examples.ts), or undefined. */
+  example: (contract: Contract) => Record<string, unknown> | undefined;
 }
 
 /** Unique operationId: the message type when free, else the endpoint name (unique in the route table). */
@@ -102,9 +105,10 @@ export function contractOperation(endpoint: EndpointSpec, ctx: OperationContext)
     const inputRef = { $ref: componentRef(componentName(primary.contract.messageType, 'Input')) };
     // Path parameters are input fields too, but not body fields: the body schema leaves them out.
     const schema = pathNames.length > 0 ? withoutProperties(embeddedInput(ctx, primary.contract), pathNames) : inputRef;
+    const example = withoutFields(ctx.example(primary.contract), pathNames);
     requestBody = {
       required: Array.isArray(input.required) && input.required.some((r) => !pathNames.includes(String(r))),
-      content: { 'application/json': { schema } },
+      content: { 'application/json': example === undefined ? { schema } : { schema, example } },
     };
   } else {
     const seen = new Set(parameters.map((p) => p.name));
@@ -131,6 +135,9 @@ export function contractOperation(endpoint: EndpointSpec, ctx: OperationContext)
     description: describe(served, method),
     operationId: claimOperationId(ctx, primary.contract.messageType, endpoint.name),
   };
+  withParameterExamples(parameters, served.map((s) => ctx.example(s.contract)));
+  // A route shared by several contracts is deprecated only when all of them are: the others still live there.
+  if (served.every((s) => s.contract.deprecated === true)) operation.deprecated = true;
   if (served.some((s) => takesIdempotencyKey(method, s.contract.messageType))) parameters.push(IDEMPOTENCY_KEY_PARAMETER);
   if (parameters.length > 0) operation.parameters = parameters;
   if (requestBody) operation.requestBody = requestBody;
@@ -148,6 +155,14 @@ export function contractOperation(endpoint: EndpointSpec, ctx: OperationContext)
   return operation;
 }
 
+/** Path and query parameters get the value of their field in the first example that has one (Dredd needs them). */
+function withParameterExamples(parameters: ParameterObject[], examples: ReadonlyArray<Record<string, unknown> | undefined>): void {
+  for (const p of parameters) {
+    const from = examples.find((e) => e !== undefined && Object.hasOwn(e, p.name));
+    if (from) p.example = from[p.name];
+  }
+}
+
 /** How an operation names each contract it serves (x-contracts). */
 export function contractSummary(contract: Contract, whenQuery?: string): Record<string, unknown> {
   const out: Record<string, unknown> = {
@@ -157,6 +172,8 @@ export function contractSummary(contract: Contract, whenQuery?: string): Record<
     public: contract.public === true,
   };
   if (whenQuery !== undefined) out.whenQuery = whenQuery;
+  if (contract.deprecated === true) out.deprecated = true;
+  if (contract.sunset !== undefined) out.sunset = contract.sunset;
   return out;
 }
 

@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { Contract, JsonSchema } from '../contracts/types';
-import { buildRouteTable, DEFAULT_ENDPOINT_PREFIX } from '../contracts/route-table';
+import { buildRouteTable, DEFAULT_ENDPOINT_PREFIX, type RouteTable } from '../contracts/route-table';
 import { toOpenApiPath } from './paths';
 import { componentName, embedSchema } from './schema-embedding';
 import { contractOperation, type OperationContext } from './contract-operation';
 import { genericOperation, GENERIC_TAG } from './generic-operations';
 import { ERROR_BODY_SCHEMA, errorResponseComponents, HEADER_COMPONENTS } from './error-responses';
 import { OPERATIONS_SCHEMAS, OPERATIONS_TAG, operationsPaths } from './operations-paths';
-import { DEFAULT_SECURITY, SECURITY_SCHEMES } from './security';
+import { securityOf } from './security';
 import { withoutUnusedComponents } from './unused-components';
 import { handWrittenOperation, type HandWrittenRoute } from './hand-written';
+import { compilingInputCheck, exampleMaker, type InputCheck } from './examples';
 
 export interface DocumentOptions {
   /** Names of generated endpoints (operationIds fall back to them); the plugin's generatedPrefix. */
@@ -22,6 +23,12 @@ export interface DocumentOptions {
   debugEndpoints?: boolean;
   /** The gateway-wide rate limit is set (settings rateLimitMax): every generated route can answer 429. */
   rateLimited?: boolean;
+  /** Development auth is on: its header schemes are listed (and accepted by protected operations). */
+  developmentAuth?: boolean;
+  /** Checks a generated example against its contract; by default the schema is compiled here. */
+  checkInput?: InputCheck;
+  /** The routes of these contracts as the runtime's route plan derived them; derived here when absent. */
+  routes?: RouteTable;
   title?: string;
 }
 
@@ -50,8 +57,14 @@ export function buildOpenApiDocument(contracts: readonly Contract[], options: Do
     schemas[componentName(c.messageType, 'Input')] = embedSchema(c.inputSchema, componentName(c.messageType, 'Input'));
     schemas[componentName(c.messageType, 'Output')] = embedSchema(c.outputSchema, componentName(c.messageType, 'Output'));
   }
-  const ctx: OperationContext = { contracts: byType, operationIds: new Set(), schemas, rateLimited: options.rateLimited === true };
-  const table = buildRouteTable([...byType.values()], { prefix: options.prefix ?? DEFAULT_ENDPOINT_PREFIX, excluded: options.excluded });
+  const ctx: OperationContext = {
+    contracts: byType,
+    operationIds: new Set(),
+    schemas,
+    rateLimited: options.rateLimited === true,
+    example: exampleMaker(options.checkInput ?? compilingInputCheck),
+  };
+  const table = options.routes ?? buildRouteTable([...byType.values()], { prefix: options.prefix ?? DEFAULT_ENDPOINT_PREFIX, excluded: options.excluded });
   const paths: Record<string, Record<string, unknown>> = {};
   for (const endpoint of table.endpoints) {
     const operation = endpoint.dispatch ? genericOperation(endpoint, ctx) : contractOperation(endpoint, ctx);
@@ -67,6 +80,7 @@ export function buildOpenApiDocument(contracts: readonly Contract[], options: Do
     paths[key] = { ...paths[key], [built.method.toLowerCase()]: built.operation };
   }
   Object.assign(paths, operationsPaths({ debugEndpoints: options.debugEndpoints === true }));
+  const secured = securityOf(paths, options.developmentAuth === true);
   return {
     openapi: '3.1.0',
     info: {
@@ -80,15 +94,15 @@ export function buildOpenApiDocument(contracts: readonly Contract[], options: Do
     },
     // Relative: the document is served by the gateway it describes, wherever that is reached.
     servers: [{ url: '/', description: 'The gateway serving this document.' }],
-    tags: usedTags(paths),
-    paths,
-    components: withoutUnusedComponents(paths, {
+    tags: usedTags(secured.paths),
+    paths: secured.paths,
+    components: withoutUnusedComponents(secured.paths, {
       schemas: { ErrorBody: ERROR_BODY_SCHEMA, ...OPERATIONS_SCHEMAS, ...schemas },
       responses: errorResponseComponents(),
       headers: HEADER_COMPONENTS,
-      securitySchemes: SECURITY_SCHEMES,
+      securitySchemes: secured.schemes,
     }),
-    security: DEFAULT_SECURITY,
+    security: secured.security,
   };
 }
 

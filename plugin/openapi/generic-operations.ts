@@ -25,8 +25,20 @@ function outputs(contracts: Contract[]): Record<string, unknown> {
   return refs.length === 1 ? (refs[0] as Record<string, unknown>) : { anyOf: refs };
 }
 
+/** Examples of POST /api/actions bodies, one per message type whose input has one (`example` when only one). */
+function actionExamples(contracts: Contract[], ctx: OperationContext): Record<string, unknown> {
+  const examples: Record<string, { summary: string; value: unknown }> = {};
+  for (const c of contracts) {
+    const input = ctx.example(c);
+    if (input !== undefined) examples[c.messageType] = { summary: c.messageType, value: { messageType: c.messageType, input } };
+  }
+  const values = Object.values(examples);
+  if (values.length === 0) return {};
+  return contracts.length === 1 ? { example: values[0]!.value } : { examples };
+}
+
 /**
- * A generic route (README "How contracts become endpoints"): POST /api/actions takes `{ messageType, input }`,
+ * A generic route (docs/endpoints.md): POST /api/actions takes `{ messageType, input }`,
  * GET /api/data takes `messageType` and the input as the other query parameters. What the caller must hold
  * depends on the message type, so `x-required-permissions` maps message type → permissions here.
  */
@@ -47,20 +59,16 @@ export function genericOperation(endpoint: EndpointSpec, ctx: OperationContext):
   };
   if (endpoint.dispatch === 'body') {
     operation.parameters = [IDEMPOTENCY_KEY_PARAMETER];
+    const variants = contracts.map((c) => ({
+      type: 'object',
+      title: c.messageType,
+      properties: { messageType: { const: c.messageType }, input: { $ref: componentRef(componentName(c.messageType, 'Input')) } },
+      required: ['messageType'],
+    }));
     operation.requestBody = {
       required: true,
-      content: {
-        'application/json': {
-          schema: {
-            oneOf: contracts.map((c) => ({
-              type: 'object',
-              title: c.messageType,
-              properties: { messageType: { const: c.messageType }, input: { $ref: componentRef(componentName(c.messageType, 'Input')) } },
-              required: ['messageType'],
-            })),
-          },
-        },
-      },
+      // One message type: its object itself, not a oneOf of one.
+      content: { 'application/json': { schema: variants.length === 1 ? variants[0] : { oneOf: variants }, ...actionExamples(contracts, ctx) } },
     };
   } else {
     operation.parameters = [

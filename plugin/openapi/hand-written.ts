@@ -135,11 +135,15 @@ export function handWrittenOperation(
   if (!operation) return undefined;
   operation.description = `${String(operation.description)}\n\nServed by the hand-written pipeline \`${route.pipeline}\` (apiEndpoint \`${route.apiEndpoint}\`).`;
   operation['x-pipeline'] = route.pipeline;
-  const body = (operation.requestBody as { content?: Record<string, { schema?: unknown }> } | undefined)?.content?.['application/json'];
+  const body = (operation.requestBody as { content?: Record<string, { schema?: unknown; example?: unknown }> } | undefined)?.content?.['application/json'];
   if (route.inputSchema && body) {
     const name = componentName(`pipeline.${route.pipeline}`, 'Input');
     ctx.schemas[name] = embedSchema(route.inputSchema, name);
     body.schema = { $ref: componentRef(name) };
+    // The example must be one the pipeline's own schema accepts.
+    const example = ctx.example({ ...contract, messageType: `pipeline.${route.pipeline}`, inputSchema: route.inputSchema });
+    if (example === undefined) delete body.example;
+    else body.example = example;
   }
   return { method, operation };
 }

@@ -1,5 +1,6 @@
 import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH, REPLAYED_HEADER } from '../pipeline/idempotency-key';
 import type { ParameterObject } from './parameters';
+import { FRESH_IDEMPOTENCY_KEY } from './examples';
 
 /** The Idempotency-Key header parameter of every operation that takes one (commands and POSTs). */
 export const IDEMPOTENCY_KEY_PARAMETER: ParameterObject = {
@@ -14,4 +15,5 @@ export const IDEMPOTENCY_KEY_PARAMETER: ParameterObject = {
     'another body is 422, a repeat while the first is still running is 409 (retry after `Retry-After`). Keys are kept 24 h.',
   // The quoted form: two quotes around up to 255 characters, each of which may be escaped.
   schema: { type: 'string', minLength: 1, maxLength: 2 * MAX_IDEMPOTENCY_KEY_LENGTH + 2 },
+  example: FRESH_IDEMPOTENCY_KEY,
 };

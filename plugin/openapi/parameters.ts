@@ -10,6 +10,7 @@ export interface ParameterObject {
   schema: JsonSchema;
   style?: string;
   explode?: boolean;
+  example?: unknown;
 }
 
 /** Path parameters of a route, typed from the first input schema that declares them (else string). */

@@ -1,7 +1,8 @@
 import type { Request, Response } from 'express';
 import type { Contract } from '../contracts/types';
 import type { InstanceInfo, Refusal, RegistryConflict } from '../contracts/registry';
-import { buildRouteTable, type Conflict } from '../contracts/route-table';
+import type { BreakingChange } from '../compat/gate';
+import { buildRouteTable, type Conflict, type RouteTable } from '../contracts/route-table';
 import { successStatus } from '../contracts/success-status';
 import type { Runtime } from '../runtime';
 import { contractTimeoutMs, timeoutClamped, type TimeoutSettings } from '../contracts/timeouts';
@@ -42,6 +43,8 @@ export interface DiscoveryListing {
   contracts: DiscoveredContract[];
   /** `messageTypes[].services[0]` holds the type; `refused`: contracts announced but not served, with why. */
   conflicts: { messageTypes: RegistryConflict[]; routes: Conflict[]; refused: Refusal[] };
+  /** Changes that break clients of a served contract (accepted under breakingChanges: warn, or refused). */
+  breakingChanges?: BreakingChange[];
 }
 
 export function instanceView(i: InstanceInfo): InstanceView {
@@ -49,8 +52,8 @@ export function instanceView(i: InstanceInfo): InstanceView {
 }
 
 /**
- * GET /api/discovery/contracts's body: every contract with the routes the config writer generates for it (the same
- * route table) and the instances serving it. Pure, for tests.
+ * GET /api/discovery/contracts's body: every contract with the routes the config writer generates for it (the
+ * runtime's route plan, `routes`; derived here when absent) and the instances serving it. Pure, for tests.
  */
 export function discoveryListing(
   contracts: readonly Contract[],
@@ -59,8 +62,9 @@ export function discoveryListing(
   refused: Refusal[] = [],
   timeouts: TimeoutSettings = { requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS, maxRequestTimeoutMs: DEFAULT_MAX_REQUEST_TIMEOUT_MS },
   excluded: readonly string[] = [],
+  routes?: RouteTable,
 ): DiscoveryListing {
-  const table = buildRouteTable(contracts, { excluded });
+  const table = routes ?? buildRouteTable(contracts, { excluded });
   const endpointsOf = new Map<string, DiscoveredEndpoint[]>();
   const add = (messageType: string, e: DiscoveredEndpoint): void => {
     endpointsOf.set(messageType, [...(endpointsOf.get(messageType) ?? []), e]);
@@ -105,7 +109,9 @@ async function discovery(runtime: Runtime, req: Request, res: Response): Promise
     const config = resolveAuthConfig();
     await authenticateRequest(req, runtime.verifiers.obtain(config), config.developmentAuthEnabled);
     const { registry } = runtime;
-    sendJson(res, 200, discoveryListing(registry.contracts(), registry.instances(), registry.conflicts(), registry.refusals(), runtime.settings, runtime.settings.excludeFromGeneratedRoutes));
+    const plan = runtime.routes.routes();
+    const listing = discoveryListing(plan.contracts, registry.instances(), registry.conflicts(), registry.refusals(), runtime.settings, runtime.settings.excludeFromGeneratedRoutes, plan);
+    sendJson(res, 200, { ...listing, breakingChanges: registry.breakingChanges() });
   } catch (err) {
     sendError(res, err, trace.correlationId);
   }

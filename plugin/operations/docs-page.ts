@@ -1,16 +1,34 @@
 import { dirname } from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { setRouteTemplate } from '../observability/route-label';
+import { FRESH_IDEMPOTENCY_KEY } from '../openapi/examples';
 
 export const DOCS_PATH = '/api-docs';
 export const OPENAPI_PATH = '/api-docs/openapi.json';
+export const ASYNCAPI_PATH = '/api-docs/asyncapi.json';
 export const ASSETS_PATH = '/api-docs/assets';
+/** The route label of Swagger UI's files (metrics, span names). */
+export const ASSET_ROUTE = `${ASSETS_PATH}/:file`;
 
 /** Swagger UI's files, from the npm package, served by the gateway itself: the page works offline, no CDN. */
 const SWAGGER_UI_DIR = dirname(require.resolve('swagger-ui-dist/package.json'));
 const ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png']);
 
 /** Our initialiser (the package's own points at the petstore). A file, not inline, so a strict CSP can allow 'self' only. */
-export const INIT_SCRIPT = `window.addEventListener('load', function () {
+export const INIT_SCRIPT = `// The document's Idempotency-Key example is a placeholder: each request tried here sends a new key.
+function freshIdempotencyKey(request) {
+  var headers = request.headers || {};
+  for (var name in headers) {
+    if (name.toLowerCase() === 'idempotency-key' && headers[name] === ${JSON.stringify(FRESH_IDEMPOTENCY_KEY)}) headers[name] = newKey();
+  }
+  return request;
+}
+// randomUUID needs a secure context (https or localhost); getRandomValues does not.
+function newKey() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  return Array.prototype.map.call(crypto.getRandomValues(new Uint8Array(16)), function (b) { return (b + 256).toString(16).slice(1); }).join('');
+}
+window.addEventListener('load', function () {
   window.ui = SwaggerUIBundle({
     url: ${JSON.stringify(OPENAPI_PATH)},
     dom_id: '#swagger-ui',
@@ -20,7 +38,8 @@ export const INIT_SCRIPT = `window.addEventListener('load', function () {
     validatorUrl: null,
     displayOperationId: true,
     showExtensions: true,
-    persistAuthorization: false
+    persistAuthorization: false,
+    requestInterceptor: freshIdempotencyKey
   });
 });
 `;
@@ -85,7 +104,10 @@ function hardened(csp: string) {
 /** Only what the page uses: the package also holds a demo page wired to a remote petstore. */
 function onlyKnownAssets(req: Request, _res: Response, next: NextFunction): void {
   const name = req.path.replace(/^\//, '');
-  next(ASSETS.has(name) ? undefined : 'router');
+  if (!ASSETS.has(name)) return next('router');
+  // A served asset is counted as the docs page's, not with the 404s (`unmatched`).
+  setRouteTemplate(req, ASSET_ROUTE);
+  next();
 }
 
 /** Mounts GET /api-docs (the page) and /api-docs/assets/* on the gateway's express app. */

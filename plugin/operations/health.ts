@@ -7,7 +7,8 @@ import type { StoreState } from '../edge/store-health';
 
 /** The fields GET /health reports in both of its answers (docs/operations.md "Operations endpoints"). */
 export interface HealthFields {
-  bus: { kind: 'amqp' | 'inprocess'; state: string };
+  /** `node`: the broker (`host:port`) of the connection while it is up (one of BUS_URL's list). */
+  bus: { kind: 'amqp' | 'inprocess'; state: string; node?: string };
   /** The rate-limit counter store (the host's Redis): `degraded` while it fails or stalls; `since` then. */
   rateLimitStore: { state: StoreState; since?: string };
   contracts: number;
@@ -20,8 +21,9 @@ export function healthFields(runtime: Runtime, now = Date.now()): HealthFields {
   const since = store.since();
   // Counts only: an anonymous probe must not make the gateway copy every contract it holds.
   const counts = runtime.registry.counts();
+  const node = runtime.transport.node?.();
   return {
-    bus: { kind: runtime.transport.kind, state: runtime.transport.state() },
+    bus: { kind: runtime.transport.kind, state: runtime.transport.state(), ...(node !== undefined ? { node } : {}) },
     rateLimitStore: { state: store.state(), ...(since !== undefined ? { since: new Date(since).toISOString() } : {}) },
     contracts: counts.contracts,
     services: counts.services,

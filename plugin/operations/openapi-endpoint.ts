@@ -1,10 +1,13 @@
 import type { Request, Response } from 'express';
-import type { OpenApiCache } from '../openapi';
+import type { CachedDocument } from '../openapi';
 import { traceOf } from '../request/trace';
 import { NOTHING_CSP, setHardeningHeaders } from './docs-page';
 
-/** GET /api-docs/openapi.json: the runtime's cached text, with an ETag (If-None-Match → 304). */
-export function openApiHandler(cache: OpenApiCache) {
+/**
+ * GET /api-docs/openapi.json (and /api-docs/asyncapi.json): the runtime's cached text, with an ETag
+ * (If-None-Match → 304).
+ */
+export function openApiHandler(cache: { current(): CachedDocument }) {
   return (req: Request, res: Response): void => {
     traceOf(req, res);
     // Never sniffed into HTML or script, whatever text the contracts put in it.

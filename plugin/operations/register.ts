@@ -3,7 +3,7 @@ import type { Runtime } from '../runtime';
 import { healthHandler } from './health';
 import { discoveryHandler } from './discovery';
 import { debugHandler } from './debug';
-import { mountDocsPage, OPENAPI_PATH } from './docs-page';
+import { ASYNCAPI_PATH, mountDocsPage, OPENAPI_PATH } from './docs-page';
 import { openApiHandler } from './openapi-endpoint';
 
 export const HEALTH_PATH = '/health';
@@ -30,6 +30,7 @@ export function operationsRoutes(runtime: Runtime): (app: express.Express) => vo
       return { version: doc.version, generatedAt: doc.generatedAt };
     }));
     app.get(OPENAPI_PATH, openApiHandler(openApi));
+    app.get(ASYNCAPI_PATH, openApiHandler(runtime.asyncApi));
     mountDocsPage(app);
   };
 }

@@ -1,6 +1,5 @@
 import type { Request } from 'express';
-import { buildRouteTable } from '../contracts/route-table';
-import type { Contract } from '../contracts/types';
+import type { EndpointSpec } from '../contracts/route-table';
 import { routeAction, type RouteAction } from './route-action';
 import { endpointTable, type PathTable } from './path-table';
 import { requestState } from '../request/state';
@@ -32,12 +31,11 @@ export function setTableMatch(req: Request, match: TableMatch): void {
 const templates = new WeakMap<RouteAction, string>();
 
 /**
- * The path table of these contracts, built from the registry (not from gateway.config.yml, which the host reloads
- * later). Paths the table cannot hold are left out; with any of them the config writer goes back to one apiEndpoint
- * per route (config-sync), and the route-table step is then not in the pipeline.
+ * The path table of the route plan's endpoints (from the registry, not from gateway.config.yml, which the host
+ * reloads later). Paths the table cannot hold are left out; with any of them the config writer goes back to one
+ * apiEndpoint per route (config-sync), and the route-table step is then not in the pipeline.
  */
-export function pathTableOf(contracts: Contract[], prefix: string, excluded: readonly string[] = []): PathTable<RouteAction> {
-  const { endpoints } = buildRouteTable(contracts, { prefix, excluded });
+export function pathTableOf(endpoints: readonly EndpointSpec[]): PathTable<RouteAction> {
   return endpointTable(endpoints, (endpoint) => {
     const action = routeAction(endpoint);
     templates.set(action, endpoint.path);

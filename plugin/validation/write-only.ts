@@ -14,7 +14,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** `#/$defs/user` inside `root`; other references (remote, by $id) are not followed. */
-function resolveRef(ref: string, root: Schema): Schema | undefined {
+export function resolveRef(ref: string, root: Schema): Schema | undefined {
   if (ref === '#') return root;
   if (!ref.startsWith('#/')) return undefined;
   let at: unknown = root;

@@ -6,11 +6,12 @@ import { inputAtHand, inputOnceRead } from '../../plugin/pipeline/message-input'
 import { requestUser } from '../../plugin/pipeline/user';
 import { checkContractAccess } from '../../plugin/auth/access-check';
 import type { Runtime } from '../../plugin/runtime';
-import { sendJson } from '../../plugin/http/respond';
+import { sendJsonText } from '../../plugin/http/respond';
 import { describeError, fromServiceError } from '../../plugin/errors';
 import { successStatus } from '../../plugin/contracts/success-status';
 import { replyLocation, replyStatus } from './reply-checks';
-import { responseBody } from '../../plugin/validation/output';
+import { responseJson } from '../../plugin/validation/output';
+import { resultJsonOf } from '../../plugin/bus/envelope';
 import { shuttingDown } from '../../plugin/shutdown';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import { runner, type Stage } from '../../plugin/lifecycle/runner';
@@ -42,10 +43,22 @@ export function contractRouterStage(runtime: Runtime, action: RouterAction): Sta
     const resolved = contractAtHand(req, action, runtime) ?? (await contractOnceRead(req, res, action, runtime));
     // The contract's permissions hold wherever it is served, unless a permission step decided before or the route is public.
     if (action.public !== true) checkContractAccess(req, resolved.contract);
+    announceDeprecation(runtime, req, res, resolved.contract);
     const input = inputAtHand(req, resolved) ?? (await inputOnceRead(req, res, resolved, runtime.settings));
     respond(await sendMessage(runtime, req, res, resolved.contract, input, action.timeoutMs), req, res);
   };
   return { run, failed };
+}
+
+/** A deprecated (or sunsetting) contract's answers say so, whatever they are; its calls are counted by route. */
+function announceDeprecation(runtime: Runtime, req: Request, res: Response, contract: Contract): void {
+  const headers = runtime.deprecations.of(contract.messageType);
+  if (headers === undefined) return;
+  if (headers.Deprecation !== undefined) {
+    res.setHeader('Deprecation', headers.Deprecation);
+    runtime.observability.metrics?.deprecatedRequest(req, contract.messageType);
+  }
+  if (headers.Sunset !== undefined) res.setHeader('Sunset', headers.Sunset);
 }
 
 interface Answer {
@@ -62,9 +75,9 @@ async function sendMessage(runtime: Runtime, req: Request, res: Response, contra
   // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
   if (runtime.gracefulStop.isAborted) throw shuttingDown();
   // req.ip follows the host's trust proxy setting: X-Forwarded-For counts only behind a trusted proxy.
-  const call = new BusCall(runtime.observability.metrics, contract.targetService, contract.messageType, runtime.transport.kind, serverSpanOf(req));
+  const call = new BusCall(runtime.observability.metrics, contract.targetService, contract.messageType, runtime.transport, serverSpanOf(req));
   // The bus span's context when there is one (an SDK, or the caller's trace): the service continues that span.
-  const traceparent = call.traceparent() ?? trace.traceparent;
+  const traceparent = call.traceparent(trace.traceparent);
   const headers: MessageHeaders = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent, deadline: Date.now() + Math.ceil(timeoutMs), clientAddress: req.ip };
   const idempotencyKey = idempotencyKeyOf(req, contract.messageType);
   if (idempotencyKey !== undefined) headers.idempotencyKey = idempotencyKey;
@@ -85,8 +98,8 @@ function respond({ runtime, contract, reply }: Answer, req: Request, res: Respon
   if (!reply.ok) throw fromServiceError(reply.error, contract.targetService);
   const status = replyStatus(reply.status, contract, runtime.log) ?? successStatus(contract.messageType, req.method);
   // Checked before any header is set: a result refused in strict mode must not leave a Location behind.
-  const body = status === 204 ? undefined : responseBody(runtime, contract, reply.result ?? null, traceOf(req, res).correlationId);
+  const body = status === 204 ? undefined : responseJson(runtime, contract, reply.result ?? null, resultJsonOf(reply), traceOf(req, res).correlationId);
   const location = replyLocation(reply.location, contract, runtime.log);
   if (location) res.setHeader('Location', location);
-  sendJson(res, status, body);
+  sendJsonText(res, status, body);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # docker-compose.yml with podman-compose, as a user runs it: `up --build -d` with the file as it is (its own
-# RabbitMQ on the project's network), the README walk-through through the published port, `stop` (each service
-# must exit 0), `down`. Called by container-check.sh, which has set up podman (CONTAINERS_CONF) and the base.
+# RabbitMQ on the project's network), the walk-through of docs/walk-through.md through the published port,
+# `stop` (each service must exit 0), `down`. Called by container-check.sh, which has set up podman
+# (CONTAINERS_CONF) and the base.
 #   compose-check.sh <node base image> <work directory> [extra podman build arguments]
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -47,8 +48,8 @@ trap cleanup EXIT
   { tail -n 30 "$W/compose-up.log"; fail "podman-compose up --build -d"; }
 ok "podman-compose up --build -d"
 node scripts/ci/walkthrough.mjs "http://127.0.0.1:$GATEWAY_PORT" "$ADMIN_PASSWORD" all > "$W/compose-walkthrough.log" 2>&1 ||
-  { cat "$W/compose-walkthrough.log"; podman logs --tail 20 "${PROJECT}_reference-services_1"; podman logs --tail 20 "${PROJECT}_gateway_1"; fail "the README walk-through through podman-compose's stack"; }
-ok "the README walk-through through podman-compose's stack (port $GATEWAY_PORT)"
+  { cat "$W/compose-walkthrough.log"; podman logs --tail 20 "${PROJECT}_reference-services_1"; podman logs --tail 20 "${PROJECT}_gateway_1"; fail "the walk-through of docs/walk-through.md through podman-compose's stack"; }
+ok "the walk-through of docs/walk-through.md through podman-compose's stack (port $GATEWAY_PORT)"
 podman healthcheck run "${PROJECT}_gateway_1" >/dev/null 2>&1 || fail "the gateway's compose health check"
 ok "the gateway's compose health check"
 "${COMPOSE[@]}" stop > "$W/compose-stop.log" 2>&1 || { tail -n 20 "$W/compose-stop.log"; fail "podman-compose stop"; }

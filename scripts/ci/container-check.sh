@@ -4,8 +4,9 @@
 # Checks, each printed as `ok`/`FAIL`; the first failure ends the script with a non-zero status:
 #   the build from the lockfile (installed versions = package-lock.json, no dev dependency), no build-only file,
 #   tarball or secret in any layer of the image's own; HEALTHCHECK, user node (uid 1000), node as PID 1, /health,
-#   read-only root filesystem, graceful stop on SIGTERM within the grace period; the README walk-through with the
-#   gateway and reference-services containers over the local RabbitMQ (127.0.0.1:5672, guest/guest); then
+#   read-only root filesystem, graceful stop on SIGTERM within the grace period; the walk-through of
+#   docs/walk-through.md (walkthrough.mjs) with the gateway and reference-services containers over the local
+#   RabbitMQ (127.0.0.1:5672, guest/guest); then
 #   docker-compose.yml with podman-compose (compose-check.sh).
 # Leaves nothing behind but the base images (the stand-ins, where built): containers, their volumes, the images it
 # built (kept with KEEP_IMAGES=1) and the broker exchanges of its prefix are removed, on failure too.
@@ -199,7 +200,7 @@ check "SIGTERM: exit 0 within ${GRACE_SECONDS}s" graceful_stop "$RUN_ID-gateway"
 check "the gateway logged its graceful stop" sh -c "podman logs '$RUN_ID-gateway' 2>&1 | grep -q 'SIGTERM: stopping'"
 
 if ! (exec 3<>/dev/tcp/127.0.0.1/5672) 2>/dev/null; then fail "RabbitMQ answers on 127.0.0.1:5672 (.ci/run starts it)"; fi
-step "gateway + reference services over RabbitMQ (prefix $PREFIX): the README walk-through"
+step "gateway + reference services over RabbitMQ (prefix $PREFIX): the walk-through of docs/walk-through.md"
 BUS=(-e "BUS_URL=$BUS_URL" -e "BUS_PREFIX=$PREFIX" -e "JWT_SECRET=$JWT_SECRET")
 read -r -a EXTRA <<<"${REFERENCE_ENV:-}"
 start "$RUN_ID-reference" "${BUS[@]}" -e ADMIN_PASSWORD="$ADMIN_PASSWORD" "${EXTRA[@]}" "$REFERENCE_IMAGE"
@@ -208,8 +209,8 @@ start "$RUN_ID-gateway-bus" "${BUS[@]}" -e PORT="$GW_PORT" \
 await_health || { podman logs --tail 30 "$RUN_ID-gateway-bus"; fail "GET /health answers 200 with RabbitMQ"; }
 check "HEALTHCHECK reports healthy with RabbitMQ" podman healthcheck run "$RUN_ID-gateway-bus"
 node scripts/ci/walkthrough.mjs "$GW" "$ADMIN_PASSWORD" all ||
-  { podman logs --tail 30 "$RUN_ID-reference"; podman logs --tail 30 "$RUN_ID-gateway-bus"; fail "the README walk-through"; }
-ok "the README walk-through, gateway and reference-services containers over RabbitMQ"
+  { podman logs --tail 30 "$RUN_ID-reference"; podman logs --tail 30 "$RUN_ID-gateway-bus"; fail "the walk-through of docs/walk-through.md"; }
+ok "the walk-through of docs/walk-through.md, gateway and reference-services containers over RabbitMQ"
 
 if [ "${CHECK_PERSISTENCE:-1}" = 1 ]; then
   step "the reference services' data across a restart of their container"

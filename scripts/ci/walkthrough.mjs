@@ -1,7 +1,8 @@
-// The README's walk-through as a check: every step's status and error code is asserted, and each step is printed.
+// The walk-through of docs/walk-through.md as a check: every step's status and error code is asserted, and each
+// step is printed (test/docs/walk-through.test.ts checks that each request of the page is a step here).
 // Plain Node (fetch), no dependencies, so it runs against any gateway: `npm start`, the containers, compose.
 //   node scripts/ci/walkthrough.mjs <gateway url> <admin password> [steps]
-// steps: `all` (default, the README's walk-through), `persist-write` (creates a user that must survive a restart of
+// steps: `all` (default, the page's walk-through), `persist-write` (creates a user that must survive a restart of
 // the reference services), `persist-read` (expects it; for stores that keep their data).
 const [gw, adminPassword, steps = 'all'] = process.argv.slice(2);
 if (!gw || !adminPassword) {

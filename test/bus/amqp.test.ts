@@ -65,6 +65,7 @@ async function withAdmin<T>(op: (ch: amqp.Channel) => Promise<T>): Promise<T> {
 async function deleteTopology(prefix: string): Promise<void> {
   await withAdmin((ch) => ch.deleteExchange(`${prefix}.requests`)).catch(() => undefined);
   await withAdmin((ch) => ch.deleteExchange(`${prefix}.discovery`)).catch(() => undefined);
+  await withAdmin((ch) => ch.deleteExchange(`${prefix}.replies`)).catch(() => undefined);
 }
 
 interface AmqpFixture {
@@ -268,7 +269,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
       await ch.consume(queue, (msg) => {
         if (!msg) return;
         got.resolve(msg);
-        ch.sendToQueue(msg.properties.replyTo, Buffer.from(JSON.stringify({ ok: true, result: { from: 'foreign' } })), {
+        ch.publish(`${prefix}.replies`, msg.properties.replyTo, Buffer.from(JSON.stringify({ ok: true, result: { from: 'foreign' } })), {
           correlationId: msg.properties.correlationId,
         });
         ch.ack(msg);
@@ -294,11 +295,47 @@ describe('AmqpTransport (RabbitMQ)', function () {
       expect(p.type).to.equal('DoThingCommand');
       expect(p.contentType).to.equal('application/json');
       expect(p.expiration).to.equal('4000');
-      expect(p.replyTo).to.match(new RegExp(`^${prefix}\\.reply\\.[0-9a-f-]{36}$`));
+      expect(p.replyTo).to.match(new RegExp(`^${prefix}\\.reply\\.[0-9a-f-]{36}\\.foreign$`));
       expect(p.userId).to.equal(new URL(BROKER_URL).username);
       expect(p.correlationId).to.be.a('string').and.not.equal('trace-corr');
       expect(p.headers).to.deep.include({ correlationId: 'trace-corr', requestId: 'rq', traceparent: '00-abc-def-01', deadline: '1795419583500' });
       expect(JSON.parse(String(p.headers!.user))).to.deep.equal(user);
+    });
+
+    it("takes a reply through the default exchange (older services); drops one on another service's reply queue", async () => {
+      fixture = await makeAmqp();
+      const { prefix, logs } = fixture;
+      const ch = await admin.createChannel();
+      const got: Record<string, amqp.ConsumeMessage> = {};
+      // Foreign services: "old" replies the way services did before P.replies; "mute" never replies; "cross" answers
+      // mute's request on its own reply queue, as a service on a shared credential could.
+      for (const service of ['old', 'mute', 'cross']) {
+        const queue = `${prefix}.svc.${service}`;
+        await ch.assertQueue(queue, { durable: false, autoDelete: false, arguments: { 'x-expires': 15000 } });
+        await ch.bindQueue(queue, `${prefix}.requests`, service);
+        await ch.consume(queue, (msg) => {
+          if (!msg) return;
+          got[service] = msg;
+          ch.ack(msg);
+          const { replyTo, correlationId } = msg.properties;
+          if (service === 'old') ch.sendToQueue(replyTo, Buffer.from('{"ok":true,"result":"old"}'), { correlationId });
+          if (service === 'cross') ch.publish(`${prefix}.replies`, replyTo, Buffer.from('{"ok":true,"result":"forged"}'), { correlationId: got.mute!.properties.correlationId });
+        });
+      }
+      try {
+        expect(await fixture.gateway.request(requestFor('old'), 4000)).to.deep.equal({ ok: true, result: 'old' });
+        expect(got.old!.properties.replyTo).to.match(new RegExp(`^${prefix}\\.reply\\.[0-9a-f-]{36}\\.old$`));
+        const muted = fixture.gateway.request(requestFor('mute'), 1500);
+        await eventually(() => got.mute !== undefined, 3000, 'mute got its request');
+        const cross = fixture.gateway.request(requestFor('cross'), 1500);
+        expect((await rejection(muted)).status).to.equal(504);
+        expect((await rejection(cross)).status).to.equal(504);
+        expect(got.cross!.properties.replyTo).to.match(new RegExp(`^${prefix}\\.reply\\.[0-9a-f-]{36}\\.cross$`));
+        expect(logs.gateway.lines.join('\n')).to.include('dropped a reply for mute published by no broker user (user_id) (on the reply queue of cross)');
+      } finally {
+        for (const service of ['old', 'mute', 'cross']) await ch.deleteQueue(`${prefix}.svc.${service}`).catch(() => undefined);
+        await ch.close().catch(() => undefined);
+      }
     });
 
     it('recovers by itself after the connection is cut: 502 in flight, 503 while down, then works again', async () => {

@@ -38,7 +38,7 @@ describe('broker definitions', () => {
     // Services neither configure the exchanges (declare, delete) nor publish requests.
     for (const exchange of ['contracts.requests', 'contracts.discovery']) expect(new RegExp(perms('svc-auth').configure).test(exchange)).to.equal(false);
     expect(new RegExp(perms('svc-auth').write).test('contracts.requests')).to.equal(false);
-    expect(defs.exchanges.map((e) => [e.name, e.type])).to.deep.equal([['contracts.requests', 'topic'], ['contracts.discovery', 'topic']]);
+    expect(defs.exchanges.map((e) => [e.name, e.type])).to.deep.equal([['contracts.requests', 'topic'], ['contracts.discovery', 'topic'], ['contracts.replies', 'topic']]);
     expect(JSON.stringify(defs)).to.not.include('.rpc');
   });
 
@@ -53,15 +53,43 @@ describe('broker definitions', () => {
     for (const user of ['svc-auth', 'users-service']) expect(new RegExp(requests(user).write).test('users-service'), user).to.equal(false);
     expect(new RegExp(requests('gateway').write).test('users-service')).to.equal(true);
     expect(new RegExp(requests('gateway').read).test('users-service')).to.equal(false);
-    // The gateway declares and consumes its own reply queues; no service may read them.
+    // The gateway declares, binds and consumes its own reply queues; no service may read them.
     const gateway = defs.permissions.find((p) => p.user === 'gateway')!;
-    expect(new RegExp(gateway.configure).test('contracts.reply.0d9e2f4c-1b7a-4c55-9a61-3f0e2b8c7d11')).to.equal(true);
-    expect(new RegExp(gateway.read).test('contracts.reply.0d9e2f4c-1b7a-4c55-9a61-3f0e2b8c7d11')).to.equal(true);
+    const replyQueue = 'contracts.reply.0d9e2f4c-1b7a-4c55-9a61-3f0e2b8c7d11.auth-service';
+    for (const kind of ['configure', 'write', 'read'] as const) expect(new RegExp(gateway[kind]).test(replyQueue), kind).to.equal(true);
     for (const user of ['svc-auth', 'users-service']) {
       const p = defs.permissions.find((q) => q.user === user)!;
-      expect(new RegExp(p.read).test('contracts.reply.0d9e2f4c-1b7a-4c55-9a61-3f0e2b8c7d11'), user).to.equal(false);
-      expect(new RegExp(p.configure).test('contracts.reply.0d9e2f4c-1b7a-4c55-9a61-3f0e2b8c7d11'), user).to.equal(false);
+      expect(new RegExp(p.read).test(replyQueue), user).to.equal(false);
+      expect(new RegExp(p.configure).test(replyQueue), user).to.equal(false);
     }
+  });
+
+  it('lets a service reply through P.replies to its own reply queues only, never through the default exchange', () => {
+    const defs = brokerDefinitions(input);
+    const perms = (user: string) => defs.permissions.find((p) => p.user === user)!;
+    const replies = (user: string) => defs.topic_permissions.find((t) => t.user === user && t.exchange === 'contracts.replies')!;
+    const id = '0d9e2f4c-1b7a-4c55-9a61-3f0e2b8c7d11';
+    for (const user of ['svc-auth', 'users-service']) {
+      expect(new RegExp(perms(user).write).test('contracts.replies'), user).to.equal(true);
+      expect(new RegExp(perms(user).write).test('amq.default'), user).to.equal(false);
+      expect(new RegExp(perms(user).read).test('contracts.replies'), user).to.equal(false); // may bind nothing there
+    }
+    const sendable = (key: string) => new RegExp(replies('svc-auth').write).test(key);
+    expect(sendable(`contracts.reply.${id}.auth-service`)).to.equal(true);
+    for (const key of [`contracts.reply.${id}.users-service`, `contracts.reply.${id}.auth-servicex`, `contracts.reply.${id}.x.auth-service`, `contracts.reply.${id}`, 'auth-service', `other.reply.${id}.auth-service`]) {
+      expect(sendable(key), key).to.equal(false);
+    }
+    expect(new RegExp(replies('gateway').write).test(`contracts.reply.${id}.auth-service`)).to.equal(false);
+    expect(new RegExp(replies('gateway').read).test(`contracts.reply.${id}.auth-service`)).to.equal(true);
+    // The transition switch gives the default exchange back, and nothing else.
+    const legacy = brokerDefinitions({ ...input, legacyReplies: true });
+    const legacyWrite = legacy.permissions.find((p) => p.user === 'svc-auth')!.write;
+    expect(new RegExp(legacyWrite).test('amq.default')).to.equal(true);
+    expect(legacyWrite.replace('|amq\\.default', '')).to.equal(perms('svc-auth').write);
+    // ... and lets a gateway of the previous version declare its single reply queue after a reconnect.
+    expect(new RegExp(perms('gateway').configure).test(`contracts.reply.${id}`)).to.equal(false);
+    expect(new RegExp(legacy.permissions.find((p) => p.user === 'gateway')!.configure).test(`contracts.reply.${id}`)).to.equal(true);
+    expect(JSON.parse(run(['--service', 'a', '--legacy-replies'], { BROKER_PASSWORD_GATEWAY: 'x', BROKER_PASSWORD_A: 'y' })).permissions[1].write).to.include('amq\\.default');
   });
 
   it('reads passwords from the environment and refuses to write definitions without one', () => {

@@ -7,10 +7,9 @@ import {
   detectStyle,
   GENERATED_COMMENT,
   renderGatewayConfig,
-  writeIfChanged,
-  writeIfChangedSync,
 } from '../../plugin/config-writer/gateway-config';
 import type { RenderOptions } from '../../plugin/config-writer/gateway-config';
+import { writeIfChanged } from '../../plugin/config-writer/atomic-file';
 import { buildRouteTable } from '../../plugin/contracts/route-table';
 import type { EndpointSpec } from '../../plugin/contracts/route-table';
 import type { Contract } from '../../plugin/contracts/types';
@@ -258,7 +257,7 @@ describe('detectStyle: flow collection padding', () => {
   });
 });
 
-describe('writeIfChanged', () => {
+describe('writeIfChanged (atomic-file.ts)', () => {
   let dir: string;
   let file: string;
 
@@ -317,17 +316,17 @@ describe('writeIfChanged', () => {
     expect(fs.readFileSync(real, 'utf8')).to.equal('a: 2\n');
   });
 
-  describe('writeIfChangedSync', () => {
+  describe('called synchronously, as init() does', () => {
     it('writes when different, leaves no temp files, and skips when equal', () => {
       fs.writeFileSync(file, HAND_WRITTEN);
       const text = render(HAND_WRITTEN);
-      expect(writeIfChangedSync(file, text)).to.equal(true);
+      expect(writeIfChanged(file, text)).to.equal(true);
       expect(fs.readFileSync(file, 'utf8')).to.equal(text);
       expect(fs.readdirSync(dir)).to.deep.equal(['gateway.config.yml']);
       const past = new Date(Date.now() - 60_000);
       fs.utimesSync(file, past, past);
       const before = fs.statSync(file).mtimeMs;
-      expect(writeIfChangedSync(file, text)).to.equal(false);
+      expect(writeIfChanged(file, text)).to.equal(false);
       expect(fs.statSync(file).mtimeMs).to.equal(before);
     });
   });

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { ContractRegistry } from '../../plugin/contracts/registry';
 import { AnnouncementInbox, announcerProblem } from '../../plugin/contracts/inbox';
 import type { Announcement, Contract } from '../../plugin/contracts/types';
+import { ManualClock } from '../support/manual-clock';
 
 function contract(messageType: string, targetService: string, permissions: string[] = []): Contract {
   return { messageType, targetService, inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: permissions };
@@ -92,5 +93,45 @@ describe('announcement inbox', () => {
       expect(announcerProblem('users-service', {}, check)).to.equal('it carries no broker user (user_id); users-service announces as broker user users-service');
       expect(announcerProblem('users-service', {}, { users: {}, required: false })).to.equal(undefined);
     });
+  });
+});
+
+describe('announcement inbox: pacing, on a clock the test moves', () => {
+  function paced(intervalMs: number) {
+    const clock = new ManualClock();
+    const registry = new ContractRegistry({ now: () => clock.now() });
+    const changes: number[] = [];
+    registry.on('change', () => changes.push(clock.now()));
+    const inbox = new AnnouncementInbox(registry, { intervalMs, clock });
+    return { clock, registry, inbox, changes };
+  }
+
+  it('applies the first announcement at once and the next burst one interval after the last batch', () => {
+    const { clock, inbox, changes } = paced(1000);
+    const start = clock.now();
+    inbox.offer(announce('svc', 'i1', [contract('OneCommand', 'svc')]));
+    clock.advance(0);
+    expect(changes).to.deep.equal([start]);
+    for (let i = 0; i < 5; i++) inbox.offer(announce('svc', `i${i}`, [contract(`Cmd${i}Command`, 'svc')]));
+    clock.advance(999);
+    expect(changes).to.have.length(1);
+    clock.advance(1);
+    expect(changes).to.deep.equal([start, start + 1000]);
+    inbox.stop();
+    expect(clock.waiting()).to.equal(0);
+  });
+
+  it('waits four times as long as applying the last batch took, when that is longer than the interval', () => {
+    const { clock, registry, inbox, changes } = paced(100);
+    registry.on('change', () => clock.pass(500)); // the listeners (validators, documents) take 500 ms
+    const start = clock.now();
+    inbox.offer(announce('svc', 'i1', [contract('OneCommand', 'svc')]));
+    clock.advance(0);
+    inbox.offer(announce('svc', 'i2', [contract('TwoCommand', 'svc')]));
+    clock.advance(1999);
+    expect(changes).to.deep.equal([start]);
+    clock.advance(1);
+    expect(changes).to.deep.equal([start, start + 500 + 2000]);
+    inbox.stop();
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { validateAnnouncement } from '../../plugin/contracts/registry';
+import { validateAnnouncement } from '../../plugin/contracts/announcement-validation';
 
 function announcement(rateLimit: unknown) {
   return {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { ContractRegistry, validateAnnouncement } from '../../plugin/contracts/registry';
+import { ContractRegistry } from '../../plugin/contracts/registry';
+import { validateAnnouncement } from '../../plugin/contracts/announcement-validation';
 import type { Announcement, Contract } from '../../plugin/contracts/types';
 
 function contract(messageType: string, targetService = 'users', extra: Partial<Contract> = {}): Contract {

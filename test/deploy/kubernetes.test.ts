@@ -113,6 +113,36 @@ describe('deploy/kubernetes', () => {
     });
   }
 
+  it('scaled.yaml: the gateway alone with replicas, a PodDisruptionBudget and a CPU autoscaler; services on quorum queues of an external cluster', () => {
+    const objects = documents(join(MANIFESTS, 'scaled.yaml'));
+    const of = (kind: string) => objects.filter((o) => o.kind === kind);
+    const gateway = of('Deployment').find((d) => d.spec.template.spec.containers.some((c: Obj) => String(c.image).includes('contracts-gateway')))!;
+    expect(gateway, 'a gateway Deployment').to.not.equal(undefined);
+    expect(gateway.spec.template.spec.containers, 'the gateway alone in its pod').to.have.length(1);
+    expect(gateway.spec.replicas).to.be.at.least(2);
+    const labels = gateway.spec.template.metadata.labels as Record<string, string>;
+    const selects = (selector: Obj) => Object.entries(selector.matchLabels as Record<string, string>).every(([k, v]) => labels[k] === v);
+    const pdb = of('PodDisruptionBudget').find((p) => selects(p.spec.selector));
+    expect(pdb, 'a PodDisruptionBudget over the gateway').to.not.equal(undefined);
+    expect(pdb!.spec.maxUnavailable ?? gateway.spec.replicas - pdb!.spec.minAvailable).to.be.below(gateway.spec.replicas);
+    const hpa = of('HorizontalPodAutoscaler').find((h) => h.spec.scaleTargetRef.kind === 'Deployment' && h.spec.scaleTargetRef.name === gateway.metadata.name);
+    expect(hpa, 'an HPA on the gateway').to.not.equal(undefined);
+    expect(hpa!.spec.minReplicas).to.be.at.least(2);
+    expect(hpa!.spec.metrics.map((m: Obj) => m.resource?.name)).to.include('cpu');
+    const container = gateway.spec.template.spec.containers[0];
+    expect(container.resources.requests.cpu, 'the HPA needs a CPU request').to.be.a('string');
+    const env = (c: Obj) => new Map<string, Obj>((c.env ?? []).map((e: Obj) => [e.name, e]));
+    expect(env(container).get('EG_DB_EMULATE')?.value, 'replicas share Redis').to.equal('false');
+    // RabbitMQ is external: no broker workload here, and every process gets BUS_URL (the node list) from the Secret.
+    const images = objects.flatMap((o) => o.spec?.template?.spec?.containers ?? []).map((c: Obj) => String(c.image));
+    expect(images.filter((image) => /rabbitmq/i.test(image))).to.deep.equal([]);
+    const text = readFileSync(join(MANIFESTS, 'scaled.yaml'), 'utf8');
+    expect(text).to.match(/--from-literal=BUS_URL=amqp:\/\/[^,\s]+,amqp:\/\/[^,\s]+,amqp:\/\/\S+/);
+    const services = of('Deployment').filter((d) => d !== gateway);
+    expect(services).to.not.be.empty;
+    for (const d of services) for (const c of d.spec.template.spec.containers) expect(env(c).get('BUS_QUEUE_TYPE')?.value, `${d.metadata.name}`).to.equal('quorum');
+  });
+
   it('the schema check refuses what the API server would (a wrong type, a malformed quantity)', () => {
     const deployment = documents(join(MANIFESTS, 'gateway-sidecar.yaml')).find((o) => o.kind === 'Deployment')!;
     const badQuantity = structuredClone(deployment);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { validateAnnouncement, DEFAULT_MAX_TTL_MS } from '../../plugin/contracts/registry';
+import { validateAnnouncement, DEFAULT_MAX_TTL_MS } from '../../plugin/contracts/announcement-validation';
 import { DEFAULT_ANNOUNCEMENT_LIMITS } from '../../plugin/contracts/limits';
 
 const DEFAULT_MAX_CONTRACTS = DEFAULT_ANNOUNCEMENT_LIMITS.maxContracts;
@@ -31,6 +31,13 @@ const isAnnouncementExample = (v: Record<string, unknown>): boolean => 'service'
 const isReplyExample = (v: Record<string, unknown>): boolean => 'ok' in v;
 
 describe('docs/bus-protocol.md against the implementation', () => {
+  it('its worked Python example is examples/python/service.py, byte for byte (the file the conformance kit runs)', () => {
+    const blocks = [...doc.matchAll(/^```python\n([\s\S]*?)^```$/gm)].map((m) => m[1] as string);
+    expect(blocks).to.have.length(1);
+    const file = readFileSync(join(__dirname, '..', '..', '..', 'examples', 'python', 'service.py'), 'utf8');
+    expect(blocks[0] === file, 'docs/bus-protocol.md and examples/python/service.py differ').to.equal(true);
+  });
+
   it('has JSON examples, and every ```json block parses', () => {
     const blocks = jsonBlocks(doc);
     expect(blocks.length).to.be.greaterThan(5);

@@ -7,7 +7,7 @@ const ROOT = resolve(__dirname, '..', '..', '..');
 const TOP = ['plugin', 'policies', 'conditions', 'sdk', 'examples', 'scripts', 'config', 'deploy', 'docs', 'test', 'bench', '.ci'];
 const FILES = ['Dockerfile', 'docker-compose.yml', 'package.json', 'package-lock.json', 'tsconfig.json', '.dependency-cruiser.cjs', '.mocharc.cjs', '.mocharc.unit.cjs'];
 
-const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
 /** `code` spans that name a path of this repository (no placeholders, globs or host paths). */
 function namedPaths(text: string): string[] {
@@ -30,7 +30,7 @@ function linkedPaths(text: string, doc: string): string[] {
   return [...found];
 }
 
-describe('paths named in README.md and docs/', () => {
+describe('paths named in README.md, CONTRIBUTING.md, CHANGELOG.md and docs/', () => {
   for (const doc of DOCS) {
     it(`${doc}: every repository path it names or links exists`, () => {
       const text = readFileSync(join(ROOT, doc), 'utf8');

@@ -9,8 +9,9 @@ const EMAIL = 'admin@example.com';
 const CHOSEN = 'change-me-please';
 
 /**
- * The README's quick start, then its walk-through, on one data directory: the generated password logs in; a later
- * ADMIN_PASSWORD is reported as not applied, in one line that names the way to apply it; that way applies it.
+ * The quick start, then the walk-through (docs/walk-through.md), on one data directory: the generated password
+ * logs in; a later ADMIN_PASSWORD is reported as not applied, in one line that names the way to apply it; that way
+ * applies it.
  */
 describe('npm start: ADMIN_PASSWORD for an administrator that already exists', function () {
   this.timeout(120_000);

@@ -178,16 +178,22 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
     expect((await fetch(`${gw!.baseUrl}/api/users`)).status).to.equal(401);
   });
 
-  it('a service that accepts requests from the gateway user only drops one sent to its queue by another user, unanswered', async () => {
+  it('a rogue user cannot publish to the notes work queue; one another user sends there is dropped, unanswered', async () => {
     expect((await answered('/api/notes')).body).to.deep.equal(['for test-admin']);
-    // The rogue user may publish replies through the default exchange, so it can reach the queue by name.
-    const conn = await amqp.connect(url('rogue-service'));
+    const forged = JSON.stringify({ userId: 'root', email: 'root@example.com', name: 'root', permissions: ['admin:all'] });
+    const props = { type: 'ListNotesQuery', replyTo: 'amq.rabbitmq.reply-to', correlationId: 'c1', headers: { user: forged } };
+    // Services reply through P.replies: no service user may use the default exchange, which reaches every queue.
+    expect(await refusal(url('rogue-service'), async (ch) => {
+      ch.publish('', `${prefix}.svc.notes-service`, Buffer.from('{"input":{}}'), { ...props, userId: user('rogue-service') });
+      await ch.waitForConfirms();
+    })).to.match(/ACCESS_REFUSED/);
+    // guest still exists on this test broker (production deletes it) and may: the service drops what it sends.
+    const conn = await amqp.connect(`amqp://guest:guest@${HOST}`);
     try {
       const ch = await conn.createChannel();
       const replies: unknown[] = [];
       await ch.consume('amq.rabbitmq.reply-to', (m) => m && replies.push(m.content.toString()), { noAck: true });
-      const forged = JSON.stringify({ userId: 'root', email: 'root@example.com', name: 'root', permissions: ['admin:all'] });
-      ch.publish('', `${prefix}.svc.notes-service`, Buffer.from('{"input":{}}'), { type: 'ListNotesQuery', replyTo: 'amq.rabbitmq.reply-to', correlationId: 'c1', userId: user('rogue-service'), headers: { user: forged } });
+      ch.publish('', `${prefix}.svc.notes-service`, Buffer.from('{"input":{}}'), { ...props, userId: 'guest' });
       await new Promise((r) => setTimeout(r, 1000));
       expect(replies).to.deep.equal([]);
       expect(handled).to.deep.equal(['test-admin']);

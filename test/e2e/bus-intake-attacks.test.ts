@@ -16,7 +16,7 @@ import { startServiceProcess, type ServiceProcess } from '../support/service-pro
 import { deepHeaderClient, type DeepHeaderClient } from '../support/deep-headers';
 import { rogueContract } from '../support/rogue';
 import { probeLoop } from '../support/flood';
-import { uniquePrefix } from '../support/env';
+import { AMQP_URL, uniquePrefix } from '../support/env';
 import { http, httpAs } from '../support/http';
 import { TEST_JWT_SECRET } from '../support/tokens';
 
@@ -154,10 +154,17 @@ describe('intake attacks with one service credential (per-service broker users, 
     const announcement = { service: 'rogue-service', instanceId: 'rogue-deep', ttlMs: 60_000, contracts: [rogueContract('DeepHeadersCommand', 'rogue-service')] };
     await deep!.publish(`${prefix}.discovery`, 'announce.rogue-service', JSON.stringify(announcement), DEEP, { userId: rogueUser, contentType: 'application/json' });
     await eventually(async () => expect(gw!.output()).to.include(`dropped an announcement (routing key announce.rogue-service, broker user ${rogueUser}): headers nested too deep or undecodable`), 10_000);
-    // Straight into another service's work queue (the default exchange lets any user do that).
-    await deep!.publish('', `${prefix}.svc.nap-service`, '{"input":{"ms":0}}', DEEP, { userId: rogueUser, correlationId: 'deep-request', replyTo: `${prefix}.svc.rogue-service` });
+    // Straight into another service's work queue through the default exchange: a service user may not (the broker
+    // refuses it), a shared credential may; nap-service (the SDK, its own process) decodes it and refuses it.
+    const shared = await deepHeaderClient(AMQP_URL);
+    try {
+      await shared.publish('', `${prefix}.svc.nap-service`, '{"input":{"ms":0}}', DEEP, { correlationId: 'deep-request', userId: 'guest' });
+    } finally {
+      await shared.close();
+    }
+    await eventually(async () => expect(nap!.output()).to.match(/dropped a request to nap-service published by broker user guest/), 10_000);
     // The rogue's own service answers every request with such headers.
-    await deep!.answerDeep(`${prefix}.svc.rogue-service`, `${prefix}.requests`, 'rogue-service', DEEP, JSON.stringify({ ok: true, result: {} }));
+    await deep!.answerDeep(`${prefix}.svc.rogue-service`, `${prefix}.requests`, 'rogue-service', `${prefix}.replies`, DEEP, JSON.stringify({ ok: true, result: {} }));
     await announceAsRogue({ service: 'rogue-service', instanceId: 'rogue-echo', ttlMs: 60_000, contracts: [rogueContract('EchoCommand', 'rogue-service')] });
     await eventually(async () => {
       const res = await admin('POST', `${gw!.baseUrl}/api/echo`, { body: {} });

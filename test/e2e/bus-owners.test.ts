@@ -159,54 +159,67 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
     }
   });
 
-  it('a forged reply published with the captured replyTo and correlationId is dropped; the client gets the real answer', async () => {
-    // The strongest rogue: it somehow saw the request (here through an operator's connection on the shared broker)
-    // and answers at once, long before bcrypt is done, as rogue-service and with no user at all.
+  it('may not reply with the captured replyTo; a forged reply another user gets in is dropped; the client gets the real answer', async () => {
+    // The strongest rogue: it somehow saw the request (here through an operator's connection on the shared broker).
     const spy = await amqp.connect(AMQP_URL);
-    const rogue = await amqp.connect(users!.url('rogue-service'));
     try {
       const watch = await spy.createChannel();
       const { queue } = await watch.assertQueue('', { exclusive: true });
       await watch.bindQueue(queue, `${prefix}.requests`, 'auth-service');
-      const forge = await rogue.createConfirmChannel();
-      let forged = 0;
+      const captured: amqp.ConsumeMessage[] = [];
+      const forge = await spy.createConfirmChannel();
       const forgedBody = Buffer.from(JSON.stringify({ ok: true, result: { accessToken: 'issued-by-rogue', refreshToken: 'r', expiresIn: 900, tokenType: 'Bearer' } }));
+      // Another user that may publish there (guest, standing for a shared credential) answers at once, long before
+      // bcrypt is done: as guest and with no user at all.
       await watch.consume(queue, (msg) => {
         if (!msg || msg.properties.type !== 'AuthenticateCommand') return;
+        captured.push(msg);
         const props = { correlationId: msg.properties.correlationId, contentType: 'application/json' };
-        forge.publish('', msg.properties.replyTo, forgedBody, { ...props, userId: users!.user('rogue-service') });
-        forge.publish('', msg.properties.replyTo, forgedBody, props);
-        forged += 2;
+        forge.publish(`${prefix}.replies`, msg.properties.replyTo, forgedBody, { ...props, userId: 'guest' });
+        forge.publish(`${prefix}.replies`, msg.properties.replyTo, forgedBody, props);
       }, { noAck: true });
       const res = await login();
       expect(res.status, res.text).to.equal(200);
       expect(res.body.accessToken).to.not.equal('issued-by-rogue');
       expect(res.body.accessToken.split('.')).to.have.length(3);
-      expect(forged).to.equal(2);
+      expect(captured).to.have.length(1);
       // Logged only while the request still waited: the forged replies came first and were dropped.
       await eventually(async () => {
-        expect(gw!.output()).to.include(`dropped a reply for auth-service published by broker user ${users!.user('rogue-service')} (expected ${users!.user('auth-service')})`);
+        expect(gw!.output()).to.include(`dropped a reply for auth-service published by broker user guest (expected ${users!.user('auth-service')})`);
         expect(gw!.output()).to.include(`dropped a reply for auth-service published by no broker user (user_id) (expected ${users!.user('auth-service')})`);
       });
+      // The rogue's own user may not even send them: auth-service's reply key is not its own, nor is the default exchange.
+      const { replyTo, correlationId } = captured[0]!.properties;
+      for (const exchange of [`${prefix}.replies`, '']) {
+        expect(await refusal(users!.url('rogue-service'), async (ch) => {
+          ch.publish(exchange, replyTo, forgedBody, { correlationId, userId: users!.user('rogue-service') });
+          await ch.waitForConfirms();
+        }), exchange || 'amq.default').to.match(/ACCESS_REFUSED/);
+      }
     } finally {
       await spy.close().catch(() => undefined);
-      await rogue.close().catch(() => undefined);
     }
   });
 
-  it('a request published straight to P.svc.users-service claiming admin:all reaches no handler, gets no reply and creates no user', async () => {
-    const conn = await amqp.connect(users!.url('rogue-service'));
+  it('may not publish a request straight to P.svc.users-service; one another user gets in reaches no handler and creates no user', async () => {
+    const forgedUser = JSON.stringify({ userId: 'root', email: 'root@example.com', name: 'root', permissions: ['admin:all'] });
+    const body = Buffer.from(JSON.stringify({ input: { email: 'forged-admin@example.com', firstName: 'F', lastName: 'A', password: 'forged-pass-1', role: 'admin' } }));
+    const props = { type: 'CreateUserCommand', replyTo: 'amq.rabbitmq.reply-to', contentType: 'application/json', headers: { user: forgedUser, correlationId: 'c', requestId: 'r' } };
+    // The default exchange reaches every queue by name: no service user may publish there.
+    expect(await refusal(users!.url('rogue-service'), async (ch) => {
+      ch.publish('', `${prefix}.svc.users-service`, body, { ...props, correlationId: 'as-rogue', userId: users!.user('rogue-service') });
+      await ch.waitForConfirms();
+    })).to.match(/ACCESS_REFUSED/);
+    // guest still may on this test broker (production deletes it): the SDK drops what it sends.
+    const conn = await amqp.connect(AMQP_URL);
     try {
       const ch = await conn.createChannel();
       const replies: unknown[] = [];
       await ch.consume('amq.rabbitmq.reply-to', (m) => m && replies.push(m.content.toString()), { noAck: true });
-      const forgedUser = JSON.stringify({ userId: 'root', email: 'root@example.com', name: 'root', permissions: ['admin:all'] });
-      const body = Buffer.from(JSON.stringify({ input: { email: 'forged-admin@example.com', firstName: 'F', lastName: 'A', password: 'forged-pass-1', role: 'admin' } }));
-      const props = { type: 'CreateUserCommand', replyTo: 'amq.rabbitmq.reply-to', contentType: 'application/json', headers: { user: forgedUser, correlationId: 'c', requestId: 'r' } };
-      ch.publish('', `${prefix}.svc.users-service`, body, { ...props, correlationId: 'as-rogue', userId: users!.user('rogue-service') });
+      ch.publish('', `${prefix}.svc.users-service`, body, { ...props, correlationId: 'as-guest', userId: 'guest' });
       ch.publish('', `${prefix}.svc.users-service`, body, { ...props, correlationId: 'as-nobody' });
       await eventually(async () => {
-        expect(usersLog.lines.join('\n')).to.include(`dropped a request to users-service published by broker user ${users!.user('rogue-service')}: requests are accepted from ${users!.user('gateway')} only`);
+        expect(usersLog.lines.join('\n')).to.include(`dropped a request to users-service published by broker user guest: requests are accepted from ${users!.user('gateway')} only`);
         expect(usersLog.lines.join('\n')).to.include('dropped a request to users-service published by no broker user (user_id)');
       });
       await new Promise((r) => setTimeout(r, 500));
@@ -231,20 +244,20 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
     })).to.match(/ACCESS_REFUSED/);
     expect(await refusal(rogue, (ch) => ch.consume(`${prefix}.svc.auth-service`, () => undefined))).to.match(/ACCESS_REFUSED/);
     expect(await refusal(rogue, (ch) => ch.consume(`${prefix}.reply.${randomUUID()}`, () => undefined))).to.match(/ACCESS_REFUSED/);
-    for (const exchange of ['requests', 'discovery']) {
+    for (const exchange of ['requests', 'discovery', 'replies']) {
       expect(await refusal(rogue, (ch) => ch.deleteExchange(`${prefix}.${exchange}`)), exchange).to.match(/ACCESS_REFUSED/);
     }
     expect(await refusal(rogue, (ch) => ch.assertExchange(`${prefix}.requests`, 'topic', { durable: true }))).to.match(/ACCESS_REFUSED/);
   });
 
-  it('restores the topology within 10 s after P.requests, P.discovery and a work queue are deleted, with nothing restarted', async () => {
+  it('restores the topology within 10 s after P.requests, P.discovery, P.replies and a work queue are deleted, with nothing restarted', async () => {
     const { body } = await admin('GET', `${gw!.baseUrl}/api/users?limit=1`);
     const url = `${gw!.baseUrl}/api/users/${body.users[0].userId}`;
     expect((await admin('GET', url)).status).to.equal(200);
     const load = traffic(url);
     await new Promise((r) => setTimeout(r, 300));
     const deletedAt = Date.now();
-    await deleteAsOperator([`${prefix}.requests`, `${prefix}.discovery`], [`${prefix}.svc.users-service`]);
+    await deleteAsOperator([`${prefix}.requests`, `${prefix}.discovery`, `${prefix}.replies`], [`${prefix}.svc.users-service`]);
     const took = await backWithin10s(url, deletedAt);
     const seen = await load.stop();
     expect(took).to.be.lessThan(10_000);
@@ -287,14 +300,14 @@ describe('topology restored under the shared credential (guest for the gateway a
     if (savedGatewayUser !== undefined) process.env.BUS_GATEWAY_USER = savedGatewayUser;
   });
 
-  it('answers 200 again within 10 s after P.requests, P.discovery and the users work queue are deleted', async () => {
+  it('answers 200 again within 10 s after P.requests, P.discovery, P.replies and the users work queue are deleted', async () => {
     const prefix = gw!.prefix;
     const url = `${gw!.baseUrl}/api/users`;
     await eventually(async () => expect((await admin('GET', url)).status).to.equal(200), 15_000);
     const load = traffic(url);
     await new Promise((r) => setTimeout(r, 300));
     const deletedAt = Date.now();
-    await deleteAsOperator([`${prefix}.requests`, `${prefix}.discovery`], [`${prefix}.svc.users-service`]);
+    await deleteAsOperator([`${prefix}.requests`, `${prefix}.discovery`, `${prefix}.replies`], [`${prefix}.svc.users-service`]);
     const took = await backWithin10s(url, deletedAt);
     const seen = await load.stop();
     expect(took).to.be.lessThan(10_000);

@@ -11,7 +11,7 @@ const ORIGIN = 'https://app.example';
 /** A gateway-made id (plugin/request/ids.ts newTraceId): a random UUID, version 4. */
 const GENERATED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
-const EXPOSED = ['X-Correlation-Id', 'X-Request-Id', 'Location', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Idempotent-Replayed'];
+const EXPOSED = ['X-Correlation-Id', 'X-Request-Id', 'Location', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Idempotent-Replayed', 'Deprecation', 'Sunset'];
 
 const admin = httpAs(['admin:all']);
 

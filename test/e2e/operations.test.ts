@@ -6,6 +6,7 @@ import { TcpProxy, viaPort } from '../support/tcp-proxy';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { serve, answer, type RunningService } from '../../sdk';
 import { referenceContracts, validateOpenApi } from '../openapi/support';
+import { Parser } from '@asyncapi/parser';
 
 /** Any authenticated caller: the discovery listing needs a token, no particular permission. */
 const anyUser = httpAs([], 'plain-user');
@@ -108,7 +109,13 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
     expect(doc.paths['/api/users/{userId}'].put['x-required-permissions']).to.deep.equal(['users:update']);
     expect(doc.paths['/api/users'].get.parameters.map((p: { name: string }) => p.name)).to.include.members(['page', 'pageSize', 'userId']);
     expect(doc.paths['/api/login'].post.security).to.deep.equal([]);
-    expect(doc.components.securitySchemes.devUserId.description).to.match(/development only/i);
+    // Development auth is off here: its header schemes are not offered.
+    expect(doc.components.securitySchemes).to.have.keys('bearerAuth');
+    const example = create.requestBody.content['application/json'].example;
+    expect(example).to.include({ email: 'user@example.com' });
+    // What Dredd or Postman would send from the document: the gateway and the service take it.
+    const sent = await admin('POST', `${gw.baseUrl}/api/users`, { body: example });
+    expect(sent.status, sent.text).to.equal(201);
     expect(doc.paths).to.include.keys('/health', '/api/discovery/contracts', '/api-docs');
     expect(doc.paths).not.to.have.property('/debug/contracts');
 
@@ -116,6 +123,16 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
     expect(etag).to.be.a('string');
     const again = await http('GET', `${gw.baseUrl}/api-docs/openapi.json`, { headers: { 'if-none-match': etag! } });
     expect(again.status).to.equal(304);
+  });
+
+  it('GET /api-docs/asyncapi.json: a valid AsyncAPI 3.0 document of the bus with the services\' request channels', async () => {
+    const res = await http('GET', `${gw.baseUrl}/api-docs/asyncapi.json`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^application\/json/);
+    const diagnostics = await new Parser().validate(res.text);
+    expect(diagnostics.filter((d) => d.severity === 0).map((d) => d.message)).to.deep.equal([]);
+    expect(res.body.channels['requests.users-service'].messages).to.have.property('CreateUserCommand');
+    expect(res.body.channels['requests.auth-service'].messages).to.have.property('AuthenticateCommand');
   });
 
   it('GET /api-docs: the Swagger UI page, its assets served by the gateway itself', async () => {
@@ -140,12 +157,15 @@ describe('operations endpoints on RabbitMQ (debug on, the broker going away)', f
   let gw: GatewayProcess;
   let proxy: TcpProxy;
   let transport: AmqpTransport;
+  /** The gateway's broker address, `host:port` of the proxy: what /health names as its node. */
+  let node: string;
   const running: RunningService[] = [];
 
   before(async () => {
     const broker = new URL(AMQP_URL);
     proxy = new TcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });
     const port = await proxy.listen();
+    node = `127.0.0.1:${port}`;
     gw = await startGateway({ BUS_URL: viaPort(AMQP_URL, port), DEBUG_ENDPOINTS: 'true' });
     transport = new AmqpTransport(AMQP_URL, { prefix: gw.prefix });
     await transport.start();
@@ -222,7 +242,7 @@ describe('operations endpoints on RabbitMQ (debug on, the broker going away)', f
   it('GET /health: 503 in the error body with the same fields while the broker is away, 200 again after', async () => {
     const up = await http('GET', `${gw.baseUrl}/health`);
     expect(up.status).to.equal(200);
-    expect(up.body.bus).to.deep.equal({ kind: 'amqp', state: 'up' });
+    expect(up.body.bus).to.deep.equal({ kind: 'amqp', state: 'up', node });
 
     proxy.refusing = true;
     proxy.killAll();
@@ -244,6 +264,6 @@ describe('operations endpoints on RabbitMQ (debug on, the broker going away)', f
       expect(res.status, res.text).to.equal(200);
       return res;
     }, 30000, 200);
-    expect(back.body.bus).to.deep.equal({ kind: 'amqp', state: 'up' });
+    expect(back.body.bus).to.deep.equal({ kind: 'amqp', state: 'up', node });
   });
 });

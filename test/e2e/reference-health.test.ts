@@ -15,6 +15,8 @@ describe('reference services with HEALTH_PORT', function () {
   let proxy: TcpProxy;
   let svc: ServiceProcess | undefined;
   let health: string;
+  /** The services' broker address (the proxy): the node /health names. */
+  let node: string;
 
   before(async () => {
     db = await createTestDatabase('health');
@@ -22,8 +24,10 @@ describe('reference services with HEALTH_PORT', function () {
     proxy = new TcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });
     const port = await freePort();
     health = `http://127.0.0.1:${port}/health`;
+    const proxyPort = await proxy.listen();
+    node = `127.0.0.1:${proxyPort}`;
     svc = await startScriptProcess('scripts/reference-services', {
-      BUS_URL: viaPort(AMQP_URL, await proxy.listen()),
+      BUS_URL: viaPort(AMQP_URL, proxyPort),
       BUS_PREFIX: prefix,
       DATABASE_URL: db.url,
       JWT_SECRET: TEST_JWT_SECRET,
@@ -41,14 +45,19 @@ describe('reference services with HEALTH_PORT', function () {
   it('answers 200 while the bus and the database answer, 404 elsewhere', async () => {
     const res = await fetch(health);
     expect(res.status).to.equal(200);
-    expect(await res.json()).to.deep.equal({ status: 'ok' });
+    expect(await res.json()).to.deep.equal({ status: 'ok', bus: { node } });
     expect((await fetch(health.replace('/health', '/other'))).status).to.equal(404);
   });
 
   it('answers 503 while the bus is away, 200 once it is back', async () => {
     proxy.refusing = true;
     proxy.killAll();
-    await eventually(async () => expect((await fetch(health)).status).to.equal(503), 15_000, 200);
+    await eventually(async () => {
+      const down = await fetch(health);
+      expect(down.status).to.equal(503);
+      // No node while the bus is down.
+      expect(await down.json()).to.deep.equal({ status: 'unavailable' });
+    }, 15_000, 200);
     proxy.refusing = false;
     await eventually(async () => expect((await fetch(health)).status).to.equal(200), 30_000, 250);
   });

@@ -5,9 +5,13 @@ import { startGateway, eventually, type GatewayProcess } from '../support/gatewa
 import { http } from '../support/http';
 import { TEST_JWT_SECRET } from '../support/tokens';
 import { redact } from '../../plugin/logging/redact';
+import { ECS_VERSION, structuredLine } from '../../plugin/logging/structured';
+import { accessLog } from '../../plugin/logging/access-log';
 
 const ADMIN = { email: 'admin@example.com', password: 'correct-horse-battery-9' };
 const WRONG_PASSWORD = 'wrong-password-never-logged-7';
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const PARENT_ID = '00f067aa0ba902b7';
 
 /** A login, a failed login and a request carrying the token: what must never reach the log. */
 async function loginTraffic(gw: GatewayProcess): Promise<string[]> {
@@ -36,7 +40,46 @@ describe('logs: LOG_FORMAT=json, the access log, and no secrets', function () {
     });
     after(async () => gw?.stop());
 
-    it('writes one JSON object per line, the host\'s lines included, with an access line per request', async () => {
+    it('writes one JSON object per line in pino\'s shape, the host\'s lines included, with an access line per request', async () => {
+      const secrets = await loginTraffic(gw);
+      const traced = await http('GET', `${gw.baseUrl}/health`, { headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` } });
+      expect(traced.status).to.equal(200);
+      const lines = await eventually(async () => {
+        const parsed = gw.output().split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+        expect(parsed.filter((l) => l.route === '/api/users')).to.have.length(1);
+        expect(parsed.filter((l) => l.route === '/health')).to.have.length(1);
+        return parsed;
+      });
+      for (const line of lines) {
+        expect(line.time, JSON.stringify(line)).to.be.a('number');
+        expect(Math.abs((line.time as number) - Date.now())).to.be.below(10 * 60_000);
+        expect(line.level).to.be.oneOf([20, 30, 40, 50]);
+        expect(line.msg).to.be.a('string');
+        expect(line).not.to.have.property('message');
+      }
+      expect(lines.some((l) => l.name === 'EG:gateway')).to.equal(true);
+      const failedLogin = lines.find((l) => l.route === '/api/login' && l.status === 401)!;
+      expect(failedLogin).to.include({ level: 30, method: 'POST', path: '/api/login', service: 'auth-service', code: 'INVALID_CREDENTIALS' });
+      expect(failedLogin.correlationId).to.be.a('string');
+      expect(failedLogin.requestId).to.be.a('string');
+      expect(failedLogin.duration).to.be.a('number').and.at.least(0);
+      const list = lines.find((l) => l.route === '/api/users')!;
+      expect(list).to.include({ status: 200, path: '/api/users', service: 'users-service' });
+      // Without an SDK the request's span is the caller's context: the line carries its trace.
+      expect(lines.find((l) => l.route === '/health')).to.include({ trace_id: TRACE_ID });
+      expect(list).not.to.have.property('trace_id');
+      expectNoSecrets(gw.output(), secrets);
+    });
+  });
+
+  describe('LOG_FORMAT=ecs', () => {
+    let gw: GatewayProcess;
+    before(async () => {
+      gw = await startGateway({ BUS_URL: 'embedded', LOG_FORMAT: 'ecs', LOG_LEVEL: 'info', NODE_NO_WARNINGS: '1', ADMIN_PASSWORD: ADMIN.password });
+    });
+    after(async () => gw?.stop());
+
+    it('writes Elastic Common Schema lines, the host\'s included, with the access fields under their ECS names', async () => {
       const secrets = await loginTraffic(gw);
       const lines = await eventually(async () => {
         const parsed = gw.output().split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -44,19 +87,15 @@ describe('logs: LOG_FORMAT=json, the access log, and no secrets', function () {
         return parsed;
       });
       for (const line of lines) {
-        expect(line.time, JSON.stringify(line)).to.be.a('string');
-        expect(Date.parse(line.time as string)).to.be.a('number').and.not.NaN;
-        expect(line.level).to.be.oneOf(['debug', 'info', 'warn', 'error']);
+        expect(Date.parse(line['@timestamp'] as string), JSON.stringify(line)).not.to.be.NaN;
+        expect(line['log.level']).to.be.oneOf(['debug', 'info', 'warn', 'error']);
         expect(line.message).to.be.a('string');
+        expect(line['ecs.version']).to.equal(ECS_VERSION);
       }
-      expect(lines.some((l) => l.logger === 'EG:gateway')).to.equal(true);
-      const failedLogin = lines.find((l) => l.route === '/api/login' && l.status === 401)!;
-      expect(failedLogin).to.include({ level: 'info', method: 'POST', path: '/api/login', service: 'auth-service', code: 'INVALID_CREDENTIALS' });
-      expect(failedLogin.correlationId).to.be.a('string');
-      expect(failedLogin.requestId).to.be.a('string');
-      expect(failedLogin.duration).to.be.a('number').and.at.least(0);
-      const list = lines.find((l) => l.route === '/api/users')!;
-      expect(list).to.include({ status: 200, path: '/api/users', service: 'users-service' });
+      expect(lines.some((l) => l['log.logger'] === 'EG:gateway')).to.equal(true);
+      const failedLogin = lines.find((l) => l.route === '/api/login' && l['http.response.status_code'] === 401)!;
+      expect(failedLogin).to.include({ 'log.level': 'info', 'http.request.method': 'POST', 'url.path': '/api/login', code: 'INVALID_CREDENTIALS' });
+      expect(failedLogin['event.duration']).to.be.a('number').and.at.least(0);
       expectNoSecrets(gw.output(), secrets);
     });
   });
@@ -72,11 +111,11 @@ describe('logs: LOG_FORMAT=json, the access log, and no secrets', function () {
       const file = join(gw.configDir, 'data', 'admin-password');
       const lines = await eventually(async () => {
         const parsed = gw.output().split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
-        if (!parsed.some((l) => String(l.message).includes('admin-password'))) throw new Error('no administrator line yet');
+        if (!parsed.some((l) => String(l.msg).includes('admin-password'))) throw new Error('no administrator line yet');
         return parsed;
       });
-      const line = lines.find((l) => String(l.message).includes('admin-password'))!;
-      expect(line).to.include({ level: 'info', logger: 'contracts', message: `administrator admin@example.com created; its generated password is in ${file} (readable by this user only; delete the file once read)` });
+      const line = lines.find((l) => String(l.msg).includes('admin-password'))!;
+      expect(line).to.include({ level: 30, name: 'contracts', msg: `administrator admin@example.com created; its generated password is in ${file} (readable by this user only; delete the file once read)` });
       expect(statSync(file).mode & 0o777).to.equal(0o600);
       const password = readFileSync(file, 'utf8').trim();
       expect(password).to.have.length.of.at.least(16);
@@ -126,5 +165,35 @@ describe('logs: LOG_FORMAT=json, the access log, and no secrets', function () {
     expect(named).to.contain('"email":"a@b.c"');
     expect(redact('connecting to amqp://guest:s3cret@rabbit:5672/')).to.equal('connecting to amqp://[redacted]@rabbit:5672/');
     expect(redact('GET /api/users 200')).to.equal('GET /api/users 200');
+  });
+});
+
+describe('logs: the structured line shapes', () => {
+  /** The lines an access log writes for these answers (it writes to stdout). */
+  function accessLines(format: 'json' | 'ecs', statuses: number[]): Array<Record<string, unknown>> {
+    const written: string[] = [];
+    const write = process.stdout.write;
+    process.stdout.write = ((chunk: string) => written.push(chunk) > 0) as typeof process.stdout.write;
+    try {
+      const log = accessLog(format, { debug() {}, info() {}, warn() {}, error() {} });
+      for (const status of statuses) log({ method: 'GET', route: '/api/x', path: '/api/x', status, duration: 1.5, traceId: TRACE_ID, spanId: PARENT_ID });
+    } finally {
+      process.stdout.write = write;
+    }
+    return written.map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+
+  it('writes a 5xx access line at error and a 4xx one at info, in pino\'s shape', () => {
+    const [ok, notFound, unavailable] = accessLines('json', [200, 404, 503]);
+    expect(ok).to.include({ level: 30, msg: 'GET /api/x 200', name: 'contracts', trace_id: TRACE_ID, span_id: PARENT_ID });
+    expect(notFound).to.include({ level: 30 });
+    expect(unavailable).to.include({ level: 50, status: 503 });
+  });
+
+  it('writes the access fields under their ECS names with LOG_FORMAT=ecs', () => {
+    const [unavailable] = accessLines('ecs', [503]);
+    expect(unavailable).to.include({ 'log.level': 'error', 'http.request.method': 'GET', 'url.path': '/api/x', 'http.response.status_code': 503, 'event.duration': 1_500_000, 'trace.id': TRACE_ID, 'span.id': PARENT_ID });
+    expect(unavailable).not.to.have.property('traceId');
+    expect(structuredLine('ecs', 'info', 'hello')).to.match(/^\{"@timestamp":"[^"]+","log.level":"info","message":"hello","ecs.version"/);
   });
 });

@@ -7,6 +7,12 @@ import { RouteLabels, MAX_ROUTE_LABELS, OTHER_ROUTE, UNMATCHED_ROUTE } from '../
 import type { IncomingMessage } from 'node:http';
 import { busOutcome } from '../../plugin/observability/bus-call';
 import { badGateway, gatewayTimeout, serviceUnavailable, GatewayError } from '../../plugin/errors';
+import { AnnouncementInbox } from '../../plugin/contracts/inbox';
+import { RequestObserver } from '../../plugin/observability/request-observer';
+import { ASSET_ROUTE, ASSETS_PATH, mountDocsPage } from '../../plugin/operations/docs-page';
+import express from 'express';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 function contract(i: number) {
   return { messageType: `GetThing${i}Query`, targetService: 'things', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: [] };
@@ -83,5 +89,56 @@ describe('metrics: announcements, contracts and bounded labels', () => {
     expect(busOutcome({ error: serviceUnavailable('The gateway is shutting down; retry the request') })).to.equal('aborted');
     expect(busOutcome({ error: new GatewayError('INTERNAL_ERROR', 'x') })).to.equal('failed');
     expect(busOutcome({ error: new Error('x') })).to.equal('failed');
+  });
+});
+
+describe('metrics: series an operator reads before anything happened', () => {
+  it('counts an announcement refused for trust as refused, reason not_trusted', async () => {
+    const registry = new ContractRegistry();
+    const metrics = metricsOf(registry);
+    const inbox = new AnnouncementInbox(registry, { intervalMs: 10, announcers: { users: { things: 'things-user' }, required: true }, logger: { warn: () => undefined } });
+    try {
+      inbox.offer({ service: 'things', instanceId: 'a', ttlMs: 1000, contracts: [contract(1)] }, { userId: 'someone-else' });
+      inbox.offer({ service: 'things', instanceId: 'b', ttlMs: 1000, contracts: [contract(1)] }, {});
+      const text = await metrics.registry.metrics();
+      expect(text).to.contain('contracts_gateway_announcements_total{outcome="refused",reason="not_trusted"} 2\n');
+      expect(registry.counts().instances).to.equal(0);
+    } finally {
+      inbox.stop();
+    }
+  });
+
+  it('exports every 5xx and 429 error series at 0 from the start', async () => {
+    const text = await new GatewayMetrics({ contracts: () => 0, services: () => 0, instances: () => 0 }).registry.metrics();
+    for (const [code, status] of [['INTERNAL_ERROR', 500], ['SERVICE_UNAVAILABLE', 502], ['SERVICE_UNAVAILABLE', 503], ['TIMEOUT', 504], ['RATE_LIMIT_EXCEEDED', 429]]) {
+      expect(text).to.contain(`contracts_gateway_error_responses_total{code="${code}",status="${status}"} 0\n`);
+    }
+    expect(text).not.to.match(/error_responses_total\{code="NOT_FOUND"/);
+  });
+
+  it("labels Swagger UI's files as the docs page's route, and an unknown file under it as unmatched", async () => {
+    const metrics = new GatewayMetrics({ contracts: () => 0, services: () => 0, instances: () => 0 });
+    const observer = new RequestObserver();
+    observer.setOptions({ metrics });
+    const app = express();
+    mountDocsPage(app);
+    const server = http.createServer((req, res) => {
+      observer.observe(req, res);
+      app(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      for (const file of ['swagger-ui.css', 'nothing-here.js']) {
+        const res = await fetch(`http://127.0.0.1:${port}${ASSETS_PATH}/${file}`);
+        await res.arrayBuffer();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the answer is counted on the response's close
+      const text = await metrics.registry.metrics();
+      expect(text).to.contain(`contracts_gateway_http_requests_total{route="${ASSET_ROUTE}",method="GET",status="200"} 1\n`);
+      expect(text).to.contain('contracts_gateway_http_requests_total{route="unmatched",method="GET",status="404"} 1\n');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { buildOpenApiDocument } from '../../plugin/openapi';
 import { handWrittenRoutes } from '../../plugin/openapi/hand-written';
-import { DEFAULT_SECURITY, PUBLIC_SECURITY } from '../../plugin/openapi/security';
+import { PUBLIC_SECURITY, TOKEN_SECURITY } from '../../plugin/openapi/security';
 import { quiet, testRuntime } from '../support/runtime';
 import { HAND_WRITTEN_CONFIG, referenceContracts, validateOpenApi } from './support';
 
@@ -26,7 +26,7 @@ describe('OpenAPI document: hand-written routes that end in contract-router', ()
     const signup = op('/signup', 'post');
     expect(signup.operationId).to.equal('CreateUserCommand');
     expect(signup['x-pipeline']).to.equal('signup');
-    expect(signup.security).to.deep.equal(DEFAULT_SECURITY);
+    expect(signup.security).to.deep.equal(TOKEN_SECURITY);
     expect(signup['x-required-permissions']).to.deep.equal(['users:create', 'users:invite']);
     expect(signup.responses).to.include.keys('201', '400', '401', '403');
     expect(signup.responses['201'].content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/CreateUserCommand.Output' });
@@ -45,7 +45,7 @@ describe('OpenAPI document: hand-written routes that end in contract-router', ()
     // No authentication step: the contract's permissions still apply (contract-router checks them), so a caller is needed.
     const people = op('/people', 'get');
     expect(people['x-required-permissions']).to.deep.equal(['users:read']);
-    expect(people.security).to.deep.equal(DEFAULT_SECURITY);
+    expect(people.security).to.deep.equal(TOKEN_SECURITY);
   });
 
   it('lists generated and hand-written routes both where both serve, and an excluded contract only where its pipeline serves it', () => {

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { buildOpenApiDocument } from '../../plugin/openapi';
 import type { Contract } from '../../plugin/contracts/types';
 import { referenceContracts, validateOpenApi } from './support';
+import { INIT_SCRIPT } from '../../plugin/operations/docs-page';
+import { FRESH_IDEMPOTENCY_KEY } from '../../plugin/openapi/examples';
 
 type Op = { parameters?: Array<{ name: string; in: string }> };
 
@@ -20,5 +22,17 @@ describe('OpenAPI document: Idempotency-Key', () => {
     expect(headerParams(op('post', '/api/actions'))).to.deep.equal(['Idempotency-Key']);
     expect(headerParams(op('get', '/api/users/{userId}'))).to.deep.equal([]);
     expect((await validateOpenApi(doc)).valid).to.equal(true);
+  });
+});
+
+describe("the docs page's Idempotency-Key", () => {
+  it('replaces the example placeholder with a new key per request tried, and leaves a key typed in alone', () => {
+    const window = { addEventListener: () => undefined };
+    const interceptor = new Function('window', `${INIT_SCRIPT}; return freshIdempotencyKey;`)(window) as (r: { headers: Record<string, string> }) => { headers: Record<string, string> };
+    const first = interceptor({ headers: { 'Idempotency-Key': FRESH_IDEMPOTENCY_KEY } }).headers['Idempotency-Key'];
+    const second = interceptor({ headers: { 'Idempotency-Key': FRESH_IDEMPOTENCY_KEY } }).headers['Idempotency-Key'];
+    expect(first).to.match(/^[0-9a-f-]{32,36}$/);
+    expect(second).to.not.equal(first);
+    expect(interceptor({ headers: { 'Idempotency-Key': 'mine-1' } }).headers['Idempotency-Key']).to.equal('mine-1');
   });
 });

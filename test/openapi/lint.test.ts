@@ -49,6 +49,14 @@ describe('OpenAPI document: Redocly lint, recommended rules', () => {
     expect(counted(await lint(buildOpenApiDocument([])))).to.deep.equal([]);
   });
 
+  it('nor with one generic command and one generic query beside them (no oneOf of one), examples checked', async () => {
+    const [, report, , archive] = trickyContracts();
+    const document = buildOpenApiDocument([...referenceContracts(), report!, archive!], { developmentAuth: true });
+    expect(document.paths['/api/actions']).to.have.property('post');
+    expect(document.paths['/api/data']).to.have.property('get');
+    expect(counted(await lint(document))).to.deep.equal([]);
+  });
+
   it('nor with hand-written routes beside the generated ones, one contract served only by its pipeline', async () => {
     const handWritten = handWrittenRoutes(HAND_WRITTEN_CONFIG, 'contracts-');
     expect(handWritten).to.have.length.above(0);

@@ -88,8 +88,9 @@ describe('sidecar image steps (scripts/container, as the Dockerfile uses them)',
     expect(installed['node_modules/express-gateway-plugin-contracts']).to.be.an('object');
     // Optional entries (the reference services' databases, and what only they or the tests need: devOptional) are
     // not the gateway's.
-    for (const [path, entry] of Object.entries<{ version: string; integrity?: string; dev?: boolean; optional?: boolean; devOptional?: boolean }>(repo)) {
-      if (!path || entry.optional || entry.devOptional) continue;
+    for (const [path, entry] of Object.entries<{ version: string; integrity?: string; dev?: boolean; optional?: boolean; devOptional?: boolean; link?: boolean }>(repo)) {
+      // The repository's workspaces (sdk/) and their links are not installed packages.
+      if (!path.startsWith('node_modules/') || entry.link || entry.optional || entry.devOptional) continue;
       if (entry.dev) expect(installed, path).not.to.have.property(path);
       else expect({ path, version: installed[path]?.version, integrity: installed[path]?.integrity }).to.deep.equal({ path, version: entry.version, integrity: entry.integrity });
     }

@@ -11,7 +11,7 @@ import { eventually } from '../support/gateway-process';
 import { TEST_JWT_SECRET } from '../support/tokens';
 
 /**
- * The operator's path, as the README tells it: `eg gateway create` (the host's generator, non-interactive flags),
+ * The operator's path, as docs/installing.md tells it: `eg gateway create` (the host's generator, non-interactive flags),
  * `npm install <packed tarball>`, `eg plugins configure contracts`, `npm start`. Needs the npm registry (or its cache).
  */
 describe('install as a plugin (npm pack → eg gateway create → npm install → eg plugins configure → start)', function () {

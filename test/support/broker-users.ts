@@ -11,7 +11,8 @@ const HOST = '127.0.0.1:5672';
 
 /**
  * Per-service broker users on the real RabbitMQ, from the generated definitions (`rabbitmqctl import_definitions`),
- * each named `<prefix>-<name>` so runs never meet; remove() deletes them.
+ * each named `<prefix>-<name>` so runs never meet; remove() deletes them. `extraArgs` go to the definitions tool
+ * (`--legacy-replies`); making the same users again re-imports their permissions.
  */
 export interface BrokerUsers {
   /** The broker user of `name` (`gateway`, or a service). */
@@ -21,13 +22,13 @@ export interface BrokerUsers {
   remove(): Promise<void>;
 }
 
-export async function createBrokerUsers(prefix: string, services: string[]): Promise<BrokerUsers> {
+export async function createBrokerUsers(prefix: string, services: string[], extraArgs: string[] = []): Promise<BrokerUsers> {
   const names = ['gateway', ...services];
   const user = (name: string) => `${prefix}-${name}`;
   const password = (name: string) => `${name}-pw-0123456789`;
   const env: NodeJS.ProcessEnv = {};
   for (const name of names) env[`BROKER_PASSWORD_${user(name).toUpperCase().replace(/[^A-Z0-9]/g, '_')}`] = password(name);
-  const definitions = brokerDefinitions(['--prefix', prefix, '--gateway-user', user('gateway'), '--user-prefix', `${prefix}-`, ...services.flatMap((s) => ['--service', s])], env);
+  const definitions = brokerDefinitions(['--prefix', prefix, '--gateway-user', user('gateway'), '--user-prefix', `${prefix}-`, ...services.flatMap((s) => ['--service', s]), ...extraArgs], env);
   // rabbitmqctl runs as the broker's user here, so the file (hashes only, no passwords) is made readable to it.
   const dir = mkdtempSync(join(tmpdir(), 'broker-defs-'));
   const remove = async (): Promise<void> => {
@@ -57,4 +58,24 @@ export async function refusal(url: string, action: (ch: amqp.ConfirmChannel) => 
   } finally {
     await conn.close().catch(() => undefined);
   }
+}
+
+/**
+ * A broker user `<prefix>-foreign` that may publish to the default exchange only (as a shared credential or a
+ * service still on --legacy-replies may): straight into any work queue, as the conformance kit's foreign sender.
+ */
+export async function createDefaultExchangeUser(prefix: string): Promise<{ url: string; remove(): Promise<void> }> {
+  const name = `${prefix}-foreign`;
+  const password = 'foreign-pw-0123456789';
+  const remove = async (): Promise<void> => {
+    await exec('rabbitmqctl', ['delete_user', name]).catch(() => undefined);
+  };
+  try {
+    await exec('rabbitmqctl', ['add_user', name, password]);
+    await exec('rabbitmqctl', ['set_permissions', '-p', '/', name, '^$', '^amq\\.default$', '^$']);
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+  return { url: `amqp://${encodeURIComponent(name)}:${password}@${HOST}`, remove };
 }

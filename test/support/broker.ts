@@ -2,9 +2,10 @@ import * as amqp from 'amqplib';
 
 /** Deletes the exchanges a test run's prefix made, so runs leave nothing behind on the shared broker. */
 export async function deleteBusTopology(url: string, prefix: string): Promise<void> {
-  const conn = await amqp.connect(url);
+  // A cluster's BUS_URL lists every node: any one of them will do.
+  const conn = await amqp.connect(url.split(',')[0]!);
   try {
-    for (const name of [`${prefix}.requests`, `${prefix}.discovery`]) {
+    for (const name of [`${prefix}.requests`, `${prefix}.discovery`, `${prefix}.replies`]) {
       const ch = await conn.createChannel();
       ch.on('error', () => undefined);
       await ch.deleteExchange(name).catch(() => undefined);

@@ -8,7 +8,7 @@ import * as amqp from 'amqplib';
 
 export type DeepCommand =
   | { id: number; op: 'publish'; exchange: string; routingKey: string; body: string; props: amqp.Options.Publish; depth: number }
-  | { id: number; op: 'answerDeep'; queue: string; exchange: string; bindingKey: string; depth: number; body: string }
+  | { id: number; op: 'answerDeep'; queue: string; exchange: string; bindingKey: string; replyExchange: string; depth: number; body: string }
   | { id: number; op: 'close' };
 
 function nested(depth: number): Record<string, unknown> {
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
           if (!msg) return;
           const replyTo = msg.properties.replyTo as string | undefined;
           if (replyTo) {
-            ch.sendToQueue(replyTo, Buffer.from(cmd.body), { correlationId: msg.properties.correlationId, userId: decodeURIComponent(new URL(url).username), headers: { deep: nested(cmd.depth) } });
+            ch.publish(cmd.replyExchange, replyTo, Buffer.from(cmd.body), { correlationId: msg.properties.correlationId, userId: decodeURIComponent(new URL(url).username), headers: { deep: nested(cmd.depth) } });
           }
           ch.ack(msg);
         });

@@ -9,8 +9,8 @@ type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 export interface DeepHeaderClient {
   /** Publishes `body` with headers `{ deep: {a: {a: …}} }` nested `depth` deep; resolves once the broker confirmed it. */
   publish(exchange: string, routingKey: string, body: string, depth: number, props?: Options.Publish): Promise<void>;
-  /** Consumes `queue` (declared and bound to `exchange` with `bindingKey`) and answers each request with such headers. */
-  answerDeep(queue: string, exchange: string, bindingKey: string, depth: number, body: string): Promise<void>;
+  /** Consumes `queue` (declared and bound to `exchange` with `bindingKey`) and answers each request with such headers, through `replyExchange`. */
+  answerDeep(queue: string, exchange: string, bindingKey: string, replyExchange: string, depth: number, body: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,7 +49,7 @@ export async function deepHeaderClient(url: string): Promise<DeepHeaderClient> {
   }
   return {
     publish: (exchange, routingKey, body, depth, props = {}) => send({ op: 'publish', exchange, routingKey, body, depth, props }),
-    answerDeep: (queue, exchange, bindingKey, depth, body) => send({ op: 'answerDeep', queue, exchange, bindingKey, depth, body }),
+    answerDeep: (queue, exchange, bindingKey, replyExchange, depth, body) => send({ op: 'answerDeep', queue, exchange, bindingKey, replyExchange, depth, body }),
     close,
   };
 }

@@ -4,7 +4,7 @@ import { compileSchema } from '../../plugin/validation/ajv';
 import { schemaCostProblem, MAX_UNIQUE_ITEMS } from '../../plugin/validation/schema-cost';
 import { toRe2Syntax } from '../../plugin/validation/linear-regexp';
 import { stripWriteOnly } from '../../plugin/validation/write-only';
-import { validateAnnouncement } from '../../plugin/contracts/registry';
+import { validateAnnouncement } from '../../plugin/contracts/announcement-validation';
 
 /** How long `fn` takes, in ms. */
 function timed(fn: () => unknown): number {

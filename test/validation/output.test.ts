@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Contract } from '../../plugin/contracts/types';
-import { checkOutput } from '../../plugin/validation/output';
+import { checkOutput, CHECK_UNTIL_PASSED, responseJson, SAMPLE_EVERY } from '../../plugin/validation/output';
 import { ValidatorCache } from '../../plugin/validation/validator-cache';
 import { GatewayError, toErrorBody } from '../../plugin/errors';
 import { resolveSettings } from '../../plugin/settings';
@@ -71,5 +71,54 @@ describe('validation: output check', () => {
     expect(resolveSettings({}, { STRICT_OUTPUT: '1' }).strictOutput).to.equal(false);
     expect(resolveSettings({ strictOutput: false }, { STRICT_OUTPUT: 'true' }).strictOutput).to.equal(false);
     expect(resolveSettings({ strictOutput: true }, {}).strictOutput).to.equal(true);
+  });
+
+  describe('with strictOutput off: every reply until the contract has passed a while, then a sample', () => {
+    const fresh = (): Contract => ({ ...contract, messageType: `GetThing${Math.random().toString(36).slice(2)}Query` });
+    /** How many of `n` bad results were logged, after `good` good ones, for one contract. */
+    function loggedOf(c: Contract, good: number, n: number, strict = false): number {
+      const { lines, log } = logger();
+      const validators = new ValidatorCache();
+      for (let i = 0; i < good; i++) checkOutput({ contract: c, result: { id: 'ok' }, correlationId: 'g', validators, log, strict });
+      for (let i = 0; i < n; i++) {
+        try {
+          checkOutput({ contract: c, result: { id: i }, correlationId: 'b', validators, log, strict });
+        } catch {
+          // strict: 502
+        }
+      }
+      return lines.length;
+    }
+
+    it('checks every reply of a new contract', () => {
+      expect(loggedOf(fresh(), CHECK_UNTIL_PASSED - 1, 1)).to.equal(1);
+    });
+
+    it('checks one reply in SAMPLE_EVERY once CHECK_UNTIL_PASSED have matched, and all again after a mismatch', () => {
+      expect(loggedOf(fresh(), CHECK_UNTIL_PASSED, SAMPLE_EVERY - 1)).to.equal(0);
+      // The SAMPLE_EVERY-th bad reply is checked, and with it the 5 after it.
+      expect(loggedOf(fresh(), CHECK_UNTIL_PASSED, SAMPLE_EVERY + 5)).to.equal(6);
+    });
+
+    it('checks every reply in strict mode', () => {
+      expect(loggedOf(fresh(), CHECK_UNTIL_PASSED * 2, 10, true)).to.equal(10);
+    });
+  });
+
+  describe('responseJson: the body as JSON text', () => {
+    const context = (strictOutput: boolean) => ({ validators: new ValidatorCache(), log: logger().log, settings: { strictOutput } });
+    const plain: Contract = { ...contract, outputSchema: { type: 'object', properties: { id: { type: 'string' } } } };
+
+    it('passes the service\'s own text of the result on when nothing changes it', () => {
+      const text = '{"id":"t1", "big":12345678901234567890}';
+      expect(responseJson(context(false), plain, JSON.parse(text), text, 'c')).to.equal(text);
+    });
+
+    it('serialises the result when writeOnly properties were removed, in strict mode, and without the text', () => {
+      const text = '{"id":"t1","secret":"s"}';
+      expect(responseJson(context(false), contract, JSON.parse(text), text, 'c')).to.equal('{"id":"t1"}');
+      expect(responseJson(context(true), plain, JSON.parse('{"id":"a","id":"b"}'), '{"id":"a","id":"b"}', 'c')).to.equal('{"id":"b"}');
+      expect(responseJson(context(false), plain, { id: 'x' }, undefined, 'c')).to.equal('{"id":"x"}');
+    });
   });
 });

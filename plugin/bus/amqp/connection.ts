@@ -7,6 +7,7 @@ import { RETRY_FIRST_DELAY_MS, RETRY_MAX_DELAY_MS } from '../constants';
 import { noop, type BusLogger } from '../logger';
 import { notifyState } from '../notify';
 import type { TransportState } from '../transport';
+import { BrokerList, brokerListUser, redactBusUrl } from './broker-list';
 import type { BusNames } from './wire';
 
 /*
@@ -33,28 +34,15 @@ export interface ConnectionOptions {
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
 }
 
-/** The URL without credentials, for messages and logs. */
+/** The URL (or list of URLs) without credentials, for messages and logs. */
 export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.toString();
-  } catch {
-    return 'the configured BUS_URL';
-  }
+  return redactBusUrl(url);
 }
 
 /** The user an amqp:// URL logs in as: amqplib logs in as guest when the URL names neither user nor password. */
 export function urlUser(url: string): string | undefined {
-  try {
-    const u = new URL(url);
-    if (u.username === '' && u.password === '') return 'guest';
-    const user = decodeURIComponent(u.username);
-    return user === '' ? undefined : user;
-  } catch {
-    return undefined;
-  }
+  const user = brokerListUser(url);
+  return user === '' ? undefined : user;
 }
 
 /** The pause before the next attempt to re-create a channel the broker closed while the connection stayed up. */
@@ -87,12 +75,15 @@ export class AmqpConnection {
   private connectFailureLogged = false;
   /** The connection whose broker user may not declare the exchanges (checked to exist by ensureExchanges). */
   private exchangesGivenOn: ChannelModel | null = null;
+  /** The nodes of BUS_URL and the one in use; it moves on after every failed attempt and every lost connection. */
+  private readonly brokers: BrokerList;
 
   constructor(
-    private readonly url: string,
+    url: string,
     opts: ConnectionOptions,
     private readonly hooks: ConnectionHooks,
   ) {
+    this.brokers = new BrokerList(url);
     this.names = opts.names;
     this.logger = opts.logger;
     this.connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
@@ -102,6 +93,11 @@ export class AmqpConnection {
     if (!headerGuardInstalled) {
       this.logger.warn('bus: could not guard amqplib\'s header decoder (amqplib was loaded before the transport): a message with deeply nested headers can close this connection');
     }
+  }
+
+  /** The node (`host:port`) of the live connection; undefined while down. */
+  node(): string | undefined {
+    return this.live ? this.brokers.current.node : undefined;
   }
 
   /** The live connection; null while down. */
@@ -129,15 +125,9 @@ export class AmqpConnection {
     notifyState(this.stateListeners, next, this.logger);
   }
 
-  /** A driver message with the URL's password taken out (belt and braces: amqplib does not echo it). */
+  /** A driver message with the URLs' passwords taken out (belt and braces: amqplib does not echo them). */
   private scrub(message: string): string {
-    let password = '';
-    try {
-      password = decodeURIComponent(new URL(this.url).password);
-    } catch {
-      // an unparsable URL fails to connect before any message could carry it
-    }
-    return password.length >= 3 ? message.split(password).join('***') : message;
+    return this.brokers.scrub(message);
   }
 
   start(): Promise<void> {
@@ -154,7 +144,8 @@ export class AmqpConnection {
   private async connectFirst(): Promise<void> {
     // amqplib's own recovery: it reconnects with jittered exponential backoff and runs `setup` on every
     // new connection before reporting it; we re-declare the topology and every consumer there.
-    const recovering = await amqp.connect(this.url, {
+    // amqplib reads the target's fields at every attempt: BrokerList re-fills them with the next node's.
+    const recovering = await amqp.connect(this.brokers.target, {
       noDelay: true, // amqplib leaves Nagle on; replies would stall for ~40 ms
       timeout: Math.min(this.connectTimeoutMs, CONNECT_ATTEMPT_TIMEOUT_MS),
       recovery: {
@@ -173,17 +164,24 @@ export class AmqpConnection {
     this.recovering = recovering;
     recovering.on('connect', () => {
       this.connectFailureLogged = false;
+      if (this.brokers.addresses.length > 1) this.logger.info(`bus: connected to ${this.brokers.current.redacted}`);
       if (!this.isClosing) this.setState('up');
     });
     recovering.on('connect-failed', (err: Error) => {
       this.lastConnectError = err;
+      const failed = this.brokers.current;
+      this.brokers.advance();
       // amqplib retries every few hundred ms: the first failure is logged; later ones are summed up by the
       // caller's retry line (it names the last reason), not logged at every attempt.
       if (this.connectFailureLogged) return;
       this.connectFailureLogged = true;
-      this.logger.warn(`bus: connecting to ${redactUrl(this.url)} failed: ${this.scrub(err.message)}`);
+      this.logger.warn(`bus: connecting to ${failed.redacted} failed: ${this.scrub(err.message)}`);
     });
-    recovering.on('disconnect', (err: Error) => this.logger.warn(`bus: connection lost: ${this.scrub(err.message)}`));
+    recovering.on('disconnect', (err: Error) => {
+      const lost = this.brokers.current;
+      this.brokers.advance();
+      this.logger.warn(`bus: connection to ${lost.node} lost: ${this.scrub(err.message)}`);
+    });
     recovering.on('reconnect-failed', (err: Error) => this.logger.error(`bus: gave up reconnecting: ${this.scrub(err.message)}`));
     recovering.on('error', (err: Error) => this.logger.warn(`bus: connection error: ${this.scrub(err.message)}`));
     recovering.on('handler-error', (err: Error) => this.logger.error(`bus: ${describeError(err)}`));
@@ -192,7 +190,7 @@ export class AmqpConnection {
     const timedOut = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => {
         const cause = this.lastConnectError ? `: ${this.scrub(this.lastConnectError.message)}` : '';
-        reject(new Error(`Could not connect to the message bus at ${redactUrl(this.url)} within ${this.connectTimeoutMs} ms${cause}`));
+        reject(new Error(`Could not connect to the message bus at ${this.brokers.describe()} within ${this.connectTimeoutMs} ms${cause}`));
       }, this.connectTimeoutMs);
     });
     try {
@@ -201,7 +199,7 @@ export class AmqpConnection {
       this.recovering = null;
       await recovering.close().catch(noop);
       if (!this.isClosing) this.setState('down');
-      throw err instanceof Error && err.message.startsWith('Could not connect') ? err : new Error(`Could not connect to the message bus at ${redactUrl(this.url)}`);
+      throw err instanceof Error && err.message.startsWith('Could not connect') ? err : new Error(`Could not connect to the message bus at ${this.brokers.describe()}`);
     } finally {
       clearTimeout(timer);
     }
@@ -248,6 +246,7 @@ export class AmqpConnection {
   private async assertExchanges(ch: Channel): Promise<void> {
     await ch.assertExchange(this.names.requestExchange, 'topic', { durable: true });
     await ch.assertExchange(this.names.discoveryExchange, 'topic', { durable: true });
+    await ch.assertExchange(this.names.replyExchange, 'topic', { durable: true });
   }
 
   /** Whether this connection's broker user may declare the exchanges (false for a per-service user). */
@@ -270,6 +269,7 @@ export class AmqpConnection {
         } else {
           await ch.checkExchange(this.names.requestExchange);
           await ch.checkExchange(this.names.discoveryExchange);
+          await ch.checkExchange(this.names.replyExchange);
         }
       } finally {
         await ch.close().catch(noop);

@@ -7,7 +7,7 @@ import { AmqpConsumers } from './consumers';
 import { AmqpListeners, type AnnouncementIntake } from './listeners';
 import { AmqpPublisher, type ReplyCheck } from './publisher';
 import { AmqpWorkQueues } from './work-queue';
-import { BusNames } from './wire';
+import { BusNames, type WorkQueueType } from './wire';
 
 /*
  * The AMQP 0-9-1 transport (RabbitMQ, amqplib), composed of:
@@ -19,7 +19,7 @@ import { BusNames } from './wire';
  *   wire.ts         the wire format: names, properties, headers
  */
 
-export { WORK_QUEUE_EXPIRES_MS } from './wire';
+export { WORK_QUEUE_EXPIRES_MS, workQueueTypeOf, type WorkQueueType } from './wire';
 export type { AnnouncementIntake } from './listeners';
 export type { ReplyCheck } from './publisher';
 
@@ -35,6 +35,8 @@ export interface AmqpTransportOptions {
   announcements?: Partial<AnnouncementIntake>;
   /** Gateway side: whose replies it takes for a service (by default anyone's). */
   replies?: ReplyCheck;
+  /** Service side: classic work queues (the default) or quorum ones, replicated over a cluster (BUS_QUEUE_TYPE). */
+  queueType?: WorkQueueType;
 }
 
 export class AmqpTransport implements Transport {
@@ -59,8 +61,12 @@ export class AmqpTransport implements Transport {
     this.brokerUser = this.conn.brokerUser;
     this.consumers = new AmqpConsumers(this.conn);
     this.publisher = new AmqpPublisher(this.conn, this.consumers, opts.replies);
-    this.workQueues = new AmqpWorkQueues(this.conn, this.consumers);
+    this.workQueues = new AmqpWorkQueues(this.conn, this.consumers, opts.queueType);
     this.listeners = new AmqpListeners(this.conn, this.consumers, opts.announcements);
+  }
+
+  get requestExchange(): string {
+    return this.names.requestExchange;
   }
 
   /** The name of the work queue of `service`. */
@@ -74,6 +80,10 @@ export class AmqpTransport implements Transport {
 
   onStateChange(listener: (state: TransportState) => void): void {
     this.conn.onStateChange(listener);
+  }
+
+  node(): string | undefined {
+    return this.conn.node();
   }
 
   start(): Promise<void> {

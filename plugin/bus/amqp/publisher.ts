@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Message } from 'amqplib';
+import type { Channel, ConfirmChannel, ConsumeMessage, Message } from 'amqplib';
 import type { Announcement } from '../../contracts/types';
-import { describeError } from '../../errors/describe';
-import { badGateway, gatewayTimeout } from '../../errors/gateway-error';
+import { badGateway } from '../../errors/gateway-error';
 import { inert, OnceLog } from '../../log-once';
 import { newId } from '../../request/ids';
-import { internalErrorReply, isReply } from '../envelope';
+import { decodeReply, internalErrorReply, isReply } from '../envelope';
 import { DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_DEPTH } from '../constants';
 import { nestedDeeperThan } from '../../request/json-depth';
 import { busClosing, busNotConnected, busRefused, noInstance, notEncodable } from '../failures';
@@ -15,15 +13,20 @@ import { noop } from '../logger';
 import type { AmqpConnection } from './connection';
 import type { AmqpConsumers, Registration } from './consumers';
 import { hasInvalidHeaders } from './header-guard';
+import { ReplyQueues } from './reply-queues';
 import { announceKey, DISCOVER_KEY, encodeHeaders, encodeJson, JSON_TYPE } from './wire';
 
 /*
  * The gateway side of the AMQP transport: requests out and their replies back (with their deadlines, and
  * basic.return for a service nobody consumes), and the confirmed publishes that have no reply (announcements,
- * discovery requests). Each of its three channels lives on its own (consumers.ts re-opens it): a channel error on
- * one request — the broker closes the channel it came on — neither loses the replies in flight, which come back on
- * another channel, nor stops the next requests for longer than the channel takes to re-open.
+ * discovery requests). Each of its channels (requests, confirms, one reply consumer per service: reply-queues.ts)
+ * lives on its own (consumers.ts re-opens it): a channel error on one request — the broker closes the channel it
+ * came on — neither loses the replies in flight, which come back on other channels, nor stops the next requests for
+ * longer than the channel takes to re-open.
  */
+
+/** The error amqplib hands a confirm callback for a basic.nack (a closed channel gives 'channel closed'). */
+const NACKED = 'message nacked';
 
 interface AmqpPendingRequest extends PendingRequest {
   /** The request's trace id, for the log lines about it. */
@@ -45,20 +48,21 @@ export class AmqpPublisher {
   /**
    * Requests go out on a plain channel (the reply is the request's acknowledgement; publisher confirms would cost
    * the broker and the gateway a frame per request and only turn a rare broker nack from a timeout into a 503).
-   * Announcements and discovery requests, which have no reply, go out on a confirm channel.
+   * Requests with an Idempotency-Key go out on a confirm channel of their own: their caller retries, so a broker
+   * that does not take one (a nack: e.g. a quorum queue without a leader, or over its limits) is answered 503 at once
+   * rather than 504 at the deadline. Announcements and discovery requests, which have no reply, go out on a confirm
+   * channel.
    */
   private readonly requests: Registration;
+  private readonly keyedRequests: Registration;
   private readonly confirms: Registration;
-  /** The consumer of the reply queue: registered with the first request (a service's transport sends none). */
-  private replies: Registration | null = null;
-  private registeringReplies: Promise<unknown> | null = null;
-  /** The reply queue of the current connection (exclusive: it goes with the connection). */
-  private replyQueue: { model: ChannelModel; name: string } | null = null;
+  /** The reply queues, one per target service: opened with the first request to it (a service's transport sends none). */
+  private readonly replies: ReplyQueues;
   private readonly pending = new PendingRequests<AmqpPendingRequest>();
   private readonly requestExchange: string;
   private readonly discoveryExchange: string;
   private readonly brokerUser: string | undefined;
-  /** Replies dropped for their publisher (one line per service and broker user per minute), and reply queue failures. */
+  /** Replies dropped for their publisher or for no request waiting (one line per service and kind per minute). */
   private readonly refusedLog: OnceLog;
 
   constructor(
@@ -70,7 +74,16 @@ export class AmqpPublisher {
     this.discoveryExchange = conn.names.discoveryExchange;
     this.brokerUser = conn.brokerUser;
     this.refusedLog = new OnceLog(conn.logger);
+    this.replies = new ReplyQueues(conn, consumers, (service, msg) => this.onReply(service, msg), (service) => this.repliesCancelled(service));
     this.requests = consumers.create('request channel', {
+      attach: async (ch) => {
+        ch.on('return', (msg: Message) => this.onReturn(msg));
+        await this.conn.declareExchanges(ch);
+        return '';
+      },
+    });
+    this.keyedRequests = consumers.create('keyed request channel', {
+      confirm: true,
       attach: async (ch) => {
         ch.on('return', (msg: Message) => this.onReturn(msg));
         await this.conn.declareExchanges(ch);
@@ -86,6 +99,7 @@ export class AmqpPublisher {
     });
     // Registered before any consumer, so they open first on every connection (the connection is up only after).
     consumers.register(this.requests).catch(noop);
+    consumers.register(this.keyedRequests).catch(noop);
     consumers.register(this.confirms).catch(noop);
   }
 
@@ -94,9 +108,9 @@ export class AmqpPublisher {
     return reg && reg.tag !== null && reg.ch ? (reg.ch as C) : undefined;
   }
 
-  /** The connection is gone, and with it the reply queue: whatever was in flight can no longer be answered (502). */
+  /** The connection is gone, and with it the reply queues: whatever was in flight can no longer be answered (502). */
   lost(): void {
-    this.replyQueue = null;
+    this.replies.lost();
     this.pending.failAll((p) => badGateway(p.service));
   }
 
@@ -109,55 +123,22 @@ export class AmqpPublisher {
     this.pending.failAll(error);
   }
 
-  /** Opens the reply queue's consumer (once; again after it failed to open). */
-  private openReplies(): Promise<unknown> {
-    if (this.registeringReplies) return this.registeringReplies;
-    const reg: Registration = this.consumers.create('reply consumer', {
-      attach: async (ch) => {
-        const model = reg.model;
-        if (!model) throw new Error('The connection was lost');
-        if (this.replyQueue?.model !== model) this.replyQueue = { model, name: this.conn.names.listenerQueue('reply', randomUUID()) };
-        const queue = this.replyQueue.name;
-        // Exclusive, not auto-delete: it outlives this channel (a re-opened consumer finds the replies sent
-        // meanwhile) and goes with the connection.
-        await ch.assertQueue(queue, { exclusive: true, autoDelete: false, durable: false });
-        const { consumerTag } = await ch.consume(queue, (msg) => (msg === null ? this.repliesCancelled(reg, ch) : this.onReply(msg)), { noAck: true });
-        return consumerTag;
-      },
-    });
-    this.replies = reg;
-    const registering = this.consumers.register(reg).catch((err: unknown) => {
-      // Every request retries it: one line a minute, whatever the rate (e.g. definitions without P.reply.*).
-      this.refusedLog.warn('reply queue', `bus: could not open the reply queue: ${describeError(err)}`);
-      if (this.replies === reg) this.replies = null;
-      if (this.registeringReplies === registering) this.registeringReplies = null;
-    });
-    this.registeringReplies = registering;
-    return registering;
+  /** A reply queue was deleted: the replies on their way to it are lost (502), and its consumer gets a new one. */
+  private repliesCancelled(service: string): void {
+    this.pending.failWhere((p) => p.service === service, (p) => badGateway(p.service));
   }
-
-  /** The reply queue was deleted: the replies on their way to it are lost (502), and the next consumer gets a new one. */
-  private repliesCancelled(reg: Registration, ch: Channel): void {
-    this.replyQueue = null;
-    this.pending.failAll((p) => badGateway(p.service));
-    this.consumers.brokerCancelled(reg, ch);
-  }
-
-  /** A request's deadline passed with no reply: 504. One function for every request's timer (no closure each). */
-  private readonly onDeadline = (id: string, timeoutMs: number): void => {
-    this.pending.take(id)?.reject(gatewayTimeout(timeoutMs));
-  };
 
   request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
     if (this.conn.state() !== 'up') return Promise.reject(busNotConnected(message.targetService));
-    if (AmqpPublisher.ready(this.replies) && this.replyQueue) return this.send(message, timeoutMs);
-    return this.openReplies().then(() => this.send(message, timeoutMs));
+    if (this.replies.replyTo(message.targetService) !== undefined) return this.send(message, timeoutMs);
+    return this.replies.open(message.targetService).then(() => this.send(message, timeoutMs));
   }
 
   private send(message: RequestMessage, timeoutMs: number): Promise<Reply> {
     const service = message.targetService;
-    const ch = AmqpPublisher.ready(this.requests);
-    const replyTo = AmqpPublisher.ready(this.replies) && this.replyQueue?.name;
+    const keyed = message.headers.idempotencyKey !== undefined;
+    const ch = keyed ? AmqpPublisher.ready<ConfirmChannel>(this.keyedRequests) : AmqpPublisher.ready(this.requests);
+    const replyTo = this.replies.replyTo(service);
     if (this.conn.state() !== 'up' || !ch || !replyTo) return Promise.reject(busNotConnected(service));
     let body: Buffer;
     let headers: Record<string, string>;
@@ -171,10 +152,12 @@ export class AmqpPublisher {
     const wait = waitMs(timeoutMs);
     const id = newId();
     return new Promise<Reply>((resolve, reject) => {
-      const timer = setTimeout(this.onDeadline, wait, id, timeoutMs);
-      this.pending.add(id, { service, correlationId: String(message.headers.correlationId ?? ''), timer, resolve, reject });
+      this.pending.add(id, { service, correlationId: String(message.headers.correlationId ?? ''), timeoutMs, resolve, reject });
+      // Unkeyed, no confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back
+      // (basic.return, 503). Keyed: a nack is 503 at once (the reply remains the acknowledgement of success); a
+      // channel that closed before the confirm came is 502, as for any request in flight: the broker may have it.
+      const confirmed = keyed ? (err: unknown) => (err ? this.unconfirmed(id, service, err) : undefined) : undefined;
       try {
-        // No confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back (basic.return, 503).
         ch.publish(this.requestExchange, service, body, {
           mandatory: true,
           expiration: String(wait),
@@ -185,12 +168,18 @@ export class AmqpPublisher {
           headers,
           // Services accept requests from the gateway's broker user only (serve's acceptRequestsFrom).
           userId: this.brokerUser,
-        });
+        }, confirmed);
       } catch (err) {
         const closed = err instanceof Error && err.name === 'IllegalOperationError';
         this.pending.take(id)?.reject(closed ? busNotConnected(service) : notEncodable());
       }
     });
+  }
+
+  /** A keyed request the broker nacked (503: not taken), or whose channel closed before its confirm (502: unknown). */
+  private unconfirmed(id: string, service: string, err: unknown): void {
+    const nacked = err instanceof Error && err.message === NACKED;
+    this.pending.take(id)?.reject(nacked ? busRefused(service) : badGateway(service));
   }
 
   /** basic.return: no queue is bound for the service (mandatory publish). */
@@ -199,12 +188,15 @@ export class AmqpPublisher {
     if (p) p.reject(noInstance(p.service));
   }
 
-  private onReply(msg: ConsumeMessage): void {
+  /** A reply off the reply queue of `service`. */
+  private onReply(service: string, msg: ConsumeMessage): void {
     const id = msg.properties.correlationId as string | undefined;
     const waiting = this.pending.get(id);
-    if (!waiting) return; // late (after the deadline) or unknown: dropped
+    if (!waiting) return this.unmatchedReply(service); // late (after the deadline) or not an answer to this gateway
     const expected = this.check.replyUser?.(waiting.service);
-    if (expected !== undefined && msg.properties.userId !== expected) return this.refuseReply(waiting.service, expected, msg);
+    if (expected !== undefined && msg.properties.userId !== expected) return this.refuseReply(waiting.service, `expected ${expected}`, msg);
+    // Another service's answer (possible under a shared credential): each service answers on its own queue only.
+    if (waiting.service !== service) return this.refuseReply(waiting.service, `on the reply queue of ${inert(service)}`, msg);
     const p = this.pending.take(id) as AmqpPendingRequest;
     const max = this.check.maxBytes ?? DEFAULT_MAX_REPLY_BYTES;
     if (msg.content.length > max) {
@@ -224,12 +216,7 @@ export class AmqpPublisher {
       p.reject(badGateway(p.service));
       return;
     }
-    let reply: unknown;
-    try {
-      reply = JSON.parse(msg.content.toString('utf8'));
-    } catch {
-      reply = undefined;
-    }
+    const reply = decodeReply(msg.content);
     if (!isReply(reply)) {
       this.conn.logger.error(`[${p.correlationId}] bus: malformed reply from service '${p.service}'`);
       p.resolve(internalErrorReply());
@@ -239,14 +226,19 @@ export class AmqpPublisher {
   }
 
   /**
-   * A reply that another broker user published (anyone may publish to the reply queue through the default
-   * exchange): dropped, and the request keeps waiting for its service's own reply.
+   * A reply that another broker user published, or that came on another service's reply queue: dropped, and the
+   * request keeps waiting for its service's own reply.
    */
-  private refuseReply(service: string, expected: string, msg: ConsumeMessage): void {
+  private refuseReply(service: string, why: string, msg: ConsumeMessage): void {
     const user = typeof msg.properties.userId === 'string' ? msg.properties.userId : undefined;
     const who = user === undefined ? 'no broker user (user_id)' : `broker user ${inert(user)}`;
-    this.refusedLog.warn(JSON.stringify([service, user]), `bus: dropped a reply for ${service} published by ${who} (expected ${expected})`);
+    this.refusedLog.warn(JSON.stringify([service, user]), `bus: dropped a reply for ${service} published by ${who} (${why})`);
     this.check.onRefusedReply?.(service);
+  }
+
+  /** Dropped, held nowhere: counted into one line per service a minute. */
+  private unmatchedReply(service: string): void {
+    this.refusedLog.warn(JSON.stringify(['unmatched', service]), `bus: dropped a reply on the reply queue of ${inert(service)} with no request waiting for it (late after its deadline, or not an answer of this gateway)`);
   }
 
   async requestDiscovery(): Promise<void> {

@@ -9,26 +9,32 @@ import { hasInvalidHeaders } from './header-guard';
  *   exchange P.requests   topic, durable    requests; routing key = target service. A topic exchange, so that the
  *                                           broker checks binding keys against each user's topic permissions: only
  *                                           S's user may bind a queue with key S.
- *   queue    P.svc.<svc>  non-durable, not auto-delete, x-expires 15000; bound to P.requests with key <svc>; the
+ *   queue    P.svc.<svc>  non-durable, not auto-delete, x-expires 15000 (BUS_QUEUE_TYPE=quorum: a durable quorum
+ *                         queue, x-delivery-limit 5, same x-expires); bound to P.requests with key <svc>; the
  *                         service's instances are competing consumers on it (manual ack after the reply,
  *                         prefetch); what a consumer held when it died is redelivered (`redelivered` set)
  *   exchange P.discovery  topic, durable    announcements and withdrawals: key `announce.<service>`,
  *                                           body = the Announcement JSON; discovery requests: key
  *                                           `discover`, body `{}`. Listeners bind exclusive queues
  *                                           P.announce.<uuid> (`announce.#`) / P.discover.<uuid>.
- *   queue    P.reply.<uuid>  exclusive       the gateway's replies (one per gateway connection, consumed on a
- *                                           channel of its own, so a publishing channel's error loses no reply)
+ *   exchange P.replies    topic, durable    replies; routing key = the request's replyTo. A topic exchange of its
+ *                                           own, so that service users need no write on the default exchange (which
+ *                                           reaches every queue) and topic permissions tie a key to one service.
+ *   queue    P.reply.<uuid>.<svc>  exclusive, x-max-length-bytes   the gateway's replies from one service (one per
+ *                                           target service and gateway connection), bound to P.replies with its own
+ *                                           name as key; each consumed on a channel of its own with a prefetch, so a
+ *                                           flood on one service's queue neither delays another's replies nor grows
+ *                                           the gateway's memory
  *
  * A request message: body = JSON `{ "input": {...} }` (the rest of the RequestMessage travels in
  * properties); properties: type = messageType, correlationId = a fresh id per request (NOT the trace
- * correlation id), replyTo = the gateway's reply queue, expiration = the timeout in ms, user_id = the gateway's
- * broker user, contentType = application/json, mandatory; headers: correlationId, requestId, user (the
- * MessageUser as a JSON string, absent for anonymous calls), traceparent (when present), deadline (ms since
- * the epoch, as a decimal string), idempotencyKey (the caller's Idempotency-Key, when it sent one on a command
- * or POST), clientAddress (the caller's IP as the host saw it).
- * The reply: published to the default exchange with routing key = the request's replyTo, the same
- * correlationId, user_id = the service's broker user, body = the Reply envelope as JSON; the service acks the
- * request after replying.
+ * correlation id), replyTo = the gateway's reply queue for that service, expiration = the timeout in ms,
+ * user_id = the gateway's broker user, contentType = application/json, mandatory; headers: correlationId,
+ * requestId, user (the MessageUser as a JSON string, absent for anonymous calls), traceparent (when present),
+ * deadline (ms since the epoch, as a decimal string), idempotencyKey (the caller's Idempotency-Key, when it sent
+ * one on a command or POST), clientAddress (the caller's IP as the host saw it).
+ * The reply: published to P.replies with routing key = the request's replyTo, the same correlationId, user_id =
+ * the service's broker user, body = the Reply envelope as JSON; the service acks the request after replying.
  *
  * This file holds every name and header of that format; the request headers are encoded and decoded side by side.
  */
@@ -46,6 +52,44 @@ export const WORK_QUEUE_EXPIRES_MS = 15_000;
  * the requests are transient and the gateway's reply queue does not survive a broker restart either.
  */
 export const WORK_QUEUE_OPTIONS: Options.AssertQueue = { durable: false, autoDelete: false, arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS } };
+
+/**
+ * The gateway's reply queue for one service: bounded, so a service flooding its own replies costs the broker at most
+ * this much (the oldest dropped first) and the gateway nothing beyond its prefetch.
+ */
+export const REPLY_QUEUE_MAX_BYTES = 64 * 1024 * 1024;
+export const REPLY_QUEUE_OPTIONS: Options.AssertQueue = { exclusive: true, autoDelete: false, durable: false, arguments: { 'x-max-length-bytes': REPLY_QUEUE_MAX_BYTES } };
+
+/** What a work queue is: classic (one node, the default) or quorum (replicated over a cluster; BUS_QUEUE_TYPE). */
+export type WorkQueueType = 'classic' | 'quorum';
+export const WORK_QUEUE_TYPES: readonly WorkQueueType[] = ['classic', 'quorum'];
+/**
+ * A quorum queue drops a request handed out this many times without an ack (a request that kills every instance
+ * it reaches): the gateway answers it 504 at its deadline instead of the service crash-looping.
+ */
+export const QUORUM_DELIVERY_LIMIT = 5;
+/**
+ * The work queue as a quorum queue: replicated, so it and its requests survive the loss of a node; durable by
+ * nature (RabbitMQ refuses a transient one). It expires like the classic one.
+ */
+export const QUORUM_WORK_QUEUE_OPTIONS: Options.AssertQueue = {
+  durable: true,
+  autoDelete: false,
+  arguments: { 'x-queue-type': 'quorum', 'x-expires': WORK_QUEUE_EXPIRES_MS, 'x-delivery-limit': QUORUM_DELIVERY_LIMIT },
+};
+
+/** The declaration of a work queue of `type`. */
+export function workQueueOptions(type: WorkQueueType): Options.AssertQueue {
+  return type === 'quorum' ? QUORUM_WORK_QUEUE_OPTIONS : WORK_QUEUE_OPTIONS;
+}
+
+/** BUS_QUEUE_TYPE: classic when unset; anything but classic or quorum is refused in one line. */
+export function workQueueTypeOf(value: string | undefined): WorkQueueType {
+  const text = (value ?? '').trim().toLowerCase();
+  if (text === '') return 'classic';
+  if ((WORK_QUEUE_TYPES as readonly string[]).includes(text)) return text as WorkQueueType;
+  throw new Error(`BUS_QUEUE_TYPE must be classic or quorum (got ${JSON.stringify(value).slice(0, 40)})`);
+}
 
 /** Routing keys on the discovery exchange. */
 const ANNOUNCE_KEY_PREFIX = 'announce.';
@@ -65,10 +109,12 @@ export function announcedService(routingKey: string): string {
 export class BusNames {
   readonly requestExchange: string;
   readonly discoveryExchange: string;
+  readonly replyExchange: string;
 
   constructor(readonly prefix: string) {
     this.requestExchange = `${prefix}.requests`;
     this.discoveryExchange = `${prefix}.discovery`;
+    this.replyExchange = `${prefix}.replies`;
   }
 
   /** The work queue of `service`. */
@@ -76,9 +122,18 @@ export class BusNames {
     return `${this.prefix}.svc.${service}`;
   }
 
-  /** An exclusive queue of this connection: a listener ('announce' or 'discover') or the gateway's replies ('reply'). */
+  /** An exclusive queue of this connection: a listener ('announce' or 'discover'). */
   listenerQueue(kind: string, id: string): string {
     return `${this.prefix}.${kind}.${id}`;
+  }
+
+  /**
+   * The gateway's reply queue for `service`, which is also the routing key of its replies on P.replies (the
+   * service's topic permission allows keys ending in its own name only). A service that still replies through the
+   * default exchange (routing key = queue name) reaches the same queue.
+   */
+  replyQueue(id: string, service: string): string {
+    return `${this.prefix}.reply.${id}.${service}`;
   }
 }
 
@@ -162,6 +217,8 @@ export function decodeRequest(msg: ConsumeMessage, service: string): RequestMess
     headers,
   };
   if (msg.fields.redelivered) request.redelivered = true;
+  const deliveryCount = raw['x-delivery-count'];
+  if (typeof deliveryCount === 'number' && deliveryCount > 0) request.deliveryCount = deliveryCount;
   if (typeof msg.properties.userId === 'string') request.publisher = msg.properties.userId;
   return request;
 }

@@ -7,11 +7,11 @@ import type { AmqpConnection } from './connection';
 import { noop } from '../logger';
 import { inert, OnceLog } from '../../log-once';
 import type { AmqpConsumers, Registration } from './consumers';
-import { decodeRequest, JSON_TYPE, PRECONDITION_FAILED, traceIdOf, WORK_QUEUE_OPTIONS } from './wire';
+import { decodeRequest, JSON_TYPE, PRECONDITION_FAILED, traceIdOf, workQueueOptions, type WorkQueueType } from './wire';
 
 /*
  * The service side of the AMQP transport: a competing consumer on the service's work queue that runs the handler,
- * replies to the request's replyTo (stamped with this connection's broker user, which the gateway checks), and acks
+ * replies to the request's replyTo on the reply exchange (stamped with this connection's broker user, which the gateway checks), and acks
  * the request only after replying (so what an instance held when it died is redelivered).
  */
 
@@ -24,6 +24,7 @@ export class AmqpWorkQueues {
   constructor(
     private readonly conn: AmqpConnection,
     private readonly consumers: AmqpConsumers,
+    private readonly queueType: WorkQueueType = 'classic',
   ) {
     this.refusedLog = new OnceLog(conn.logger);
   }
@@ -32,11 +33,13 @@ export class AmqpWorkQueues {
     const queue = this.conn.names.serviceQueue(service);
     const requestExchange = this.conn.names.requestExchange;
     const from = opts.acceptRequestsFrom;
+    let asDeclared = true;
     const reg = this.consumers.create(`consumer of ${queue}`, {
       prefetch: Math.max(1, opts.prefetch ?? DEFAULT_PREFETCH),
       attach: async (ch) => {
         await this.conn.declareExchanges(ch);
-        await this.declareWorkQueue(ch, reg, queue);
+        // A queue found with other arguments may be of the other type: its deletion then counts consumers.
+        asDeclared = await this.declareWorkQueue(ch, reg, queue);
         await ch.bindQueue(queue, requestExchange, service);
         const { consumerTag } = await ch.consume(
           queue,
@@ -51,30 +54,44 @@ export class AmqpWorkQueues {
       rebind: (ch) => ch.bindQueue(queue, requestExchange, service),
       // The last instance to stop deletes the queue (only if no other instance consumes), so the service is
       // unroutable — 503 — as soon as close() resolves rather than when the queue expires.
-      detach: async (ch) => {
-        await ch.deleteQueue(queue, { ifUnused: true });
-      },
+      detach: (ch) => this.deleteIfUnused(ch, queue, asDeclared ? this.queueType : 'quorum'),
     });
     return this.consumers.register(reg);
   }
 
   /**
-   * Declares the work queue (WORK_QUEUE_OPTIONS). A queue of the same name declared with other arguments — by an
-   * instance of an older version (auto-delete), during a rolling upgrade — closes the declaring channel with
-   * PRECONDITION_FAILED; the declaration is tried on a channel of its own so that this instance can still consume
-   * the existing queue as it is.
+   * Deletes the work queue when no instance consumes it any more. RabbitMQ refuses `if-unused` on a quorum queue (it
+   * closes the whole connection), so there, and on a queue of unknown type, the consumers are counted first; an
+   * instance that starts in between sees its consumer cancelled and declares the queue again (brokerCancelled).
    */
-  private async declareWorkQueue(ch: Channel, reg: Registration, queue: string): Promise<void> {
+  private async deleteIfUnused(ch: Channel, queue: string, type: WorkQueueType): Promise<void> {
+    if (type === 'classic') {
+      await ch.deleteQueue(queue, { ifUnused: true });
+      return;
+    }
+    const { consumerCount } = await ch.checkQueue(queue);
+    if (consumerCount === 0) await ch.deleteQueue(queue);
+  }
+
+  /**
+   * Declares the work queue (workQueueOptions: classic or quorum); false when it exists with other arguments. Such a
+   * queue — declared by an instance of an older version (auto-delete) during a rolling upgrade, or by one with
+   * another BUS_QUEUE_TYPE — closes the declaring channel with PRECONDITION_FAILED; the declaration is tried on a
+   * channel of its own so that this instance can still consume the existing queue as it is.
+   */
+  private async declareWorkQueue(ch: Channel, reg: Registration, queue: string): Promise<boolean> {
     const model = reg.model;
     if (!model) throw new Error('The connection was lost');
     const probe = await model.createChannel();
     probe.on('error', noop);
     try {
-      await probe.assertQueue(queue, WORK_QUEUE_OPTIONS);
+      await probe.assertQueue(queue, workQueueOptions(this.queueType));
+      return true;
     } catch (err) {
       if ((err as { code?: unknown }).code !== PRECONDITION_FAILED) throw err;
       await ch.checkQueue(queue);
-      this.conn.logger.warn(`bus: ${queue} exists with other arguments (an older instance declared it); consuming it as it is`);
+      this.conn.logger.warn(`bus: ${queue} exists with other arguments (an older instance, or one with another BUS_QUEUE_TYPE, declared it); consuming it as it is`);
+      return false;
     } finally {
       await probe.close().catch(noop);
     }
@@ -100,6 +117,7 @@ export class AmqpWorkQueues {
       this.consumers.brokerCancelled(reg, ch);
       return;
     }
+    const replyExchange = this.conn.names.replyExchange;
     // A redelivery of a request this instance is running (or ran) on a channel that died gets that run's reply.
     const reply = (msg.fields.redelivered && reg.orphans.take(msg)) || this.replyBody(msg, service, handler);
     const id = msg.properties.correlationId as string | undefined;
@@ -109,8 +127,9 @@ export class AmqpWorkQueues {
       if (id !== undefined && reg.running.get(id)?.reply === reply && reg.ch === ch) reg.running.delete(id);
       try {
         const replyTo = msg.properties.replyTo as string | undefined;
+        // Through the reply exchange, never the default one: a service user needs no write on amq.default.
         if (replyTo) {
-          ch.sendToQueue(replyTo, body, { correlationId: msg.properties.correlationId, contentType: JSON_TYPE, userId: this.conn.brokerUser });
+          ch.publish(replyExchange, replyTo, body, { correlationId: msg.properties.correlationId, contentType: JSON_TYPE, userId: this.conn.brokerUser });
         }
         ch.ack(msg);
       } catch (err) {

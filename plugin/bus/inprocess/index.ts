@@ -5,7 +5,7 @@ import { silentLogger, type BusLogger } from '../logger';
 import { DEFAULT_PREFETCH } from '../constants';
 import { invokeHandler, replyJson } from '../handler';
 import { busClosing, busNotConnected, noInstance, notEncodable } from '../failures';
-import { PendingRequests, waitMs, type PendingRequest } from '../pending';
+import { PendingRequests, type PendingRequest } from '../pending';
 import { callGuarded, notifyState } from '../notify';
 import { defaultHub, type Delivery, type HubConsumer, type InProcessHub } from './hub';
 import type {
@@ -40,12 +40,21 @@ function traceIdOf(message: RequestMessage): string {
   return String(message.headers?.correlationId);
 }
 
+/** A request in flight and the delivery its reply (or its deadline) settles. */
+interface InProcessPending extends PendingRequest {
+  delivery: Delivery;
+}
+
 /** The in-process Transport. All instances on one hub see each other; see the file comment. */
 export class InProcessTransport implements Transport {
   readonly kind = 'inprocess' as const;
   private current: TransportState = 'connecting';
   private readonly stateListeners: Array<(state: TransportState) => void> = [];
-  private readonly pending = new PendingRequests();
+  /** A request past its deadline is answered 504, and its delivery marked settled (a late reply is dropped). */
+  private readonly pending = new PendingRequests<InProcessPending>((p) => {
+    p.delivery.settled = true;
+    p.reject(gatewayTimeout(p.timeoutMs));
+  });
   private readonly subscriptions = new Set<Subscription>();
   private readonly logger: BusLogger;
   private closing: Promise<void> | undefined;
@@ -104,7 +113,7 @@ export class InProcessTransport implements Transport {
     }
     const id = randomUUID();
     return new Promise<Reply>((resolve, reject) => {
-      const take = (): PendingRequest | undefined => {
+      const take = (): InProcessPending | undefined => {
         const p = this.pending.take(id);
         if (p) delivery.settled = true;
         return p;
@@ -115,8 +124,7 @@ export class InProcessTransport implements Transport {
         reply: (reply) => take()?.resolve(reply),
         unroutable: () => take()?.reject(noInstance(service)),
       };
-      const timer = setTimeout(() => take()?.reject(gatewayTimeout(timeoutMs)), waitMs(timeoutMs));
-      this.pending.add(id, { service, timer, resolve, reject });
+      this.pending.add(id, { service, timeoutMs, delivery, resolve, reject });
       if (!this.hub.dispatch(service, delivery)) delivery.unroutable();
     });
   }

@@ -1,0 +1,43 @@
+import { createHash } from 'node:crypto';
+import type { ContractRegistry } from '../contracts/registry';
+import type { CachedDocument } from '../openapi/cache';
+import { buildAsyncApiDocument } from './document';
+
+/**
+ * The AsyncAPI document, built on the first request after the registry's contracts changed and served from memory
+ * until they change again (nobody asks for it on most gateways, so nothing is built at start).
+ */
+export class AsyncApiCache {
+  private cached?: CachedDocument;
+  private readonly onChange = (): void => {
+    this.cached = undefined;
+  };
+
+  constructor(
+    private readonly registry: ContractRegistry,
+    private readonly prefix: () => string,
+  ) {}
+
+  start(): this {
+    this.registry.on('change', this.onChange);
+    return this;
+  }
+
+  stop(): void {
+    this.registry.off('change', this.onChange);
+  }
+
+  /** The settings (the bus prefix) may have changed: build again on the next request. */
+  refresh(): void {
+    this.cached = undefined;
+  }
+
+  current(): CachedDocument {
+    if (this.cached) return this.cached;
+    const document = buildAsyncApiDocument(this.registry.contracts(), this.prefix());
+    const json = JSON.stringify(document);
+    const etag = `"${createHash('sha256').update(json).digest('hex').slice(0, 32)}"`;
+    this.cached = { json, version: String((document.info as { version: string }).version), etag, generatedAt: new Date() };
+    return this.cached;
+  }
+}

@@ -1,0 +1,91 @@
+import { expect } from 'chai';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, run } from './support';
+
+const SDK = 'express-gateway-plugin-contracts-sdk';
+/** What a service that installs the SDK alone may carry in node_modules (issue: the whole gateway was 143 MB). */
+const MAX_NODE_MODULES_BYTES = 15 * 1024 * 1024;
+
+/** Bytes of the files under `dir` (symlinks not followed). */
+function bytesUnder(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += bytesUnder(path);
+    else if (entry.isFile()) total += statSync(path).size;
+  }
+  return total;
+}
+
+/**
+ * The SDK as its own package: `npm pack --workspace sdk`, installed alone into an empty folder, as a Node service
+ * would. Needs the npm registry (or its cache) for amqplib and the rest.
+ */
+describe('the SDK package (npm pack --workspace sdk, installed alone)', function () {
+  this.timeout(300000);
+  let tmp: string;
+  let app: string;
+
+  before(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'contracts-sdk-'));
+    const packed = await run('npm', ['pack', '--workspace', 'sdk', '--pack-destination', tmp], { timeoutMs: 120000 });
+    expect(packed.code, packed.output).to.equal(0);
+    const tarball = readdirSync(tmp).find((f) => f.startsWith(SDK) && f.endsWith('.tgz'));
+    expect(tarball, packed.output).to.be.a('string');
+    app = join(tmp, 'service');
+    await run('mkdir', ['-p', app]);
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'a-service', version: '1.0.0', private: true }));
+    const installed = await run('npm', ['install', join(tmp, tarball!)], { cwd: app });
+    expect(installed.code, installed.output).to.equal(0);
+  });
+
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('installs under 15 MB of node_modules, with nothing of Express Gateway or Express', () => {
+    const modules = join(app, 'node_modules');
+    expect(bytesUnder(modules)).to.be.below(MAX_NODE_MODULES_BYTES);
+    const installed = Object.keys(JSON.parse(readFileSync(join(modules, '.package-lock.json'), 'utf8')).packages);
+    expect(installed).to.include(`node_modules/${SDK}`).and.include('node_modules/amqplib');
+    expect(installed.filter((p) => /(^|\/)(express|express-gateway|ajv|typescript)$/.test(p))).to.deep.equal([]);
+  });
+
+  it('loads from its package name and serves over the in-process bus', async () => {
+    const script = `
+      const { serve, createTransport, operation } = require('${SDK}');
+      (async () => {
+        const transport = createTransport({ url: 'embedded' });
+        await transport.start();
+        const op = operation({ messageType: 'PingQuery', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }).handle(() => ({ pong: true }));
+        const running = await serve({ transport, service: 'ping', operations: [op] });
+        const reply = await transport.request({ messageType: 'PingQuery', targetService: 'ping', input: {}, headers: { correlationId: 'c', requestId: 'r' } }, 2000);
+        await running.stop();
+        await transport.close();
+        console.log(JSON.stringify(reply));
+      })().catch((err) => { console.error(err); process.exit(1); });`;
+    const r = await run(process.execPath, ['-e', script], { cwd: app, timeoutMs: 30000 });
+    expect(r.code, r.output).to.equal(0);
+    expect(JSON.parse(r.output.trim().split('\n').pop()!)).to.deep.equal({ ok: true, result: { pong: true } });
+  });
+
+  it('ships its types: a handler typed from the schema compiles, a wrong output does not', async () => {
+    const source = `
+      import { operation } from '${SDK}';
+      const contract = {
+        messageType: 'GetProductQuery',
+        inputSchema: { type: 'object', properties: { productId: { type: 'string' } }, required: ['productId'] },
+        outputSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        requiredPermissions: ['products:read'],
+      } as const;
+      export const good = operation(contract).handle((input) => ({ name: input.productId.toUpperCase() }));
+      export const bad = operation(contract).handle((input) => ({ name: input.productId.length }));
+    `;
+    writeFileSync(join(app, 'service.ts'), source);
+    const tsc = join(ROOT, 'node_modules', '.bin', 'tsc');
+    const r = await run(tsc, ['--noEmit', '--strict', '--module', 'node20', '--skipLibCheck', 'service.ts'], { cwd: app, timeoutMs: 120000 });
+    // Exactly one error: the number where the output schema says string.
+    expect(r.output.match(/error TS\d+/g), r.output).to.have.length(1);
+    expect(r.output).to.match(/service\.ts\(10,/);
+  });
+});
