@@ -6,7 +6,7 @@ import { errorCodeOf } from './error-code';
 import { RouteLabels } from './route-label';
 import type { GatewayMetrics } from './metrics';
 import { trace, type Span } from '@opentelemetry/api';
-import { endServerSpan, startServerSpan, tracing, type ServerRequest } from './tracing';
+import { endServerSpan, spanContextOf, startServerSpan, tracing, type ServerRequest } from './tracing';
 import { traceOf } from '../request/trace';
 import { pathOnly, type AccessLog } from '../logging/access-log';
 import { redact } from '../logging/redact';
@@ -73,10 +73,10 @@ export function serverSpanOf(req: Request): Span | undefined {
 }
 
 /** The request's server span ids for its access line, when it has a valid context (an SDK, or the caller's trace). */
-function spanIds(span: Span | undefined): { traceId?: string; spanId?: string } {
-  if (span === undefined) return {};
-  const sc = span.spanContext();
-  return trace.isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId } : {};
+/** The ids for the access line: the span's, or without an SDK (no span) the caller's trace, as a span would carry. */
+function spanIds(span: Span | undefined, traceparent: string | undefined): { traceId?: string; spanId?: string } {
+  const sc = span === undefined ? spanContextOf(traceparent) : span.spanContext();
+  return sc !== undefined && trace.isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId } : {};
 }
 
 function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLabels): void {
@@ -109,7 +109,7 @@ function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLa
       requestId: state.trace?.requestId,
       service: state.resolved?.contract.targetService,
       code,
-      ...spanIds(observed.span),
+      ...spanIds(observed.span, state.trace?.traceparent),
     });
   }
 }
