@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { schema } from './schema';
 import { setRequestUser } from '../../plugin/pipeline/user';
-import { resolveAuthConfig, type AuthOverrides } from '../../plugin/auth/auth-config';
+import { resolveAuthConfig, type AuthOverrides } from '../../plugin/settings/auth';
 import { authenticateRequest, callerAtHand } from '../../plugin/auth/authenticate';
 import { accessAtHand, accessOnceRead, type AccessAction, type RouteAccess } from '../../plugin/auth/route-access';
 import { answerStepError } from '../../plugin/pipeline/step-error';

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { resolveSettings, SETTINGS_SCHEMA } from '../../plugin/settings';
-import { SETTING_ENV, validateSettings } from '../../plugin/settings-validation';
-import { LIMIT_SETTINGS } from '../../plugin/bus-trust-settings';
+import { SETTING_ENV, validateSettings } from '../../plugin/settings/validation';
+import { LIMIT_SETTINGS } from '../../plugin/settings/bus-trust';
 
 /** docs/configuration.md holds the one settings table: it must list exactly the settings the plugin knows. */
 const doc = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'configuration.md'), 'utf8');

@@ -1,10 +1,10 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import { SETTINGS_SCHEMA } from './settings';
+import { SETTINGS_SCHEMA } from '.';
 import { checkAuthConfig } from './auth';
-import { errorMessage } from './errors';
-import { parseUserMap, servicesFileOf } from './bus-trust-settings';
-import { parseBrokerList } from './bus/amqp/broker-list';
-import { resolveEdgeSettings } from './edge/edge-settings';
+import { errorMessage } from '../errors';
+import { parseUserMap, servicesFileOf } from './bus-trust';
+import { parseBrokerList } from '../bus/amqp/broker-list';
+import { resolveEdgeSettings } from './edge';
 
 /**
  * Start-up check of the plugin's settings (the `plugins.contracts` block and the environment variables that

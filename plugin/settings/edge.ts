@@ -1,5 +1,5 @@
 /**
- * The settings of the edge (CORS, rate limits, and how long and how many connections the API server holds), part of the plugin settings (plugin/settings.ts):
+ * The settings of the edge (CORS, rate limits, and how long and how many connections the API server holds), part of the plugin settings (plugin/settings/index.ts):
  * the `plugins.contracts` block of system.config.yml, environment variables for what it leaves out.
  */
 export interface EdgeSettings {
@@ -84,7 +84,7 @@ export function resolveEdgeSettings(raw: Record<string, unknown> = {}, env: Node
     rateLimitMax: positiveInt(raw.rateLimitMax ?? env.RATE_LIMIT_MAX),
     rateLimitWindowMs: window !== undefined && window >= 1000 ? window : DEFAULT_RATE_WINDOW_MS,
     rateLimitPrefix: typeof prefix === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(prefix) ? prefix : 'contracts',
-    // The start refuses a misspelt mode (settings-validation.ts); only an absent one means open.
+    // The start refuses a misspelt mode (settings/validation.ts); only an absent one means open.
     rateLimitOnStoreFailure: String(raw.rateLimitOnStoreFailure ?? env.RATE_LIMIT_ON_STORE_FAILURE ?? 'open').trim() === 'closed' ? 'closed' : 'open',
     rateLimitStoreTimeoutMs: storeTimeout ?? DEFAULT_STORE_TIMEOUT_MS,
     // Unset, the headers' timeout is never longer than the request's (Node's rule; settings-validation refuses it when set).

@@ -1,13 +1,13 @@
-import type { OwnershipRules } from './contracts/ownership';
-import { DEFAULT_ANNOUNCEMENT_LIMITS, type AnnouncementLimits } from './contracts/limits';
-import { DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND } from './bus/constants';
-import { readServicesFile, type ServicesList } from './bus/services-file';
+import type { OwnershipRules } from '../contracts/ownership';
+import { DEFAULT_ANNOUNCEMENT_LIMITS, type AnnouncementLimits } from '../contracts/limits';
+import { DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND } from '../bus/constants';
+import { readServicesFile, type ServicesList } from '../bus/services-file';
 
 /** The defaults the descriptions name, from the one place they are set. */
 const D = DEFAULT_ANNOUNCEMENT_LIMITS;
 
 /**
- * The settings that decide which announcements the gateway trusts (part of the plugin settings, plugin/settings.ts):
+ * The settings that decide which announcements the gateway trusts (part of the plugin settings, plugin/settings/index.ts):
  * who may own which message types and paths, how large an announcement may be, how fast they are applied and which
  * broker user may announce for which service. YAML (`plugins.contracts`); REQUIRE_ANNOUNCEMENT_USER and
  * ANNOUNCEMENT_USERS stand in for the broker-user settings.

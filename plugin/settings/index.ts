@@ -1,10 +1,10 @@
-import { EDGE_SETTINGS_SCHEMA_PROPERTIES, resolveEdgeSettings, type EdgeSettings } from './edge/edge-settings';
-import { AUTO_TABLE_ABOVE, ROUTING_MODES, type RoutingMode } from './routing/routing-mode';
-import { DEFAULT_MAX_JSON_DEPTH } from './request/json-depth';
-import { DEFAULT_MAX_REPLY_BYTES } from './bus/constants';
-import { BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES, resolveBusTrustSettings, type BusTrustSettings } from './bus-trust-settings';
-import { BREAKING_CHANGE_MODES, type BreakingChangeMode } from './compat/gate';
-import { ROUTE_EXCLUSION_SETTINGS_SCHEMA_PROPERTIES, resolveRouteExclusionSettings, type RouteExclusionSettings } from './route-exclusion-settings';
+import { EDGE_SETTINGS_SCHEMA_PROPERTIES, resolveEdgeSettings, type EdgeSettings } from './edge';
+import { AUTO_TABLE_ABOVE, ROUTING_MODES, type RoutingMode } from '../routing/routing-mode';
+import { DEFAULT_MAX_JSON_DEPTH } from '../request/json-depth';
+import { DEFAULT_MAX_REPLY_BYTES } from '../bus/constants';
+import { BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES, resolveBusTrustSettings, type BusTrustSettings } from './bus-trust';
+import { BREAKING_CHANGE_MODES, type BreakingChangeMode } from '../compat/gate';
+import { ROUTE_EXCLUSION_SETTINGS_SCHEMA_PROPERTIES, resolveRouteExclusionSettings, type RouteExclusionSettings } from './route-exclusion';
 
 /**
  * Plugin settings: the `plugins.contracts` block of system.config.yml, with environment variables as the

@@ -2,7 +2,7 @@
 const MESSAGE_TYPE = '[A-Za-z0-9][A-Za-z0-9._:-]{0,199}';
 
 /**
- * Contracts taken off their generated routes (part of the plugin settings, plugin/settings.ts): an operator who
+ * Contracts taken off their generated routes (part of the plugin settings, plugin/settings/index.ts): an operator who
  * serves a contract through a hand-written pipeline with stricter steps makes that pipeline its only way in.
  */
 export interface RouteExclusionSettings {
