@@ -1,3 +1,7 @@
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_RATE_WINDOW_MS, DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS, DEFAULT_STORE_TIMEOUT_MS, type StoreFailureMode } from './defaults';
+
+export { DEFAULT_RATE_WINDOW_MS, type StoreFailureMode } from './defaults';
+
 /**
  * The settings of the edge (CORS, rate limits, and how long and how many connections the API server holds), part of the plugin settings (plugin/settings/index.ts):
  * the `plugins.contracts` block of system.config.yml, environment variables for what it leaves out.
@@ -26,32 +30,6 @@ export interface EdgeSettings {
   maxConnections?: number;
 }
 
-export type StoreFailureMode = 'open' | 'closed';
-export const STORE_FAILURE_MODES: readonly StoreFailureMode[] = ['open', 'closed'];
-export const DEFAULT_STORE_TIMEOUT_MS = 500;
-
-export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
-export const DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
-
-export const DEFAULT_RATE_WINDOW_MS = 60000;
-
-export const EDGE_SETTINGS_SCHEMA_PROPERTIES = {
-  corsOrigins: {
-    type: ['string', 'array'],
-    items: { type: 'string' },
-    description: '* (default), or allowed origins: a list or a comma-separated string (env CORS_ORIGINS)',
-  },
-  corsCredentials: { type: 'boolean', description: 'send Access-Control-Allow-Credentials: true (env CORS_CREDENTIALS=true); reflects the Origin when origins are *' },
-  corsAllowPatch: { type: 'boolean', description: 'list PATCH among the allowed methods (env CORS_ALLOW_PATCH=true)' },
-  rateLimitMax: { type: 'integer', minimum: 1, description: 'gateway-wide requests per caller per window (env RATE_LIMIT_MAX); unset: no limit' },
-  rateLimitWindowMs: { type: 'integer', minimum: 1000, maximum: 86400000, description: 'rate limit window in ms (env RATE_LIMIT_WINDOW_MS), default 60000' },
-  rateLimitPrefix: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'key namespace of the rate limit counters (env RATE_LIMIT_PREFIX), default contracts' },
-  rateLimitOnStoreFailure: { type: 'string', enum: STORE_FAILURE_MODES, description: 'open (default): rate-limited requests pass while the counter store fails; closed: they get 503 (env RATE_LIMIT_ON_STORE_FAILURE)' },
-  rateLimitStoreTimeoutMs: { type: 'integer', minimum: 10, maximum: 10000, description: `how long a request waits for the counter store (env RATE_LIMIT_STORE_TIMEOUT_MS), default ${DEFAULT_STORE_TIMEOUT_MS}` },
-  headersTimeoutMs: { type: 'integer', minimum: 1000, maximum: 600000, description: `the request line and headers must arrive within this many ms, else 408 (env HEADERS_TIMEOUT_MS), default ${DEFAULT_HEADERS_TIMEOUT_MS}` },
-  requestReceiveTimeoutMs: { type: 'integer', minimum: 1000, maximum: 3600000, description: `the whole request, body included, must arrive within this many ms, else 408 (env REQUEST_RECEIVE_TIMEOUT_MS), default ${DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS}` },
-  maxConnections: { type: 'integer', minimum: 1, description: 'open connections the API server keeps at most; more are closed at once (env MAX_CONNECTIONS); unset: no cap' },
-} as const;
 
 function positiveInt(v: unknown): number | undefined {
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;

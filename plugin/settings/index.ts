@@ -1,10 +1,14 @@
-import { EDGE_SETTINGS_SCHEMA_PROPERTIES, resolveEdgeSettings, type EdgeSettings } from './edge';
-import { AUTO_TABLE_ABOVE, ROUTING_MODES, type RoutingMode } from '../routing/routing-mode';
+import { resolveEdgeSettings, type EdgeSettings } from './edge';
+import { ROUTING_MODES, type RoutingMode } from '../routing/routing-mode';
 import { DEFAULT_MAX_JSON_DEPTH } from '../request/json-depth';
 import { DEFAULT_MAX_REPLY_BYTES } from '../bus/constants';
-import { BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES, resolveBusTrustSettings, type BusTrustSettings } from './bus-trust';
+import { resolveBusTrustSettings, type BusTrustSettings } from './bus-trust';
 import { BREAKING_CHANGE_MODES, type BreakingChangeMode } from '../compat/gate';
-import { ROUTE_EXCLUSION_SETTINGS_SCHEMA_PROPERTIES, resolveRouteExclusionSettings, type RouteExclusionSettings } from './route-exclusion';
+import { SETTING_DECLARATIONS, type SettingKey } from './declarations';
+import { DEFAULT_DISCOVERY_GRACE_MS, DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, LOG_FORMATS, type LogFormat } from './defaults';
+
+export { DEFAULT_DISCOVERY_GRACE_MS, DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type LogFormat } from './defaults';
+import { resolveRouteExclusionSettings, type RouteExclusionSettings } from './route-exclusion';
 
 /**
  * Plugin settings: the `plugins.contracts` block of system.config.yml, with environment variables as the
@@ -62,45 +66,10 @@ export interface Settings extends EdgeSettings, BusTrustSettings, RouteExclusion
   breakingChanges: BreakingChangeMode;
 }
 
-export type LogFormat = 'text' | 'json' | 'ecs';
-const LOG_FORMATS: readonly LogFormat[] = ['text', 'json', 'ecs'];
-
-export const DEFAULT_DISCOVERY_GRACE_MS = 5000;
-/** The longest a contract may make a caller wait unless maxRequestTimeoutMs says otherwise. */
-export const DEFAULT_MAX_REQUEST_TIMEOUT_MS = 60_000;
-/** A contract's deadline when it names none, unless requestTimeoutMs says otherwise. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-
 export const SETTINGS_SCHEMA = {
   $id: 'http://express-gateway.io/schemas/plugins/contracts.json',
   type: 'object',
-  properties: {
-    busUrl: { type: 'string', description: 'embedded, or amqp://user:pass@host:5672/vhost (env BUS_URL)' },
-    busPrefix: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'exchange/queue name prefix (env BUS_PREFIX)' },
-    requestTimeoutMs: { type: 'integer', minimum: 1, maximum: 600000 },
-    maxReplyBytes: { type: 'integer', minimum: 1024, maximum: 268435456, description: `a service's reply over this many bytes is answered 502 unparsed (env MAX_REPLY_BYTES), default ${DEFAULT_MAX_REPLY_BYTES}` },
-    maxRequestTimeoutMs: { type: 'integer', minimum: 1, maximum: 600000, description: `a contract's timeoutMs above it is cut to it (env MAX_REQUEST_TIMEOUT_MS), default ${DEFAULT_MAX_REQUEST_TIMEOUT_MS} or requestTimeoutMs if larger` },
-    generatedPrefix: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$' },
-    writeConfig: { type: 'boolean' },
-    bodyLimitBytes: { type: 'integer', minimum: 1 },
-    maxJsonDepth: { type: 'integer', minimum: 1, maximum: 1000, description: `deepest nesting of objects/arrays a request body may have (env MAX_JSON_DEPTH), default ${DEFAULT_MAX_JSON_DEPTH}` },
-    leaseCheckIntervalMs: { type: 'integer', minimum: 100 },
-    writeDebounceMs: { type: 'integer', minimum: 0, maximum: 60000 },
-    strictOutput: { type: 'boolean', description: 'answer 502 when a result does not match its outputSchema (env STRICT_OUTPUT=true)' },
-    debugEndpoints: { type: 'boolean', description: 'serve GET /debug/contracts (env DEBUG_ENDPOINTS=true); off by default' },
-    shutdownGraceMs: { type: 'integer', minimum: 0, maximum: 3600000, description: 'on SIGTERM, how long requests in flight may finish (env SHUTDOWN_GRACE_MS); default 10000' },
-    discoveryGraceMs: { type: 'integer', minimum: 0, maximum: 600000, description: `after a start or bus reconnect, how long an unknown /api route is 503 rather than 404 (env DISCOVERY_GRACE_MS); default ${DEFAULT_DISCOVERY_GRACE_MS}` },
-    routing: { type: 'string', enum: ROUTING_MODES, description: `auto (default: one apiEndpoint per route up to ${AUTO_TABLE_ABOVE} routes, the table above), endpoints (always one per route) or table (one for all, matched by the plugin); env CONTRACT_ROUTING` },
-    metricsPort: { type: 'integer', minimum: 1, maximum: 65535, description: 'serve Prometheus GET /metrics on this port, apart from the API (env METRICS_PORT); unset: no metrics' },
-    metricsHost: { type: 'string', minLength: 1, description: 'address the metrics port binds to (env METRICS_HOST), default 0.0.0.0' },
-    accessLog: { type: 'boolean', description: 'one log line per answered request (env ACCESS_LOG), default true' },
-    logFormat: { type: 'string', enum: LOG_FORMATS, description: 'text (default); json: one JSON object per line in pino\'s shape; ecs: in Elastic Common Schema (env LOG_FORMAT)' },
-    breakingChanges: { type: 'string', enum: BREAKING_CHANGE_MODES, description: 'a change to a served contract that breaks its clients: accept, warn (default: accepted, logged, counted, listed in discovery) or refuse (the served version stays); env BREAKING_CHANGES' },
-    ...EDGE_SETTINGS_SCHEMA_PROPERTIES,
-    ...BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES,
-    ...ROUTE_EXCLUSION_SETTINGS_SCHEMA_PROPERTIES,
-    package: { type: 'string' },
-  },
+  properties: Object.fromEntries(Object.entries(SETTING_DECLARATIONS).map(([key, d]) => [key, d.schema])) as { readonly [K in SettingKey]: (typeof SETTING_DECLARATIONS)[K]['schema'] },
 } as const;
 
 function intFrom(v: unknown, fallback: number): number {

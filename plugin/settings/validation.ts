@@ -5,6 +5,9 @@ import { errorMessage } from '../errors';
 import { parseUserMap, servicesFileOf } from './bus-trust';
 import { parseBrokerList } from '../bus/amqp/broker-list';
 import { resolveEdgeSettings } from './edge';
+import { SETTING_ENV } from './declarations';
+
+export { SETTING_ENV } from './declarations';
 
 /**
  * Start-up check of the plugin's settings (the `plugins.contracts` block and the environment variables that
@@ -20,47 +23,6 @@ export class InvalidSettingError extends Error {
     this.setting = setting;
   }
 }
-
-/**
- * Environment variables that stand in for a setting left out of system.config.yml. Each is checked against the
- * schema of the property it feeds, so the constraint lives in one place (SETTINGS_SCHEMA); an entry whose property
- * is not in the schema is skipped.
- */
-export const SETTING_ENV: Readonly<Record<string, string>> = {
-  busUrl: 'BUS_URL',
-  busPrefix: 'BUS_PREFIX',
-  requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
-  maxRequestTimeoutMs: 'MAX_REQUEST_TIMEOUT_MS',
-  maxReplyBytes: 'MAX_REPLY_BYTES',
-  generatedPrefix: 'GENERATED_PREFIX',
-  bodyLimitBytes: 'BODY_LIMIT_BYTES',
-  maxJsonDepth: 'MAX_JSON_DEPTH',
-  strictOutput: 'STRICT_OUTPUT',
-  debugEndpoints: 'DEBUG_ENDPOINTS',
-  shutdownGraceMs: 'SHUTDOWN_GRACE_MS',
-  discoveryGraceMs: 'DISCOVERY_GRACE_MS',
-  routing: 'CONTRACT_ROUTING',
-  corsOrigins: 'CORS_ORIGINS',
-  corsCredentials: 'CORS_CREDENTIALS',
-  corsAllowPatch: 'CORS_ALLOW_PATCH',
-  rateLimitMax: 'RATE_LIMIT_MAX',
-  rateLimitWindowMs: 'RATE_LIMIT_WINDOW_MS',
-  rateLimitPrefix: 'RATE_LIMIT_PREFIX',
-  rateLimitOnStoreFailure: 'RATE_LIMIT_ON_STORE_FAILURE',
-  rateLimitStoreTimeoutMs: 'RATE_LIMIT_STORE_TIMEOUT_MS',
-  headersTimeoutMs: 'HEADERS_TIMEOUT_MS',
-  requestReceiveTimeoutMs: 'REQUEST_RECEIVE_TIMEOUT_MS',
-  maxConnections: 'MAX_CONNECTIONS',
-  requireAnnouncementUser: 'REQUIRE_ANNOUNCEMENT_USER',
-  metricsPort: 'METRICS_PORT',
-  metricsHost: 'METRICS_HOST',
-  accessLog: 'ACCESS_LOG',
-  logFormat: 'LOG_FORMAT',
-  excludeFromGeneratedRoutes: 'EXCLUDE_FROM_GENERATED_ROUTES',
-  busServicesFile: 'BUS_SERVICES_FILE',
-  maxLeaseMs: 'MAX_LEASE_MS',
-  breakingChanges: 'BREAKING_CHANGES',
-};
 
 /**
  * What the host gets as the plugin's `schema`: the same $id and property names, without constraints, so the
