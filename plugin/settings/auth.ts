@@ -1,3 +1,5 @@
+import { InvalidSettingError } from './invalid-setting';
+
 /**
  * Configuration of token verification and development mode. Environment variables (JWT_SECRET, JWKS_URI, …) are the
  * base; the action parameters of a jwt-dev-auth policy step may override each of them.
@@ -62,11 +64,11 @@ export const AUTH_DEFAULTS = Object.freeze({
   maxTokenBytes: 8 * 1024,
 });
 
-/** Builds the configuration; throws an Error naming the setting when a value is unusable (fail closed at start). */
+/** Builds the configuration; throws an InvalidSettingError naming the setting when a value is unusable (fail closed at start). */
 export function resolveAuthConfig(overrides: AuthOverrides = {}, env: NodeJS.ProcessEnv = process.env): AuthConfig {
   const jwtSecret = pick(overrides.jwtSecret, env.JWT_SECRET);
   if (jwtSecret !== undefined && jwtSecret.length < MIN_SECRET_LENGTH) {
-    throw new Error(`JWT_SECRET must be at least ${MIN_SECRET_LENGTH} characters long (it has ${jwtSecret.length})`);
+    throw new InvalidSettingError('JWT_SECRET', `must be at least ${MIN_SECRET_LENGTH} characters long (it has ${jwtSecret.length})`);
   }
   const jwksUri = pick(overrides.jwksUri, env.JWKS_URI);
   if (jwksUri !== undefined) checkUrl(jwksUri);
@@ -111,20 +113,20 @@ function checkUrl(uri: string): void {
   try {
     url = new URL(uri);
   } catch {
-    throw new Error(`JWKS_URI is not a valid URL: ${uri}`);
+    throw new InvalidSettingError('JWKS_URI', `is not a valid URL: ${uri}`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('JWKS_URI must be an http:// or https:// URL');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new InvalidSettingError('JWKS_URI', 'must be an http:// or https:// URL');
 }
 
 function nonNegative(name: string, v: unknown, fallback: number): number {
   if (v === undefined || v === '') return fallback;
   const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v.trim()) : NaN;
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number (got ${String(v)})`);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidSettingError(name, `must be a non-negative number (got ${String(v)})`);
   return n;
 }
 
 function positive(name: string, v: unknown, fallback: number): number {
   const n = nonNegative(name, v, fallback);
-  if (n === 0) throw new Error(`${name} must be greater than 0`);
+  if (n === 0) throw new InvalidSettingError(name, 'must be greater than 0');
   return n;
 }

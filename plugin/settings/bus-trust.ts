@@ -3,6 +3,7 @@ import { DEFAULT_ANNOUNCEMENT_LIMITS, type AnnouncementLimits } from '../contrac
 import { DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND } from '../bus/constants';
 import { DEFAULT_MAX_LEASE_MS, DEFAULT_RETAINED_BYTES_PER_USER, DEFAULT_RETAINED_BYTES_TOTAL } from './defaults';
 import { readServicesFile, type ServicesList } from '../bus/services-file';
+import { InvalidSettingError } from './invalid-setting';
 
 export interface BusTrustSettings {
   ownership: OwnershipRules;
@@ -50,7 +51,7 @@ const FILE_REPLACES = ['ownedMessageTypes', 'ownedPathPrefixes', 'publicContract
 
 /**
  * The services file named by busServicesFile (or BUS_SERVICES_FILE), read and checked, or undefined without one.
- * Throws an Error whose message starts with the setting's name and names the file and its problem.
+ * Throws an InvalidSettingError naming the setting, the file and its problem.
  */
 export function servicesFileOf(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): { file: string; list: ServicesList } | undefined {
   const fromBlock = typeof raw.busServicesFile === 'string' && raw.busServicesFile.trim() !== '';
@@ -58,13 +59,13 @@ export function servicesFileOf(raw: Record<string, unknown>, env: NodeJS.Process
   if (!file) return undefined;
   const label = fromBlock ? 'busServicesFile' : 'BUS_SERVICES_FILE';
   const also = FILE_REPLACES.find((key) => raw[key] !== undefined) ?? (raw.announcementUsers === undefined && env.ANNOUNCEMENT_USERS ? 'ANNOUNCEMENT_USERS' : undefined);
-  if (also) throw new Error(`${label} ${file}: ${also} is set too; the services file replaces it (one list)`);
+  if (also) throw new InvalidSettingError(label, `${file}: ${also} is set too; the services file replaces it (one list)`);
   const required = raw.requireAnnouncementUser ?? env.REQUIRE_ANNOUNCEMENT_USER?.trim();
-  if (required === false || required === 'false') throw new Error(`${label} ${file}: requireAnnouncementUser is false; a services file requires every announcement's broker user`);
+  if (required === false || required === 'false') throw new InvalidSettingError(label, `${file}: requireAnnouncementUser is false; a services file requires every announcement's broker user`);
   try {
     return { file, list: readServicesFile(file) };
   } catch (err) {
-    throw new Error(`${label} ${(err as Error).message}`);
+    throw new InvalidSettingError(label, (err as Error).message);
   }
 }
 

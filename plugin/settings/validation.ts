@@ -1,7 +1,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { SETTINGS_SCHEMA } from '.';
 import { checkAuthConfig } from './auth';
-import { errorMessage } from '../errors';
+import { InvalidSettingError } from './invalid-setting';
 import { parseUserMap, servicesFileOf } from './bus-trust';
 import { parseBrokerList } from '../bus/amqp/broker-list';
 import { resolveEdgeSettings } from './edge';
@@ -9,20 +9,7 @@ import { SETTING_ENV } from './declarations';
 
 export { SETTING_ENV } from './declarations';
 
-/**
- * Start-up check of the plugin's settings (the `plugins.contracts` block and the environment variables that
- * stand in for it). The host validates a plugin's settings too, but on failure it only logs and starts without
- * the plugin; this check instead names the one setting that is wrong, so the start can stop (see start-failure.ts).
- */
-export class InvalidSettingError extends Error {
-  /** `plugins.contracts.<name>` or the environment variable's name. */
-  readonly setting: string;
-  constructor(setting: string, problem: string) {
-    super(`${setting} ${problem}`);
-    this.name = 'InvalidSettingError';
-    this.setting = setting;
-  }
-}
+export { InvalidSettingError } from './invalid-setting';
 
 /**
  * What the host gets as the plugin's `schema`: the same $id and property names, without constraints, so the
@@ -65,19 +52,9 @@ export function validateSettings(raw: Record<string, unknown> = {}, env: NodeJS.
     if (typeof users === 'string') throw new InvalidSettingError('ANNOUNCEMENT_USERS', users);
   }
   checkReceiveTimeouts(block, env);
-  try {
-    servicesFileOf(block, env);
-  } catch (err) {
-    const [setting, ...problem] = errorMessage(err).split(' ');
-    throw new InvalidSettingError(setting as string, problem.join(' '));
-  }
-  try {
-    checkAuthConfig(env);
-  } catch (err) {
-    const message = errorMessage(err);
-    const name = /^[A-Z][A-Z0-9_]+(?= )/.exec(message)?.[0] ?? 'authentication settings';
-    throw new InvalidSettingError(name, message.slice(name.length).trim() || 'is invalid');
-  }
+  // Both throw an InvalidSettingError naming the setting.
+  servicesFileOf(block, env);
+  checkAuthConfig(env);
   return block;
 }
 
