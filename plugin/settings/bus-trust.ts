@@ -4,6 +4,7 @@ import { DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND } from '../bus/constants';
 import { DEFAULT_MAX_LEASE_MS, DEFAULT_RETAINED_BYTES_PER_USER, DEFAULT_RETAINED_BYTES_TOTAL } from './defaults';
 import { readServicesFile, type ServicesList } from '../bus/services-file';
 import { InvalidSettingError } from './invalid-setting';
+import { ANNOUNCEMENT_USERS_ENV, envOf, envValue, givenValue } from './declarations';
 
 export interface BusTrustSettings {
   ownership: OwnershipRules;
@@ -55,12 +56,12 @@ const FILE_REPLACES = ['ownedMessageTypes', 'ownedPathPrefixes', 'publicContract
  */
 export function servicesFileOf(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): { file: string; list: ServicesList } | undefined {
   const fromBlock = typeof raw.busServicesFile === 'string' && raw.busServicesFile.trim() !== '';
-  const file = fromBlock ? (raw.busServicesFile as string).trim() : env.BUS_SERVICES_FILE?.trim();
+  const file = fromBlock ? (raw.busServicesFile as string).trim() : envValue(env, 'busServicesFile')?.trim();
   if (!file) return undefined;
-  const label = fromBlock ? 'busServicesFile' : 'BUS_SERVICES_FILE';
-  const also = FILE_REPLACES.find((key) => raw[key] !== undefined) ?? (raw.announcementUsers === undefined && env.ANNOUNCEMENT_USERS ? 'ANNOUNCEMENT_USERS' : undefined);
+  const label = fromBlock ? 'busServicesFile' : envOf('busServicesFile');
+  const also = FILE_REPLACES.find((key) => raw[key] !== undefined) ?? (raw.announcementUsers === undefined && env[ANNOUNCEMENT_USERS_ENV] ? ANNOUNCEMENT_USERS_ENV : undefined);
   if (also) throw new InvalidSettingError(label, `${file}: ${also} is set too; the services file replaces it (one list)`);
-  const required = raw.requireAnnouncementUser ?? env.REQUIRE_ANNOUNCEMENT_USER?.trim();
+  const required = raw.requireAnnouncementUser ?? envValue(env, 'requireAnnouncementUser')?.trim();
   if (required === false || required === 'false') throw new InvalidSettingError(label, `${file}: requireAnnouncementUser is false; a services file requires every announcement's broker user`);
   try {
     return { file, list: readServicesFile(file) };
@@ -126,13 +127,13 @@ export function resolveBusTrustSettings(raw: Record<string, unknown> = {}, env: 
       ? Object.fromEntries(Object.entries(fromFile.list).map(([service, entry]) => [service, entry.user]))
       : raw.announcementUsers !== undefined
         ? stringMap(raw.announcementUsers)
-        : envUserMap(env.ANNOUNCEMENT_USERS),
-    requireAnnouncementUser: fromFile !== undefined || (typeof raw.requireAnnouncementUser === 'boolean' ? raw.requireAnnouncementUser : env.REQUIRE_ANNOUNCEMENT_USER === 'true'),
+        : envUserMap(env[ANNOUNCEMENT_USERS_ENV]),
+    requireAnnouncementUser: fromFile !== undefined || (typeof raw.requireAnnouncementUser === 'boolean' ? raw.requireAnnouncementUser : envValue(env, 'requireAnnouncementUser') === 'true'),
     retainedBudget: {
       perUserBytes: intSetting(raw.announcementRetainedBytesPerUser, DEFAULT_RETAINED_BYTES_PER_USER) || DEFAULT_RETAINED_BYTES_PER_USER,
       totalBytes: intSetting(raw.announcementRetainedBytesTotal, DEFAULT_RETAINED_BYTES_TOTAL) || DEFAULT_RETAINED_BYTES_TOTAL,
     },
-    maxLeaseMs: intSetting(raw.maxLeaseMs ?? intFromText(env.MAX_LEASE_MS), DEFAULT_MAX_LEASE_MS) || DEFAULT_MAX_LEASE_MS,
+    maxLeaseMs: intSetting(raw.maxLeaseMs ?? intFromText(envValue(env, 'maxLeaseMs')), DEFAULT_MAX_LEASE_MS) || DEFAULT_MAX_LEASE_MS,
     configWriteIntervalMs: intSetting(raw.configWriteIntervalMs, 1000),
   };
   if (fromFile) settings.servicesFile = fromFile.file;

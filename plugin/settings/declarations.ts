@@ -550,9 +550,26 @@ export const SETTING_ENV: Readonly<Record<string, string>> = Object.fromEntries(
   Object.entries(SETTING_DECLARATIONS as Record<string, SettingDeclaration>).flatMap(([key, d]) => (d.env ? [[key, d.env]] : [])),
 );
 
+/**
+ * announcementUsers by environment: `service=user` pairs, a text form of the object the schema describes, so it is
+ * parsed (bus-trust.ts) rather than checked against the schema like the variables of SETTING_ENV.
+ */
+export const ANNOUNCEMENT_USERS_ENV = 'ANNOUNCEMENT_USERS';
+
 /** The environment variable of a setting that has one. */
 export function envOf(key: SettingKey): string {
   const name = SETTING_ENV[key];
   if (name === undefined) throw new Error(`setting ${key} has no environment variable`);
   return name;
+}
+
+/** The value of a setting's environment variable, when it has one. */
+export function envValue(env: NodeJS.ProcessEnv, key: SettingKey): string | undefined {
+  const name = SETTING_ENV[key];
+  return name === undefined ? undefined : env[name];
+}
+
+/** What a setting is given: the block's value, else its environment variable's (undefined: neither). */
+export function givenValue(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, key: SettingKey): unknown {
+  return raw[key] ?? envValue(env, key);
 }

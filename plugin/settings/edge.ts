@@ -1,3 +1,4 @@
+import { envValue, givenValue } from './declarations';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_RATE_WINDOW_MS, DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS, DEFAULT_STORE_TIMEOUT_MS, type StoreFailureMode } from './defaults';
 
 export { DEFAULT_RATE_WINDOW_MS, type StoreFailureMode } from './defaults';
@@ -50,23 +51,23 @@ function origins(raw: unknown, env: string | undefined): '*' | string[] {
 }
 
 export function resolveEdgeSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): EdgeSettings {
-  const prefix = raw.rateLimitPrefix ?? env.RATE_LIMIT_PREFIX;
-  const window = positiveInt(raw.rateLimitWindowMs ?? env.RATE_LIMIT_WINDOW_MS);
-  const storeTimeout = positiveInt(raw.rateLimitStoreTimeoutMs ?? env.RATE_LIMIT_STORE_TIMEOUT_MS);
-  const maxConnections = positiveInt(raw.maxConnections ?? env.MAX_CONNECTIONS);
-  const receive = positiveInt(raw.requestReceiveTimeoutMs ?? env.REQUEST_RECEIVE_TIMEOUT_MS) ?? DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS;
+  const prefix = givenValue(raw, env, 'rateLimitPrefix');
+  const window = positiveInt(givenValue(raw, env, 'rateLimitWindowMs'));
+  const storeTimeout = positiveInt(givenValue(raw, env, 'rateLimitStoreTimeoutMs'));
+  const maxConnections = positiveInt(givenValue(raw, env, 'maxConnections'));
+  const receive = positiveInt(givenValue(raw, env, 'requestReceiveTimeoutMs')) ?? DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS;
   return {
-    corsOrigins: origins(raw.corsOrigins, env.CORS_ORIGINS),
-    corsCredentials: flag(raw.corsCredentials, env.CORS_CREDENTIALS),
-    corsAllowPatch: flag(raw.corsAllowPatch, env.CORS_ALLOW_PATCH),
-    rateLimitMax: positiveInt(raw.rateLimitMax ?? env.RATE_LIMIT_MAX),
+    corsOrigins: origins(raw.corsOrigins, envValue(env, 'corsOrigins')),
+    corsCredentials: flag(raw.corsCredentials, envValue(env, 'corsCredentials')),
+    corsAllowPatch: flag(raw.corsAllowPatch, envValue(env, 'corsAllowPatch')),
+    rateLimitMax: positiveInt(givenValue(raw, env, 'rateLimitMax')),
     rateLimitWindowMs: window !== undefined && window >= 1000 ? window : DEFAULT_RATE_WINDOW_MS,
     rateLimitPrefix: typeof prefix === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(prefix) ? prefix : 'contracts',
     // The start refuses a misspelt mode (settings/validation.ts); only an absent one means open.
-    rateLimitOnStoreFailure: String(raw.rateLimitOnStoreFailure ?? env.RATE_LIMIT_ON_STORE_FAILURE ?? 'open').trim() === 'closed' ? 'closed' : 'open',
+    rateLimitOnStoreFailure: String(givenValue(raw, env, 'rateLimitOnStoreFailure') ?? 'open').trim() === 'closed' ? 'closed' : 'open',
     rateLimitStoreTimeoutMs: storeTimeout ?? DEFAULT_STORE_TIMEOUT_MS,
-    // Unset, the headers' timeout is never longer than the request's (Node's rule; settings-validation refuses it when set).
-    headersTimeoutMs: positiveInt(raw.headersTimeoutMs ?? env.HEADERS_TIMEOUT_MS) ?? Math.min(DEFAULT_HEADERS_TIMEOUT_MS, receive),
+    // Unset, the headers' timeout is never longer than the request's (Node's rule; validation.ts refuses it when set).
+    headersTimeoutMs: positiveInt(givenValue(raw, env, 'headersTimeoutMs')) ?? Math.min(DEFAULT_HEADERS_TIMEOUT_MS, receive),
     requestReceiveTimeoutMs: receive,
     ...(maxConnections !== undefined ? { maxConnections } : {}),
   };

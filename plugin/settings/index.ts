@@ -4,7 +4,7 @@ import { DEFAULT_MAX_JSON_DEPTH } from '../request/json-depth';
 import { DEFAULT_MAX_REPLY_BYTES } from '../bus/constants';
 import { resolveBusTrustSettings, type BusTrustSettings } from './bus-trust';
 import { BREAKING_CHANGE_MODES, type BreakingChangeMode } from '../compat/gate';
-import { SETTING_DECLARATIONS, type SettingKey } from './declarations';
+import { envValue, givenValue, SETTING_DECLARATIONS, type SettingKey } from './declarations';
 import { DEFAULT_DISCOVERY_GRACE_MS, DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, LOG_FORMATS, type LogFormat } from './defaults';
 
 export { DEFAULT_DISCOVERY_GRACE_MS, DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type LogFormat } from './defaults';
@@ -98,38 +98,38 @@ function metricsPort(v: unknown): number | undefined {
 }
 
 export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): Settings {
-  const str = (key: string, envName: string, fallback: string): string => {
-    const v = raw[key] ?? env[envName];
+  const str = (key: SettingKey, fallback: string): string => {
+    const v = givenValue(raw, env, key);
     return typeof v === 'string' && v.trim() !== '' ? v.trim() : fallback;
   };
-  const port = metricsPort(raw.metricsPort ?? env.METRICS_PORT);
-  const requestTimeoutMs = intFrom(raw.requestTimeoutMs ?? env.REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS);
+  const port = metricsPort(givenValue(raw, env, 'metricsPort'));
+  const requestTimeoutMs = intFrom(givenValue(raw, env, 'requestTimeoutMs'), DEFAULT_REQUEST_TIMEOUT_MS);
   return {
     ...resolveEdgeSettings(raw, env),
     ...resolveBusTrustSettings(raw, env),
     ...resolveRouteExclusionSettings(raw, env),
-    busUrl: str('busUrl', 'BUS_URL', 'embedded'),
-    busPrefix: str('busPrefix', 'BUS_PREFIX', 'contracts'),
+    busUrl: str('busUrl', 'embedded'),
+    busPrefix: str('busPrefix', 'contracts'),
     requestTimeoutMs,
-    maxReplyBytes: intFrom(raw.maxReplyBytes ?? env.MAX_REPLY_BYTES, DEFAULT_MAX_REPLY_BYTES),
-    maxRequestTimeoutMs: intFrom(raw.maxRequestTimeoutMs ?? env.MAX_REQUEST_TIMEOUT_MS, Math.max(DEFAULT_MAX_REQUEST_TIMEOUT_MS, requestTimeoutMs)),
-    generatedPrefix: str('generatedPrefix', 'GENERATED_PREFIX', 'contracts-'),
+    maxReplyBytes: intFrom(givenValue(raw, env, 'maxReplyBytes'), DEFAULT_MAX_REPLY_BYTES),
+    maxRequestTimeoutMs: intFrom(givenValue(raw, env, 'maxRequestTimeoutMs'), Math.max(DEFAULT_MAX_REQUEST_TIMEOUT_MS, requestTimeoutMs)),
+    generatedPrefix: str('generatedPrefix', 'contracts-'),
     writeConfig: raw.writeConfig !== false,
-    bodyLimitBytes: intFrom(raw.bodyLimitBytes ?? env.BODY_LIMIT_BYTES, 1024 * 1024),
-    maxJsonDepth: intFrom(raw.maxJsonDepth ?? env.MAX_JSON_DEPTH, DEFAULT_MAX_JSON_DEPTH),
+    bodyLimitBytes: intFrom(givenValue(raw, env, 'bodyLimitBytes'), 1024 * 1024),
+    maxJsonDepth: intFrom(givenValue(raw, env, 'maxJsonDepth'), DEFAULT_MAX_JSON_DEPTH),
     leaseCheckIntervalMs: intFrom(raw.leaseCheckIntervalMs, 1000),
     writeDebounceMs: raw.writeDebounceMs === 0 ? 0 : intFrom(raw.writeDebounceMs, 100),
     // Off unless asked for: a strict gateway turns a service's schema drift into an outage.
-    strictOutput: typeof raw.strictOutput === 'boolean' ? raw.strictOutput : env.STRICT_OUTPUT === 'true',
-    debugEndpoints: typeof raw.debugEndpoints === 'boolean' ? raw.debugEndpoints : env.DEBUG_ENDPOINTS === 'true',
-    routing: routingMode(raw.routing ?? env.CONTRACT_ROUTING),
+    strictOutput: typeof raw.strictOutput === 'boolean' ? raw.strictOutput : envValue(env, 'strictOutput') === 'true',
+    debugEndpoints: typeof raw.debugEndpoints === 'boolean' ? raw.debugEndpoints : envValue(env, 'debugEndpoints') === 'true',
+    routing: routingMode(givenValue(raw, env, 'routing')),
     ...(port !== undefined ? { metricsPort: port } : {}),
-    metricsHost: str('metricsHost', 'METRICS_HOST', '0.0.0.0'),
+    metricsHost: str('metricsHost', '0.0.0.0'),
     // On unless turned off: an operator expects an access log; a line per request is a cost busy deployments may drop.
-    accessLog: typeof raw.accessLog === 'boolean' ? raw.accessLog : env.ACCESS_LOG !== 'false',
-    logFormat: LOG_FORMATS.find((f) => f === (raw.logFormat ?? env.LOG_FORMAT)) ?? 'text',
-    breakingChanges: breakingChangeMode(raw.breakingChanges ?? env.BREAKING_CHANGES),
-    shutdownGraceMs: zeroOrInt(raw.shutdownGraceMs ?? env.SHUTDOWN_GRACE_MS, 10_000),
-    discoveryGraceMs: zeroOrInt(raw.discoveryGraceMs ?? env.DISCOVERY_GRACE_MS, DEFAULT_DISCOVERY_GRACE_MS),
+    accessLog: typeof raw.accessLog === 'boolean' ? raw.accessLog : envValue(env, 'accessLog') !== 'false',
+    logFormat: LOG_FORMATS.find((f) => f === (givenValue(raw, env, 'logFormat'))) ?? 'text',
+    breakingChanges: breakingChangeMode(givenValue(raw, env, 'breakingChanges')),
+    shutdownGraceMs: zeroOrInt(givenValue(raw, env, 'shutdownGraceMs'), 10_000),
+    discoveryGraceMs: zeroOrInt(givenValue(raw, env, 'discoveryGraceMs'), DEFAULT_DISCOVERY_GRACE_MS),
   };
 }

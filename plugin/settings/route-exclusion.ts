@@ -1,3 +1,5 @@
+import { givenValue } from './declarations';
+
 /**
  * Contracts taken off their generated routes (part of the plugin settings, plugin/settings/index.ts): an operator who
  * serves a contract through a hand-written pipeline with stricter steps makes that pipeline its only way in.
@@ -9,7 +11,7 @@ export interface RouteExclusionSettings {
 
 
 export function resolveRouteExclusionSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): RouteExclusionSettings {
-  const given = raw.excludeFromGeneratedRoutes ?? env.EXCLUDE_FROM_GENERATED_ROUTES;
+  const given = givenValue(raw, env, 'excludeFromGeneratedRoutes');
   const list = (Array.isArray(given) ? given : typeof given === 'string' ? given.split(',') : [])
     .filter((t): t is string => typeof t === 'string')
     .map((t) => t.trim())

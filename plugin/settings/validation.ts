@@ -5,7 +5,7 @@ import { InvalidSettingError } from './invalid-setting';
 import { parseUserMap, servicesFileOf } from './bus-trust';
 import { parseBrokerList } from '../bus/amqp/broker-list';
 import { resolveEdgeSettings } from './edge';
-import { SETTING_ENV } from './declarations';
+import { ANNOUNCEMENT_USERS_ENV, envOf, SETTING_ENV } from './declarations';
 
 export { SETTING_ENV } from './declarations';
 
@@ -47,9 +47,10 @@ export function validateSettings(raw: Record<string, unknown> = {}, env: NodeJS.
     if (value === undefined || value.trim() === '') continue;
     checkValue(envName, key, value.trim());
   }
-  if (block.announcementUsers === undefined && env.ANNOUNCEMENT_USERS !== undefined) {
-    const users = parseUserMap(env.ANNOUNCEMENT_USERS);
-    if (typeof users === 'string') throw new InvalidSettingError('ANNOUNCEMENT_USERS', users);
+  const userMap = env[ANNOUNCEMENT_USERS_ENV];
+  if (block.announcementUsers === undefined && userMap !== undefined) {
+    const users = parseUserMap(userMap);
+    if (typeof users === 'string') throw new InvalidSettingError(ANNOUNCEMENT_USERS_ENV, users);
   }
   checkReceiveTimeouts(block, env);
   // Both throw an InvalidSettingError naming the setting.
@@ -62,7 +63,7 @@ export function validateSettings(raw: Record<string, unknown> = {}, env: NodeJS.
 function checkReceiveTimeouts(block: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
   const { headersTimeoutMs, requestReceiveTimeoutMs } = resolveEdgeSettings(block, env);
   if (headersTimeoutMs <= requestReceiveTimeoutMs) return;
-  const label = block.headersTimeoutMs !== undefined ? 'plugins.contracts.headersTimeoutMs' : 'HEADERS_TIMEOUT_MS';
+  const label = block.headersTimeoutMs !== undefined ? 'plugins.contracts.headersTimeoutMs' : envOf('headersTimeoutMs');
   throw new InvalidSettingError(label, `(${headersTimeoutMs}) may not exceed requestReceiveTimeoutMs (${requestReceiveTimeoutMs}): the headers are part of the request`);
 }
 
