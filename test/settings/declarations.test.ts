@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { envValue, givenValue, SETTING_DECLARATIONS, SETTING_ENV, type SettingDeclaration } from '../../plugin/settings/declarations';
 import { SETTINGS_SCHEMA } from '../../plugin/settings';
+import { AUTH_OVERRIDE_DECLARATIONS, resolveAuthConfig } from '../../plugin/settings/auth';
+import { schema as jwtDevAuthSchema } from '../../policies/jwt-dev-auth/schema';
 
 const declarations = Object.entries(SETTING_DECLARATIONS as Record<string, SettingDeclaration>);
 
@@ -35,5 +37,15 @@ describe('the settings declarations (plugin/settings/declarations.ts)', () => {
     expect(givenValue({ busPrefix: null }, env, 'busPrefix')).to.equal('from-env');
     expect(envValue(env, 'writeConfig')).to.equal(undefined);
     expect(givenValue({}, env, 'writeConfig')).to.equal(undefined);
+  });
+
+  it('of the authentication overrides are the jwt-dev-auth action schema and the variables resolveAuthConfig reads', () => {
+    const properties = jwtDevAuthSchema.properties as Record<string, unknown>;
+    const withEnv = Object.entries(AUTH_OVERRIDE_DECLARATIONS).flatMap(([key, d]) => ('env' in d ? [[key, d.env] as const] : []));
+    expect(withEnv.length).to.equal(6);
+    for (const [key, d] of Object.entries(AUTH_OVERRIDE_DECLARATIONS)) expect(properties[key], key).to.equal(d.schema);
+    const config = resolveAuthConfig({}, { JWT_ISSUER: 'https://issuer.example', JWT_AUDIENCE: 'api', JWT_CLOCK_TOLERANCE: '3', DEVELOPMENT_AUTH_ENABLED: 'true' });
+    expect([config.issuer, config.audience, config.clockToleranceSeconds, config.developmentAuthEnabled]).to.deep.equal(['https://issuer.example', 'api', 3, true]);
+    expect(() => resolveAuthConfig({}, { JWT_SECRET: 'short' })).to.throw('JWT_SECRET must be at least 32 characters long (it has 5)').with.property('setting', 'JWT_SECRET');
   });
 });
