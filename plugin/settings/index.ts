@@ -6,9 +6,9 @@ import { resolveBusTrustSettings, type BusTrustSettings } from './bus-trust';
 import { BREAKING_CHANGE_MODES, type BreakingChangeMode } from '../compat/gate';
 import { envValue, givenValue, SETTING_DECLARATIONS, type SettingKey } from './declarations';
 import { DEFAULT_DISCOVERY_GRACE_MS, DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, LOG_FORMATS, type LogFormat } from './defaults';
+import { resolveRouteExclusionSettings, type RouteExclusionSettings } from './route-exclusion';
 
 export { DEFAULT_DISCOVERY_GRACE_MS, DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type LogFormat } from './defaults';
-import { resolveRouteExclusionSettings, type RouteExclusionSettings } from './route-exclusion';
 
 /**
  * Plugin settings: the `plugins.contracts` block of system.config.yml, with environment variables as the
@@ -66,6 +66,7 @@ export interface Settings extends EdgeSettings, BusTrustSettings, RouteExclusion
   breakingChanges: BreakingChangeMode;
 }
 
+/** The plugin's settings schema, derived from the declarations (declarations.ts): one property per setting. */
 export const SETTINGS_SCHEMA = {
   $id: 'http://express-gateway.io/schemas/plugins/contracts.json',
   type: 'object',
