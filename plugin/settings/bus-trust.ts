@@ -11,7 +11,7 @@ export interface BusTrustSettings {
   announcementLimits: AnnouncementLimits;
   /** Announcements are applied in batches, at most one per interval (one registry change, one config rewrite). */
   announcementApplyIntervalMs: number;
-  /** Announcement bytes taken off the bus per second; the broker holds (and at its cap drops the oldest of) the rest. */
+  /** Announcement bytes taken off the bus per second from each intake queue (one per service in announcementUsers, one shared); the broker holds (and at its cap drops the oldest of) the rest. */
   announcementBytesPerSecond: number;
   /** service → the broker user that must publish its announcements (RabbitMQ's validated user_id). */
   announcementUsers: Record<string, string>;

@@ -72,7 +72,7 @@ export const SETTING_DECLARATIONS = {
     doc: {
       default: '`1048576`',
       allowed: '1024–268435456',
-      meaning: 'a service\'s reply larger than this is answered 502 `SERVICE_UNAVAILABLE` without being parsed (logged once a minute per service): parsing a reply of many small values takes many times its size in memory, so one service cannot exhaust the gateway\'s heap with one reply',
+      meaning: 'a service\'s reply larger than this is answered 502 `SERVICE_UNAVAILABLE` without being parsed (logged once a minute per service): parsing a reply of many small values takes many times its size in memory, so one service cannot exhaust the gateway\'s heap with one reply. A reply nesting objects/arrays deeper than 256 levels is answered the same way',
     },
   },
   maxRequestTimeoutMs: {
@@ -372,11 +372,11 @@ export const SETTING_DECLARATIONS = {
     },
   },
   announcementBytesPerSecond: {
-    schema: limit(`announcement bytes taken off the bus per second (default ${DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND})`, 1024 * 1024 * 1024),
+    schema: limit(`announcement bytes taken off the bus per second, per intake queue (default ${DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND})`, 1024 * 1024 * 1024),
     doc: {
       default: '`4194304`',
       allowed: '1–1073741824',
-      meaning: 'announcement bytes taken off the bus per second; the broker holds the rest (at most 10,000 messages / 32 MB, the oldest dropped)',
+      meaning: 'announcement bytes taken off the bus per second from each intake queue: every service in `announcementUsers` (or the services file) has a queue of its own (at most 16 messages / 4 × `announcementMaxBytes`), the rest share one (1,000 messages / 4 × `announcementMaxBytes`; none with `busServicesFile`); the broker holds what waits and drops the oldest beyond, and a larger message on arrival',
     },
   },
   configWriteIntervalMs: {
