@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { hostSettingsSchema } from './settings-validation';
-import { settingsForInit } from './startup-settings';
+import { hostSettingsSchema } from './settings/validation';
+import { settingsForInit } from './settings/startup';
 import { attachGracefulStop } from './shutdown';
 import { currentRuntime, obtainRuntime } from './runtime';
 import type { PluginContext } from './host/plugin-context';

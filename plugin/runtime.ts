@@ -23,7 +23,7 @@ import { handWrittenRoutes, routedMessageTypes } from './openapi/hand-written';
 import { RateLimitState } from './edge/host-rate-limit';
 import { GracefulStop } from './shutdown/graceful-stop';
 import { DiscoveryGrace } from './contracts/discovery-grace';
-import { serviceBrokerUser } from './bus-trust-settings';
+import { serviceBrokerUser } from './settings/bus-trust';
 import { TimeoutCapLog } from './contracts/timeouts';
 import { Deprecations } from './compat/deprecation';
 

@@ -6,7 +6,7 @@
  */
 import { join, resolve } from 'node:path';
 import { ensureConfigDir } from './config-dir';
-import { INVALID_SETTINGS_EXIT_CODE, startupSettings } from '../plugin/startup-settings';
+import { INVALID_SETTINGS_EXIT_CODE, startupSettings } from '../plugin/settings/startup';
 import { obtainRuntime } from '../plugin/runtime';
 import { createTransport, type Transport } from '../plugin/bus';
 import { startWithRetry } from '../plugin/bus/start-with-retry';

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthenticatedUser } from './claims';
 import type { Logger } from '../logger';
-import { isDevelopmentAuthEnv } from './auth-config';
+import { isDevelopmentAuthEnv } from '../settings/auth';
 
 /**
  * Development mode: when DEVELOPMENT_AUTH_ENABLED is exactly `true`, X-Dev-User-Id (required) and

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AuthConfig } from './auth-config';
+import type { AuthConfig } from '../settings/auth';
 import { TokenVerifier } from './verify-token';
 
 const MAX_VERIFIERS = 32;

@@ -1,5 +1,5 @@
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTVerifyOptions, type ProtectedHeaderParameters } from 'jose';
-import type { AuthConfig } from './auth-config';
+import type { AuthConfig } from '../settings/auth';
 import { frozenUser, hasValidSubject, toAuthenticatedUser, type AuthenticatedUser, type Claims } from './claims';
 import { KeySetUnavailableError, RemoteKeySet, UnknownKeyError } from './key-set';
 import { TokenCache } from './token-cache';

@@ -1,4 +1,4 @@
-import type { EdgeSettings } from './edge-settings';
+import type { EdgeSettings } from '../settings/edge';
 
 /** Request headers a browser may send cross-origin (the API's own, plus our tracing headers and Idempotency-Key). */
 export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id', 'traceparent', 'Idempotency-Key'];

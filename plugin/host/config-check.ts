@@ -1,6 +1,6 @@
-import { resolveAuthConfig, type AuthOverrides } from '../auth/auth-config';
+import { resolveAuthConfig, type AuthOverrides } from '../settings/auth';
 import type { Logger } from '../logger';
-import { INVALID_SETTINGS_EXIT_CODE } from '../startup-settings';
+import { INVALID_SETTINGS_EXIT_CODE } from '../settings/startup';
 import { listOf, pipelineProblem, type Declared } from './pipeline-check';
 
 /** What the check needs of the runtime: whether the host runs already (a reload), and where the refusal goes. */

@@ -7,7 +7,7 @@ export interface ServerEvents {
   on(event: string, listener: (payload: { httpServer?: Server }) => void): unknown;
 }
 
-/** How long the API's servers wait for a request and how many connections they hold (plugin/edge/edge-settings.ts). */
+/** How long the API's servers wait for a request and how many connections they hold (plugin/settings/edge.ts). */
 export interface ServerLimits {
   headersTimeoutMs: number;
   requestReceiveTimeoutMs: number;

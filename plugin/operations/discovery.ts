@@ -9,7 +9,7 @@ import { contractTimeoutMs, timeoutClamped, type TimeoutSettings } from '../cont
 import { DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../settings';
 import { traceOf } from '../request/trace';
 import { sendError, sendJson } from '../http/respond';
-import { resolveAuthConfig } from '../auth/auth-config';
+import { resolveAuthConfig } from '../settings/auth';
 import { authenticateRequest } from '../auth/authenticate';
 
 export interface DiscoveredEndpoint {

@@ -1,4 +1,4 @@
-/** The `routing` setting: how the generated routes reach the host (plugin/settings.ts reads it). */
+/** The `routing` setting: how the generated routes reach the host (plugin/settings/index.ts reads it). */
 export type RoutingMode = 'auto' | 'endpoints' | 'table';
 export const ROUTING_MODES: readonly RoutingMode[] = ['auto', 'endpoints', 'table'];
 

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { schema } from './schema';
 import { setRequestUser } from '../../plugin/pipeline/user';
-import { resolveAuthConfig, type AuthOverrides } from '../../plugin/auth/auth-config';
+import { AUTH_OVERRIDE_KEYS, resolveAuthConfig, type AuthOverrides } from '../../plugin/settings/auth';
 import { authenticateRequest, callerAtHand } from '../../plugin/auth/authenticate';
 import { accessAtHand, accessOnceRead, type AccessAction, type RouteAccess } from '../../plugin/auth/route-access';
 import { answerStepError } from '../../plugin/pipeline/step-error';
@@ -9,11 +9,6 @@ import { runner, type Stage } from '../../plugin/lifecycle/runner';
 import type { Runtime } from '../../plugin/runtime';
 
 export type JwtDevAuthAction = AccessAction & AuthOverrides;
-
-const OVERRIDE_KEYS = [
-  'jwtSecret', 'jwksUri', 'issuer', 'audience', 'clockTolerance', 'developmentAuthEnabled', 'jwksCooldownMs',
-  'jwksFailureBackoffMs', 'jwksTimeoutMs', 'jwksMaxAgeMs', 'tokenCacheMax', 'tokenCacheMaxTtlMs', 'maxTokenBytes',
-] as const;
 
 /**
  * `jwt-dev-auth`: establishes who the caller is and sets it with setRequestUser.
@@ -72,6 +67,6 @@ export function jwtDevAuthStage(runtime: Runtime, action: JwtDevAuthAction = {})
 
 function overridesOf(action: JwtDevAuthAction): AuthOverrides {
   const out: Record<string, unknown> = {};
-  for (const k of OVERRIDE_KEYS) if (action[k] !== undefined) out[k] = action[k];
+  for (const k of AUTH_OVERRIDE_KEYS) if (action[k] !== undefined) out[k] = action[k];
   return out as AuthOverrides;
 }

@@ -1,7 +1,7 @@
 import './support';
 import { expect } from 'chai';
 import { extractPermissions, toAuthenticatedUser } from '../../plugin/auth/claims';
-import { checkAuthConfig, resolveAuthConfig } from '../../plugin/auth/auth-config';
+import { checkAuthConfig, resolveAuthConfig } from '../../plugin/settings/auth';
 import { bearerToken } from '../../plugin/auth/bearer';
 import { developmentModeWarning, developmentUser, warnIfDevelopmentMode } from '../../plugin/auth/dev-auth';
 import { firstMissingPermission } from '../../plugin/auth/permissions';

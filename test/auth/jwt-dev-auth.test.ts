@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { jwtDevAuthPolicy, type JwtDevAuthAction } from '../../policies/jwt-dev-auth';
 import { requestUser } from '../../plugin/pipeline/user';
 import { TokenVerifier } from '../../plugin/auth/verify-token';
-import { resolveAuthConfig } from '../../plugin/auth/auth-config';
+import { resolveAuthConfig } from '../../plugin/settings/auth';
 import { GatewayError } from '../../plugin/errors';
 import { testRuntime } from '../support/runtime';
 import {

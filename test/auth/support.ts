@@ -2,7 +2,7 @@ import nock from 'nock';
 import { createHmac, generateKeyPairSync, sign as rsaSign, type KeyObject } from 'node:crypto';
 import type { Request, Response, NextFunction } from 'express';
 import type { JWK } from 'jose';
-import { resolveAuthConfig, type AuthOverrides } from '../../plugin/auth/auth-config';
+import { resolveAuthConfig, type AuthOverrides } from '../../plugin/settings/auth';
 import type { TokenVerifier } from '../../plugin/auth/verify-token';
 import type { Runtime } from '../../plugin/runtime';
 

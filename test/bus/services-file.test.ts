@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readServicesFile } from '../../plugin/bus/services-file';
 import { run } from '../../plugin/bus/broker-definitions-cli';
-import { resolveBusTrustSettings } from '../../plugin/bus-trust-settings';
-import { InvalidSettingError, validateSettings } from '../../plugin/settings-validation';
+import { resolveBusTrustSettings } from '../../plugin/settings/bus-trust';
+import { InvalidSettingError, validateSettings } from '../../plugin/settings/validation';
 
 const GOOD = `
 services:

@@ -5,7 +5,7 @@ import type { BreakingChange, BreakingChangeMode } from '../../plugin/compat/gat
 import { contractHash } from '../../plugin/compat/gate';
 import type { Contract } from '../../plugin/contracts/types';
 import { resolveSettings } from '../../plugin/settings';
-import { InvalidSettingError, validateSettings } from '../../plugin/settings-validation';
+import { InvalidSettingError, validateSettings } from '../../plugin/settings/validation';
 
 function contract(outputRequired: string[] = ['name'], extra: Partial<Contract> = {}): Contract {
   return {

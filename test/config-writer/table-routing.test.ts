@@ -6,7 +6,7 @@ import { parse } from 'yaml';
 import { ContractRegistry } from '../../plugin/contracts/registry';
 import { ConfigSync } from '../../plugin/config-writer/config-sync';
 import { resolveSettings } from '../../plugin/settings';
-import { validateSettings } from '../../plugin/settings-validation';
+import { validateSettings } from '../../plugin/settings/validation';
 import type { Logger } from '../../plugin/logger';
 import { referenceContracts } from '../openapi/support';
 import { buildRouteTable } from '../../plugin/contracts/route-table';

@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { resolveSettings, SETTINGS_SCHEMA } from '../../plugin/settings';
-import { SETTING_ENV, validateSettings } from '../../plugin/settings-validation';
-import { LIMIT_SETTINGS } from '../../plugin/bus-trust-settings';
+import { SETTING_ENV, validateSettings } from '../../plugin/settings/validation';
+import { LIMIT_SETTINGS } from '../../plugin/settings/bus-trust';
+import { withSettingsTable } from '../../scripts/settings-docs';
 
 /** docs/configuration.md holds the one settings table: it must list exactly the settings the plugin knows. */
 const doc = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'configuration.md'), 'utf8');
@@ -17,6 +18,16 @@ function settingsTable(): Map<string, string> {
 }
 
 describe('docs/configuration.md against the settings schema', () => {
+  it('holds the table npm run docs:settings writes from the declarations (plugin/settings/declarations.ts)', () => {
+    expect(withSettingsTable(doc), 'run npm run docs:settings').to.equal(doc);
+  });
+
+  it('tells a table edited by hand from the declarations', () => {
+    const edited = doc.replace('| `busPrefix` | `BUS_PREFIX` | `contracts` |', '| `busPrefix` | `BUS_PREFIX` | `gateway` |');
+    expect(edited).to.not.equal(doc);
+    expect(withSettingsTable(edited)).to.equal(doc);
+  });
+
   it('has one row per plugin setting, and none for a setting that does not exist', () => {
     expect([...settingsTable().keys()].sort()).to.deep.equal(Object.keys(SETTINGS_SCHEMA.properties).sort());
   });

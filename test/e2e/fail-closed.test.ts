@@ -9,7 +9,7 @@ import { http, httpAs } from '../support/http';
 import { TEST_JWT_SECRET } from '../support/tokens';
 import { ROOT, run } from '../packaging/support';
 import { serve } from '../../sdk';
-import { INVALID_SETTINGS_EXIT_CODE } from '../../plugin/startup-settings';
+import { INVALID_SETTINGS_EXIT_CODE } from '../../plugin/settings/startup';
 
 /** A config directory with the shipped system config and this gateway.config.yml. */
 function configDirWith(gatewayConfig: string): string {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { resolveEdgeSettings } from '../../plugin/edge/edge-settings';
+import { resolveEdgeSettings } from '../../plugin/settings/edge';
 import { corsAction, CORS_EXPOSED_HEADERS } from '../../plugin/edge/cors';
 import { resolveSettings } from '../../plugin/settings';
 

@@ -7,7 +7,7 @@ import { StoreHealth, STORE_WARNING_INTERVAL_MS, type StoreClient, type StoreMet
 import type { Logger } from '../../plugin/logger';
 import { toErrorBody } from '../../plugin/errors';
 import { TokenVerifier } from '../../plugin/auth/verify-token';
-import { resolveAuthConfig } from '../../plugin/auth/auth-config';
+import { resolveAuthConfig } from '../../plugin/settings/auth';
 import { mintToken, TEST_JWT_SECRET } from '../support/tokens';
 
 const settings = { rateLimitMax: 100, rateLimitWindowMs: 60000 };

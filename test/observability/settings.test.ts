@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { resolveSettings } from '../../plugin/settings';
-import { validateSettings } from '../../plugin/settings-validation';
+import { validateSettings } from '../../plugin/settings/validation';
 
 describe('observability settings', () => {
   it('leaves metrics off, the access log on and text lines by default', () => {

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InvalidSettingError, hostSettingsSchema, validateSettings } from '../../plugin/settings-validation';
+import { InvalidSettingError, hostSettingsSchema, validateSettings } from '../../plugin/settings/validation';
 import { SETTINGS_SCHEMA } from '../../plugin/settings';
-import { INVALID_SETTINGS_EXIT_CODE } from '../../plugin/startup-settings';
+import { INVALID_SETTINGS_EXIT_CODE } from '../../plugin/settings/startup';
 import { ROOT, run } from './support';
 
 function failure(fn: () => unknown): InvalidSettingError {

@@ -1,17 +1,11 @@
-import type { OwnershipRules } from './contracts/ownership';
-import { DEFAULT_ANNOUNCEMENT_LIMITS, type AnnouncementLimits } from './contracts/limits';
-import { DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND } from './bus/constants';
-import { readServicesFile, type ServicesList } from './bus/services-file';
+import type { OwnershipRules } from '../contracts/ownership';
+import { DEFAULT_ANNOUNCEMENT_LIMITS, type AnnouncementLimits } from '../contracts/limits';
+import { DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND } from '../bus/constants';
+import { DEFAULT_MAX_LEASE_MS, DEFAULT_RETAINED_BYTES_PER_USER, DEFAULT_RETAINED_BYTES_TOTAL } from './defaults';
+import { readServicesFile, type ServicesList } from '../bus/services-file';
+import { InvalidSettingError } from './invalid-setting';
+import { ANNOUNCEMENT_USERS_ENV, envOf, envValue, givenValue } from './declarations';
 
-/** The defaults the descriptions name, from the one place they are set. */
-const D = DEFAULT_ANNOUNCEMENT_LIMITS;
-
-/**
- * The settings that decide which announcements the gateway trusts (part of the plugin settings, plugin/settings.ts):
- * who may own which message types and paths, how large an announcement may be, how fast they are applied and which
- * broker user may announce for which service. YAML (`plugins.contracts`); REQUIRE_ANNOUNCEMENT_USER and
- * ANNOUNCEMENT_USERS stand in for the broker-user settings.
- */
 export interface BusTrustSettings {
   ownership: OwnershipRules;
   announcementLimits: AnnouncementLimits;
@@ -50,60 +44,6 @@ export const LIMIT_SETTINGS = {
   announcedServicesMax: 'maxServices',
 } as const satisfies Record<string, keyof AnnouncementLimits>;
 
-/** A service announces a 15 s lease and renews every third of it (SDK): this cap leaves room for that, and a little more. */
-export const DEFAULT_MAX_LEASE_MS = 30_000;
-
-/** Defaults of the retained-bytes budget (docs/operations.md says how the heap they cost was measured). */
-export const DEFAULT_RETAINED_BYTES_PER_USER = 1024 * 1024;
-export const DEFAULT_RETAINED_BYTES_TOTAL = 8 * 1024 * 1024;
-
-const limit = (description: string, maximum: number) => ({ type: 'integer', minimum: 1, maximum, description }) as const;
-
-const SERVICE_LIST = { type: 'array', items: { type: 'string', minLength: 1 } } as const;
-
-export const BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES = {
-  ownedMessageTypes: {
-    type: 'object',
-    additionalProperties: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9._:-]+\\*?$' } },
-    description: 'service → message types only it may announce (exact, or a prefix ending in *); pins win over first-come',
-  },
-  ownedPathPrefixes: {
-    type: 'object',
-    additionalProperties: { type: 'array', items: { type: 'string', pattern: '^/' } },
-    description: 'service → path prefixes (e.g. /api/users) under which only it may have routes',
-  },
-  publicContractServices: { ...SERVICE_LIST, description: 'the services that may declare public: true contracts; unset: any' },
-  httpPathServices: { ...SERVICE_LIST, description: 'the services that may declare http.paths; unset: any' },
-  allowPathsOutsideApi: { type: 'boolean', description: 'accept http.paths outside /api/<name>/ (default false)' },
-  announcementMaxBytes: limit(`bytes of one announcement message, checked before parsing (default ${D.maxBytes})`, 16 * 1024 * 1024),
-  announcementMaxContracts: limit(`contracts in one announcement (default ${D.maxContracts})`, 100000),
-  schemaMaxBytes: limit(`bytes of one inputSchema/outputSchema (default ${D.maxSchemaBytes})`, 16 * 1024 * 1024),
-  schemaMaxDepth: limit(`nesting depth of one schema (default ${D.maxSchemaDepth})`, 1000),
-  schemaMaxProperties: limit(`object members and array items in one schema, at every depth (default ${D.maxSchemaProperties})`, 1000000),
-  serviceMaxInstances: limit(`live instances of one service; a new one replaces the one heard from longest ago (default ${D.maxInstancesPerService})`, 100000),
-  announcedServicesMax: limit(`services with a live instance; announcements of more are refused (default ${D.maxServices})`, 100000),
-  announcementApplyIntervalMs: { type: 'integer', minimum: 0, maximum: 60000, description: 'announcements are applied in one batch per interval (default 1000; a lone one at once)' },
-  announcementBytesPerSecond: limit(`announcement bytes taken off the bus per second, per intake queue (default ${DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND})`, 1024 * 1024 * 1024),
-  announcementUsers: {
-    type: 'object',
-    additionalProperties: { type: 'string', minLength: 1 },
-    description: "service → the broker user that must have published its announcements (RabbitMQ's user_id)",
-  },
-  requireAnnouncementUser: {
-    type: 'boolean',
-    description: 'refuse announcements without the user_id of their service (announcementUsers, or a user named like the service); env REQUIRE_ANNOUNCEMENT_USER=true',
-  },
-  configWriteIntervalMs: { type: 'integer', minimum: 0, maximum: 600000, description: 'at most one rewrite of gateway.config.yml per interval (default 1000)' },
-  busServicesFile: {
-    type: 'string',
-    minLength: 1,
-    description: 'the services file (YAML) of contracts-broker-definitions --services: announcement users, owned message types and paths come from it (env BUS_SERVICES_FILE)',
-  },
-  announcementRetainedBytesPerUser: limit(`bytes of contracts (as JSON, identical ones once) retained for one broker user's announcements; more are refused (default ${DEFAULT_RETAINED_BYTES_PER_USER})`, 1024 * 1024 * 1024),
-  announcementRetainedBytesTotal: limit(`bytes of contracts retained for all announcements together; more are refused (default ${DEFAULT_RETAINED_BYTES_TOTAL})`, 1024 * 1024 * 1024),
-  maxLeaseMs: { type: 'integer', minimum: 1000, maximum: 3600000, description: `longest lease an announcement may hold; longer ones are clamped to it (env MAX_LEASE_MS, default ${DEFAULT_MAX_LEASE_MS})` },
-} as const;
-
 /**
  * The settings a services file stands in for: with one, setting any of these too would be a second list to keep
  * in step by hand, so the start stops instead.
@@ -112,21 +52,21 @@ const FILE_REPLACES = ['ownedMessageTypes', 'ownedPathPrefixes', 'publicContract
 
 /**
  * The services file named by busServicesFile (or BUS_SERVICES_FILE), read and checked, or undefined without one.
- * Throws an Error whose message starts with the setting's name and names the file and its problem.
+ * Throws an InvalidSettingError naming the setting, the file and its problem.
  */
 export function servicesFileOf(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): { file: string; list: ServicesList } | undefined {
   const fromBlock = typeof raw.busServicesFile === 'string' && raw.busServicesFile.trim() !== '';
-  const file = fromBlock ? (raw.busServicesFile as string).trim() : env.BUS_SERVICES_FILE?.trim();
+  const file = fromBlock ? (raw.busServicesFile as string).trim() : envValue(env, 'busServicesFile')?.trim();
   if (!file) return undefined;
-  const label = fromBlock ? 'busServicesFile' : 'BUS_SERVICES_FILE';
-  const also = FILE_REPLACES.find((key) => raw[key] !== undefined) ?? (raw.announcementUsers === undefined && env.ANNOUNCEMENT_USERS ? 'ANNOUNCEMENT_USERS' : undefined);
-  if (also) throw new Error(`${label} ${file}: ${also} is set too; the services file replaces it (one list)`);
-  const required = raw.requireAnnouncementUser ?? env.REQUIRE_ANNOUNCEMENT_USER?.trim();
-  if (required === false || required === 'false') throw new Error(`${label} ${file}: requireAnnouncementUser is false; a services file requires every announcement's broker user`);
+  const label = fromBlock ? 'busServicesFile' : envOf('busServicesFile');
+  const also = FILE_REPLACES.find((key) => raw[key] !== undefined) ?? (raw.announcementUsers === undefined && env[ANNOUNCEMENT_USERS_ENV] ? ANNOUNCEMENT_USERS_ENV : undefined);
+  if (also) throw new InvalidSettingError(label, `${file}: ${also} is set too; the services file replaces it (one list)`);
+  const required = raw.requireAnnouncementUser ?? envValue(env, 'requireAnnouncementUser')?.trim();
+  if (required === false || required === 'false') throw new InvalidSettingError(label, `${file}: requireAnnouncementUser is false; a services file requires every announcement's broker user`);
   try {
     return { file, list: readServicesFile(file) };
   } catch (err) {
-    throw new Error(`${label} ${(err as Error).message}`);
+    throw new InvalidSettingError(label, (err as Error).message);
   }
 }
 
@@ -187,13 +127,13 @@ export function resolveBusTrustSettings(raw: Record<string, unknown> = {}, env: 
       ? Object.fromEntries(Object.entries(fromFile.list).map(([service, entry]) => [service, entry.user]))
       : raw.announcementUsers !== undefined
         ? stringMap(raw.announcementUsers)
-        : envUserMap(env.ANNOUNCEMENT_USERS),
-    requireAnnouncementUser: fromFile !== undefined || (typeof raw.requireAnnouncementUser === 'boolean' ? raw.requireAnnouncementUser : env.REQUIRE_ANNOUNCEMENT_USER === 'true'),
+        : envUserMap(env[ANNOUNCEMENT_USERS_ENV]),
+    requireAnnouncementUser: fromFile !== undefined || (typeof raw.requireAnnouncementUser === 'boolean' ? raw.requireAnnouncementUser : envValue(env, 'requireAnnouncementUser') === 'true'),
     retainedBudget: {
       perUserBytes: intSetting(raw.announcementRetainedBytesPerUser, DEFAULT_RETAINED_BYTES_PER_USER) || DEFAULT_RETAINED_BYTES_PER_USER,
       totalBytes: intSetting(raw.announcementRetainedBytesTotal, DEFAULT_RETAINED_BYTES_TOTAL) || DEFAULT_RETAINED_BYTES_TOTAL,
     },
-    maxLeaseMs: intSetting(raw.maxLeaseMs ?? intFromText(env.MAX_LEASE_MS), DEFAULT_MAX_LEASE_MS) || DEFAULT_MAX_LEASE_MS,
+    maxLeaseMs: intSetting(raw.maxLeaseMs ?? intFromText(envValue(env, 'maxLeaseMs')), DEFAULT_MAX_LEASE_MS) || DEFAULT_MAX_LEASE_MS,
     configWriteIntervalMs: intSetting(raw.configWriteIntervalMs, 1000),
   };
   if (fromFile) settings.servicesFile = fromFile.file;

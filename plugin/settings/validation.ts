@@ -1,66 +1,15 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import { SETTINGS_SCHEMA } from './settings';
+import { SETTINGS_SCHEMA } from '.';
 import { checkAuthConfig } from './auth';
-import { errorMessage } from './errors';
-import { parseUserMap, servicesFileOf } from './bus-trust-settings';
-import { parseBrokerList } from './bus/amqp/broker-list';
-import { resolveEdgeSettings } from './edge/edge-settings';
+import { InvalidSettingError } from './invalid-setting';
+import { parseUserMap, servicesFileOf } from './bus-trust';
+import { parseBrokerList } from '../bus/amqp/broker-list';
+import { resolveEdgeSettings } from './edge';
+import { ANNOUNCEMENT_USERS_ENV, envOf, SETTING_ENV } from './declarations';
 
-/**
- * Start-up check of the plugin's settings (the `plugins.contracts` block and the environment variables that
- * stand in for it). The host validates a plugin's settings too, but on failure it only logs and starts without
- * the plugin; this check instead names the one setting that is wrong, so the start can stop (see start-failure.ts).
- */
-export class InvalidSettingError extends Error {
-  /** `plugins.contracts.<name>` or the environment variable's name. */
-  readonly setting: string;
-  constructor(setting: string, problem: string) {
-    super(`${setting} ${problem}`);
-    this.name = 'InvalidSettingError';
-    this.setting = setting;
-  }
-}
+export { SETTING_ENV } from './declarations';
 
-/**
- * Environment variables that stand in for a setting left out of system.config.yml. Each is checked against the
- * schema of the property it feeds, so the constraint lives in one place (SETTINGS_SCHEMA); an entry whose property
- * is not in the schema is skipped.
- */
-export const SETTING_ENV: Readonly<Record<string, string>> = {
-  busUrl: 'BUS_URL',
-  busPrefix: 'BUS_PREFIX',
-  requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
-  maxRequestTimeoutMs: 'MAX_REQUEST_TIMEOUT_MS',
-  maxReplyBytes: 'MAX_REPLY_BYTES',
-  generatedPrefix: 'GENERATED_PREFIX',
-  bodyLimitBytes: 'BODY_LIMIT_BYTES',
-  maxJsonDepth: 'MAX_JSON_DEPTH',
-  strictOutput: 'STRICT_OUTPUT',
-  debugEndpoints: 'DEBUG_ENDPOINTS',
-  shutdownGraceMs: 'SHUTDOWN_GRACE_MS',
-  discoveryGraceMs: 'DISCOVERY_GRACE_MS',
-  routing: 'CONTRACT_ROUTING',
-  corsOrigins: 'CORS_ORIGINS',
-  corsCredentials: 'CORS_CREDENTIALS',
-  corsAllowPatch: 'CORS_ALLOW_PATCH',
-  rateLimitMax: 'RATE_LIMIT_MAX',
-  rateLimitWindowMs: 'RATE_LIMIT_WINDOW_MS',
-  rateLimitPrefix: 'RATE_LIMIT_PREFIX',
-  rateLimitOnStoreFailure: 'RATE_LIMIT_ON_STORE_FAILURE',
-  rateLimitStoreTimeoutMs: 'RATE_LIMIT_STORE_TIMEOUT_MS',
-  headersTimeoutMs: 'HEADERS_TIMEOUT_MS',
-  requestReceiveTimeoutMs: 'REQUEST_RECEIVE_TIMEOUT_MS',
-  maxConnections: 'MAX_CONNECTIONS',
-  requireAnnouncementUser: 'REQUIRE_ANNOUNCEMENT_USER',
-  metricsPort: 'METRICS_PORT',
-  metricsHost: 'METRICS_HOST',
-  accessLog: 'ACCESS_LOG',
-  logFormat: 'LOG_FORMAT',
-  excludeFromGeneratedRoutes: 'EXCLUDE_FROM_GENERATED_ROUTES',
-  busServicesFile: 'BUS_SERVICES_FILE',
-  maxLeaseMs: 'MAX_LEASE_MS',
-  breakingChanges: 'BREAKING_CHANGES',
-};
+export { InvalidSettingError } from './invalid-setting';
 
 /**
  * What the host gets as the plugin's `schema`: the same $id and property names, without constraints, so the
@@ -98,24 +47,15 @@ export function validateSettings(raw: Record<string, unknown> = {}, env: NodeJS.
     if (value === undefined || value.trim() === '') continue;
     checkValue(envName, key, value.trim());
   }
-  if (block.announcementUsers === undefined && env.ANNOUNCEMENT_USERS !== undefined) {
-    const users = parseUserMap(env.ANNOUNCEMENT_USERS);
-    if (typeof users === 'string') throw new InvalidSettingError('ANNOUNCEMENT_USERS', users);
+  const userMap = env[ANNOUNCEMENT_USERS_ENV];
+  if (block.announcementUsers === undefined && userMap !== undefined) {
+    const users = parseUserMap(userMap);
+    if (typeof users === 'string') throw new InvalidSettingError(ANNOUNCEMENT_USERS_ENV, users);
   }
   checkReceiveTimeouts(block, env);
-  try {
-    servicesFileOf(block, env);
-  } catch (err) {
-    const [setting, ...problem] = errorMessage(err).split(' ');
-    throw new InvalidSettingError(setting as string, problem.join(' '));
-  }
-  try {
-    checkAuthConfig(env);
-  } catch (err) {
-    const message = errorMessage(err);
-    const name = /^[A-Z][A-Z0-9_]+(?= )/.exec(message)?.[0] ?? 'authentication settings';
-    throw new InvalidSettingError(name, message.slice(name.length).trim() || 'is invalid');
-  }
+  // Both throw an InvalidSettingError naming the setting.
+  servicesFileOf(block, env);
+  checkAuthConfig(env);
   return block;
 }
 
@@ -123,7 +63,7 @@ export function validateSettings(raw: Record<string, unknown> = {}, env: NodeJS.
 function checkReceiveTimeouts(block: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
   const { headersTimeoutMs, requestReceiveTimeoutMs } = resolveEdgeSettings(block, env);
   if (headersTimeoutMs <= requestReceiveTimeoutMs) return;
-  const label = block.headersTimeoutMs !== undefined ? 'plugins.contracts.headersTimeoutMs' : 'HEADERS_TIMEOUT_MS';
+  const label = block.headersTimeoutMs !== undefined ? 'plugins.contracts.headersTimeoutMs' : envOf('headersTimeoutMs');
   throw new InvalidSettingError(label, `(${headersTimeoutMs}) may not exceed requestReceiveTimeoutMs (${requestReceiveTimeoutMs}): the headers are part of the request`);
 }
 

@@ -1,0 +1,34 @@
+import { DEFAULT_ANNOUNCEMENT_LIMITS } from '../contracts/limits';
+
+/**
+ * The defaults the settings' declarations (declarations.ts) describe and their resolvers apply: in a module of
+ * their own so both import them without importing each other.
+ */
+
+export const DEFAULT_DISCOVERY_GRACE_MS = 5000;
+/** The longest a contract may make a caller wait unless maxRequestTimeoutMs says otherwise. */
+export const DEFAULT_MAX_REQUEST_TIMEOUT_MS = 60_000;
+/** A contract's deadline when it names none, unless requestTimeoutMs says otherwise. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+export type LogFormat = 'text' | 'json' | 'ecs';
+export const LOG_FORMATS: readonly LogFormat[] = ['text', 'json', 'ecs'];
+
+export type StoreFailureMode = 'open' | 'closed';
+export const STORE_FAILURE_MODES: readonly StoreFailureMode[] = ['open', 'closed'];
+export const DEFAULT_STORE_TIMEOUT_MS = 500;
+
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
+
+export const DEFAULT_RATE_WINDOW_MS = 60000;
+
+/** The announcement limits' defaults, from the one place they are set. */
+export const D = DEFAULT_ANNOUNCEMENT_LIMITS;
+
+/** A service announces a 15 s lease and renews every third of it (SDK): this cap leaves room for that, and a little more. */
+export const DEFAULT_MAX_LEASE_MS = 30_000;
+
+/** Defaults of the retained-bytes budget (docs/operations.md says how the heap they cost was measured). */
+export const DEFAULT_RETAINED_BYTES_PER_USER = 1024 * 1024;
+export const DEFAULT_RETAINED_BYTES_TOTAL = 8 * 1024 * 1024;
