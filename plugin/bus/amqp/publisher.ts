@@ -73,21 +73,8 @@ export class AmqpPublisher {
     this.brokerUser = conn.brokerUser;
     this.refusedLog = new OnceLog(conn.logger);
     this.replies = new ReplyQueues(conn, consumers, (service, msg) => this.onReply(service, msg), (service) => this.repliesCancelled(service));
-    this.requests = consumers.create('request channel', {
-      attach: async (ch) => {
-        ch.on('return', (msg: Message) => this.onReturn(msg));
-        await this.conn.declareExchanges(ch);
-        return '';
-      },
-    });
-    this.keyedRequests = consumers.create('keyed request channel', {
-      confirm: true,
-      attach: async (ch) => {
-        ch.on('return', (msg: Message) => this.onReturn(msg));
-        await this.conn.declareExchanges(ch);
-        return '';
-      },
-    });
+    this.requests = consumers.create('request channel', { attach: this.attachRequests });
+    this.keyedRequests = consumers.create('keyed request channel', { confirm: true, attach: this.attachRequests });
     this.confirms = consumers.create('announcement channel', {
       confirm: true,
       attach: async (ch) => {
@@ -100,6 +87,13 @@ export class AmqpPublisher {
     consumers.register(this.keyedRequests).catch(noop);
     consumers.register(this.confirms).catch(noop);
   }
+
+  /** Both request channels, plain and confirming: unroutable requests come back on them (basic.return). */
+  private readonly attachRequests = async (ch: Channel): Promise<string> => {
+    ch.on('return', (msg: Message) => this.onReturn(msg));
+    await this.conn.declareExchanges(ch);
+    return '';
+  };
 
   /** A registration's channel once it is ready (attached), else undefined. */
   private static ready<C extends Channel>(reg: Registration | null): C | undefined {
