@@ -10,7 +10,7 @@ import { PendingRequests, waitMs, type PendingRequest } from '../pending';
 import type { Reply, RequestMessage } from '../transport';
 import { noop } from '../logger';
 import type { AmqpConnection } from './connection';
-import type { AmqpConsumers, Registration } from './consumers';
+import { readyChannel, type AmqpConsumers, type Registration } from './consumers';
 import { ReplyQueues } from './reply-queues';
 import { announceKey, DISCOVER_KEY, encodeHeaders, encodeJson, JSON_TYPE } from './wire';
 
@@ -95,11 +95,6 @@ export class AmqpPublisher {
     return '';
   };
 
-  /** A registration's channel once it is ready (attached), else undefined. */
-  private static ready<C extends Channel>(reg: Registration | null): C | undefined {
-    return reg && reg.tag !== null && reg.ch ? (reg.ch as C) : undefined;
-  }
-
   /** The connection is gone, and with it the reply queues: whatever was in flight can no longer be answered (502). */
   lost(): void {
     this.replies.lost();
@@ -129,7 +124,7 @@ export class AmqpPublisher {
   private send(message: RequestMessage, timeoutMs: number): Promise<Reply> {
     const service = message.targetService;
     const keyed = message.headers.idempotencyKey !== undefined;
-    const ch = keyed ? AmqpPublisher.ready<ConfirmChannel>(this.keyedRequests) : AmqpPublisher.ready(this.requests);
+    const ch = keyed ? readyChannel<ConfirmChannel>(this.keyedRequests) : readyChannel(this.requests);
     const replyTo = this.replies.replyTo(service);
     if (this.conn.state() !== 'up' || !ch || !replyTo) return Promise.reject(busNotConnected(service));
     let body: Buffer;
@@ -231,7 +226,7 @@ export class AmqpPublisher {
   }
 
   private publishConfirmed(exchange: string, routingKey: string, body: Buffer, userId?: string): Promise<void> {
-    const ch = AmqpPublisher.ready<ConfirmChannel>(this.confirms);
+    const ch = readyChannel<ConfirmChannel>(this.confirms);
     if (this.conn.state() !== 'up' || !ch) return Promise.reject(busNotConnected());
     return new Promise<void>((resolve, reject) => {
       try {
