@@ -6,7 +6,7 @@ import { errorCodeOf } from './error-code';
 import { RouteLabels } from './route-label';
 import type { GatewayMetrics } from './metrics';
 import type { Span } from '@opentelemetry/api';
-import { endServerSpan, startServerSpan, tracing, type ServerRequest } from './tracing';
+import { endServerSpan, spanContextOf, startServerSpan, tracing, type ServerRequest } from './tracing';
 import { traceOf } from '../request/trace';
 import { pathOnly, type AccessLog } from '../logging/access-log';
 import { redact } from '../logging/redact';
@@ -103,7 +103,8 @@ function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLa
       requestId: state.trace?.requestId,
       service: state.resolved?.contract.targetService,
       code,
-      ...spanIdsOf(observed.span?.spanContext()),
+      // No span without an SDK: the caller's context then, as the non-recording span continuing it would have had.
+      ...spanIdsOf(observed.span?.spanContext() ?? spanContextOf(state.trace?.traceparent)),
     });
   }
 }
