@@ -17,7 +17,7 @@ export interface BusTrustSettings {
   announcementLimits: AnnouncementLimits;
   /** Announcements are applied in batches, at most one per interval (one registry change, one config rewrite). */
   announcementApplyIntervalMs: number;
-  /** Announcement bytes taken off the bus per second; the broker holds (and at its cap drops the oldest of) the rest. */
+  /** Announcement bytes taken off the bus per second from each intake queue (one per service in announcementUsers, one shared); the broker holds (and at its cap drops the oldest of) the rest. */
   announcementBytesPerSecond: number;
   /** service → the broker user that must publish its announcements (RabbitMQ's validated user_id). */
   announcementUsers: Record<string, string>;
@@ -83,7 +83,7 @@ export const BUS_TRUST_SETTINGS_SCHEMA_PROPERTIES = {
   serviceMaxInstances: limit(`live instances of one service; a new one replaces the one heard from longest ago (default ${D.maxInstancesPerService})`, 100000),
   announcedServicesMax: limit(`services with a live instance; announcements of more are refused (default ${D.maxServices})`, 100000),
   announcementApplyIntervalMs: { type: 'integer', minimum: 0, maximum: 60000, description: 'announcements are applied in one batch per interval (default 1000; a lone one at once)' },
-  announcementBytesPerSecond: limit(`announcement bytes taken off the bus per second (default ${DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND})`, 1024 * 1024 * 1024),
+  announcementBytesPerSecond: limit(`announcement bytes taken off the bus per second, per intake queue (default ${DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND})`, 1024 * 1024 * 1024),
   announcementUsers: {
     type: 'object',
     additionalProperties: { type: 'string', minLength: 1 },

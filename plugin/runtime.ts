@@ -89,7 +89,13 @@ export class Runtime {
       url: settings.busUrl,
       prefix: settings.busPrefix,
       logger: log,
-      announcements: { maxBytes: settings.announcementLimits.maxBytes, bytesPerSecond: settings.announcementBytesPerSecond },
+      // Each service with a broker user of its own gets a queue of its own (fair intake); the rest share one.
+      announcements: {
+        maxBytes: settings.announcementLimits.maxBytes,
+        bytesPerSecond: settings.announcementBytesPerSecond,
+        services: Object.keys(settings.announcementUsers),
+        others: settings.servicesFile === undefined,
+      },
       // A reply counts only from the broker user that may announce for its service (read per reply: the settings
       // object is the one the trust settings live in).
       replies: { maxBytes: settings.maxReplyBytes, replyUser: (service) => serviceBrokerUser(this.settings, service), onRefusedReply: (service) => this.observability.metrics?.replyRefused(service) },

@@ -18,3 +18,6 @@ export const RETRY_MAX_DELAY_MS = 5_000;
 
 /** Bytes of one reply the gateway parses unless maxReplyBytes says otherwise; a larger one is answered 502. */
 export const DEFAULT_MAX_REPLY_BYTES = 1024 * 1024;
+
+/** Nesting of objects and arrays a reply may have (the envelope included); a deeper one is answered 502 unparsed. */
+export const MAX_REPLY_DEPTH = 256;

@@ -1,5 +1,6 @@
 import type { Announcement, Contract, ContractRateLimit, HttpOverride, JsonSchema } from './types';
 import { DEFAULT_ANNOUNCEMENT_LIMITS, schemaOverLimits, type AnnouncementLimits } from './limits';
+import { schemaCostProblem, type PatternTally } from '../validation/schema-cost';
 import { validateDeprecation } from '../compat/deprecation-fields';
 
 /*
@@ -55,7 +56,7 @@ function validateRateLimit(value: unknown): ContractRateLimit | string {
 }
 
 /** Returns a clean copy of a contract (known fields only, cloned) or the reason it is unusable. */
-function validateContract(value: unknown, limits: AnnouncementLimits): Contract | string {
+function validateContract(value: unknown, limits: AnnouncementLimits, patterns: PatternTally): Contract | string {
   if (!isRecord(value)) return 'is not an object';
   if (!isNonEmptyString(value.messageType) || !MESSAGE_TYPE.test(value.messageType)) return 'has no valid messageType';
   if (!isNonEmptyString(value.targetService)) return 'has no targetService';
@@ -63,7 +64,7 @@ function validateContract(value: unknown, limits: AnnouncementLimits): Contract 
   if (!isRecord(value.outputSchema)) return 'has no outputSchema object';
   // Before anything copies or walks the schemas recursively.
   for (const key of ['inputSchema', 'outputSchema'] as const) {
-    const problem = schemaOverLimits(value[key], limits);
+    const problem = schemaOverLimits(value[key], limits) ?? schemaCostProblem(value[key], patterns);
     if (problem) return `${key} ${problem}`;
   }
   // No default here: a missing list must not silently mean "no permission needed".
@@ -132,8 +133,9 @@ export function validateAnnouncement(input: unknown, options: ValidationOptions 
   if (input.contracts.length > maxContracts) return { ok: false, reason: `more than ${maxContracts} contracts (announcementMaxContracts)` };
   const contracts: Contract[] = [];
   const seen = new Set<string>();
+  const patterns: PatternTally = { patterns: 0 };
   for (const [index, raw] of input.contracts.entries()) {
-    const contract = validateContract(raw, limits);
+    const contract = validateContract(raw, limits, patterns);
     if (typeof contract === 'string') return { ok: false, reason: `contracts[${index}] ${contract}` };
     if (seen.has(contract.messageType)) return { ok: false, reason: `contracts[${index}] repeats ${contract.messageType}` };
     seen.add(contract.messageType);

@@ -60,16 +60,24 @@ export function fromServiceError(error: unknown, service?: string): GatewayError
     return new GatewayError(code, code === 'INTERNAL_ERROR' ? 'The service failed to handle the request' : String(codeInfo(code).error), { status });
   }
   const extra: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(e)) if (!RESERVED.has(k) && k !== 'status') extra[k] = v;
+  for (const [k, v] of Object.entries(e)) if (!RESERVED.has(k) && k !== 'status' && k !== 'retryAfter') extra[k] = v;
+  if (retryAfter !== undefined) extra.retryAfter = retryAfter;
   const details = e.details && typeof e.details === 'object' && !Array.isArray(e.details) ? (e.details as Record<string, unknown>) : undefined;
   const message = typeof e.message === 'string' && e.message ? e.message : codeInfo(code).error;
   const headers: Record<string, string> = retryAfter !== undefined ? { 'Retry-After': String(retryAfter) } : {};
   return new GatewayError(code, message, { status, details, extra, headers });
 }
 
-/** A service's retryAfter becomes the Retry-After header only when it is a sane number of seconds. */
+/** The longest wait a service may ask a client for (a day); a reply's retryAfter is held to 1..this. */
+const MAX_RETRY_AFTER_SECONDS = 86_400;
+
+/**
+ * A service's retryAfter as whole seconds in 1..MAX_RETRY_AFTER_SECONDS (body and Retry-After header alike), or
+ * undefined when it is not a number: a reply is not trusted to pick the client's wait (1e300, -5, 0.2).
+ */
 function retryAfterOf(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= 86400 ? v : undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v)) return undefined;
+  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(v)));
 }
 
 /** Some codes have two statuses; a service may pick between them and nothing else. */

@@ -3,6 +3,7 @@ import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { JsonSchema } from '../contracts/types';
+import { linearRegExp } from './linear-regexp';
 
 /** Which side of a message a schema checks: input is defaulted in place, output is only inspected. */
 export type SchemaRole = 'input' | 'output';
@@ -14,9 +15,10 @@ export type SchemaRole = 'input' | 'output';
  * - removeAdditional: false: a field the schema refuses must be reported, never silently dropped;
  * - coerceTypes: false: query-string and path values are converted in one place, plugin/request/input.ts,
  *   which knows where a value came from; a JSON body that sends "12" for an integer is a client error;
- * - no loadSchema: a contract's $ref is never fetched over the network.
+ * - no loadSchema: a contract's $ref is never fetched over the network;
+ * - code.regExp: `pattern` and `patternProperties` run in linear time (linear-regexp.ts), whatever the contract says.
  */
-const COMMON: Options = { allErrors: true, strict: false, removeAdditional: false, coerceTypes: false, logger: false };
+const COMMON: Options = { allErrors: true, strict: false, removeAdditional: false, coerceTypes: false, logger: false, code: { regExp: linearRegExp } };
 
 type FormatsMode = 'full' | 'fast';
 

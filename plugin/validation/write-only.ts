@@ -1,4 +1,5 @@
 import type { JsonSchema } from '../contracts/types';
+import { cachedLinear } from './linear-regexp';
 
 type Schema = Record<string, unknown>;
 
@@ -65,13 +66,11 @@ function propertySchemas(nodes: Node[], key: string): Node[] {
     if (isObject(schema.patternProperties)) {
       for (const [pattern, s] of Object.entries(schema.patternProperties)) {
         if (!isObject(s)) continue;
-        try {
-          if (new RegExp(pattern, 'u').test(key)) {
-            out.push({ schema: s, root });
-            named = true;
-          }
-        } catch {
-          // A pattern ajv would have refused; nothing to learn from it here.
+        // On the linear engine, as ajv runs it; a pattern it cannot run was refused with its contract.
+        const re = cachedLinear(pattern);
+        if (!(re instanceof Error) && re.test(key)) {
+          out.push({ schema: s, root });
+          named = true;
         }
       }
     }

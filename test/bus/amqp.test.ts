@@ -216,6 +216,47 @@ describe('AmqpTransport (RabbitMQ)', function () {
       expect(small).to.deep.equal({ ok: true, result: { items: [{}, {}, {}] } });
     });
 
+    it('answers 502 to a reply nested deeper than 256 levels without parsing it, and goes on serving', async () => {
+      const prefix = newPrefix();
+      const logs = collectingLogger('g');
+      const gateway = new AmqpTransport(BROKER_URL, { prefix, logger: logs });
+      const service = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('s') });
+      fixture = pairFixture(gateway, service, prefix);
+      const nested = (depth: number): unknown => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`);
+      await service.serve('deep', async (m) => ({ ok: true, result: { v: nested(Number(m.input.depth)) } }));
+      await Promise.all([gateway.start(), service.start()]);
+      // The envelope and `result` add two levels.
+      const err = await gateway.request(requestFor('deep', { depth: 255 }), 5000).then(() => null, (e: unknown) => e);
+      expect(err).to.be.instanceOf(GatewayError);
+      expect((err as GatewayError).status).to.equal(502);
+      expect(logs.lines.join('\n')).to.match(/a reply from service 'deep' nests deeper than 256 levels; answered 502 unparsed/);
+      const fine = await gateway.request(requestFor('deep', { depth: 254 }), 5000);
+      expect(JSON.stringify(fine)).to.have.length(2 * 254 + '{"ok":true,"result":{"v":}}'.length);
+    });
+
+    it('takes announcements on a queue per known service, one copy each, and without a shared queue only theirs', async () => {
+      const prefix = newPrefix();
+      const gateway = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('g'), announcements: { services: ['known-service'], others: false } });
+      const open = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('o'), announcements: { services: ['known-service'] } });
+      const service = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('s') });
+      fixture = pairFixture(gateway, service, prefix);
+      const heard: Record<'listed' | 'open', string[]> = { listed: [], open: [] };
+      try {
+        await Promise.all([gateway.start(), open.start(), service.start()]);
+        await gateway.onAnnouncement((a) => void heard.listed.push(a.service));
+        await open.onAnnouncement((a) => void heard.open.push(a.service));
+        const of = (svc: string): Announcement => ({ service: svc, instanceId: `${svc}-1`, ttlMs: 10_000, contracts: [] });
+        await service.announce(of('known-service'));
+        await service.announce(of('other-service'));
+        await eventually(() => heard.open.length === 2 && heard.listed.length === 1, 5000, 'announcements');
+        await sleep(200);
+        expect(heard.listed).to.deep.equal(['known-service']);
+        expect([...heard.open].sort()).to.deep.equal(['known-service', 'other-service']);
+      } finally {
+        await open.close();
+      }
+    });
+
     it('uses the documented wire format (exchange, work queue, properties, headers, body)', async () => {
       fixture = await makeAmqp();
       const { prefix } = fixture;

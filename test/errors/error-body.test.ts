@@ -88,6 +88,18 @@ describe('service errors with a retry time', () => {
     expect(odd.headers).not.to.have.property('Retry-After');
   });
 
+  it('holds a reply\'s retryAfter to 1..86400 seconds in the body and the Retry-After header alike', () => {
+    const cases: Array<[unknown, number | undefined]> = [[1e300, 86400], [86401, 86400], [-5, 1], [0, 1], [0.2, 1], [2.5, 3], [60, 60], ['soon', undefined], [null, undefined], [{ n: 1 }, undefined]];
+    for (const [given, held] of cases) {
+      const { body, headers } = toErrorBody(fromServiceError({ code: 'RATE_LIMIT_EXCEEDED', message: 'slow down', retryAfter: given }));
+      expect(body.retryAfter, String(given)).to.equal(held);
+      expect(headers['Retry-After'], String(given)).to.equal(held === undefined ? undefined : String(held));
+    }
+    const unavailable = toErrorBody(fromServiceError({ code: 'SERVICE_UNAVAILABLE', status: 503, retryAfter: -1e300 }));
+    expect(unavailable.body.retryAfter).to.equal(1);
+    expect(unavailable.headers['Retry-After']).to.equal('1');
+  });
+
   it('answers a service 502 with the replying service and no retry time, as the gateway\'s own 502', () => {
     const bad = toErrorBody(fromServiceError({ code: 'SERVICE_UNAVAILABLE', status: 502, retryAfter: 9, message: 'db-3 down' }, 'orders-service'));
     expect(bad.status).to.equal(502);

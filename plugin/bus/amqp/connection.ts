@@ -1,3 +1,5 @@
+// First: it wraps amqplib's field-table decoder, which amqplib takes when it loads.
+import { headerGuardInstalled } from './header-guard';
 import * as amqp from 'amqplib';
 import type { Channel, ChannelModel, RecoveringChannelModel } from 'amqplib';
 import { describeError } from '../../errors/describe';
@@ -83,6 +85,9 @@ export class AmqpConnection {
     this.initialDelayMs = opts.reconnect?.initialDelayMs ?? RETRY_FIRST_DELAY_MS;
     this.maxDelayMs = opts.reconnect?.maxDelayMs ?? RETRY_MAX_DELAY_MS;
     this.brokerUser = urlUser(url);
+    if (!headerGuardInstalled) {
+      this.logger.warn('bus: could not guard amqplib\'s header decoder (amqplib was loaded before the transport): a message with deeply nested headers can close this connection');
+    }
   }
 
   /** The node (`host:port`) of the live connection; undefined while down. */

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Channel, ConsumeMessage } from 'amqplib';
+import type { Channel, ConsumeMessage, Message } from 'amqplib';
 import type { Announcement } from '../../contracts/types';
 import { DEFAULT_ANNOUNCEMENT_LIMITS } from '../../contracts/limits';
 import { DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND } from '../constants';
@@ -9,29 +9,78 @@ import { callGuarded } from '../notify';
 import type { AnnouncementListener, Subscription } from '../transport';
 import type { AmqpConnection } from './connection';
 import type { AmqpConsumers, Registration } from './consumers';
-import { ANNOUNCE_BINDING, announcedService, DISCOVER_KEY } from './wire';
+import { hasInvalidHeaders } from './header-guard';
+import { ANNOUNCE_BINDING, announcedService, announceKey, DISCOVER_KEY } from './wire';
 
 /*
- * The listeners on the discovery exchange: the gateway's intake of announcements (bounded in size before parsing
- * and in bytes per second) and the services' discovery requests.
+ * The listeners on the discovery exchange: the gateway's intake of announcements and the services' discovery
+ * requests. The intake is fair per service: each known service (announcementUsers, the services file) has a queue
+ * of its own bound to `announce.<service>`, with its own byte budget, prefetch and length cap, and every other
+ * service shares one queue bound to `announce.#` — so one service flooding its own key fills and drops only its own
+ * queue while the others' announcements (and the gateway's requests) go on at once. Sizes are bounded before parsing.
  */
 
 /** How much announcement traffic the gateway takes in. */
 export interface AnnouncementIntake {
   /** A larger message is dropped unparsed. */
   maxBytes: number;
-  /** Announcement bytes handled per second; beyond it the broker holds (and at its cap drops the oldest of) the rest. */
+  /** Announcement bytes handled per second from each queue; beyond it the broker holds (and at its cap drops the oldest of) the rest. */
   bytesPerSecond: number;
+  /** The services with a queue of their own; the rest share one. */
+  services: readonly string[];
+  /**
+   * Whether services not in `services` may announce (then they share one queue). False with a services file, which
+   * refuses every other service: no shared queue, and so no second copy of the known services' traffic.
+   */
+  others: boolean;
 }
 
 export const DEFAULT_ANNOUNCEMENT_INTAKE: Readonly<AnnouncementIntake> = Object.freeze({
   maxBytes: DEFAULT_ANNOUNCEMENT_LIMITS.maxBytes,
   bytesPerSecond: DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND,
+  services: [],
+  others: true,
 });
-/** Announcements in hand at once (unacked). */
-const ANNOUNCE_PREFETCH = 64;
-/** The broker keeps at most this much of a flood for the gateway; the oldest go first. */
-const ANNOUNCE_QUEUE_ARGS = { 'x-max-length': 10_000, 'x-max-length-bytes': 32 * 1024 * 1024, 'x-overflow': 'drop-head' };
+/** Announcements in hand at once (unacked), per queue: a service's own, and the shared one. */
+const SERVICE_PREFETCH = 4;
+const SHARED_PREFETCH = 16;
+/** A queue holds this many announcements of the largest size: the broker drops the oldest beyond, and a larger message on arrival. */
+const QUEUE_SIZES = 4;
+/** Messages a service's own queue holds: announcements replace each other, the newest is the one that counts. */
+const SERVICE_QUEUE_LENGTH = 16;
+const SHARED_QUEUE_LENGTH = 1_000;
+/** What one message costs beyond its bytes, in budget bytes: a flood of empty messages is held to ~4,000 a second at 4 MB/s. */
+const MESSAGE_OVERHEAD_BYTES = 1024;
+/** A name that is one topic word (no `.`, `*`, `#`), so `announce.<service>` binds it and nothing else. */
+const PLAIN_SERVICE = /^[A-Za-z0-9_-]{1,200}$/;
+
+/** One queue of the intake: a service's own (`service` set), or the shared one. */
+interface Lane {
+  service?: string;
+  bindingKey: string;
+  budget: ByteBudget;
+  queue: string;
+}
+
+/** What a message costs the intake's budget: its body, its header strings (up to ~128 KB) and a fixed overhead. */
+function intakeCost(msg: ConsumeMessage): number {
+  let bytes = msg.content.length + MESSAGE_OVERHEAD_BYTES;
+  const headers = msg.properties.headers as Record<string, unknown> | undefined;
+  for (const key in headers) {
+    const v = headers[key];
+    bytes += key.length + (typeof v === 'string' ? v.length : Buffer.isBuffer(v) ? v.length : 8);
+  }
+  return bytes;
+}
+
+/** Acks a delivery by its tag alone: a delayed ack must not keep the message (up to maxBytes, or more) alive. */
+function ackTag(ch: Channel, deliveryTag: number): void {
+  try {
+    ch.ack({ fields: { deliveryTag } } as Message);
+  } catch {
+    // the channel closed meanwhile; the broker requeues on its own
+  }
+}
 
 export class AmqpListeners {
   private readonly intake: AnnouncementIntake;
@@ -48,28 +97,40 @@ export class AmqpListeners {
   }
 
   onAnnouncement(listener: AnnouncementListener): Promise<Subscription> {
-    const budget = new ByteBudget(this.intake.bytesPerSecond);
-    const queue = { name: '' };
+    const own = [...new Set(this.intake.services)].filter((s) => PLAIN_SERVICE.test(s));
+    const lane = (service: string | undefined): Lane => ({
+      service,
+      bindingKey: service === undefined ? ANNOUNCE_BINDING : announceKey(service),
+      budget: new ByteBudget(this.intake.bytesPerSecond),
+      queue: '',
+    });
+    const lanes = this.intake.others || own.length === 0 ? [...own.map(lane), lane(undefined)] : own.map(lane);
+    const ownKeys = new Set(own.map(announceKey));
     const reg: Registration = this.consumers.create('announcement listener', {
-      prefetch: ANNOUNCE_PREFETCH,
-      rebind: (ch) => ch.bindQueue(queue.name, this.conn.names.discoveryExchange, ANNOUNCE_BINDING),
-      attach: (ch) =>
-        this.attach(ch, queue, 'announce', ANNOUNCE_BINDING, (msg) => {
-          if (msg === null) return this.consumers.brokerCancelled(reg, ch);
-          this.onAnnouncementMessage(msg, listener);
-          // Acked only once within the byte budget: until then the broker holds the rest (prefetch), and its
-          // queue's length cap drops the oldest, so a flood costs the gateway a bounded share of its time.
-          const ack = (): void => {
-            try {
-              ch.ack(msg);
-            } catch {
-              // the channel closed meanwhile; the broker requeues on its own
-            }
-          };
-          const wait = budget.take(msg.content.length);
-          if (wait > 0) setTimeout(ack, wait).unref();
-          else ack();
-        }, ANNOUNCE_QUEUE_ARGS),
+      rebind: async (ch) => {
+        for (const l of lanes) await ch.bindQueue(l.queue, this.conn.names.discoveryExchange, l.bindingKey);
+      },
+      attach: async (ch) => {
+        let tag = '';
+        for (const l of lanes) {
+          const cap = { 'x-max-length': l.service === undefined ? SHARED_QUEUE_LENGTH : SERVICE_QUEUE_LENGTH, 'x-max-length-bytes': QUEUE_SIZES * this.intake.maxBytes, 'x-overflow': 'drop-head' };
+          // basic.qos per consumer (not global): each queue's prefetch is its own.
+          await ch.prefetch(l.service === undefined ? SHARED_PREFETCH : SERVICE_PREFETCH);
+          tag = await this.attach(ch, l, 'announce', l.bindingKey, (msg) => {
+            if (msg === null) return this.consumers.brokerCancelled(reg, ch);
+            // The shared queue sees the known services' announcements too (a topic binding excludes nothing): their
+            // own queue has them, so they are acked here unread.
+            if (l.service === undefined && ownKeys.has(msg.fields.routingKey)) return ackTag(ch, msg.fields.deliveryTag);
+            this.onAnnouncementMessage(msg, listener);
+            // Acked only once within the queue's byte budget: until then the broker holds the rest (prefetch), and
+            // its length cap drops the oldest, so a flood costs the gateway a bounded share of its time.
+            const wait = l.budget.take(intakeCost(msg));
+            if (wait > 0) setTimeout(ackTag, wait, ch, msg.fields.deliveryTag).unref();
+            else ackTag(ch, msg.fields.deliveryTag);
+          }, cap);
+        }
+        return tag;
+      },
     });
     return this.consumers.register(reg);
   }
@@ -87,6 +148,7 @@ export class AmqpListeners {
     const drop = (reason: string): void => this.droppedLog.warn(JSON.stringify([routingKey, userId, reason]), `bus: dropped an announcement (${from}): ${reason}`);
     const max = this.intake.maxBytes;
     if (msg.content.length > max) return drop(`${msg.content.length} bytes, over ${max} (announcementMaxBytes)`);
+    if (hasInvalidHeaders(msg)) return drop('headers nested too deep or undecodable');
     let announcement: unknown;
     try {
       announcement = JSON.parse(msg.content.toString('utf8'));
@@ -103,9 +165,9 @@ export class AmqpListeners {
   }
 
   onDiscoveryRequest(listener: () => void): Promise<Subscription> {
-    const queue = { name: '' };
+    const queue = { queue: '' };
     const reg: Registration = this.consumers.create('discovery listener', {
-      rebind: (ch) => ch.bindQueue(queue.name, this.conn.names.discoveryExchange, DISCOVER_KEY),
+      rebind: (ch) => ch.bindQueue(queue.queue, this.conn.names.discoveryExchange, DISCOVER_KEY),
       attach: (ch) =>
         this.attach(ch, queue, 'discover', DISCOVER_KEY, (msg) => {
           if (msg === null) return this.consumers.brokerCancelled(reg, ch);
@@ -116,13 +178,13 @@ export class AmqpListeners {
   }
 
   /**
-   * An exclusive, auto-delete queue of this connection bound to the discovery exchange (its name kept in `queue`,
+   * An exclusive, auto-delete queue of this connection bound to the discovery exchange (its name kept in `queue.queue`,
    * for the keeper's re-binding). With `queueArgs` (the announcement queue) messages are acked by the consumer;
    * without, auto-acked.
    */
   private async attach(
     ch: Channel,
-    queue: { name: string },
+    queue: { queue: string },
     kind: string,
     bindingKey: string,
     onMessage: (msg: ConsumeMessage | null) => void,
@@ -132,7 +194,7 @@ export class AmqpListeners {
     const name = this.conn.names.listenerQueue(kind, randomUUID());
     await ch.assertQueue(name, { exclusive: true, autoDelete: true, durable: false, ...(queueArgs ? { arguments: queueArgs } : {}) });
     await ch.bindQueue(name, this.conn.names.discoveryExchange, bindingKey);
-    queue.name = name;
+    queue.queue = name;
     const { consumerTag } = await ch.consume(name, onMessage, { noAck: queueArgs === undefined });
     return consumerTag;
   }

@@ -4,13 +4,15 @@ import { badGateway } from '../../errors/gateway-error';
 import { inert, OnceLog } from '../../log-once';
 import { newId } from '../../request/ids';
 import { decodeReply, internalErrorReply, isReply } from '../envelope';
-import { DEFAULT_MAX_REPLY_BYTES } from '../constants';
+import { DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_DEPTH } from '../constants';
+import { nestedDeeperThan } from '../../request/json-depth';
 import { busClosing, busNotConnected, busRefused, noInstance, notEncodable } from '../failures';
 import { PendingRequests, waitMs, type PendingRequest } from '../pending';
 import type { Reply, RequestMessage } from '../transport';
 import { noop } from '../logger';
 import type { AmqpConnection } from './connection';
 import { readyChannel, type AmqpConsumers, type Registration } from './consumers';
+import { hasInvalidHeaders } from './header-guard';
 import { ReplyQueues } from './reply-queues';
 import { announceKey, DISCOVER_KEY, encodeHeaders, encodeJson, JSON_TYPE } from './wire';
 
@@ -188,6 +190,18 @@ export class AmqpPublisher {
     const max = this.check.maxBytes ?? DEFAULT_MAX_REPLY_BYTES;
     if (msg.content.length > max) {
       this.refusedLog.warn(JSON.stringify(['size', p.service]), `[${p.correlationId}] bus: a reply from service '${p.service}' of ${msg.content.length} bytes is over ${max} (maxReplyBytes); answered 502 unparsed`);
+      p.reject(badGateway(p.service));
+      return;
+    }
+    // Before parsing: a reply nested thousands deep parses, but overflows the stack of whatever walks it after
+    // (output check, writeOnly stripping, the response's JSON), and the client's connection was dropped unanswered.
+    if (nestedDeeperThan(msg.content, MAX_REPLY_DEPTH)) {
+      this.refusedLog.warn(JSON.stringify(['depth', p.service]), `[${p.correlationId}] bus: a reply from service '${p.service}' nests deeper than ${MAX_REPLY_DEPTH} levels; answered 502 unparsed`);
+      p.reject(badGateway(p.service));
+      return;
+    }
+    if (hasInvalidHeaders(msg)) {
+      this.refusedLog.warn(JSON.stringify(['headers', p.service]), `[${p.correlationId}] bus: a reply from service '${p.service}' has headers nested too deep or undecodable; answered 502 unparsed`);
       p.reject(badGateway(p.service));
       return;
     }

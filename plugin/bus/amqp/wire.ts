@@ -1,5 +1,6 @@
 import type { ConsumeMessage, Options } from 'amqplib';
 import type { MessageHeaders, MessageUser, RequestMessage } from '../transport';
+import { hasInvalidHeaders } from './header-guard';
 
 /*
  * The AMQP 0-9-1 wire format (docs/bus-protocol.md) — what a service in another language has to speak (every name
@@ -176,6 +177,7 @@ export function traceIdOf(msg: ConsumeMessage): string {
 
 /** A request message off the work queue, or null when it is malformed (answered BAD_REQUEST). */
 export function decodeRequest(msg: ConsumeMessage, service: string): RequestMessage | null {
+  if (hasInvalidHeaders(msg)) return null;
   let body: unknown;
   try {
     body = JSON.parse(msg.content.toString('utf8'));
