@@ -1,7 +1,7 @@
 import type { Announcement, Contract } from './contracts/types';
 import { ContractRegistry } from './contracts/registry';
 import { AnnouncementInbox } from './contracts/inbox';
-import { brokerListUser, createTransport, type Transport } from './bus';
+import { createTransport, type Transport } from './bus';
 import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
 import { ConfigSync, type HostConfig } from './config-writer/config-sync';
@@ -219,9 +219,10 @@ export class Runtime {
    * no required broker users at all) leaves announcements and requests open to whoever else holds it.
    */
   private warnIfUnauthenticated(): void {
-    const { requireAnnouncementUser, announcementUsers, busUrl } = this.settings;
+    const { requireAnnouncementUser, announcementUsers } = this.settings;
     if (this.transport.kind !== 'amqp') return;
-    const user = brokerUserOf(busUrl);
+    // The user the transport logs in as (amqplib's default without one: guest).
+    const user = this.transport.brokerUser ?? 'guest';
     const sharedWith = Object.keys(announcementUsers).find((service) => announcementUsers[service] === user);
     const open: string[] = [];
     if (!requireAnnouncementUser) {
@@ -287,11 +288,6 @@ export class Runtime {
     await this.transport.close();
     await this.observability.close();
   }
-}
-
-/** The user a bus URL connects as (amqplib's default without one: guest). */
-function brokerUserOf(url: string): string {
-  return brokerListUser(url) || 'guest';
 }
 
 // The one process-wide handle: the host re-runs init() on every reload, and the launcher (scripts/start.ts) may load

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { ContractRegistry } from '../contracts/registry';
-import type { CachedDocument } from '../openapi/cache';
+import { cachedDocument, type CachedDocument } from '../openapi/cache';
 import { buildAsyncApiDocument } from './document';
 
 /**
@@ -34,10 +33,7 @@ export class AsyncApiCache {
 
   current(): CachedDocument {
     if (this.cached) return this.cached;
-    const document = buildAsyncApiDocument(this.registry.contracts(), this.prefix());
-    const json = JSON.stringify(document);
-    const etag = `"${createHash('sha256').update(json).digest('hex').slice(0, 32)}"`;
-    this.cached = { json, version: String((document.info as { version: string }).version), etag, generatedAt: new Date() };
+    this.cached = cachedDocument(buildAsyncApiDocument(this.registry.contracts(), this.prefix()));
     return this.cached;
   }
 }

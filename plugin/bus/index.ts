@@ -19,7 +19,6 @@ export type {
 } from './transport';
 export { AmqpTransport, workQueueTypeOf } from './amqp';
 export type { WorkQueueType } from './amqp';
-export { brokerListUser, parseBrokerList } from './amqp/broker-list';
 export type { AmqpTransportOptions, AnnouncementIntake, ReplyCheck } from './amqp';
 export { InProcessHub, InProcessTransport, defaultHub } from './inprocess';
 export type { BusLogger } from './logger';

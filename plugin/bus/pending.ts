@@ -27,7 +27,8 @@ export interface PendingRequest {
 /** Rejects a request whose deadline passed (504); a transport may add its own bookkeeping. */
 export type Expire<P> = (p: P) => void;
 
-const timedOut: Expire<PendingRequest> = (p) => p.reject(gatewayTimeout(p.timeoutMs));
+/** The default expiry: 504, naming the request's timeout. */
+export const timedOut: Expire<PendingRequest> = (p) => p.reject(gatewayTimeout(p.timeoutMs));
 
 /**
  * The gateway side's requests in flight, by the id their reply comes back with. Whatever settles a request first

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { Announcement, Contract } from '../contracts/types';
 import { inert } from '../log-once';
 import { breakingOf, classifyContractChange } from './classify';
-import { canonical } from './schema-diff';
+import { canonical } from '../contracts/canonical';
 
 /** What happens to an announced change that breaks clients (the setting breakingChanges). */
 export type BreakingChangeMode = 'accept' | 'warn' | 'refuse';

@@ -1,3 +1,4 @@
+import { canonical } from '../contracts/canonical';
 import type { JsonSchema } from '../contracts/types';
 import { resolveRef } from '../validation/write-only';
 
@@ -55,13 +56,6 @@ export function diffSchema(oldSchema: JsonSchema, newSchema: JsonSchema, directi
 
 function isNode(value: unknown): value is Node {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** JSON with sorted keys: equal content, equal text. */
-export function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (isNode(value)) return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
-  return JSON.stringify(value) ?? 'null';
 }
 
 /** The schema a node stands for: its `$ref` target when it is only a reference (siblings of `$ref` kept). */

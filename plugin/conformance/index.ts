@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_BUS_PREFIX } from '../bus';
-import { redactUrl } from '../bus/amqp/connection';
+import { redactBusUrl } from '../bus/amqp/broker-list';
 import { errorMessage } from '../errors/describe';
 import { ConformanceBus } from './bus';
 import { checkService, type Outcome } from './rules';
@@ -57,7 +57,7 @@ export async function runConformance(argv: readonly string[], out: (line: string
   try {
     bus = await ConformanceBus.open(values.bus, prefix, values.service);
   } catch (err) {
-    out(`FAIL  connects to ${redactUrl(values.bus)}: ${errorMessage(err)}`);
+    out(`FAIL  connects to ${redactBusUrl(values.bus)}: ${errorMessage(err)}`);
     return EXIT_INPUT;
   }
   let failed = false;

@@ -4,6 +4,7 @@ import type { Announcement, Contract } from './types';
 import { resolveOwnership, type Claim, type OwnershipRules, type Refusal, type RegistryConflict } from './ownership';
 import type { AnnouncementLimits } from './limits';
 import { isRecord, limitsOf, validateAnnouncement, type ValidationOptions, type ValidationResult } from './announcement-validation';
+import { canonical } from './canonical';
 import { inert, OnceLog } from '../log-once';
 import { errorMessage } from '../errors/describe';
 import { BreakingChangeGate, type BreakingChange, type BreakingChangeMode, type ServedView } from '../compat/gate';
@@ -98,16 +99,6 @@ interface InstanceRecord {
   changedAt: number;
   /** Apply order of that change, to break ties between equal timestamps. */
   changedSeq: number;
-}
-
-/** JSON with sorted keys, so content equality ignores key order. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (isRecord(value)) {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 function compareText(a: string, b: string): number {

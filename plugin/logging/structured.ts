@@ -1,4 +1,4 @@
-import { trace } from '@opentelemetry/api';
+import { trace, type SpanContext } from '@opentelemetry/api';
 import type { Logger } from '../logger';
 import { redact } from './redact';
 
@@ -66,12 +66,14 @@ export function structuredLine(format: StructuredFormat, level: Level, message: 
   return format === 'ecs' ? ecsLine(level, message, logger, fields) : pinoLine(level, message, logger, fields);
 }
 
+/** A span context's ids for a line, when it is a valid one (an SDK is registered, or the caller's trace). */
+export function spanIdsOf(sc: SpanContext | undefined): Pick<LogFields, 'traceId' | 'spanId'> {
+  return sc !== undefined && trace.isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId } : {};
+}
+
 /** The ids of the span active where a line is written, when there is a valid one (an SDK is registered). */
 export function activeSpanIds(): Pick<LogFields, 'traceId' | 'spanId'> {
-  const span = trace.getActiveSpan();
-  if (!span) return {};
-  const sc = span.spanContext();
-  return trace.isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId } : {};
+  return spanIdsOf(trace.getActiveSpan()?.spanContext());
 }
 
 const debugOn = (): boolean => process.env.LOG_LEVEL === 'debug';

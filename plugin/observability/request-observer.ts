@@ -5,11 +5,12 @@ import { isKnownCode } from '../errors';
 import { errorCodeOf } from './error-code';
 import { RouteLabels } from './route-label';
 import type { GatewayMetrics } from './metrics';
-import { trace, type Span } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import { endServerSpan, spanContextOf, startServerSpan, tracing, type ServerRequest } from './tracing';
 import { traceOf } from '../request/trace';
 import { pathOnly, type AccessLog } from '../logging/access-log';
 import { redact } from '../logging/redact';
+import { spanIdsOf } from '../logging/structured';
 
 /** Seen by the status label when the caller went away before the answer was complete (nginx's convention). */
 export const CLIENT_CLOSED = 499;
@@ -72,13 +73,6 @@ export function serverSpanOf(req: Request): Span | undefined {
   return requestState(req).observed?.span;
 }
 
-/** The request's server span ids for its access line, when it has a valid context (an SDK, or the caller's trace). */
-/** The ids for the access line: the span's, or without an SDK (no span) the caller's trace, as a span would carry. */
-function spanIds(span: Span | undefined, traceparent: string | undefined): { traceId?: string; spanId?: string } {
-  const sc = span === undefined ? spanContextOf(traceparent) : span.spanContext();
-  return sc !== undefined && trace.isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId } : {};
-}
-
 function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLabels): void {
   const req = res.req as Request;
   const state = requestState(req);
@@ -109,7 +103,8 @@ function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLa
       requestId: state.trace?.requestId,
       service: state.resolved?.contract.targetService,
       code,
-      ...spanIds(observed.span, state.trace?.traceparent),
+      // No span without an SDK: the caller's context then, as the non-recording span continuing it would have had.
+      ...spanIdsOf(observed.span?.spanContext() ?? spanContextOf(state.trace?.traceparent)),
     });
   }
 }

@@ -14,6 +14,13 @@ export interface CachedDocument {
   generatedAt: Date;
 }
 
+/** A built document as it is kept and served: its text, info.version and an ETag of the text. */
+export function cachedDocument(document: Record<string, unknown>): CachedDocument {
+  const json = JSON.stringify(document);
+  const etag = `"${createHash('sha256').update(json).digest('hex').slice(0, 32)}"`;
+  return { json, version: String((document.info as { version?: unknown }).version ?? ''), etag, generatedAt: new Date() };
+}
+
 /**
  * The OpenAPI document, built at start and then on the first request after the registry's contracts changed (its
  * 'change' event), and served from memory until they change again: a flood of changing announcements costs no build
@@ -64,10 +71,8 @@ export class OpenApiCache {
       const options = this.options();
       // The route plan's contracts when it is handed one: the routes and the schemas then come from one state.
       const document = buildOpenApiDocument(options.routes?.contracts ?? this.registry.contracts(), options);
-      const json = JSON.stringify(document);
+      this.cached = cachedDocument(document);
       this.builds += 1;
-      const etag = `"${createHash('sha256').update(json).digest('hex').slice(0, 32)}"`;
-      this.cached = { json, version: String((document.info as { version?: unknown }).version ?? ''), etag, generatedAt: new Date() };
     } catch (err) {
       this.log?.error(`openapi: could not build the document: ${errorMessage(err)}`);
       if (!this.cached) throw err;

@@ -69,24 +69,21 @@ export function checkOutput({ contract, result, correlationId, validators, log, 
   return stripWriteOnly(result, contract.outputSchema);
 }
 
-/** What responseBody takes from the runtime. */
+/** What responseJson takes from the runtime. */
 export interface OutputContext {
   readonly validators: ValidatorCache;
   readonly log: Logger;
   readonly settings: { readonly strictOutput: boolean };
 }
 
-/** checkOutput with the runtime's validators and settings: the one call contract-router makes. */
-export function responseBody(context: OutputContext, contract: Contract, result: unknown, correlationId: string): unknown {
-  return checkOutput({ contract, result, correlationId, validators: context.validators, log: context.log, strict: context.settings.strictOutput });
-}
-
 /**
- * The response body as JSON: the service's own bytes of the result when the bus kept them (`resultJson`) and
- * nothing changed it (no writeOnly property removed), else the checked result serialised. In strict mode always
- * serialised: what the client gets is then exactly the value that was checked (duplicate keys, for one, are gone).
+ * checkOutput with the runtime's validators and settings (the one call contract-router makes), as JSON: the
+ * service's own bytes of the result when the bus kept them (`resultJson`) and nothing changed it (no writeOnly
+ * property removed), else the checked result serialised. In strict mode always serialised: what the client gets is
+ * then exactly the value that was checked (duplicate keys, for one, are gone).
  */
 export function responseJson(context: OutputContext, contract: Contract, result: unknown, resultJson: string | Buffer | undefined, correlationId: string): string | Buffer {
-  const body = responseBody(context, contract, result, correlationId);
-  return body === result && resultJson !== undefined && !context.settings.strictOutput ? resultJson : JSON.stringify(body);
+  const strict = context.settings.strictOutput;
+  const body = checkOutput({ contract, result, correlationId, validators: context.validators, log: context.log, strict });
+  return body === result && resultJson !== undefined && !strict ? resultJson : JSON.stringify(body);
 }

@@ -7,7 +7,7 @@ import { RETRY_FIRST_DELAY_MS, RETRY_MAX_DELAY_MS } from '../constants';
 import { noop, type BusLogger } from '../logger';
 import { notifyState } from '../notify';
 import type { TransportState } from '../transport';
-import { BrokerList, brokerListUser, redactBusUrl } from './broker-list';
+import { BrokerList, brokerListUser } from './broker-list';
 import type { BusNames } from './wire';
 
 /*
@@ -32,11 +32,6 @@ export interface ConnectionOptions {
   logger: BusLogger;
   connectTimeoutMs?: number;
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
-}
-
-/** The URL (or list of URLs) without credentials, for messages and logs. */
-export function redactUrl(url: string): string {
-  return redactBusUrl(url);
 }
 
 /** The user an amqp:// URL logs in as: amqplib logs in as guest when the URL names neither user nor password. */

@@ -42,6 +42,11 @@ export interface Registration {
   retryTimer: NodeJS.Timeout | null;
 }
 
+/** A registration's channel once it is attached (consuming, or ready to publish on), else undefined. */
+export function readyChannel<C extends Channel = Channel>(reg: Registration): C | undefined {
+  return reg.tag !== null && reg.ch !== null ? (reg.ch as C) : undefined;
+}
+
 export type RegistrationSpec = Pick<Registration, 'attach'> & Partial<Pick<Registration, 'detach' | 'prefetch' | 'confirm' | 'rebind'>>;
 
 export class AmqpConsumers {

@@ -11,7 +11,7 @@ import { PendingRequests, waitMs, type PendingRequest } from '../pending';
 import type { Reply, RequestMessage } from '../transport';
 import { noop } from '../logger';
 import type { AmqpConnection } from './connection';
-import type { AmqpConsumers, Registration } from './consumers';
+import { readyChannel, type AmqpConsumers, type Registration } from './consumers';
 import { hasInvalidHeaders } from './header-guard';
 import { ReplyQueues } from './reply-queues';
 import { announceKey, DISCOVER_KEY, encodeHeaders, encodeJson, JSON_TYPE } from './wire';
@@ -75,21 +75,8 @@ export class AmqpPublisher {
     this.brokerUser = conn.brokerUser;
     this.refusedLog = new OnceLog(conn.logger);
     this.replies = new ReplyQueues(conn, consumers, (service, msg) => this.onReply(service, msg), (service) => this.repliesCancelled(service));
-    this.requests = consumers.create('request channel', {
-      attach: async (ch) => {
-        ch.on('return', (msg: Message) => this.onReturn(msg));
-        await this.conn.declareExchanges(ch);
-        return '';
-      },
-    });
-    this.keyedRequests = consumers.create('keyed request channel', {
-      confirm: true,
-      attach: async (ch) => {
-        ch.on('return', (msg: Message) => this.onReturn(msg));
-        await this.conn.declareExchanges(ch);
-        return '';
-      },
-    });
+    this.requests = consumers.create('request channel', { attach: this.attachRequests });
+    this.keyedRequests = consumers.create('keyed request channel', { confirm: true, attach: this.attachRequests });
     this.confirms = consumers.create('announcement channel', {
       confirm: true,
       attach: async (ch) => {
@@ -103,10 +90,12 @@ export class AmqpPublisher {
     consumers.register(this.confirms).catch(noop);
   }
 
-  /** A registration's channel once it is ready (attached), else undefined. */
-  private static ready<C extends Channel>(reg: Registration | null): C | undefined {
-    return reg && reg.tag !== null && reg.ch ? (reg.ch as C) : undefined;
-  }
+  /** Both request channels, plain and confirming: unroutable requests come back on them (basic.return). */
+  private readonly attachRequests = async (ch: Channel): Promise<string> => {
+    ch.on('return', (msg: Message) => this.onReturn(msg));
+    await this.conn.declareExchanges(ch);
+    return '';
+  };
 
   /** The connection is gone, and with it the reply queues: whatever was in flight can no longer be answered (502). */
   lost(): void {
@@ -137,7 +126,7 @@ export class AmqpPublisher {
   private send(message: RequestMessage, timeoutMs: number): Promise<Reply> {
     const service = message.targetService;
     const keyed = message.headers.idempotencyKey !== undefined;
-    const ch = keyed ? AmqpPublisher.ready<ConfirmChannel>(this.keyedRequests) : AmqpPublisher.ready(this.requests);
+    const ch = keyed ? readyChannel<ConfirmChannel>(this.keyedRequests) : readyChannel(this.requests);
     const replyTo = this.replies.replyTo(service);
     if (this.conn.state() !== 'up' || !ch || !replyTo) return Promise.reject(busNotConnected(service));
     let body: Buffer;
@@ -251,7 +240,7 @@ export class AmqpPublisher {
   }
 
   private publishConfirmed(exchange: string, routingKey: string, body: Buffer, userId?: string): Promise<void> {
-    const ch = AmqpPublisher.ready<ConfirmChannel>(this.confirms);
+    const ch = readyChannel<ConfirmChannel>(this.confirms);
     if (this.conn.state() !== 'up' || !ch) return Promise.reject(busNotConnected());
     return new Promise<void>((resolve, reject) => {
       try {

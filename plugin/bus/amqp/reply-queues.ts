@@ -3,7 +3,7 @@ import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { describeError } from '../../errors/describe';
 import { inert, OnceLog } from '../../log-once';
 import type { AmqpConnection } from './connection';
-import type { AmqpConsumers, Registration } from './consumers';
+import { readyChannel, type AmqpConsumers, type Registration } from './consumers';
 import { REPLY_QUEUE_OPTIONS } from './wire';
 
 /*
@@ -48,7 +48,7 @@ export class ReplyQueues {
   /** The replyTo of a request to `service` while its reply queue is consumed; undefined until then. */
   replyTo(service: string): string | undefined {
     const q = this.byService.get(service);
-    return q !== undefined && q.reg.tag !== null && q.reg.ch !== null ? (q.name ?? undefined) : undefined;
+    return q !== undefined && readyChannel(q.reg) !== undefined ? (q.name ?? undefined) : undefined;
   }
 
   /** Opens the reply queue of `service` (once; again after it failed to open). */

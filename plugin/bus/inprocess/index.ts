@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Announcement } from '../../contracts/types';
-import { gatewayTimeout } from '../../errors/gateway-error';
 import { silentLogger, type BusLogger } from '../logger';
 import { DEFAULT_PREFETCH } from '../constants';
 import { invokeHandler, replyJson } from '../handler';
 import { busClosing, busNotConnected, noInstance, notEncodable } from '../failures';
-import { PendingRequests, type PendingRequest } from '../pending';
+import { PendingRequests, timedOut, type PendingRequest } from '../pending';
 import { callGuarded, notifyState } from '../notify';
 import { defaultHub, type Delivery, type HubConsumer, type InProcessHub } from './hub';
 import type {
@@ -53,7 +52,7 @@ export class InProcessTransport implements Transport {
   /** A request past its deadline is answered 504, and its delivery marked settled (a late reply is dropped). */
   private readonly pending = new PendingRequests<InProcessPending>((p) => {
     p.delivery.settled = true;
-    p.reject(gatewayTimeout(p.timeoutMs));
+    timedOut(p);
   });
   private readonly subscriptions = new Set<Subscription>();
   private readonly logger: BusLogger;
