@@ -73,5 +73,9 @@ export function compileSchema(schema: JsonSchema, role: SchemaRole): ValidateFun
   const dialect = dialectOf(schema);
   assertValidSchema(schema, dialect);
   const { options, formats } = ROLES[role];
-  return newAjv(dialect, { ...options, validateSchema: false }, formats).compile(schema);
+  const validate = newAjv(dialect, { ...options, validateSchema: false }, formats).compile(schema);
+  // `$async: true` makes ajv return a promise: truthy (every value would pass) and rejected when invalid, an
+  // unhandled rejection that stops the process. A contract's author must not get either.
+  if ((validate as { $async?: unknown }).$async === true) throw new Error('$async schemas are not supported');
+  return validate;
 }

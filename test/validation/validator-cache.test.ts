@@ -130,3 +130,24 @@ describe('validation: compile cache', () => {
     expect(calls).to.have.length(1);
   });
 });
+
+describe('validation: $async schemas', () => {
+  // ajv compiles `$async: true` into a function returning a promise: truthy for every value, and its rejection on an
+  // invalid one went unhandled and stopped the gateway (a service's announcement alone did it, through the OpenAPI
+  // examples check). Such a schema does not compile: its routes answer 500, like any other broken schema.
+  const variants: Record<string, JsonSchema> = {
+    'at the root': { $async: true, type: 'object', properties: { a: { type: 'string' } } },
+    'at the root, 2020-12': { $schema: 'https://json-schema.org/draft/2020-12/schema', $async: true, type: 'object' },
+    'below the root': { type: 'object', properties: { a: { $async: true, type: 'string' } } },
+    'behind a $ref': { type: 'object', properties: { a: { $ref: '#/definitions/x' } }, definitions: { x: { $async: true, type: 'string' } } },
+  };
+  for (const [where, schema] of Object.entries(variants)) {
+    it(`refuses $async ${where}, for both roles`, () => {
+      for (const role of ['input', 'output'] as const) {
+        expect(() => compileSchema(schema, role), role).to.throw(/async/);
+        const compiled = new ValidatorCache().validator(contract('CreateThingCommand', schema, schema), role);
+        expect(compiled.ok, role).to.equal(false);
+      }
+    });
+  }
+});
