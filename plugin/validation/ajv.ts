@@ -9,7 +9,8 @@ export type SchemaRole = 'input' | 'output';
 
 /**
  * Options shared by both roles. Why each:
- * - allErrors: the caller gets every bad field at once, not one per round trip;
+ * - allErrors: the caller gets every bad field at once, not one per round trip (of a value of fewer than
+ *   ALL_ERRORS_MAX_VALUES values: see listingErrorsOfSmallValues);
  * - strict: false: contracts come from services and may carry annotations (example, x-…) ajv does not know;
  * - removeAdditional: false: a field the schema refuses must be reported, never silently dropped;
  * - coerceTypes: false: query-string and path values are converted in one place, plugin/request/input.ts,
@@ -73,9 +74,52 @@ export function compileSchema(schema: JsonSchema, role: SchemaRole): ValidateFun
   const dialect = dialectOf(schema);
   assertValidSchema(schema, dialect);
   const { options, formats } = ROLES[role];
-  const validate = newAjv(dialect, { ...options, validateSchema: false }, formats).compile(schema);
+  const compile = (allErrors: boolean): ValidateFunction => newAjv(dialect, { ...options, allErrors, validateSchema: false }, formats).compile(schema);
+  const firstError = compile(false);
   // `$async: true` makes ajv return a promise: truthy (every value would pass) and rejected when invalid, an
   // unhandled rejection that stops the process. A contract's author must not get either.
-  if ((validate as { $async?: unknown }).$async === true) throw new Error('$async schemas are not supported');
+  if ((firstError as { $async?: unknown }).$async === true) throw new Error('$async schemas are not supported');
+  return listingErrorsOfSmallValues(firstError, compile);
+}
+
+/** Values (objects, arrays and scalars, at every depth) a failing value may have for all its errors to be listed. */
+export const ALL_ERRORS_MAX_VALUES = 10_000;
+
+/**
+ * Checks with `firstError` (stops at the first failure); when that fails and the value is small, checks again
+ * listing every error (ajv's allErrors, compiled on first need). allErrors on a large value makes an error object
+ * per bad item: one 800 KB body of 400,000 bad array items made 400,000 of them, and eight such requests at once
+ * ran a 128 MB-heap gateway out of memory. A large failing value gets its first error only.
+ */
+function listingErrorsOfSmallValues(firstError: ValidateFunction, compile: (allErrors: boolean) => ValidateFunction): ValidateFunction {
+  let allErrors: ValidateFunction | undefined;
+  const validate = ((data: unknown): boolean => {
+    if (firstError(data)) {
+      validate.errors = null;
+      return true;
+    }
+    if (valuesAtLeast(data, ALL_ERRORS_MAX_VALUES)) {
+      validate.errors = firstError.errors;
+      return false;
+    }
+    allErrors ??= compile(true);
+    const ok = allErrors(data);
+    validate.errors = allErrors.errors;
+    return ok;
+  }) as ValidateFunction;
+  validate.schema = firstError.schema;
+  validate.schemaEnv = firstError.schemaEnv;
   return validate;
+}
+
+/** Whether `data` holds at least `limit` values; walks iteratively and stops at the limit. */
+function valuesAtLeast(data: unknown, limit: number): boolean {
+  const stack: unknown[] = [data];
+  let count = 0;
+  while (stack.length > 0) {
+    if (++count >= limit) return true;
+    const value = stack.pop();
+    if (value !== null && typeof value === 'object') for (const child of Object.values(value)) stack.push(child);
+  }
+  return false;
 }
