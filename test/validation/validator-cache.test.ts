@@ -175,3 +175,19 @@ describe('validation: errors of large values', () => {
     expect(value).to.deep.equal({ n: 3 });
   });
 });
+
+describe('validation: uniqueItems', () => {
+  it('compares items as JSON values, in time linear in the value (ajv compared every pair)', () => {
+    for (const role of ['input', 'output'] as const) {
+      const validate = compileSchema({ type: 'object', properties: { a: { type: 'array', uniqueItems: true } } }, role);
+      expect(validate({ a: [1, '1', [1], { x: 1 }, null, {}] }), role).to.equal(true);
+      expect(validate({ a: [{ x: 1, y: [2] }, { y: [2], x: 1 }] }), role).to.equal(false);
+      expect(validate.errors?.map((e) => [e.instancePath, e.keyword]), role).to.deep.equal([['/a', 'uniqueItems']]);
+      expect(validate({ a: [1, 1.0] }), role).to.equal(false);
+      // 20,000 of these held the event loop for 8 s before; 120,000 (about 1 MB) now take well under one.
+      const started = performance.now();
+      expect(validate({ a: Array.from({ length: 120_000 }, (_, i) => [i]) }), role).to.equal(true);
+      expect(performance.now() - started, role).to.be.below(1500);
+    }
+  });
+});
