@@ -9,7 +9,7 @@ import { AmqpTransport } from '../../plugin/bus/amqp';
 import type { BusLogger } from '../../plugin/bus';
 import type { RunningService } from '../../sdk';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
-import { createBrokerUsers, refusal, type BrokerUsers } from '../support/broker-users';
+import { closeConnectionsOf, createBrokerUsers, refusal, type BrokerUsers } from '../support/broker-users';
 import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
 import { AMQP_URL, uniquePrefix } from '../support/env';
 import { http, httpAs } from '../support/http';
@@ -290,7 +290,7 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
     expect((await login()).status).to.equal(200);
   });
 
-  it("hears discovery requests on the SDK's server-named queue under a service's own user, also after P.discovery is deleted", async () => {
+  it("hears discovery requests on the SDK's server-named queue under a service's own user, also after P.discovery is deleted and a reconnect", async () => {
     let heard = 0;
     const sub = await transports[1]!.onDiscoveryRequest(() => void heard++);
     try {
@@ -310,6 +310,10 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
       await deleteAsOperator([`${prefix}.discovery`], []);
       // The gateway re-declares the exchange; the listener re-binds the queue whose name the broker gave it.
       await heardAgain();
+      // After a reconnect the listener declares a new server-named queue and binds the name of the new answer.
+      expect(await closeConnectionsOf(users!.user('auth-service'))).to.be.greaterThan(0);
+      await heardAgain();
+      await eventually(async () => expect(transports[1]!.state()).to.equal('up'));
     } finally {
       await sub.close();
     }
