@@ -34,7 +34,7 @@ on_own_channel(lambda c: [c.exchange_declare(f"{P}.{name}", exchange_type="topic
 ch = conn.channel()
 ch.queue_declare(queue, durable=False, auto_delete=False, arguments={"x-expires": 15000})
 ch.queue_bind(queue, f"{P}.requests", routing_key=SERVICE)
-discover = ch.queue_declare(f"{P}.discover.{uuid.uuid4()}", exclusive=True, auto_delete=True).method.queue
+discover = ch.queue_declare("", exclusive=True, auto_delete=True).method.queue  # server-named: amq.gen-…
 ch.queue_bind(discover, f"{P}.discovery", routing_key="discover")
 ch.basic_qos(prefetch_count=16)
 

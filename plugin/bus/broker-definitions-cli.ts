@@ -13,7 +13,9 @@
  * Passwords: BROKER_PASSWORD_<USER> (upper case, other characters as _), else the file DIR/<user>; with
  * --generate-passwords a missing file is created with a random password (mode 0600). Only hashes are written.
  * --legacy-replies also lets services publish to the default exchange, as those from before the reply exchange
- * reply: for an upgrade only, it gives every service's credential the power to flood any queue.
+ * reply, and declare their discovery queue as P.discover.<uuid> (a name S could also give an exchange of its own,
+ * bound to P.replies/P.discovery, to publish keys its topic permissions refuse): for an upgrade only, it gives every
+ * service's credential the power to flood any queue.
  * Import with `rabbitmqctl import_definitions FILE` (or the broker's load_definitions). Installed as the package's
  * `contracts-broker-definitions` command; `node dist/scripts/broker-definitions.js` in this repository.
  */

@@ -56,7 +56,7 @@ export function rabbitPasswordHash(password: string, salt: Buffer = randomBytes(
  *   own name;
  * - service S declares and consumes its work queue `P.svc.S` only (no other user may read it), binds it to
  *   `P.requests` with key S only (a topic permission: RabbitMQ checks binding keys on topic exchanges, so no other
- *   user can bind a queue of its own for S's requests), hears `discover` on its own `P.discover.<uuid>` queue,
+ *   user can bind a queue of its own for S's requests), hears `discover` on its own server-named `amq.gen-…` queue,
  *   publishes `announce.S` only (topic permission) and its replies to `P.replies` with keys `P.reply.<uuid>.S` only
  *   (topic permission: no reply into another service's reply queue); it can neither declare nor delete the
  *   exchanges, nor publish requests, nor use the default exchange (which reaches every queue, work queues included).
@@ -107,15 +107,20 @@ export function brokerDefinitions(input: DefinitionsInput): BrokerDefinitions {
       { name: replies, vhost, type: 'topic', durable: true, auto_delete: false, internal: false, arguments: {} },
     ],
   };
+  // A service's discovery queue is server-named (amq.gen-…): RabbitMQ lets nobody declare an exchange or a
+  // client-named queue under amq., so this pattern gives S no exchange of its own to route around topic permissions.
+  // Services from before declared P.discover.<uuid>, which would also name such an exchange: allowed only during an
+  // upgrade (legacyReplies).
+  const discoverQueues = `amq\\.gen-[A-Za-z0-9_-]+${input.legacyReplies ? `|${any('discover')}` : ''}`;
   for (const [service, user] of Object.entries(input.services)) {
     const queue = `${prefix}.svc.${service}`;
     definitions.permissions.push({
       user,
       vhost,
-      configure: `^(${literal(queue)}|${any('discover')})$`,
+      configure: `^(${literal(queue)}|${discoverQueues})$`,
       // No amq.default (unless legacyReplies): replies go to P.replies, where a topic permission binds their keys to S.
-      write: `^(${literal(queue)}|${any('discover')}|${literal(discovery)}|${literal(replies)}${input.legacyReplies ? '|amq\\.default' : ''})$`,
-      read: `^(${literal(queue)}|${any('discover')}|${literal(requests)}|${literal(discovery)})$`,
+      write: `^(${literal(queue)}|${discoverQueues}|${literal(discovery)}|${literal(replies)}${input.legacyReplies ? '|amq\\.default' : ''})$`,
+      read: `^(${literal(queue)}|${discoverQueues}|${literal(requests)}|${literal(discovery)})$`,
     });
     definitions.topic_permissions.push(
       // Binding keys on the request exchange: S's own name only; nothing may be published there.

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { brokerDefinitions, rabbitPasswordHash } from '../../plugin/bus/broker-definitions';
 import { envName, run } from '../../plugin/bus/broker-definitions-cli';
 
@@ -42,6 +42,18 @@ describe('broker definitions', () => {
     expect(JSON.stringify(defs)).to.not.include('.rpc');
   });
 
+  it('lets a service configure its server-named discovery queue (amq.gen-…), never a name of its own but under --legacy-replies', () => {
+    const id = randomUUID();
+    const service = (legacyReplies: boolean) => brokerDefinitions({ ...input, legacyReplies }).permissions.find((p) => p.user === 'svc-auth')!;
+    for (const kind of ['configure', 'write', 'read'] as const) {
+      expect(new RegExp(service(false)[kind]).test('amq.gen-f5ZugF8VAm397aMh1UmiDQ'), kind).to.equal(true);
+      // A name it picks could also name an exchange of its own: refused, unless old services still run.
+      expect(new RegExp(service(false)[kind]).test(`contracts.discover.${id}`), kind).to.equal(false);
+      expect(new RegExp(service(true)[kind]).test(`contracts.discover.${id}`), kind).to.equal(true);
+      for (const name of ['amq.topic', 'amq.direct', 'amq.gen-', 'amq.gen-x.y']) expect(new RegExp(service(false)[kind]).test(name), `${kind} ${name}`).to.equal(false);
+    }
+  });
+
   it("binds a service's queues to the request exchange with its own name only; the gateway publishes any key there", () => {
     const defs = brokerDefinitions(input);
     const requests = (user: string) => defs.topic_permissions.find((t) => t.user === user && t.exchange === 'contracts.requests')!;
@@ -81,11 +93,11 @@ describe('broker definitions', () => {
     }
     expect(new RegExp(replies('gateway').write).test(`contracts.reply.${id}.auth-service`)).to.equal(false);
     expect(new RegExp(replies('gateway').read).test(`contracts.reply.${id}.auth-service`)).to.equal(true);
-    // The transition switch gives the default exchange back, and nothing else.
+    // The transition switch gives the default exchange and old services' P.discover.<uuid> queues back, and nothing else.
     const legacy = brokerDefinitions({ ...input, legacyReplies: true });
     const legacyWrite = legacy.permissions.find((p) => p.user === 'svc-auth')!.write;
     expect(new RegExp(legacyWrite).test('amq.default')).to.equal(true);
-    expect(legacyWrite.replace('|amq\\.default', '')).to.equal(perms('svc-auth').write);
+    expect(legacyWrite.replace('|amq\\.default', '').replace('|contracts\\.discover\\.[A-Za-z0-9-]+', '')).to.equal(perms('svc-auth').write);
     // ... and lets a gateway of the previous version declare its single reply queue after a reconnect.
     expect(new RegExp(perms('gateway').configure).test(`contracts.reply.${id}`)).to.equal(false);
     expect(new RegExp(legacy.permissions.find((p) => p.user === 'gateway')!.configure).test(`contracts.reply.${id}`)).to.equal(true);

@@ -9,7 +9,7 @@ import { AmqpTransport } from '../../plugin/bus/amqp';
 import type { BusLogger } from '../../plugin/bus';
 import type { RunningService } from '../../sdk';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
-import { createBrokerUsers, refusal, type BrokerUsers } from '../support/broker-users';
+import { closeConnectionsOf, createBrokerUsers, refusal, type BrokerUsers } from '../support/broker-users';
 import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
 import { AMQP_URL, uniquePrefix } from '../support/env';
 import { http, httpAs } from '../support/http';
@@ -139,9 +139,8 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
     const conn = await amqp.connect(users!.url('rogue-service'));
     try {
       const own = await conn.createChannel();
-      // A queue the rogue user may declare (P.discover.*), as in the attack on the old direct exchange.
-      const queue = `${prefix}.discover.${randomUUID()}`;
-      await own.assertQueue(queue, { exclusive: true });
+      // A queue the rogue user may declare (server-named, as its discovery queue), as in the attack on the old direct exchange.
+      const { queue } = await own.assertQueue('', { exclusive: true });
       for (const key of ['auth-service', '#', '*', 'auth-service.#', 'users-service']) {
         const ch = await conn.createChannel();
         const closed = new Promise<string>((r) => ch.on('error', (e: Error) => r(e.message)));
@@ -250,6 +249,27 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
     expect(await refusal(rogue, (ch) => ch.assertExchange(`${prefix}.requests`, 'topic', { durable: true }))).to.match(/ACCESS_REFUSED/);
   });
 
+  it('cannot name an exchange or queue of its own (P.discover.*), so no exchange of its own routes around the topic permissions', async () => {
+    const rogue = users!.url('rogue-service');
+    // The route closed: an exchange P.discover.evil, bound from P.replies/P.discovery with `#`, would pass any key.
+    expect(await refusal(rogue, (ch) => ch.assertExchange(`${prefix}.discover.evil`, 'topic'))).to.match(/ACCESS_REFUSED/);
+    expect(await refusal(rogue, (ch) => ch.assertQueue(`${prefix}.discover.x`, { exclusive: true }))).to.match(/ACCESS_REFUSED/);
+    // RabbitMQ reserves amq.: the pattern a service may configure names no exchange nor client-named queue.
+    expect(await refusal(rogue, (ch) => ch.assertExchange('amq.gen-evil', 'topic'))).to.match(/ACCESS_REFUSED - exchange name .* reserved prefix/);
+    expect(await refusal(rogue, (ch) => ch.assertQueue('amq.gen-x', { exclusive: true }))).to.match(/ACCESS_REFUSED - queue name .* reserved prefix/);
+    // What a service does need: a server-named queue bound to P.discovery with `discover` (and no other key).
+    let named = '';
+    expect(await refusal(rogue, async (ch) => {
+      named = (await ch.assertQueue('', { exclusive: true, autoDelete: true })).queue;
+      await ch.bindQueue(named, `${prefix}.discovery`, 'discover');
+    })).to.equal('allowed');
+    expect(named).to.match(/^amq\.gen-/);
+    expect(await refusal(rogue, async (ch) => {
+      const { queue } = await ch.assertQueue('', { exclusive: true, autoDelete: true });
+      await ch.bindQueue(queue, `${prefix}.discovery`, '#');
+    })).to.match(/ACCESS_REFUSED - access to topic '#'/);
+  });
+
   it('restores the topology within 10 s after P.requests, P.discovery, P.replies and a work queue are deleted, with nothing restarted', async () => {
     const { body } = await admin('GET', `${gw!.baseUrl}/api/users?limit=1`);
     const url = `${gw!.baseUrl}/api/users/${body.users[0].userId}`;
@@ -268,6 +288,35 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
     expect(transports.map((t) => t.state())).to.deep.equal(['up', 'up']);
     // Announcements flow again too: the login route (another service) answers.
     expect((await login()).status).to.equal(200);
+  });
+
+  it("hears discovery requests on the SDK's server-named queue under a service's own user, also after P.discovery is deleted and a reconnect", async () => {
+    let heard = 0;
+    const sub = await transports[1]!.onDiscoveryRequest(() => void heard++);
+    try {
+      // As the gateway: a fresh connection each time, since publishing to a deleted exchange closes the channel.
+      const discover = () => refusal(users!.url('gateway'), async (ch) => {
+        ch.publish(`${prefix}.discovery`, 'discover', Buffer.from('{}'));
+        await ch.waitForConfirms();
+      });
+      const heardAgain = async (): Promise<void> => {
+        const before = heard;
+        await eventually(async () => {
+          expect(await discover()).to.equal('allowed');
+          expect(heard).to.be.greaterThan(before);
+        }, 10_000);
+      };
+      await heardAgain();
+      await deleteAsOperator([`${prefix}.discovery`], []);
+      // The gateway re-declares the exchange; the listener re-binds the queue whose name the broker gave it.
+      await heardAgain();
+      // After a reconnect the listener declares a new server-named queue and binds the name of the new answer.
+      expect(await closeConnectionsOf(users!.user('auth-service'))).to.be.greaterThan(0);
+      await heardAgain();
+      await eventually(async () => expect(transports[1]!.state()).to.equal('up'));
+    } finally {
+      await sub.close();
+    }
   });
 });
 

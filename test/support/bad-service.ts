@@ -19,7 +19,7 @@ async function main(): Promise<void> {
       contentType: 'application/json',
       userId: new URL(process.env.BUS_URL ?? '').username,
     });
-  const discover = await ch.assertQueue(`${prefix}.discover.bad-1`, { exclusive: true });
+  const discover = await ch.assertQueue('', { exclusive: true });
   await ch.bindQueue(discover.queue, `${prefix}.discovery`, 'discover');
   await ch.consume(discover.queue, () => void announce(), { noAck: true });
   await ch.consume(queue, (msg) => {

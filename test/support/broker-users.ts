@@ -47,6 +47,15 @@ export async function createBrokerUsers(prefix: string, services: string[], extr
   return { user, url: (name) => `amqp://${encodeURIComponent(user(name))}:${password(name)}@${HOST}`, remove };
 }
 
+/** Closes every connection of broker user `user` as an operator would; how many it had. */
+export async function closeConnectionsOf(user: string): Promise<number> {
+  // The callback form: the leak check wraps execFile, and a wrapped execFile promisifies to stdout alone.
+  const ctl = (args: string[]) => new Promise<string>((resolve, reject) => execFile('rabbitmqctl', args, (err, out) => (err ? reject(err) : resolve(String(out)))));
+  const rows = JSON.parse(await ctl(['list_connections', 'user', '--formatter', 'json'])) as Array<{ user: string }>;
+  await ctl(['close_all_user_connections', user, 'test: reconnect']);
+  return rows.filter((r) => r.user === user).length;
+}
+
 /** The broker refuses an operation by closing the channel; resolves to the broker's reason, or 'allowed'. */
 export async function refusal(url: string, action: (ch: amqp.ConfirmChannel) => Promise<unknown>): Promise<string> {
   const conn = await amqp.connect(url);

@@ -178,8 +178,8 @@ export class AmqpListeners {
   }
 
   /**
-   * An exclusive, auto-delete queue of this connection bound to the discovery exchange (its name kept in `queue.queue`,
-   * for the keeper's re-binding). With `queueArgs` (the announcement queue) messages are acked by the consumer;
+   * An exclusive, auto-delete queue of this connection bound to the discovery exchange (its name, the broker's answer
+   * for a server-named queue, kept in `queue.queue` for the keeper's re-binding). With `queueArgs` (the announcement queue) messages are acked by the consumer;
    * without, auto-acked.
    */
   private async attach(
@@ -191,8 +191,10 @@ export class AmqpListeners {
     queueArgs?: Record<string, unknown>,
   ): Promise<string> {
     await this.conn.declareExchanges(ch);
-    const name = this.conn.names.listenerQueue(kind, randomUUID());
-    await ch.assertQueue(name, { exclusive: true, autoDelete: true, durable: false, ...(queueArgs ? { arguments: queueArgs } : {}) });
+    // A service's discovery queue is server-named (`amq.gen-…`, a prefix nobody may declare an exchange under), so
+    // its broker user needs no configure permission on a name pattern it could also give an exchange of its own.
+    const asked = kind === 'discover' ? '' : this.conn.names.listenerQueue(kind, randomUUID());
+    const { queue: name } = await ch.assertQueue(asked, { exclusive: true, autoDelete: true, durable: false, ...(queueArgs ? { arguments: queueArgs } : {}) });
     await ch.bindQueue(name, this.conn.names.discoveryExchange, bindingKey);
     queue.queue = name;
     const { consumerTag } = await ch.consume(name, onMessage, { noAck: queueArgs === undefined });

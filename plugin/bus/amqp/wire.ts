@@ -16,7 +16,8 @@ import { hasInvalidHeaders } from './header-guard';
  *   exchange P.discovery  topic, durable    announcements and withdrawals: key `announce.<service>`,
  *                                           body = the Announcement JSON; discovery requests: key
  *                                           `discover`, body `{}`. Listeners bind exclusive queues
- *                                           P.announce.<uuid> (`announce.#`) / P.discover.<uuid>.
+ *                                           P.announce.<uuid> (`announce.#`) / a server-named
+ *                                           `amq.gen-…` queue (`discover`).
  *   exchange P.replies    topic, durable    replies; routing key = the request's replyTo. A topic exchange of its
  *                                           own, so that service users need no write on the default exchange (which
  *                                           reaches every queue) and topic permissions tie a key to one service.
@@ -122,7 +123,7 @@ export class BusNames {
     return `${this.prefix}.svc.${service}`;
   }
 
-  /** An exclusive queue of this connection: a listener ('announce' or 'discover'). */
+  /** An exclusive queue of this connection: the gateway's announcement listener ('announce'). */
   listenerQueue(kind: string, id: string): string {
     return `${this.prefix}.${kind}.${id}`;
   }
