@@ -235,9 +235,10 @@ describe('intake attacks with one service credential (per-service broker users, 
     connectionsUp();
   });
 
-  it('under 15 s of 8 MB messages on the rogue\'s key, the gateway\'s resident memory stays under 200 MB and it keeps answering', async () => {
+  it('under 15 s of 8 MB messages on the rogue\'s key, the gateway\'s resident memory grows by under 64 MB and it keeps answering', async () => {
     const pid = gw!.child.pid!;
-    let maxRss = rssMb(pid);
+    const before = rssMb(pid);
+    let maxRss = before;
     const sampler = setInterval(() => (maxRss = Math.max(maxRss, rssMb(pid))), 200);
     const probes = probeLoop(loginAndList, 50);
     try {
@@ -248,7 +249,11 @@ describe('intake attacks with one service credential (per-service broker users, 
       const stats = await probes.stop();
       expect(stats.failures, JSON.stringify(stats)).to.equal(0);
     }
-    expect(maxRss, `gateway RSS peaked at ${maxRss.toFixed(0)} MB`).to.be.below(200);
+    // Growth is what the flood costs (an 8 MB message taken in would add 8 MB; before the intake guards RSS passed
+    // 500 MB); the start depends on what the earlier floods of this file left in a 128 MB heap.
+    const peak = `gateway RSS ${before.toFixed(0)} MB before, peaked at ${maxRss.toFixed(0)} MB`;
+    expect(maxRss - before, peak).to.be.below(64);
+    expect(maxRss, peak).to.be.below(256);
     connectionsUp();
   });
 });
