@@ -5,8 +5,8 @@ import { cachedLinear } from './linear-regexp';
  * that could tie up the gateway is refused with the reason rather than served: a `pattern` (or `patternProperties`
  * key) that the linear-time engine cannot run or whose program is large (RE2's time is linear in the input but
  * grows with the program: `^(?:(?:a{1,10}){1,10}){1,10}$`, 2,003 instructions, took 250 ms on 1,000 characters),
- * and a `uniqueItems` that ajv checks pair by pair (items that are not of scalar types) on arrays of unbounded
- * length.
+ * a `uniqueItems` that ajv checks pair by pair (items that are not of scalar types) on arrays of unbounded
+ * length, and a `oneOf`/`anyOf` of many branches that every item of such an array is tried against.
  */
 
 /** The longest array whose items ajv may compare pair by pair (uniqueItems without scalar item types). */
@@ -29,6 +29,22 @@ export const MAX_PATTERNS_PER_ANNOUNCEMENT = 256;
  */
 export const FREE_KEY_PATTERNS = 2;
 export const MAX_KEY_PATTERN_TESTS = 20_000;
+
+/**
+ * Every value a repeated subschema meets is tried against each branch of a `oneOf`/`anyOf` there: 1,300 branches
+ * against 60,000 items took 16 s of one request. Up to FREE_BRANCHES need no bound; more need the repetitions above
+ * them (maxItems, maxProperties) bounded so that repetitions × branches is at most MAX_BRANCH_TESTS. A definition
+ * (`$defs`) counts as repeated without bound: a `$ref` may use it anywhere.
+ */
+export const FREE_BRANCHES = 8;
+export const MAX_BRANCH_TESTS = 20_000;
+
+/** Keywords whose subschemas apply to each item of an array, and to each member of an object. */
+const PER_ITEM = new Set(['items', 'prefixItems', 'additionalItems', 'contains', 'unevaluatedItems']);
+const PER_MEMBER = new Set(['additionalProperties', 'patternProperties', 'unevaluatedProperties', 'propertyNames']);
+const DEFINITIONS = new Set(['$defs', 'definitions']);
+/** Keywords whose value maps names to subschemas. */
+const MAPS = new Set(['properties', 'patternProperties', 'dependentSchemas', '$defs', 'definitions']);
 
 /** The patterns counted so far in one announcement (its schemas share one). */
 export interface PatternTally {
@@ -62,6 +78,23 @@ function patternProblem(pattern: string, total: { size: number }, tally: Pattern
   return undefined;
 }
 
+/** How many times a child under `key` of `node` may run per request, given the node runs `times` times. */
+function childTimes(node: Record<string, unknown>, key: string, times: number): number {
+  if (DEFINITIONS.has(key)) return Infinity;
+  if (PER_ITEM.has(key)) return times * (typeof node.maxItems === 'number' ? node.maxItems : Infinity);
+  if (PER_MEMBER.has(key)) return times * (typeof node.maxProperties === 'number' ? node.maxProperties : Infinity);
+  return times;
+}
+
+function branchProblem(node: Record<string, unknown>, times: number): string | undefined {
+  for (const keyword of ['oneOf', 'anyOf']) {
+    const branches = node[keyword];
+    if (!Array.isArray(branches) || branches.length <= FREE_BRANCHES || times * branches.length <= MAX_BRANCH_TESTS) continue;
+    return `has a ${keyword} of ${branches.length} branches where values repeat without maxItems/maxProperties keeping repetitions × branches <= ${MAX_BRANCH_TESTS} (every value is tried against every branch)`;
+  }
+  return undefined;
+}
+
 function nodeProblem(node: Record<string, unknown>, total: { size: number }, tally: PatternTally): string | undefined {
   if (typeof node.pattern === 'string') {
     const problem = patternProblem(node.pattern, total, tally);
@@ -89,20 +122,22 @@ function nodeProblem(node: Record<string, unknown>, total: { size: number }, tal
 
 /** Why a schema would be too costly to check requests against, or undefined. Walks iteratively (schemas are bounded by limits.ts first). */
 export function schemaCostProblem(schema: unknown, tally: PatternTally = { patterns: 0 }): string | undefined {
-  const stack: unknown[] = [schema];
+  // Each entry: a value, how many times per request its schemas may run (1 at the root), and whether it is a map of
+  // names to schemas (`properties`, `$defs`, …), whose names are not keywords.
+  const stack: [unknown, number, boolean][] = [[schema, 1, false]];
   const total = { size: 0 };
   while (stack.length > 0) {
-    const value = stack.pop();
+    const [value, times, map] = stack.pop()!;
     if (value === null || typeof value !== 'object') continue;
-    if (Array.isArray(value)) {
-      for (const item of value) stack.push(item);
+    if (Array.isArray(value) || map) {
+      for (const item of Object.values(value)) stack.push([item, times, false]);
       continue;
     }
     const node = value as Record<string, unknown>;
-    const problem = nodeProblem(node, total, tally);
+    const problem = nodeProblem(node, total, tally) ?? branchProblem(node, times);
     if (problem !== undefined) return problem;
     for (const [key, child] of Object.entries(node)) {
-      if (!DATA_KEYWORDS.has(key) && child !== null && typeof child === 'object') stack.push(child);
+      if (!DATA_KEYWORDS.has(key) && child !== null && typeof child === 'object') stack.push([child, childTimes(node, key, times), MAPS.has(key)]);
     }
   }
   return undefined;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { performance } from 'node:perf_hooks';
 import { compileSchema } from '../../plugin/validation/ajv';
-import { schemaCostProblem, MAX_UNIQUE_ITEMS } from '../../plugin/validation/schema-cost';
+import { schemaCostProblem, MAX_UNIQUE_ITEMS, FREE_BRANCHES, MAX_BRANCH_TESTS } from '../../plugin/validation/schema-cost';
 import { toRe2Syntax } from '../../plugin/validation/linear-regexp';
 import { stripWriteOnly } from '../../plugin/validation/write-only';
 import { validateAnnouncement } from '../../plugin/contracts/announcement-validation';
@@ -117,5 +117,25 @@ describe('validation: schemas too costly to check are refused at announcement', 
     const quadratic = validateAnnouncement(announcement({ type: 'object', properties: { list: { type: 'array', uniqueItems: true } } }));
     expect(quadratic.ok ? '' : quadratic.reason).to.match(/inputSchema has uniqueItems/);
     expect(validateAnnouncement(announcement({ type: 'object', properties: { s: { type: 'string', pattern: EVIL } } })).ok).to.equal(true);
+  });
+  it(`bounds repetitions × oneOf/anyOf branches past ${FREE_BRANCHES} branches to ${MAX_BRANCH_TESTS}`, () => {
+    const branches = (n: number) => Array.from({ length: n }, (_, i) => ({ const: `v${i}` }));
+    const tried = /^has a (oneOf|anyOf) of \d+ branches where values repeat/;
+    // Once per request, at the root or under plain properties: any number of branches.
+    expect(schemaCostProblem({ oneOf: branches(1300) })).to.equal(undefined);
+    expect(schemaCostProblem({ properties: { a: { anyOf: branches(1300) } } })).to.equal(undefined);
+    // Under unbounded items or members: up to FREE_BRANCHES only.
+    expect(schemaCostProblem({ type: 'array', items: { oneOf: branches(FREE_BRANCHES) } })).to.equal(undefined);
+    expect(schemaCostProblem({ type: 'array', items: { oneOf: branches(FREE_BRANCHES + 1) } })).to.match(tried);
+    expect(schemaCostProblem({ type: 'object', additionalProperties: { anyOf: branches(20) } })).to.match(tried);
+    expect(schemaCostProblem({ properties: { a: { patternProperties: { '^x': { oneOf: branches(20) } } } } })).to.match(tried);
+    // Bounded repetitions: maxItems × branches at most MAX_BRANCH_TESTS, nested arrays multiplied.
+    expect(schemaCostProblem({ type: 'array', maxItems: 1000, items: { oneOf: branches(20) } })).to.equal(undefined);
+    expect(schemaCostProblem({ type: 'array', maxItems: 1001, items: { oneOf: branches(20) } })).to.match(tried);
+    expect(schemaCostProblem({ maxItems: 100, items: { maxItems: 100, items: { anyOf: branches(3) } } })).to.equal(undefined);
+    expect(schemaCostProblem({ maxItems: 100, items: { maxItems: 100, items: { anyOf: branches(9) } } })).to.match(tried);
+    // A definition may be used anywhere through $ref; a property named like a keyword is only a name.
+    expect(schemaCostProblem({ $defs: { u: { oneOf: branches(9) } }, items: { $ref: '#/$defs/u' } })).to.match(tried);
+    expect(schemaCostProblem({ properties: { items: { type: 'array', maxItems: 10, items: { oneOf: branches(9) } } } })).to.equal(undefined);
   });
 });
