@@ -144,6 +144,9 @@ describe('contract-router enforces the contract in a hand-written pipeline', fun
       }),
     );
     await eventually(async () => expect((await httpAs(['orders:create'])('POST', `${fixture.gw.baseUrl}/orders`, { body: {} })).status).to.equal(201), 15000);
+    // The contract's generated route is written into the file some time after the hand-written one answers; a test
+    // editing the file before that write could see its edit read over by it.
+    await eventually(async () => expect(readFileSync(join(fixture.configDir, 'gateway.config.yml'), 'utf8')).to.include('/api/orders'), 15000, 200);
   });
 
   it('jwt-dev-auth + contract-router: 401 without a token, 403 naming the permission without it, served with it', async () => {
