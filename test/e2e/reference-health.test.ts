@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { startScriptProcess, type ServiceProcess } from '../support/service-process';
 import { TcpProxy, viaPort } from '../support/tcp-proxy';
 import { TEST_JWT_SECRET } from '../support/tokens';
-import { deleteWorkQueues } from '../support/broker';
+import { deleteBusTopology, deleteWorkQueues } from '../support/broker';
 
 /** HEALTH_PORT of scripts/reference-services: what the Kubernetes example's probes ask. */
 describe('reference services with HEALTH_PORT', function () {
@@ -39,6 +39,8 @@ describe('reference services with HEALTH_PORT', function () {
     await svc?.stop();
     await proxy?.close();
     await deleteWorkQueues(AMQP_URL, prefix, ['users-service', 'auth-service']).catch(() => undefined);
+    // No gateway here to delete them: the services declared the exchanges on the shared credential.
+    await deleteBusTopology(AMQP_URL, prefix).catch(() => undefined);
     await db?.drop();
   });
 
