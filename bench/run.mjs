@@ -448,7 +448,7 @@ pipelines:
   bench-router-only:
     apiEndpoints: [bench-router-only]
     policies:
-      - contract-router: [{ action: { messageType: GetUserQuery } }]
+      - contract-router: [{ action: { messageType: GetUserQuery, public: true } }]
 `;
 
 /**
