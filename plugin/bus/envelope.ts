@@ -24,34 +24,50 @@ const CLOSE_BRACE = 0x7d;
 /** What decodeReply answers for a reply that nests objects and arrays deeper than its limit. */
 export const TOO_DEEP = Symbol('nested too deep');
 
-/** The result's JSON bytes as the service sent them, beside the decoded reply (not on it: replies compare as sent). */
-const resultTexts = new WeakMap<object, Buffer>();
+/**
+ * A success reply whose result is kept as the service's bytes (UTF-8 JSON, already checked) and parsed on the first
+ * read of `result`, so that the gateway can pass the bytes on without parsing, serialising or encoding the result.
+ * `result` is an own enumerable property as on any reply (replies compare and serialise as sent); what the class
+ * adds is private. Assigning `result` drops the bytes: they are no longer the result's.
+ */
+class UnreadResultReply {
+  readonly ok = true;
+  declare result: unknown;
+  #bytes: Buffer | undefined;
+  #value: unknown;
+  #read = false;
+
+  constructor(bytes: Buffer) {
+    this.#bytes = bytes;
+    Object.defineProperty(this, 'result', UnreadResultReply.#result);
+  }
+
+  static readonly #result: PropertyDescriptor = {
+    enumerable: true,
+    configurable: true,
+    get(this: UnreadResultReply): unknown {
+      if (!this.#read) {
+        this.#value = JSON.parse((this.#bytes as Buffer).toString('utf8'));
+        this.#read = true;
+      }
+      return this.#value;
+    },
+    set(this: UnreadResultReply, value: unknown) {
+      this.#value = value;
+      this.#read = true;
+      this.#bytes = undefined;
+    },
+  };
+
+  static bytesOf(reply: Reply): Buffer | undefined {
+    return reply instanceof UnreadResultReply ? reply.#bytes : undefined;
+  }
+}
 
 /** The bytes of a decoded reply's result (UTF-8 JSON), when decodeReply kept them. */
 export function resultJsonOf(reply: Reply): Buffer | undefined {
-  return resultTexts.get(reply);
+  return UnreadResultReply.bytesOf(reply);
 }
-
-function settle(reply: object, value: unknown): unknown {
-  Object.defineProperty(reply, 'result', { value, enumerable: true, configurable: true, writable: true });
-  return value;
-}
-
-/**
- * `result` of a reply whose result is kept as bytes: parsed on first read, then an ordinary property. Assigning it
- * drops the bytes (they are no longer the result's).
- */
-const UNREAD_RESULT: PropertyDescriptor = {
-  enumerable: true,
-  configurable: true,
-  get(this: object) {
-    return settle(this, JSON.parse((resultTexts.get(this) as Buffer).toString('utf8')));
-  },
-  set(this: object, value: unknown) {
-    resultTexts.delete(this);
-    settle(this, value);
-  },
-};
 
 /**
  * A reply's bytes as a value: undefined when they are not JSON, TOO_DEEP when they nest objects and arrays deeper
@@ -68,11 +84,7 @@ export function decodeReply(bytes: Buffer, maxDepth: number = MAX_REPLY_DEPTH): 
   if (last > OK_RESULT.length && OK_RESULT.compare(bytes, 0, OK_RESULT.length) === 0 && bytes[last] === CLOSE_BRACE && isUtf8(bytes)) {
     // The envelope is one level.
     const verdict = checkJson(bytes, OK_RESULT.length, last, maxDepth - 1);
-    if (verdict === JSON_OK) {
-      const reply = { ok: true } as Reply;
-      resultTexts.set(reply, bytes.subarray(OK_RESULT.length, last));
-      return Object.defineProperty(reply, 'result', UNREAD_RESULT);
-    }
+    if (verdict === JSON_OK) return new UnreadResultReply(bytes.subarray(OK_RESULT.length, last));
     if (verdict === JSON_TOO_DEEP) return TOO_DEEP;
     // e.g. `,"status":201` after the result: the whole envelope below
   }
