@@ -20,7 +20,7 @@ import type { RouteAction } from './pipeline/resolve-contract';
 import { OpenApiCache } from './openapi/cache';
 import { AsyncApiCache } from './asyncapi/cache';
 import { handWrittenRoutes, routedMessageTypes } from './openapi/hand-written';
-import { RateLimitState } from './edge/host-rate-limit';
+import { RateLimitState } from './host/rate-limiters';
 import { GracefulStop } from './shutdown/graceful-stop';
 import { DiscoveryGrace } from './contracts/discovery-grace';
 import { serviceBrokerUser } from './settings/bus-trust';
