@@ -9,7 +9,7 @@ import { checkAuthConfig, resolveAuthConfig, warnIfDevelopmentMode } from './aut
 import { startWithRetry } from './bus/start-with-retry';
 import { errorMessage } from './errors/describe';
 import { Observability } from './observability';
-import { hostLogsStructured } from './logging/host-logs';
+import { hostLogsStructured } from './host/logs';
 import { redacting, structuredLogger } from './logging/structured';
 import { TokenVerifiers } from './auth/verifiers';
 import { ValidatorCache } from './validation/validator-cache';
