@@ -5,7 +5,7 @@
  */
 
 /** Where the shipped code starts: the host loads the manifest, a service the SDK, ops the two bins. */
-const ENTRY_POINTS = ['^plugin/manifest\\.ts$', '^sdk/index\\.ts$', '^plugin/cli/contracts-broker-definitions\\.ts$', '^plugin/host/check-config-cli\\.ts$', '^plugin/cli/contracts-gateway\\.ts$'];
+const ENTRY_POINTS = ['^plugin/manifest\\.ts$', '^sdk/index\\.ts$', '^plugin/cli/contracts-broker-definitions\\.ts$', '^plugin/cli/contracts-check-config\\.ts$', '^plugin/cli/contracts-gateway\\.ts$'];
 
 module.exports = {
   forbidden: [
