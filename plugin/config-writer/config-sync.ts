@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { ContractRegistry } from '../contracts/registry';
-import type { Conflict, EndpointSpec } from '../contracts/route-table';
+import type { Conflict, EndpointSpec } from '../contracts/endpoint-specs';
 import { RoutePlan } from '../contracts/route-plan';
 import { GENERATED_POLICIES, generatedPipeline, isContractEndpoint, preflightEndpoint, TABLE_STEP, tableEndpoint } from '../pipeline/generated-pipeline';
 import { routeAction } from '../routing/route-action';

@@ -1,5 +1,5 @@
 import type { ContractRegistry } from './registry';
-import { buildRouteTable, type RouteTable, type RouteTableOptions } from './route-table';
+import { buildRouteTable, type RouteTable, type RouteTableOptions } from './endpoint-specs';
 import type { Contract } from './types';
 
 /** The routes of one state of the registry, with the contracts they were derived from. */

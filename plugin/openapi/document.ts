@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Contract, JsonSchema } from '../contracts/types';
-import { buildRouteTable, DEFAULT_ENDPOINT_PREFIX, type RouteTable } from '../contracts/route-table';
+import { buildRouteTable, DEFAULT_ENDPOINT_PREFIX, type RouteTable } from '../contracts/endpoint-specs';
 import { toOpenApiPath } from './paths';
 import { componentName, embedSchema } from './schema-embedding';
 import { contractOperation, type OperationContext } from './contract-operation';

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { Contract } from '../contracts/types';
 import type { InstanceInfo, Refusal, RegistryConflict } from '../contracts/registry';
 import type { BreakingChange } from '../compat/gate';
-import { buildRouteTable, type Conflict, type RouteTable } from '../contracts/route-table';
+import { buildRouteTable, type Conflict, type RouteTable } from '../contracts/endpoint-specs';
 import { successStatus } from '../contracts/success-status';
 import type { Runtime } from '../runtime';
 import { contractTimeoutMs, timeoutClamped, type TimeoutSettings } from '../contracts/timeouts';

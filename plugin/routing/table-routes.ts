@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { EndpointSpec } from '../contracts/route-table';
+import type { EndpointSpec } from '../contracts/endpoint-specs';
 import { routeAction, type RouteAction } from './route-action';
 import { endpointTable, type PathTable } from './path-table';
 import { requestState } from '../request/state';

@@ -10,8 +10,8 @@ import {
 } from '../../plugin/config-writer/gateway-config';
 import type { RenderOptions } from '../../plugin/config-writer/gateway-config';
 import { writeIfChanged } from '../../plugin/config-writer/atomic-file';
-import { buildRouteTable } from '../../plugin/contracts/route-table';
-import type { EndpointSpec } from '../../plugin/contracts/route-table';
+import { buildRouteTable } from '../../plugin/contracts/endpoint-specs';
+import type { EndpointSpec } from '../../plugin/contracts/endpoint-specs';
 import type { Contract } from '../../plugin/contracts/types';
 
 /** A hand-written config as a deployment would have it: comments, env defaults, a proxy pipeline. */

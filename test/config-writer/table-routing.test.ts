@@ -9,7 +9,7 @@ import { resolveSettings } from '../../plugin/settings';
 import { validateSettings } from '../../plugin/settings/validation';
 import type { Logger } from '../../plugin/logger';
 import { referenceContracts } from '../openapi/support';
-import { buildRouteTable } from '../../plugin/contracts/route-table';
+import { buildRouteTable } from '../../plugin/contracts/endpoint-specs';
 import { AUTO_TABLE_ABOVE } from '../../plugin/routing/routing-mode';
 
 /** An empty gateway.config.yml in a temporary directory, a registry holding the reference users service, and the writers made on them. */

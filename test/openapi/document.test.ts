@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildOpenApiDocument } from '../../plugin/openapi';
 import { ERROR_CODES, GatewayError, toErrorBody } from '../../plugin/errors';
-import { buildRouteTable } from '../../plugin/contracts/route-table';
+import { buildRouteTable } from '../../plugin/contracts/endpoint-specs';
 import { compileSchema } from '../../plugin/validation/ajv';
 import { toOpenApiPath } from '../../plugin/openapi/paths';
 import type { Contract } from '../../plugin/contracts/types';

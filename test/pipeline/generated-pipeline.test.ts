@@ -3,7 +3,7 @@ import { parse } from 'yaml';
 import express from 'express';
 import { GENERATED_POLICIES, contractPipeline, generatedPipeline, isContractEndpoint, preflightEndpoint, tableEndpoint } from '../../plugin/pipeline/generated-pipeline';
 import { routeAction } from '../../plugin/routing/route-action';
-import { buildRouteTable } from '../../plugin/contracts/route-table';
+import { buildRouteTable } from '../../plugin/contracts/endpoint-specs';
 import { corsAction } from '../../plugin/edge/cors';
 import { renderGatewayConfig } from '../../plugin/config-writer/gateway-config';
 

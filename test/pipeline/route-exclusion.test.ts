@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { contractAtHand, type ContractSource } from '../../plugin/pipeline/resolve-contract';
 import { resolveSettings } from '../../plugin/settings';
 import { validateSettings } from '../../plugin/settings/validation';
-import { buildRouteTable } from '../../plugin/contracts/route-table';
+import { buildRouteTable } from '../../plugin/contracts/endpoint-specs';
 import type { Contract } from '../../plugin/contracts/types';
 import { GatewayError } from '../../plugin/errors';
 

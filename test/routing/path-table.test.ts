@@ -3,7 +3,7 @@ import express from 'express';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { fitsTable, ParamDecodeError, PathTable, unfitPaths } from '../../plugin/routing/path-table';
-import { buildRouteTable, comparePaths } from '../../plugin/contracts/route-table';
+import { buildRouteTable, comparePaths } from '../../plugin/contracts/endpoint-specs';
 
 const ROUTES: Array<[string, string]> = [
   ['GET', '/api/users'],

@@ -10,7 +10,7 @@ import { mintToken, TEST_JWT_SECRET } from '../support/tokens';
 import { discoveryHandler } from '../../plugin/operations/discovery';
 import type { Runtime } from '../../plugin/runtime';
 import type { Contract } from '../../plugin/contracts/types';
-import * as routeTable from '../../plugin/contracts/route-table';
+import * as routeTable from '../../plugin/contracts/endpoint-specs';
 
 /** Counts every derivation of routes in the process, whoever makes it (the module's export, wrapped). */
 const derivations = { count: 0 };

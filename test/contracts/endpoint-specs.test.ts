@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { buildRouteTable, comparePaths, endpointName } from '../../plugin/contracts/route-table';
+import { buildRouteTable, comparePaths, endpointName } from '../../plugin/contracts/endpoint-specs';
 import type { Contract } from '../../plugin/contracts/types';
 
 function contract(messageType: string, targetService = 'users', extra: Partial<Contract> = {}, properties: Record<string, unknown> = {}): Contract {
