@@ -13,7 +13,7 @@ import { hostLogsStructured } from './host/logs';
 import { redacting, structuredLogger } from './logging/structured';
 import { TokenVerifiers } from './auth/verifiers';
 import { ValidatorCache } from './validation/validator-cache';
-import { pathTableOf } from './routing/table-routes';
+import { pathTableOf } from './routing/table-match';
 import { RoutePlan, type PlannedRoutes } from './contracts/route-plan';
 import type { PathTable } from './routing/path-table';
 import type { RouteAction } from './pipeline/resolve-contract';
