@@ -4,8 +4,8 @@
  * registers them with the host. Type-only imports count: a cycle of types still ties the files together.
  */
 
-/** Where the shipped code starts: the host loads the manifest, a service the SDK, ops the two bins. */
-const ENTRY_POINTS = ['^plugin/manifest\\.ts$', '^sdk/index\\.ts$', '^plugin/bus/broker-definitions-cli\\.ts$', '^plugin/host/check-config-cli\\.ts$', '^plugin/cli/contracts-gateway\\.ts$'];
+/** Where the shipped code starts: the host loads the manifest, a service the SDK, ops the three bins (plugin/cli/). */
+const ENTRY_POINTS = ['^plugin/manifest\\.ts$', '^sdk/index\\.ts$', '^plugin/cli/contracts-broker-definitions\\.ts$', '^plugin/cli/contracts-check-config\\.ts$', '^plugin/cli/contracts-gateway\\.ts$'];
 
 module.exports = {
   forbidden: [
@@ -29,6 +29,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^(plugin|sdk)/', pathNot: ['^plugin/(manifest|runtime)\\.ts$', '^plugin/operations/'] },
       to: { path: '^plugin/runtime\\.ts$' },
+    },
+    {
+      name: 'host-only-through-adapter',
+      comment: 'Express Gateway and its internals (its logger, db, policies) are loaded in plugin/host/ alone, the host adapter; the rest reaches the host through it.',
+      severity: 'error',
+      from: { path: '^(plugin|policies|conditions|sdk)/', pathNot: '^plugin/host/' },
+      to: { path: '(^|/)node_modules/express-gateway/' },
     },
     {
       name: 'sdk-only-service-side',

@@ -9,7 +9,7 @@ import { createPolicies } from '../policies';
 import { contractAvailableCondition } from '../conditions/contract-available';
 import { operationsRoutes } from './operations/register';
 import { reportListenErrors } from './host/listen-errors';
-import { hookHostServers } from './http/host-servers';
+import { hookHostServers } from './host/servers';
 import { checkPipelines } from './host/config-check';
 import { guardedCondition, guardedPolicy } from './host/pipeline-check';
 

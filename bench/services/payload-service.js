@@ -33,7 +33,8 @@ async function main() {
   const running = await serve({
     transport,
     service: 'bench-payload-service',
-    idempotency: { store: new MemoryIdempotencyStore() },
+    // At most 10,000 keys: the default 100,000 answers outgrow the 128 MB heap every bench process runs with.
+    idempotency: { store: new MemoryIdempotencyStore(Date.now, 10_000) },
     operations: [
       {
         contract: createUser,

@@ -5,6 +5,7 @@ import { firstMissingPermission } from './permissions';
 import { insufficientPermissions, unauthorized } from './auth-errors';
 import { contractAccess, type RouteAccess } from './route-access';
 import type { Contract } from '../contracts/types';
+import { egContextOf } from '../host/eg-context';
 
 declare module '../request/state' {
   interface RequestState {
@@ -21,7 +22,7 @@ const OUTSIDE_HOST = {};
  * endpoint with a new one, so a check made in one pipeline never counts in another.
  */
 function pipelineRun(req: Request): object {
-  return (req as Request & { egContext?: object }).egContext ?? OUTSIDE_HOST;
+  return egContextOf(req) ?? OUTSIDE_HOST;
 }
 
 /** Throws the answer unless the request's caller may use a route with this access rule (401, then 403). */

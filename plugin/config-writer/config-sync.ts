@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { ContractRegistry } from '../contracts/registry';
-import type { Conflict, EndpointSpec } from '../contracts/route-table';
+import type { Conflict, EndpointSpec } from '../contracts/endpoint-specs';
 import { RoutePlan } from '../contracts/route-plan';
 import { GENERATED_POLICIES, generatedPipeline, isContractEndpoint, preflightEndpoint, TABLE_STEP, tableEndpoint } from '../pipeline/generated-pipeline';
 import { routeAction } from '../routing/route-action';
@@ -15,13 +15,7 @@ import { writeIfChanged } from './atomic-file';
 import { isCatchAll, notFoundEndpoint, notFoundPolicies, NOT_FOUND_POLICY } from './not-found-endpoint';
 import { errorMessage } from '../errors';
 import { systemClock, type Clock, type ClockTimer } from '../clock';
-
-/** The parts of the host we use: its Config object and its event bus. */
-export interface HostConfig {
-  /** `gatewayConfig`: the gateway config as the host loaded it (the OpenAPI document reads its hand-written routes). */
-  config: { gatewayConfigPath?: string; gatewayConfig?: unknown; loadConfig(type: 'gateway'): void };
-  eventBus: { emit(event: 'hot-reload', ctx: { type: 'gateway'; config: unknown }): void };
-}
+import type { HostConfig } from '../host/plugin-context';
 
 export interface ConfigSyncOptions {
   /** Time and timers of the write pacing; the system's by default. */

@@ -2,7 +2,7 @@ import { Document, isMap, isScalar, isSeq, parseDocument, visit, YAMLMap } from 
 import type { Node, Pair, ToStringOptions } from 'yaml';
 import { describeYamlError } from './yaml-problem';
 
-/** What the writer needs from an endpoint; route-table's EndpointSpec fits. */
+/** What the writer needs from an endpoint; endpoint-specs.ts's EndpointSpec fits. */
 export interface WritableEndpoint {
   name: string;
   /** `*`: every method (the entry gets no `methods:`). */

@@ -1,9 +1,9 @@
 import type { ContractRegistry } from './registry';
-import { buildRouteTable, type RouteTable, type RouteTableOptions } from './route-table';
+import { buildEndpointSpecs, type EndpointSpecs, type EndpointSpecOptions } from './endpoint-specs';
 import type { Contract } from './types';
 
 /** The routes of one state of the registry, with the contracts they were derived from. */
-export interface PlannedRoutes extends RouteTable {
+export interface PlannedRoutes extends EndpointSpecs {
   /** The registry's contracts at that change (shared: read them, never change them). */
   contracts: readonly Contract[];
 }
@@ -23,7 +23,7 @@ export class RoutePlan {
 
   constructor(
     private readonly registry: ContractRegistry,
-    private readonly options: RouteTableOptions,
+    private readonly options: EndpointSpecOptions,
   ) {
     registry.on('change', this.onChange);
   }
@@ -32,7 +32,7 @@ export class RoutePlan {
   routes(): PlannedRoutes {
     if (!this.current) {
       const contracts = this.registry.contracts();
-      this.current = { contracts, ...buildRouteTable(contracts, this.options) };
+      this.current = { contracts, ...buildEndpointSpecs(contracts, this.options) };
       this.derived += 1;
     }
     return this.current;

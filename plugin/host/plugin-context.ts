@@ -1,6 +1,17 @@
-import type { HostConfig } from '../config-writer/config-sync';
+import type { Server } from 'node:http';
 import type { Logger } from '../logger';
-import type { HostEventBus } from '../shutdown';
+
+/** The parts of the host the config writer uses: its Config object and the hot-reload of its event bus. */
+export interface HostConfig {
+  /** `gatewayConfig`: the gateway config as the host loaded it (the OpenAPI document reads its hand-written routes). */
+  config: { gatewayConfigPath?: string; gatewayConfig?: unknown; loadConfig(type: 'gateway'): void };
+  eventBus: { emit(event: 'hot-reload', ctx: { type: 'gateway'; config: unknown }): void };
+}
+
+/** What the host's event bus (express-gateway lib/eventBus) offers; only what is used (the graceful stop). */
+export interface HostEventBus {
+  on(event: string, listener: (payload: { httpServer?: Server }) => void): unknown;
+}
 
 /** What the host hands init() (express-gateway lib/plugins.js PluginContext); only what we use. */
 export interface PluginContext extends HostConfig {

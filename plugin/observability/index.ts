@@ -16,7 +16,7 @@ import { accessLog } from '../logging/access-log';
  */
 export class Observability {
   readonly metrics?: GatewayMetrics;
-  /** What the host's servers hand every request to (plugin/http/host-servers.ts). */
+  /** What the host's servers hand every request to (plugin/host/servers.ts). */
   readonly observer = new RequestObserver();
   private server?: Promise<Server | undefined>;
 

@@ -35,7 +35,7 @@ export interface ObserverOptions {
 }
 
 /**
- * Observes every request the host's servers get (plugin/http/host-servers.ts), before the host's app. The answer is
+ * Observes every request the host's servers get (plugin/host/servers.ts), before the host's app. The answer is
  * counted when the response closes, by one listener per observer (no closure per request). The runtime owns one.
  */
 export class RequestObserver {

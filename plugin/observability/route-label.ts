@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
-import { tableRouteOf } from '../routing/table-routes';
+import { tableRouteOf } from '../routing/table-match';
 import { requestState } from '../request/state';
 
 declare module '../request/state' {

@@ -1,5 +1,5 @@
 import type { Contract, ContractKind, JsonSchema } from '../contracts/types';
-import type { EndpointSpec } from '../contracts/route-table';
+import type { EndpointSpec } from '../contracts/endpoint-specs';
 import { successStatus } from '../contracts/success-status';
 import { errorResponses, TRACE_HEADERS } from './error-responses';
 import { errorStatusesFor } from './error-statuses';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Contract, JsonSchema } from '../contracts/types';
-import { buildRouteTable, DEFAULT_ENDPOINT_PREFIX, type RouteTable } from '../contracts/route-table';
+import { buildEndpointSpecs, DEFAULT_ENDPOINT_PREFIX, type EndpointSpecs } from '../contracts/endpoint-specs';
 import { toOpenApiPath } from './paths';
 import { componentName, embedSchema } from './schema-embedding';
 import { contractOperation, type OperationContext } from './contract-operation';
@@ -28,7 +28,7 @@ export interface DocumentOptions {
   /** Checks a generated example against its contract; by default the schema is compiled here. */
   checkInput?: InputCheck;
   /** The routes of these contracts as the runtime's route plan derived them; derived here when absent. */
-  routes?: RouteTable;
+  routes?: EndpointSpecs;
   title?: string;
 }
 
@@ -45,7 +45,7 @@ export function contractsFingerprint(contracts: readonly Contract[]): string {
 
 /**
  * The OpenAPI 3.1 document of the API the gateway serves for these contracts: exactly the routes of the route
- * table the config writer writes (buildRouteTable), the hand-written routes that end in contract-router, plus the
+ * table the config writer writes (buildEndpointSpecs), the hand-written routes that end in contract-router, plus the
  * gateway's own endpoints. Pure: same contracts and
  * options, same document.
  */
@@ -64,7 +64,7 @@ export function buildOpenApiDocument(contracts: readonly Contract[], options: Do
     rateLimited: options.rateLimited === true,
     example: exampleMaker(options.checkInput ?? compilingInputCheck),
   };
-  const table = options.routes ?? buildRouteTable([...byType.values()], { prefix: options.prefix ?? DEFAULT_ENDPOINT_PREFIX, excluded: options.excluded });
+  const table = options.routes ?? buildEndpointSpecs([...byType.values()], { prefix: options.prefix ?? DEFAULT_ENDPOINT_PREFIX, excluded: options.excluded });
   const paths: Record<string, Record<string, unknown>> = {};
   for (const endpoint of table.endpoints) {
     const operation = endpoint.dispatch ? genericOperation(endpoint, ctx) : contractOperation(endpoint, ctx);

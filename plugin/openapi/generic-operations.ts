@@ -1,5 +1,5 @@
 import type { Contract } from '../contracts/types';
-import type { EndpointSpec } from '../contracts/route-table';
+import type { EndpointSpec } from '../contracts/endpoint-specs';
 import { successStatus } from '../contracts/success-status';
 import { errorResponses, TRACE_HEADERS } from './error-responses';
 import { claimOperationId, contractSummary, permissionsText, type OperationContext } from './contract-operation';

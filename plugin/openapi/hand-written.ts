@@ -1,5 +1,5 @@
 import type { Contract, JsonSchema } from '../contracts/types';
-import type { EndpointSpec } from '../contracts/route-table';
+import type { EndpointSpec } from '../contracts/endpoint-specs';
 import { deriveRoutes } from '../contracts/derive-routes';
 import { contractOperation, type OperationContext } from './contract-operation';
 import { componentName, componentRef, embedSchema } from './schema-embedding';

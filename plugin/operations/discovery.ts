@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { Contract } from '../contracts/types';
 import type { InstanceInfo, Refusal, RegistryConflict } from '../contracts/registry';
 import type { BreakingChange } from '../compat/gate';
-import { buildRouteTable, type Conflict, type RouteTable } from '../contracts/route-table';
+import { buildEndpointSpecs, type Conflict, type EndpointSpecs } from '../contracts/endpoint-specs';
 import { successStatus } from '../contracts/success-status';
 import type { Runtime } from '../runtime';
 import { contractTimeoutMs, timeoutClamped, type TimeoutSettings } from '../contracts/timeouts';
@@ -62,9 +62,9 @@ export function discoveryListing(
   refused: Refusal[] = [],
   timeouts: TimeoutSettings = { requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS, maxRequestTimeoutMs: DEFAULT_MAX_REQUEST_TIMEOUT_MS },
   excluded: readonly string[] = [],
-  routes?: RouteTable,
+  routes?: EndpointSpecs,
 ): DiscoveryListing {
-  const table = routes ?? buildRouteTable(contracts, { excluded });
+  const table = routes ?? buildEndpointSpecs(contracts, { excluded });
   const endpointsOf = new Map<string, DiscoveredEndpoint[]>();
   const add = (messageType: string, e: DiscoveredEndpoint): void => {
     endpointsOf.set(messageType, [...(endpointsOf.get(messageType) ?? []), e]);

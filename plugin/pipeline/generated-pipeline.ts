@@ -1,4 +1,4 @@
-import type { EndpointSpec } from '../contracts/route-table';
+import type { EndpointSpec } from '../contracts/endpoint-specs';
 import { corsAction, type CorsAction } from '../edge/cors';
 
 /**

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { bodyAtHand, readBody, type BodyLimits } from '../request/body';
 import { buildInput } from '../request/input';
 import type { ResolvedContract } from './resolve-contract';
-import { tableMatchOf } from '../routing/table-routes';
+import { tableMatchOf } from '../routing/table-match';
 import { requestState, type RequestState } from '../request/state';
 import type { Maybe } from './maybe';
 

@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import { requestState } from './state';
+import { egContextOf } from '../host/eg-context';
 
 declare module './state' {
   interface RequestState {
@@ -22,7 +23,7 @@ export function keepRawBody(req: IncomingMessage, _res: unknown, buf: Buffer): v
  */
 export function replayBodyForProxy(req: Request): void {
   const raw = requestState(req).rawBody;
-  const ctx = (req as unknown as { egContext?: { requestStream?: unknown } }).egContext;
+  const ctx = egContextOf(req);
   if (!raw || !ctx || ctx.requestStream) return;
   const stream = new PassThrough();
   stream.end(raw);

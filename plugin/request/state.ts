@@ -4,7 +4,7 @@ import type { Request } from 'express';
  * What our steps work out about one request, kept in one object: trace ids, the route and contract, the caller, the
  * body and the message input. Each step finds another's result without working it out again.
  * Each field belongs to the module that sets it and declares it there (`declare module '…/request/state'`):
- * trace.ts, body.ts, replay-body.ts, resolve-contract.ts, message-input.ts, user.ts, table-routes.ts,
+ * trace.ts, body.ts, replay-body.ts, resolve-contract.ts, message-input.ts, user.ts, table-match.ts,
  * contract-rate-limit; read them through those modules.
  */
 // Empty here on purpose: every owner adds its field by declaration merging, so this file knows none of their types.

@@ -1,4 +1,4 @@
-import type { EndpointSpec } from '../contracts/route-table';
+import type { EndpointSpec } from '../contracts/endpoint-specs';
 
 /**
  * The plugin's own router for `routing: table` (see Settings.routing): finds a request's generated

@@ -1,4 +1,4 @@
-import type { EndpointSpec } from '../contracts/route-table';
+import type { EndpointSpec } from '../contracts/endpoint-specs';
 
 /**
  * The action every generated pipeline step carries: which contract(s) the route serves.

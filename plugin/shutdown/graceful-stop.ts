@@ -3,11 +3,7 @@ import { HttpDrain, shuttingDown } from './http-drain';
 import { consoleLogger, type Logger } from '../logger';
 import { errorMessage } from '../errors';
 import type { Transport } from '../bus/transport';
-
-/** What the host's event bus (express-gateway lib/eventBus) offers; only what is used here. */
-export interface HostEventBus {
-  on(event: string, listener: (payload: { httpServer?: Server }) => void): unknown;
-}
+import type { HostEventBus } from '../host/plugin-context';
 
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 /** After the grace period: how long the last 503s get to be written before connections are cut. */

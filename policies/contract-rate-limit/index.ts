@@ -17,7 +17,7 @@ const STORE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * `contract-rate-limit`: the host's rate-limit (express-rate-limit on the host's Redis store, see
- * plugin/edge/host-rate-limit.ts) with what YAML cannot give it: the limit of the request's contract or the
+ * plugin/host/rate-limiters.ts) with what YAML cannot give it: the limit of the request's contract or the
  * gateway-wide one, a key of the verified caller (or the client address), the 429 error body, and no delay.
  * It runs before jwt-dev-auth, so it asks the shared token verifier itself; the verified token is cached there and
  * jwt-dev-auth finds it again without a second verification.

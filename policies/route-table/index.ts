@@ -1,7 +1,7 @@
 import type { Request, Response, NextFunction } from 'express';
 import { schema } from './schema';
 import type { Runtime } from '../../plugin/runtime';
-import { setTableMatch } from '../../plugin/routing/table-routes';
+import { setTableMatch } from '../../plugin/routing/table-match';
 import { ParamDecodeError } from '../../plugin/routing/path-table';
 import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';

@@ -27,7 +27,7 @@ fi
 
 export EG_CONFIG_DIR="$config"
 # A file the host cannot parse: one line naming file, line and column (exit 78), not the host's dump of the file.
-node "$app/node_modules/express-gateway-plugin-contracts/dist/plugin/host/check-config-cli.js" "$config"
+node "$app/node_modules/express-gateway-plugin-contracts/dist/plugin/cli/contracts-check-config.js" "$config"
 # A bounded old space: the gateway's live set is small (tens of MB with 1,000 contracts), but V8 lets the heap
 # grow with the garbage of each route rewrite; the bound keeps RSS flat (bench/REPORT.md, discovery at scale).
 export NODE_OPTIONS="${NODE_OPTIONS:---max-old-space-size=128}"

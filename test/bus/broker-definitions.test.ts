@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createHash, randomUUID } from 'node:crypto';
 import { brokerDefinitions, rabbitPasswordHash } from '../../plugin/bus/broker-definitions';
-import { envName, run } from '../../plugin/bus/broker-definitions-cli';
+import { envName, run } from '../../plugin/cli/contracts-broker-definitions';
 
 describe('broker definitions', () => {
   const input = {

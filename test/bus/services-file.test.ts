@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readServicesFile } from '../../plugin/bus/services-file';
-import { run } from '../../plugin/bus/broker-definitions-cli';
+import { run } from '../../plugin/cli/contracts-broker-definitions';
 import { resolveBusTrustSettings } from '../../plugin/settings/bus-trust';
 import { InvalidSettingError, validateSettings } from '../../plugin/settings/validation';
 

@@ -10,8 +10,8 @@ import {
 } from '../../plugin/config-writer/gateway-config';
 import type { RenderOptions } from '../../plugin/config-writer/gateway-config';
 import { writeIfChanged } from '../../plugin/config-writer/atomic-file';
-import { buildRouteTable } from '../../plugin/contracts/route-table';
-import type { EndpointSpec } from '../../plugin/contracts/route-table';
+import { buildEndpointSpecs } from '../../plugin/contracts/endpoint-specs';
+import type { EndpointSpec } from '../../plugin/contracts/endpoint-specs';
 import type { Contract } from '../../plugin/contracts/types';
 
 /** A hand-written config as a deployment would have it: comments, env defaults, a proxy pipeline. */
@@ -81,7 +81,7 @@ const OPTIONS: RenderOptions<EndpointSpec> = {
 };
 
 function render(text: string, contracts: Contract[] = CONTRACTS): string {
-  return renderGatewayConfig(text, buildRouteTable(contracts), OPTIONS);
+  return renderGatewayConfig(text, buildEndpointSpecs(contracts), OPTIONS);
 }
 
 interface Config {
@@ -93,7 +93,7 @@ interface Config {
 describe('renderGatewayConfig', () => {
   it('adds one apiEndpoint and one pipeline per endpoint, after the hand-written ones, in table order', () => {
     const config = parse(render(HAND_WRITTEN)) as Config;
-    const names = buildRouteTable(CONTRACTS).endpoints.map((e) => e.name);
+    const names = buildEndpointSpecs(CONTRACTS).endpoints.map((e) => e.name);
     expect(Object.keys(config.apiEndpoints)).to.deep.equal(['legacy', 'health', ...names]);
     expect(Object.keys(config.pipelines)).to.deep.equal(['legacy', ...names]);
     expect(config.apiEndpoints['contracts-get-api-users-userid']).to.deep.equal({ host: '*', paths: ['/api/users/:userId'], methods: ['GET'] });
@@ -200,7 +200,7 @@ describe('renderGatewayConfig', () => {
   });
 
   it('writes endpoints that share a pipeline under one pipeline entry, with their extra properties', () => {
-    const ENDPOINTS = buildRouteTable(CONTRACTS).endpoints;
+    const ENDPOINTS = buildEndpointSpecs(CONTRACTS).endpoints;
     const text = renderGatewayConfig(HAND_WRITTEN, ENDPOINTS, {
       ...OPTIONS,
       pipelineOf: () => 'contracts-routes',

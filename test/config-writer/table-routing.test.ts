@@ -9,7 +9,7 @@ import { resolveSettings } from '../../plugin/settings';
 import { validateSettings } from '../../plugin/settings/validation';
 import type { Logger } from '../../plugin/logger';
 import { referenceContracts } from '../openapi/support';
-import { buildRouteTable } from '../../plugin/contracts/route-table';
+import { buildEndpointSpecs } from '../../plugin/contracts/endpoint-specs';
 import { AUTO_TABLE_ABOVE } from '../../plugin/routing/routing-mode';
 
 /** An empty gateway.config.yml in a temporary directory, a registry holding the reference users service, and the writers made on them. */
@@ -139,7 +139,7 @@ describe('config writer: routing: auto', () => {
   const announceBulk = (count: number) => registry.apply({ service: 'bulk-service', instanceId: 'b1', ttlMs: 60_000, contracts: bulkContracts(count) });
 
   it(`writes one apiEndpoint per route up to ${AUTO_TABLE_ABOVE} routes, with no route-table step`, () => {
-    const usersRoutes = buildRouteTable(registry.contracts()).endpoints.length;
+    const usersRoutes = buildEndpointSpecs(registry.contracts()).endpoints.length;
     announceBulk(AUTO_TABLE_ABOVE - usersRoutes);
     startSync({});
     expect(routeCount()).to.equal(AUTO_TABLE_ABOVE);
@@ -149,7 +149,7 @@ describe('config writer: routing: auto', () => {
   });
 
   it('switches to the table endpoint above that, back when routes go, and logs each switch', async () => {
-    const usersRoutes = buildRouteTable(registry.contracts()).endpoints.length;
+    const usersRoutes = buildEndpointSpecs(registry.contracts()).endpoints.length;
     const sync = startSync({});
     expect(generated()).to.include('contracts-get-api-users-userid');
     announceBulk(AUTO_TABLE_ABOVE - usersRoutes + 1);

@@ -13,7 +13,7 @@ import { uniquePrefix } from '../support/env';
 import { httpAs } from '../support/http';
 import { rogueContract } from '../support/rogue';
 import { refusal } from '../support/broker-users';
-import { run as brokerDefinitions } from '../../plugin/bus/broker-definitions-cli';
+import { run as brokerDefinitions } from '../../plugin/cli/contracts-broker-definitions';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { startUsersService } from '../../examples/users-service';
 import { serve, type RunningService } from '../../sdk';

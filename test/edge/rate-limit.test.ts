@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { EventEmitter } from 'node:events';
 import type { Request } from 'express';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests } from '../../plugin/edge/rate-limit';
-import { LimiterCache, RateLimitState, Tally, type Limiter, type LimiterFactory, type LimiterOptions } from '../../plugin/edge/host-rate-limit';
+import { LimiterCache, RateLimitState, Tally, type Limiter, type LimiterFactory, type LimiterOptions } from '../../plugin/host/rate-limiters';
 import { StoreHealth, STORE_WARNING_INTERVAL_MS, type StoreClient, type StoreMetrics, type StoreState } from '../../plugin/edge/store-health';
 import type { Logger } from '../../plugin/logger';
 import { toErrorBody } from '../../plugin/errors';

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { run } from '../packaging/support';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
-const CLI = join(ROOT, 'dist', 'plugin', 'host', 'check-config-cli.js');
+const CLI = join(ROOT, 'dist', 'plugin', 'cli', 'contracts-check-config.js');
 
 /** contracts-check-config: what the image's start script runs before the host reads its files. */
 describe('contracts-check-config', function () {

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildOpenApiDocument } from '../../plugin/openapi';
 import { ERROR_CODES, GatewayError, toErrorBody } from '../../plugin/errors';
-import { buildRouteTable } from '../../plugin/contracts/route-table';
+import { buildEndpointSpecs } from '../../plugin/contracts/endpoint-specs';
 import { compileSchema } from '../../plugin/validation/ajv';
 import { toOpenApiPath } from '../../plugin/openapi/paths';
 import type { Contract } from '../../plugin/contracts/types';
@@ -49,7 +49,7 @@ describe('OpenAPI document', () => {
   });
 
   it('documents exactly the routes of the route table (the routes the config writer writes)', () => {
-    const table = buildRouteTable(contracts);
+    const table = buildEndpointSpecs(contracts);
     const documented = Object.entries(doc.paths)
       .flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`))
       .filter((r) => r.includes(' /api/') && !r.includes('/api/discovery/'));

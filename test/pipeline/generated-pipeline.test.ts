@@ -3,11 +3,11 @@ import { parse } from 'yaml';
 import express from 'express';
 import { GENERATED_POLICIES, contractPipeline, generatedPipeline, isContractEndpoint, preflightEndpoint, tableEndpoint } from '../../plugin/pipeline/generated-pipeline';
 import { routeAction } from '../../plugin/routing/route-action';
-import { buildRouteTable } from '../../plugin/contracts/route-table';
+import { buildEndpointSpecs } from '../../plugin/contracts/endpoint-specs';
 import { corsAction } from '../../plugin/edge/cors';
 import { renderGatewayConfig } from '../../plugin/config-writer/gateway-config';
 
-const table = buildRouteTable([
+const table = buildEndpointSpecs([
   { messageType: 'GetUserQuery', targetService: 'users', inputSchema: { type: 'object', properties: { userId: { type: 'string' } } }, outputSchema: {}, requiredPermissions: [] },
 ]);
 

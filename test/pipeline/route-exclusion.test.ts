@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { contractAtHand, type ContractSource } from '../../plugin/pipeline/resolve-contract';
 import { resolveSettings } from '../../plugin/settings';
 import { validateSettings } from '../../plugin/settings/validation';
-import { buildRouteTable } from '../../plugin/contracts/route-table';
+import { buildEndpointSpecs } from '../../plugin/contracts/endpoint-specs';
 import type { Contract } from '../../plugin/contracts/types';
 import { GatewayError } from '../../plugin/errors';
 
@@ -31,7 +31,7 @@ describe('excludeFromGeneratedRoutes', () => {
 
   it('leaves the excluded contracts out of the route table: no route, no generic dispatch, no conflict', () => {
     const contracts = [contract('CreateOrderCommand'), contract('ApproveOrderCommand'), contract('RefundOrderCommand'), contract('OrderStatsQuery')];
-    const table = buildRouteTable(contracts, { excluded: ['CreateOrderCommand', 'ApproveOrderCommand', 'OrderStatsQuery'] });
+    const table = buildEndpointSpecs(contracts, { excluded: ['CreateOrderCommand', 'ApproveOrderCommand', 'OrderStatsQuery'] });
     expect(table.endpoints.map((e) => `${e.method} ${e.path} ${e.messageTypes.join(',')}`)).to.deep.equal([
       'POST /api/actions RefundOrderCommand',
       'POST /api/refund-order RefundOrderCommand',

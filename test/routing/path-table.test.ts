@@ -3,7 +3,7 @@ import express from 'express';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { fitsTable, ParamDecodeError, PathTable, unfitPaths } from '../../plugin/routing/path-table';
-import { buildRouteTable, comparePaths } from '../../plugin/contracts/route-table';
+import { buildEndpointSpecs, comparePaths } from '../../plugin/contracts/endpoint-specs';
 
 const ROUTES: Array<[string, string]> = [
   ['GET', '/api/users'],
@@ -105,7 +105,7 @@ describe('routing: the path table', () => {
       expect(fitsTable(path), path).to.equal(false);
     }
     expect(() => new PathTable([{ method: 'GET', path: '/api/files/*', value: 1 }])).to.throw(/cannot hold/);
-    const routes = buildRouteTable([
+    const routes = buildEndpointSpecs([
       { messageType: 'GetUserQuery', targetService: 'users', inputSchema: {}, outputSchema: {}, requiredPermissions: [] },
       { messageType: 'DownloadQuery', targetService: 'files', inputSchema: {}, outputSchema: {}, requiredPermissions: [], http: { method: 'GET', paths: ['/api/files/*'] } },
     ]);

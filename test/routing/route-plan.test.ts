@@ -10,18 +10,18 @@ import { mintToken, TEST_JWT_SECRET } from '../support/tokens';
 import { discoveryHandler } from '../../plugin/operations/discovery';
 import type { Runtime } from '../../plugin/runtime';
 import type { Contract } from '../../plugin/contracts/types';
-import * as routeTable from '../../plugin/contracts/route-table';
+import * as endpointSpecs from '../../plugin/contracts/endpoint-specs';
 
 /** Counts every derivation of routes in the process, whoever makes it (the module's export, wrapped). */
 const derivations = { count: 0 };
 function countDerivations(): () => void {
-  const exports = routeTable as { buildRouteTable: typeof routeTable.buildRouteTable };
-  const original = exports.buildRouteTable;
-  exports.buildRouteTable = (...args) => {
+  const exports = endpointSpecs as { buildEndpointSpecs: typeof endpointSpecs.buildEndpointSpecs };
+  const original = exports.buildEndpointSpecs;
+  exports.buildEndpointSpecs = (...args) => {
     derivations.count += 1;
     return original(...args);
   };
-  return () => (exports.buildRouteTable = original);
+  return () => (exports.buildEndpointSpecs = original);
 }
 
 function contract(messageType: string): Contract {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as amqp from 'amqplib';
-import { run as brokerDefinitions } from '../../plugin/bus/broker-definitions-cli';
+import { run as brokerDefinitions } from '../../plugin/cli/contracts-broker-definitions';
 
 const exec = promisify(execFile);
 const HOST = '127.0.0.1:5672';

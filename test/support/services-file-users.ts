@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { envName, run as brokerDefinitions } from '../../plugin/bus/broker-definitions-cli';
+import { envName, run as brokerDefinitions } from '../../plugin/cli/contracts-broker-definitions';
 
 const exec = promisify(execFile);
 const HOST = '127.0.0.1:5672';

@@ -1,5 +1,9 @@
+/**
+ * The path table of the route plan (`routing: table`), and what it matched for a request: the route-table step keeps
+ * the match, the later steps read it.
+ */
 import type { Request } from 'express';
-import type { EndpointSpec } from '../contracts/route-table';
+import type { EndpointSpec } from '../contracts/endpoint-specs';
 import { routeAction, type RouteAction } from './route-action';
 import { endpointTable, type PathTable } from './path-table';
 import { requestState } from '../request/state';

@@ -43,12 +43,13 @@ export interface Conflict {
   targetServices: string[];
 }
 
-export interface RouteTable {
+/** The generated endpoints of some contracts, in an order Express can match, and the conflicts between them. */
+export interface EndpointSpecs {
   endpoints: EndpointSpec[];
   conflicts: Conflict[];
 }
 
-export interface RouteTableOptions {
+export interface EndpointSpecOptions {
   prefix?: string;
   /** Message types left out altogether (the setting excludeFromGeneratedRoutes): no route, no generic dispatch. */
   excluded?: readonly string[];
@@ -175,7 +176,7 @@ function assignNames(endpoints: Array<Omit<EndpointSpec, 'name'>>, prefix: strin
  * can match. Deterministic: the same contracts in any order give identical output. Conflicts are
  * returned, never thrown, and never resolved by input order.
  */
-export function buildRouteTable(contracts: readonly Contract[], options: RouteTableOptions = {}): RouteTable {
+export function buildEndpointSpecs(contracts: readonly Contract[], options: EndpointSpecOptions = {}): EndpointSpecs {
   const prefix = options.prefix ?? DEFAULT_ENDPOINT_PREFIX;
   const groups = new Map<string, OwnedRoute[]>();
   const excluded = new Set(options.excluded);

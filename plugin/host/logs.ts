@@ -1,6 +1,6 @@
 import { format as formatText } from 'node:util';
-import { redact } from './redact';
-import { structuredLine, type Level, type StructuredFormat } from './structured';
+import { redact } from '../logging/redact';
+import { structuredLine, type Level, type StructuredFormat } from '../logging/structured';
 
 const MESSAGE = Symbol.for('message');
 const SPLAT = Symbol.for('splat');
@@ -19,7 +19,7 @@ type HostLoggers = Record<string, unknown> & { createLoggerWithLabel?: (label: s
 
 const LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);
 
-/** A winston format writing the line as one JSON object, the same shape as the plugin's own (structured.ts). */
+/** A winston format writing the line as one JSON object, the same shape as the plugin's own (plugin/logging/structured.ts). */
 function structuredFormat(format: StructuredFormat, label: string): WinstonLogger['format'] {
   return {
     transform(info) {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { onClientError } from './client-error';
+import { onClientError } from '../http/client-error';
 import type { WarnLogger } from '../log-once';
 
 /** What the host's event bus offers for its servers ('http-ready' / 'https-ready'). */

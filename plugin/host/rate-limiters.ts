@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Logger } from '../logger';
 import { errorMessage } from '../errors/describe';
 import type { StoreFailureMode } from '../settings/edge';
-import { StoreHealth, type StoreClient, type StoreMetrics } from './store-health';
+import { StoreHealth, type StoreClient, type StoreMetrics } from '../edge/store-health';
 
 export type LimiterNext = (err?: unknown) => void;
 /** The host's limiter is an Express middleware; we hand it a Tally (below) for both the request and the response. */

@@ -22,8 +22,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { brokerDefinitions } from './broker-definitions';
-import { readServicesFile } from './services-file';
+import { brokerDefinitions } from '../bus/broker-definitions';
+import { readServicesFile } from '../bus/services-file';
 import { errorMessage } from '../errors/describe';
 
 interface Args {

@@ -5,7 +5,7 @@
  * and the whole file, secrets included; this says file, line and column in one line and exits 78. The image's
  * start script runs it.
  */
-import { configFileProblem } from './config-files';
+import { configFileProblem } from '../host/config-files';
 
 const dir = process.argv[2] ?? process.env.EG_CONFIG_DIR;
 if (!dir) {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { buildRouteTable, comparePaths, endpointName } from '../../plugin/contracts/route-table';
+import { buildEndpointSpecs, comparePaths, endpointName } from '../../plugin/contracts/endpoint-specs';
 import type { Contract } from '../../plugin/contracts/types';
 
 function contract(messageType: string, targetService = 'users', extra: Partial<Contract> = {}, properties: Record<string, unknown> = {}): Contract {
@@ -27,9 +27,9 @@ function orderings<T>(items: T[]): T[][] {
   return out;
 }
 
-describe('buildRouteTable', () => {
+describe('buildEndpointSpecs', () => {
   it('groups routes into one endpoint per method and path, ordered for Express', () => {
-    const { endpoints, conflicts } = buildRouteTable(userContracts);
+    const { endpoints, conflicts } = buildEndpointSpecs(userContracts);
     expect(conflicts).to.deep.equal([]);
     expect(endpoints.map((e) => `${e.method} ${e.path}`)).to.deep.equal([
       'POST /api/actions',
@@ -46,7 +46,7 @@ describe('buildRouteTable', () => {
   });
 
   it('puts the get-by-query-string as a variant of the list endpoint', () => {
-    const list = buildRouteTable(userContracts).endpoints.find((e) => e.method === 'GET' && e.path === '/api/users');
+    const list = buildEndpointSpecs(userContracts).endpoints.find((e) => e.method === 'GET' && e.path === '/api/users');
     expect(list).to.deep.equal({
       name: 'contracts-get-api-users',
       method: 'GET',
@@ -59,14 +59,14 @@ describe('buildRouteTable', () => {
   });
 
   it('serves a variant alone without a default when there is no list query', () => {
-    const { endpoints } = buildRouteTable([contract('GetUserQuery', 'users', {}, { userId: {} })]);
+    const { endpoints } = buildEndpointSpecs([contract('GetUserQuery', 'users', {}, { userId: {} })]);
     const collection = endpoints.find((e) => e.path === '/api/users');
     expect(collection?.messageType).to.equal(undefined);
     expect(collection?.variants).to.deep.equal([{ whenQuery: 'userId', messageType: 'GetUserQuery', kind: 'get' }]);
   });
 
   it('makes one dispatch endpoint per generic route with its allowed message types', () => {
-    const { endpoints } = buildRouteTable(userContracts);
+    const { endpoints } = buildEndpointSpecs(userContracts);
     const actions = endpoints.find((e) => e.path === '/api/actions');
     const data = endpoints.find((e) => e.path === '/api/data');
     expect(actions).to.deep.equal({
@@ -82,14 +82,14 @@ describe('buildRouteTable', () => {
   });
 
   it('names endpoints deterministically, as valid keys with the prefix', () => {
-    const { endpoints } = buildRouteTable(userContracts, { prefix: 'gen-' });
+    const { endpoints } = buildEndpointSpecs(userContracts, { prefix: 'gen-' });
     expect(endpoints.find((e) => e.path === '/api/users/:userId' && e.method === 'GET')?.name).to.equal('gen-get-api-users-userid');
     for (const e of endpoints) expect(e.name).to.match(/^gen-[a-z0-9-]+$/);
     expect(endpointName('contracts-', 'GET', '/api/users/:userId')).to.equal('contracts-get-api-users-userid');
   });
 
   it('keeps names unique when two paths slug alike', () => {
-    const { endpoints } = buildRouteTable([
+    const { endpoints } = buildEndpointSpecs([
       contract('AQuery', 's', { http: { method: 'GET', paths: ['/api/x/:y'] } }),
       contract('BQuery', 's', { http: { method: 'GET', paths: ['/api/x/y'] } }),
     ]);
@@ -100,7 +100,7 @@ describe('buildRouteTable', () => {
   });
 
   it('reports two contracts on one route with the first by message type as winner', () => {
-    const { endpoints, conflicts } = buildRouteTable([
+    const { endpoints, conflicts } = buildEndpointSpecs([
       contract('ListUsersQuery', 'users-b'),
       contract('ListUserQuery', 'users-a'),
     ]);
@@ -112,7 +112,7 @@ describe('buildRouteTable', () => {
   });
 
   it('reports a conflict between two variants with the same query parameter', () => {
-    const { conflicts } = buildRouteTable([
+    const { conflicts } = buildEndpointSpecs([
       contract('GetUserQuery', 'a', {}, { userId: {} }),
       contract('GetUsersQuery', 'b', {}, { userId: {} }),
     ]);
@@ -123,7 +123,7 @@ describe('buildRouteTable', () => {
   });
 
   it('keeps a generic dispatch route and reports a contract route landing on it', () => {
-    const { endpoints, conflicts } = buildRouteTable([contract('ListDataQuery', 'd'), contract('StatsQuery', 'r')]);
+    const { endpoints, conflicts } = buildEndpointSpecs([contract('ListDataQuery', 'd'), contract('StatsQuery', 'r')]);
     expect(conflicts).to.deep.equal([
       { method: 'GET', path: '/api/data', reason: 'reserved', messageTypes: ['ListDataQuery'], targetServices: ['d'] },
     ]);
@@ -133,21 +133,21 @@ describe('buildRouteTable', () => {
   });
 
   it('does not report an override that lists one path twice', () => {
-    const { conflicts, endpoints } = buildRouteTable([contract('LoginCommand', 'auth', { http: { method: 'POST', paths: ['/api/login', '/api/login'] } })]);
+    const { conflicts, endpoints } = buildEndpointSpecs([contract('LoginCommand', 'auth', { http: { method: 'POST', paths: ['/api/login', '/api/login'] } })]);
     expect(conflicts).to.deep.equal([]);
     expect(endpoints.map((e) => e.path)).to.deep.equal(['/api/login']);
   });
 
   it('gives identical output for the same contracts in any order', () => {
     const withConflicts = [...userContracts, contract('ListUserQuery', 'other'), contract('CreateUserCommand', 'zeta')];
-    const expected = JSON.stringify(buildRouteTable(withConflicts));
+    const expected = JSON.stringify(buildEndpointSpecs(withConflicts));
     for (const ordering of orderings(withConflicts)) {
-      expect(JSON.stringify(buildRouteTable(ordering))).to.equal(expected);
+      expect(JSON.stringify(buildEndpointSpecs(ordering))).to.equal(expected);
     }
   });
 
   it('returns no endpoints for no contracts', () => {
-    expect(buildRouteTable([])).to.deep.equal({ endpoints: [], conflicts: [] });
+    expect(buildEndpointSpecs([])).to.deep.equal({ endpoints: [], conflicts: [] });
   });
 });
 

@@ -1,0 +1,15 @@
+/**
+ * What Express Gateway 1.16 puts on a request for one pipeline run (`req.egContext`, made in lib/gateway/pipelines.js:
+ * a new one each time a request reaches a matching apiEndpoint); only what the plugin reads or sets.
+ */
+export interface EgContext {
+  /** The apiEndpoint entry of gateway.config.yml the request matched (a generated one carries its `contract:`). */
+  apiEndpoint?: { contract?: unknown };
+  /** What the host's `proxy` sends instead of the request when set (its request-transformer sets it too). */
+  requestStream?: unknown;
+}
+
+/** The request's egContext; undefined outside the host (tests, the benchmark) or before a pipeline runs. */
+export function egContextOf(req: object): EgContext | undefined {
+  return (req as { egContext?: EgContext }).egContext;
+}
