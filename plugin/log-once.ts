@@ -1,9 +1,5 @@
 import { LRUCache } from 'lru-cache';
-
-/** The slice of a logger this needs. */
-export interface WarnLogger {
-  warn(message: string): void;
-}
+import type { Logger } from './logger';
 
 /**
  * Logs a warning once per key per window, then counts the repeats it holds back and says how many with the key's
@@ -16,7 +12,7 @@ export class OnceLog {
   private readonly now: () => number;
 
   constructor(
-    private readonly logger: WarnLogger | undefined,
+    private readonly logger: Pick<Logger, 'warn'> | undefined,
     opts: { windowMs?: number; maxKeys?: number; now?: () => number } = {},
   ) {
     this.seen = new LRUCache({ max: opts.maxKeys ?? 1000 });

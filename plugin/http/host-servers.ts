@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { onClientError } from './client-error';
-import type { WarnLogger } from '../log-once';
+import type { Logger } from '../logger';
 
 /** What the host's event bus offers for its servers ('http-ready' / 'https-ready'). */
 export interface ServerEvents {
@@ -33,7 +33,7 @@ export function hookHostServers(
   events: ServerEvents,
   observe: (req: IncomingMessage, res: ServerResponse) => void,
   limits: ServerLimits,
-  log?: WarnLogger,
+  log?: Pick<Logger, 'warn'>,
 ): void {
   const hook = ({ httpServer }: { httpServer?: Server }): void => {
     if (!httpServer) return;
@@ -49,7 +49,7 @@ export function hookHostServers(
  * Node enforces both timeouts itself (its 408 reaches onClientError, which answers in the error body) and closes
  * connections over maxConnections as they are accepted, before a byte is read.
  */
-export function applyServerLimits(server: Server, limits: ServerLimits, log?: WarnLogger): void {
+export function applyServerLimits(server: Server, limits: ServerLimits, log?: Pick<Logger, 'warn'>): void {
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestReceiveTimeoutMs;
   if (limits.maxConnections !== undefined) {

@@ -6,7 +6,7 @@ import { openDatabase, type Database } from '../../examples/storage';
 import { startUsersService } from '../../examples/users-service';
 import { startAuthService } from '../../examples/auth-service';
 import { AmqpTransport } from '../../plugin/bus/amqp';
-import type { BusLogger } from '../../plugin/bus';
+import type { Logger } from '../../plugin/logger';
 import type { RunningService } from '../../sdk';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { closeConnectionsOf, createBrokerUsers, refusal, type BrokerUsers } from '../support/broker-users';
@@ -25,9 +25,9 @@ import { mintToken, TEST_JWT_SECRET } from '../support/tokens';
 const admin = httpAs(['admin:all', 'users:read', 'users:create']);
 const ADMIN = { email: 'owner@example.com', password: 'owner-password-1' };
 
-function collecting(): BusLogger & { lines: string[] } {
+function collecting(): Logger & { lines: string[] } {
   const lines: string[] = [];
-  return { lines, info: () => undefined, warn: (m) => lines.push(m), error: (m) => lines.push(m) };
+  return { lines, debug: () => undefined, info: () => undefined, warn: (m) => lines.push(m), error: (m) => lines.push(m) };
 }
 
 let token: Promise<string> | undefined;

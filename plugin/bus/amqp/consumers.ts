@@ -3,7 +3,7 @@ import { describeError } from '../../errors/describe';
 import type { Subscription } from '../transport';
 import { OrphanedReplies, type RunningDelivery } from './orphaned-replies';
 import { channelRetryDelay, type AmqpConnection } from './connection';
-import { noop } from '../logger';
+import { noop } from '../../logger';
 
 /*
  * The channels of the AMQP transport that live across reconnects — consumers (work queues, listeners, the gateway's

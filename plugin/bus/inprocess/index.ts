@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Announcement } from '../../contracts/types';
-import { silentLogger, type BusLogger } from '../logger';
+import { silentLogger, type Logger } from '../../logger';
 import { DEFAULT_PREFETCH } from '../constants';
 import { invokeHandler, replyJson } from '../handler';
 import { busClosing, busNotConnected, noInstance, notEncodable } from '../failures';
@@ -55,12 +55,12 @@ export class InProcessTransport implements Transport {
     timedOut(p);
   });
   private readonly subscriptions = new Set<Subscription>();
-  private readonly logger: BusLogger;
+  private readonly logger: Logger;
   private closing: Promise<void> | undefined;
 
   constructor(
     private readonly hub: InProcessHub = defaultHub(),
-    opts: { logger?: BusLogger } = {},
+    opts: { logger?: Logger } = {},
   ) {
     this.logger = opts.logger ?? silentLogger;
   }
