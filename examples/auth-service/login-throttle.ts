@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import type { Database, SqlClient } from '../storage';
+import type { Database, SqlClient } from '../storage/database';
 
 export interface ThrottleLimits {
   /** Failed logins allowed per account from one client address (an IPv6 /64 is one address) within the window. */

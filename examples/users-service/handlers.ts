@@ -1,6 +1,6 @@
 import bcrypt from 'bcryptjs';
 import { ServiceError, answer, type HandlerContext } from '../../sdk';
-import { changeWithAnswer } from '../storage';
+import { changeWithAnswer } from '../storage/answered';
 import { EmailTaken, type UserChanges, type UserRecord, type UserStore } from './store';
 import { effectivePermissions } from './permissions';
 

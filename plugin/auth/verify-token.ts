@@ -5,7 +5,7 @@ import { KeySetUnavailableError, RemoteKeySet, UnknownKeyError } from './key-set
 import { TokenCache } from './token-cache';
 import { bearerToken } from './bearer';
 import { invalidToken, keySetUnavailable, noAuthHeader, tokenExpired } from './auth-errors';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../errors/gateway-error';
 import type { Maybe } from '../pipeline/maybe';
 
 /** Algorithms the gateway accepts; anything else is refused before a key is looked up. */

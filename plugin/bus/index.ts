@@ -1,26 +1,12 @@
-import { AmqpTransport, workQueueTypeOf, type AnnouncementIntake, type ReplyCheck, type WorkQueueType } from './amqp';
-import { InProcessTransport, defaultHub } from './inprocess';
+import { AmqpTransport } from './amqp';
+import { workQueueTypeOf, type WorkQueueType } from './amqp/wire';
+import type { AnnouncementIntake } from './amqp/listeners';
+import type { ReplyCheck } from './amqp/publisher';
+import { InProcessTransport } from './inprocess';
+import { defaultHub } from './inprocess/hub';
 import type { Transport } from './transport';
 import type { Logger } from '../logger';
 
-export type {
-  MessageHeaders,
-  MessageUser,
-  Reply,
-  ReplyError,
-  RequestHandler,
-  RequestMessage,
-  Subscription,
-  Transport,
-  TransportState,
-  WorkQueueOptions,
-  AnnouncementListener,
-  AnnouncementOrigin,
-} from './transport';
-export { AmqpTransport, workQueueTypeOf } from './amqp';
-export type { WorkQueueType } from './amqp';
-export type { AmqpTransportOptions, AnnouncementIntake, ReplyCheck } from './amqp';
-export { InProcessHub, InProcessTransport, defaultHub } from './inprocess';
 
 export interface TransportConfig {
   /**

@@ -10,7 +10,6 @@ import type { Logger } from '../logger';
 import { errorMessage } from '../errors/describe';
 import { BreakingChangeGate, type BreakingChange, type BreakingChangeMode, type ServedView } from '../compat/gate';
 
-export type { OwnershipRules, Refusal, RegistryConflict } from './ownership';
 
 /** What the discovery/debug endpoints show per service instance. */
 export interface InstanceInfo {

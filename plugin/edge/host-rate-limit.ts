@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Logger } from '../logger';
 import { errorMessage } from '../errors/describe';
-import type { StoreFailureMode } from '../settings/edge';
+import type { StoreFailureMode } from '../settings/defaults';
 import { StoreHealth, type StoreClient, type StoreMetrics } from './store-health';
 
 export type LimiterNext = (err?: unknown) => void;

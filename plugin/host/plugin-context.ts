@@ -1,6 +1,6 @@
 import type { HostConfig } from '../config-writer/config-sync';
 import type { Logger } from '../logger';
-import type { HostEventBus } from '../shutdown';
+import type { HostEventBus } from '../shutdown/graceful-stop';
 
 /** What the host hands init() (express-gateway lib/plugins.js PluginContext); only what we use. */
 export interface PluginContext extends HostConfig {

@@ -1,7 +1,8 @@
 import { STATUS_CODES, maxHeaderSize, type ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import type { Duplex } from 'node:stream';
-import { GatewayError, toErrorBody } from '../errors';
+import { GatewayError } from '../errors/gateway-error';
+import { toErrorBody } from '../errors/error-body';
 import { newTraceId } from '../request/ids';
 import { traceOf } from '../request/trace';
 import { sendError } from './respond';

@@ -1,5 +1,5 @@
 import type { Logger } from '../logger';
-import type { LogFormat } from '../settings';
+import type { LogFormat } from '../settings/defaults';
 import { structuredLine, type LogFields } from './structured';
 
 export interface AccessFields extends LogFields {

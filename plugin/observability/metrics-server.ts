@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { GatewayMetrics } from './metrics';
 import type { Logger } from '../logger';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
 
 export const METRICS_PATH = '/metrics';
 

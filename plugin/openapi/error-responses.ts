@@ -1,4 +1,6 @@
-import { ERROR_CODES, GatewayError, codeInfo, isKnownCode, toErrorBody, type ErrorCode } from '../errors';
+import { ERROR_CODES, codeInfo, isKnownCode, type ErrorCode } from '../errors/codes';
+import { GatewayError } from '../errors/gateway-error';
+import { toErrorBody } from '../errors/error-body';
 
 /**
  * The error body (with the extra fields by code) as a schema, and one reusable

@@ -1,12 +1,13 @@
 import type { Request, Response } from 'express';
 import type { Contract } from '../contracts/types';
-import type { InstanceInfo, Refusal, RegistryConflict } from '../contracts/registry';
+import type { InstanceInfo } from '../contracts/registry';
+import type { Refusal, RegistryConflict } from '../contracts/ownership';
 import type { BreakingChange } from '../compat/gate';
 import { buildRouteTable, type Conflict, type RouteTable } from '../contracts/route-table';
 import { successStatus } from '../contracts/success-status';
 import type { Runtime } from '../runtime';
 import { contractTimeoutMs, timeoutClamped, type TimeoutSettings } from '../contracts/timeouts';
-import { DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../settings';
+import { DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../settings/defaults';
 import { traceOf } from '../request/trace';
 import { sendError, sendJson } from '../http/respond';
 import { resolveAuthConfig } from '../settings/auth';

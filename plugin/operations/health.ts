@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { Runtime } from '../runtime';
 import { traceOf } from '../request/trace';
 import { sendError, sendJson } from '../http/respond';
-import { serviceUnavailable } from '../errors';
+import { serviceUnavailable } from '../errors/gateway-error';
 import type { StoreState } from '../edge/store-health';
 
 /** The fields GET /health reports in both of its answers (docs/operations.md "Operations endpoints"). */

@@ -1,7 +1,7 @@
 import { resolveSettings, type Settings } from '.';
 import { validateSettings } from './validation';
 import type { Logger } from '../logger';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
 
 /** Exit status of a start stopped by a bad setting (EX_CONFIG), so supervisors can tell it from a crash. */
 export const INVALID_SETTINGS_EXIT_CODE = 78;

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { HttpDrain, shuttingDown } from './http-drain';
 import { consoleLogger, type Logger } from '../logger';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
 import type { Transport } from '../bus/transport';
 
 /** What the host's event bus (express-gateway lib/eventBus) offers; only what is used here. */

@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
-import { GatewayError, type ErrorCode } from '../errors';
+import { GatewayError } from '../errors/gateway-error';
+import type { ErrorCode } from '../errors/codes';
 
 /** One failed check, as the client sees it: a field path (`profile.firstName`) and a readable message. */
 export interface FieldError {

@@ -2,7 +2,7 @@ import type { ValidateFunction } from 'ajv';
 import type { Contract, JsonSchema } from '../contracts/types';
 import { compileSchema, type SchemaRole } from './ajv';
 import { schemaHash } from './schema-hash';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
 import type { Logger } from '../logger';
 
 /** A compiled schema, or why it could not be compiled (for the log only: never sent to a client). */

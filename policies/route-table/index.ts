@@ -5,7 +5,7 @@ import { setTableMatch } from '../../plugin/routing/table-routes';
 import { ParamDecodeError } from '../../plugin/routing/path-table';
 import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';
-import { GatewayError } from '../../plugin/errors';
+import { GatewayError } from '../../plugin/errors/gateway-error';
 
 /**
  * `route-table`: the first step of the one generated endpoint of `routing: table`. It finds the request's route in

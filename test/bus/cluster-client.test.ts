@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import * as amqp from 'amqplib';
-import { AmqpTransport, WORK_QUEUE_EXPIRES_MS } from '../../plugin/bus/amqp';
+import { AmqpTransport } from '../../plugin/bus/amqp';
+import { WORK_QUEUE_EXPIRES_MS, PRECONDITION_FAILED } from '../../plugin/bus/amqp/wire';
 import type { Logger } from '../../plugin/logger';
 import type { RequestMessage } from '../../plugin/bus/transport';
-import { PRECONDITION_FAILED } from '../../plugin/bus/amqp/wire';
 import { deleteBusTopology, deleteWorkQueues } from '../support/broker';
 import { AMQP_URL, uniquePrefix } from '../support/env';
 import { TcpProxy, viaPort } from '../support/tcp-proxy';

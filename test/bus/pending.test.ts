@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { PendingRequests, type PendingRequest } from '../../plugin/bus/pending';
-import { GatewayError } from '../../plugin/errors';
+import { GatewayError } from '../../plugin/errors/gateway-error';
 
 interface Settled {
   at: number;

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import * as amqp from 'amqplib';
-import { AmqpTransport, WORK_QUEUE_EXPIRES_MS } from '../../plugin/bus/amqp';
+import { AmqpTransport } from '../../plugin/bus/amqp';
+import { WORK_QUEUE_EXPIRES_MS } from '../../plugin/bus/amqp/wire';
 import { silentLogger, type Logger } from '../../plugin/logger';
 import type { RequestMessage } from '../../plugin/bus/transport';
 import { deleteBusTopology, deleteWorkQueues } from '../support/broker';

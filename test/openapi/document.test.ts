@@ -1,8 +1,10 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildOpenApiDocument } from '../../plugin/openapi';
-import { ERROR_CODES, GatewayError, toErrorBody } from '../../plugin/errors';
+import { buildOpenApiDocument } from '../../plugin/openapi/document';
+import { ERROR_CODES } from '../../plugin/errors/codes';
+import { GatewayError } from '../../plugin/errors/gateway-error';
+import { toErrorBody } from '../../plugin/errors/error-body';
 import { buildRouteTable } from '../../plugin/contracts/route-table';
 import { compileSchema } from '../../plugin/validation/ajv';
 import { toOpenApiPath } from '../../plugin/openapi/paths';

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { Pool } from 'pg';
 import { PgIdempotencyStore } from '../../sdk';
 import { createTestDatabase as scratchDatabase, tempDataDir } from '../support/databases';
-import { openDatabase, type Database } from '../../examples/storage';
+import { openDatabase } from '../../examples/storage';
+import type { Database } from '../../examples/storage/database';
 import { conformance, REPLY } from './store-conformance';
 
 describe('idempotency stores', () => {

@@ -19,9 +19,6 @@ import { BusNames, type WorkQueueType } from './wire';
  *   wire.ts         the wire format: names, properties, headers
  */
 
-export { WORK_QUEUE_EXPIRES_MS, workQueueTypeOf, type WorkQueueType } from './wire';
-export type { AnnouncementIntake } from './listeners';
-export type { ReplyCheck } from './publisher';
 
 export interface AmqpTransportOptions {
   /** Prefix of every exchange and queue name, so several deployments (or test runs) can share a broker. */

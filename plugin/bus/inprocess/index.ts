@@ -17,7 +17,6 @@ import type {
   TransportState,
 } from '../transport';
 
-export { InProcessHub, defaultHub } from './hub';
 
 /*
  * The embedded bus: transports that share one InProcessHub talk to each other inside one Node process.
