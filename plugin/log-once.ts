@@ -36,6 +36,7 @@ export class OnceLog {
 /** Text from the wire made safe for one log line: no control characters, bounded length; a non-string by its type. */
 export function inert(value: unknown, max = 120): string {
   const text = typeof value === 'string' ? value : `(${value === null ? 'null' : typeof value})`;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it takes out
   const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
   return clean.length > max ? `${clean.slice(0, max)}…` : clean;
 }

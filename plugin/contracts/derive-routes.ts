@@ -59,7 +59,7 @@ function resourceNames(resource: string): ResourceNames {
 function idParameter(contract: Contract, singular: string): string {
   const candidate = `${singular}Id`;
   const properties = contract.inputSchema?.properties;
-  if (properties && typeof properties === 'object' && Object.prototype.hasOwnProperty.call(properties, candidate)) {
+  if (properties && typeof properties === 'object' && Object.hasOwn(properties, candidate)) {
     return candidate;
   }
   return 'id';

@@ -27,7 +27,7 @@ export function configFileProblem(dir: string, env: NodeJS.ProcessEnv = process.
 export function hostSubstitution(text: string, env: NodeJS.ProcessEnv): string {
   return text.replace(/\$?\$\{([A-Za-z0-9_]+)(:-(.*?))?\}/g, (whole, name: string, _default, fallback: string | undefined) => {
     if (whole.startsWith('$$')) return whole;
-    if (Object.prototype.hasOwnProperty.call(env, name)) return String(env[name]);
+    if (Object.hasOwn(env, name)) return String(env[name]);
     return fallback ? fallback : 'null';
   });
 }

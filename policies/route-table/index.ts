@@ -20,7 +20,7 @@ export function routeTablePolicy(runtime: Runtime) {
 
 function routeTable(runtime: Runtime) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    let match;
+    let match: ReturnType<ReturnType<Runtime['pathTable']>['match']>;
     try {
       match = runtime.pathTable().match(req.method, req.path);
     } catch (err) {

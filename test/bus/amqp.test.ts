@@ -397,7 +397,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
         await eventually(
           async () => {
             const r = await gateway.request(requestFor('echo', { after: true }), 5000).catch(() => undefined);
-            return r !== undefined && r.ok && JSON.stringify(r.result) === '{"after":true}';
+            return r?.ok === true && JSON.stringify(r.result) === '{"after":true}';
           },
           5000,
           'requests after reconnect',
@@ -493,7 +493,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
       await eventually(
         async () => {
           const r = await gateway.request(requestFor('before'), 1000).catch(() => undefined);
-          return r !== undefined && r.ok && r.result === 'before';
+          return r?.ok === true && r.result === 'before';
         },
         10_000,
         'requests after the channel error',

@@ -172,7 +172,7 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
       // Another user that may publish there (guest, standing for a shared credential) answers at once, long before
       // bcrypt is done: as guest and with no user at all.
       await watch.consume(queue, (msg) => {
-        if (!msg || msg.properties.type !== 'AuthenticateCommand') return;
+        if (msg?.properties.type !== 'AuthenticateCommand') return;
         captured.push(msg);
         const props = { correlationId: msg.properties.correlationId, contentType: 'application/json' };
         forge.publish(`${prefix}.replies`, msg.properties.replyTo, forgedBody, { ...props, userId: 'guest' });

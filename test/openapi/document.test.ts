@@ -284,7 +284,10 @@ describe('OpenAPI document', () => {
     expect(all.components.schemas.DiscoveredContract.properties.inputSchema).to.include({ type: 'object', additionalProperties: true });
     const bare: string[] = [];
     const visit = (node: unknown, at: string): void => {
-      if (Array.isArray(node)) return node.forEach((n, i) => visit(n, `${at}/${i}`));
+      if (Array.isArray(node)) {
+        for (const [i, n] of node.entries()) visit(n, `${at}/${i}`);
+        return;
+      }
       if (node === null || typeof node !== 'object') return;
       const o = node as Op;
       const shaped = ['properties', 'additionalProperties', 'patternProperties', '$ref', 'allOf', 'anyOf', 'oneOf'].some((k) => k in o);

@@ -7,7 +7,7 @@ import type { Database } from '../../examples/storage/database';
 import { conformance, REPLY } from './store-conformance';
 
 describe('idempotency stores', () => {
-  describe('PgIdempotencyStore (real PostgreSQL, a database of its own)', function () {
+  describe('PgIdempotencyStore (real PostgreSQL, a database of its own)', () => {
     let db: Awaited<ReturnType<typeof scratchDatabase>> | undefined;
     let pool: Pool;
     let store: PgIdempotencyStore;

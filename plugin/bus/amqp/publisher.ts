@@ -67,7 +67,7 @@ export class AmqpPublisher {
 
   constructor(
     private readonly conn: AmqpConnection,
-    private readonly consumers: AmqpConsumers,
+    consumers: AmqpConsumers,
     private readonly check: ReplyCheck = {},
   ) {
     this.requestExchange = conn.names.requestExchange;

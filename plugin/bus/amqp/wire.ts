@@ -173,7 +173,7 @@ function headerString(value: unknown): string | undefined {
 
 /** The correlation id a request message carries, for service-side log lines (bounded and inert: it came off the wire). */
 export function traceIdOf(msg: ConsumeMessage): string {
-  return (headerString((msg.properties.headers ?? {}).correlationId) ?? '').slice(0, 128).replace(/[^A-Za-z0-9._:-]/g, '?');
+  return (headerString(msg.properties.headers?.correlationId) ?? '').slice(0, 128).replace(/[^A-Za-z0-9._:-]/g, '?');
 }
 
 /** A request message off the work queue, or null when it is malformed (answered BAD_REQUEST). */
