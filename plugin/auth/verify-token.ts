@@ -9,7 +9,7 @@ import { GatewayError } from '../errors/gateway-error';
 import type { Maybe } from '../pipeline/maybe';
 
 /** Algorithms the gateway accepts; anything else is refused before a key is looked up. */
-export const ACCEPTED_ALGORITHMS = ['HS256', 'RS256'] as const;
+const ACCEPTED_ALGORITHMS = ['HS256', 'RS256'] as const;
 type AcceptedAlgorithm = (typeof ACCEPTED_ALGORITHMS)[number];
 
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;

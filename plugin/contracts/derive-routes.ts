@@ -3,9 +3,9 @@ import { camelCase, paramCase } from 'change-case';
 import type { Contract, ContractKind, DerivedRoute } from './types';
 
 /** The generic route every "other" command can be sent through; the body names the message type. */
-export const ACTIONS_PATH = '/api/actions';
+const ACTIONS_PATH = '/api/actions';
 /** The generic route every "other" query can be sent through; the query string names the message type. */
-export const DATA_PATH = '/api/data';
+const DATA_PATH = '/api/data';
 
 /** How a message type reads under the naming table (docs/endpoints.md). `resource` is the PascalCase resource words. */
 export interface Classification {

@@ -42,7 +42,7 @@ interface Waiting {
 }
 
 /** How a refusal for trust begins, so the refusal metric sorts it as `not_trusted` (observability/refusals.ts). */
-export const NOT_TRUSTED = 'not trusted: ';
+const NOT_TRUSTED = 'not trusted: ';
 
 const DEFAULT_MAX_PENDING = 10_000;
 /** Announcements applied in one batch at most; the rest wait for the next one. */

@@ -46,7 +46,7 @@ export interface RegistryOptions extends ValidationOptions {
   breakingChanges?: BreakingChangeMode;
 }
 
-export interface RetainedBudget {
+interface RetainedBudget {
   perUserBytes: number;
   totalBytes: number;
 }

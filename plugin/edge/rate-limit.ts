@@ -61,7 +61,7 @@ function userKey({ userId }: { userId: string }): string {
 }
 
 /** The socket's peer (Express `req.ip`); X-Forwarded-For counts only where the host app trusts a proxy. */
-export function clientAddress(req: Request): string {
+function clientAddress(req: Request): string {
   return req.ip ?? req.socket?.remoteAddress ?? 'unknown';
 }
 

@@ -13,7 +13,7 @@ import { redact } from '../logging/redact';
 import { spanIdsOf } from '../logging/structured';
 
 /** Seen by the status label when the caller went away before the answer was complete (nginx's convention). */
-export const CLIENT_CLOSED = 499;
+const CLIENT_CLOSED = 499;
 
 interface Observed {
   /** performance.now() when the server got the request. */

@@ -37,7 +37,7 @@ export const ERROR_BODY_SCHEMA = {
 } as const;
 
 /** Component names of the error responses, by status. */
-export const ERROR_RESPONSE_NAMES: Readonly<Record<number, string>> = {
+const ERROR_RESPONSE_NAMES: Readonly<Record<number, string>> = {
   400: 'BadRequest',
   401: 'Unauthorized',
   403: 'Forbidden',
@@ -54,7 +54,7 @@ export const ERROR_RESPONSE_NAMES: Readonly<Record<number, string>> = {
 };
 
 /** The `default` response of generated routes: a service may answer with any code of the table. */
-export const OTHER_ERROR_RESPONSE = 'OtherError';
+const OTHER_ERROR_RESPONSE = 'OtherError';
 
 const WHEN: Readonly<Record<number, string>> = {
   400: 'The input does not match the contract\'s input schema (or the request is malformed).',

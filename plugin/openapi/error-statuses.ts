@@ -49,7 +49,7 @@ export function errorStatusesFor(route: RouteFacts): number[] {
 }
 
 /** False for a schema every object passes (`{}`, `{ type: 'object' }`, annotations): validation cannot fail. */
-export function refusesInput(schema: JsonSchema): boolean {
+function refusesInput(schema: JsonSchema): boolean {
   return Object.entries(schema).some(([key, value]) => {
     if (ANNOTATIONS.has(key)) return false;
     if (key === 'type') return !(value === 'object' || (Array.isArray(value) && value.includes('object')));

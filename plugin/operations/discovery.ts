@@ -13,7 +13,7 @@ import { sendError, sendJson } from '../http/respond';
 import { resolveAuthConfig } from '../settings/auth';
 import { authenticateRequest } from '../auth/authenticate';
 
-export interface DiscoveredEndpoint {
+interface DiscoveredEndpoint {
   method: string;
   path: string;
   successStatus: number;
@@ -28,7 +28,7 @@ export interface InstanceView {
   leaseExpiresAt: string;
 }
 
-export interface DiscoveredContract extends Contract {
+interface DiscoveredContract extends Contract {
   public: boolean;
   /** The deadline the gateway keeps: timeoutMs, or requestTimeoutMs, capped by maxRequestTimeoutMs. */
   effectiveTimeoutMs: number;

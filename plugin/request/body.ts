@@ -13,7 +13,7 @@ declare module './state' {
   }
 }
 
-export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /** The limits a body is read under (the plugin settings bodyLimitBytes and maxJsonDepth). */
 export interface BodyLimits {

@@ -9,7 +9,6 @@ export interface HostEventBus {
   on(event: string, listener: (payload: { httpServer?: Server }) => void): unknown;
 }
 
-export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 /** After the grace period: how long the last 503s get to be written before connections are cut. */
 const FLUSH_MS = 1_000;
 

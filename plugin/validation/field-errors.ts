@@ -11,7 +11,7 @@ export interface FieldError {
 }
 
 /** Name of the whole input when the failure is not about one field. */
-export const ROOT_FIELD = 'input';
+const ROOT_FIELD = 'input';
 
 /** A body with a huge array of bad items must not become a huge error body. */
 export const MAX_REPORTED_ERRORS = 100;

@@ -11,7 +11,7 @@ export type Compiled = { ok: true; validate: ValidateFunction } | { ok: false; r
 export type Compiler = (schema: JsonSchema, role: SchemaRole) => ValidateFunction;
 
 /** Compiles, never throws: a broken schema becomes `{ ok: false }` so its route can answer 500. */
-export function tryCompile(schema: JsonSchema, role: SchemaRole, compile: Compiler = compileSchema): Compiled {
+function tryCompile(schema: JsonSchema, role: SchemaRole, compile: Compiler = compileSchema): Compiled {
   try {
     return { ok: true, validate: compile(schema, role) };
   } catch (err) {

@@ -31,7 +31,7 @@ export function contractRateLimitPolicy(runtime: Runtime) {
   return { name: 'contract-rate-limit', schema, policy: (action?: ContractRateLimitAction) => runner([contractRateLimitStage(runtime, action)]) };
 }
 
-export function contractRateLimitStage(runtime: Runtime, action: ContractRateLimitAction = {}): Stage {
+function contractRateLimitStage(runtime: Runtime, action: ContractRateLimitAction = {}): Stage {
   const auth = resolveAuthConfig({});
   const verifier = runtime.verifiers.obtain(auth);
   const dev = auth.developmentAuthEnabled;

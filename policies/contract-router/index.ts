@@ -37,7 +37,7 @@ export function contractRouterPolicy(runtime: Runtime) {
   return { name: 'contract-router', schema, policy: (action: RouterAction) => runner([contractRouterStage(runtime, action)]) };
 }
 
-export function contractRouterStage(runtime: Runtime, action: RouterAction): Stage {
+function contractRouterStage(runtime: Runtime, action: RouterAction): Stage {
   const failed = answerStepError(runtime.log, describeError);
   // The contract and the input are nearly always at hand (worked out by the steps before): awaited only when not.
   const run = async (req: Request, res: Response): Promise<void> => {

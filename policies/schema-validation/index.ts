@@ -29,7 +29,7 @@ export function schemaValidationPolicy(runtime: Runtime) {
   return { name: 'schema-validation', schema, policy: (action: ValidationAction) => runner([schemaValidationStage(runtime, action)]) };
 }
 
-export function schemaValidationStage(runtime: Runtime, action: ValidationAction): Stage {
+function schemaValidationStage(runtime: Runtime, action: ValidationAction): Stage {
   const failed = answerStepError(runtime.log, (err) => `schema-validation: ${errorMessage(err)}`);
   const inline = action.schema ? compileInline(action.schema) : undefined;
   if (inline && !inline.ok) runtime.log.error(`schema-validation: an inline schema does not compile (${inline.reason}); its pipeline answers 500`);

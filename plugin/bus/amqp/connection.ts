@@ -45,11 +45,6 @@ export function channelRetryDelay(failures: number): number {
   return Math.min(RETRY_MAX_DELAY_MS, RETRY_FIRST_DELAY_MS * 2 ** failures);
 }
 
-/** Closes channels that may already be closed or closing. */
-export function closeQuietly(...channels: Array<Channel | undefined>): Promise<unknown> {
-  return Promise.all(channels.map((ch) => ch?.close().catch(noop)));
-}
-
 export class AmqpConnection {
   readonly logger: Logger;
   readonly names: BusNames;

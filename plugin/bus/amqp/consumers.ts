@@ -14,7 +14,7 @@ import { noop } from '../../logger';
  */
 
 /** How often the keeper re-asserts the exchanges and bindings. */
-export const TOPOLOGY_CHECK_MS = 2_000;
+const TOPOLOGY_CHECK_MS = 2_000;
 
 /** A channel registered through serve/onAnnouncement/onDiscoveryRequest or by the publisher; re-created after every reconnect. */
 export interface Registration {

@@ -28,7 +28,7 @@ import type {
  */
 
 /** A JSON round trip: a deep copy with exactly the fidelity of the AMQP wire format. */
-export function jsonCopy<T>(value: T): T {
+function jsonCopy<T>(value: T): T {
   const text = JSON.stringify(value);
   return (text === undefined ? undefined : JSON.parse(text)) as T;
 }
