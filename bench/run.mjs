@@ -136,7 +136,11 @@ function startNode(label, script, env, { ready = 'ready', ipc = false, cwd = ROO
       }
     };
     child.stdout.on('data', check);
-    if (ipc) child.once('message', (m) => m && m.ready && (clearTimeout(timer), ok(proc)));
+    if (ipc) child.once('message', (m) => {
+      if (!m?.ready) return;
+      clearTimeout(timer);
+      ok(proc);
+    });
     child.once('exit', (code) => {
       clearTimeout(timer);
       fail(new Error(`${label} exited with ${code}:\n${out}`));
@@ -616,7 +620,10 @@ async function scaleBenchmark(routing) {
       announcer.child.on('message', on);
       announcer.child.send(msg);
     });
-  const get = (path) => fetch(`${target.base}${path}`, { headers: target.headers }).then(async (r) => (await r.arrayBuffer(), r.status));
+  const get = (path) => fetch(`${target.base}${path}`, { headers: target.headers }).then(async (r) => {
+    await r.arrayBuffer();
+    return r.status;
+  });
   const lastAsset = (n) => `/api/asset${String(Math.floor((n - 1) / 4)).padStart(4, '0')}s/x`;
   // Generated apiEndpoints that serve contract routes: one per route (`contract:`), or the one table endpoint.
   const endpoints = () =>
@@ -716,7 +723,7 @@ function report(results, scales, meta, sweep = []) {
       '',
     );
   }
-  L.push('## Ratios (same run)', '', '| ratio | ' + conns.map((c) => `${c} conn.`).join(' | ') + ' |', '|---|' + conns.map(() => '---:').join('|') + '|');
+  L.push('## Ratios (same run)', '', `| ratio | ${conns.map((c) => `${c} conn.`).join(' | ')} |`, `|---|${conns.map(() => '---:').join('|')}|`);
   const row = (label, f) => L.push(`| ${label} | ${conns.map((c) => fmt(f(c), 2)).join(' | ')} |`);
   row('(b) / (c) throughput: RabbitMQ pipeline vs floor', (c) => ratio(get('b', c)?.rps, get('c', c)?.rps));
   row('(b) / (c) p99 (≤ 1 is better)', (c) => ratio(get('b', c)?.p99, get('c', c)?.p99));

@@ -1,12 +1,14 @@
 import type { Announcement, Contract } from './contracts/types';
 import { ContractRegistry } from './contracts/registry';
 import { AnnouncementInbox } from './contracts/inbox';
-import { createTransport, type Transport } from './bus';
+import { createTransport } from './bus';
+import type { Transport } from './bus/transport';
 import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
 import { ConfigSync } from './config-writer/config-sync';
 import type { HostConfig } from './host/plugin-context';
-import { checkAuthConfig, resolveAuthConfig, warnIfDevelopmentMode } from './auth';
+import { checkAuthConfig, resolveAuthConfig } from './settings/auth';
+import { warnIfDevelopmentMode } from './auth/dev-auth';
 import { startWithRetry } from './bus/start-with-retry';
 import { errorMessage } from './errors/describe';
 import { Observability } from './observability';

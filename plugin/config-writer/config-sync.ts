@@ -13,7 +13,7 @@ import type { Logger } from '../logger';
 import { renderGatewayConfig } from './gateway-config';
 import { writeIfChanged } from './atomic-file';
 import { isCatchAll, notFoundEndpoint, notFoundPolicies, NOT_FOUND_POLICY } from './not-found-endpoint';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
 import { systemClock, type Clock, type ClockTimer } from '../clock';
 import type { HostConfig } from '../host/plugin-context';
 

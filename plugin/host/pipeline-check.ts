@@ -5,9 +5,9 @@ import type { RouteAction } from '../routing/route-action';
  * Express Gateway 1.16 hands a policy its action as `Object.assign({}, step.action, ActionParams.prototype)`
  * (lib/gateway/pipelines.js), which copies the one enumerable method of that prototype onto every action.
  */
-export const HOST_ACTION_KEYS: readonly string[] = ['getCommonAuthCallback'];
+const HOST_ACTION_KEYS: readonly string[] = ['getCommonAuthCallback'];
 /** A condition gets its whole entry of the YAML, its `name` included (lib/conditions/index.js). */
-export const HOST_CONDITION_KEYS: readonly string[] = ['name'];
+const HOST_CONDITION_KEYS: readonly string[] = ['name'];
 /** What a pipeline step may hold besides the policy's action (lib/gateway/pipelines.js reads only these). */
 const STEP_KEYS = ['action', 'condition'];
 

@@ -3,7 +3,7 @@ import type { ContractRegistry } from '../contracts/registry';
 import type { Transport } from '../bus/transport';
 import type { Settings } from '../settings';
 import type { Logger } from '../logger';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
 import { GatewayMetrics } from './metrics';
 import { startMetricsServer } from './metrics-server';
 import { refusalKind } from './refusals';

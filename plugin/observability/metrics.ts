@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { RouteLabels } from './route-label';
 
 /** Every metric name starts with this, so the gateway's series are found together beside other exporters'. */
-export const METRIC_PREFIX = 'contracts_gateway_';
+const METRIC_PREFIX = 'contracts_gateway_';
 
 /** Seconds; from a cached answer to a slow service near the default 30 s deadline. */
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -22,7 +22,7 @@ const STATES: readonly TransportState[] = ['connecting', 'up', 'down', 'closed']
  * The error answers exported at 0 from the start, so a dashboard's 5xx and 429 panels read 0 rather than "no data"
  * before the first one: every code of the table answered 5xx or 429 (SERVICE_UNAVAILABLE also as 502).
  */
-export function zeroErrorSeries(): Array<[code: string, status: string]> {
+function zeroErrorSeries(): Array<[code: string, status: string]> {
   const series = Object.entries(ERROR_CODES)
     .filter(([, info]) => info.status >= 500 || info.status === 429)
     .map(([code, info]): [string, string] => [code, String(info.status)]);

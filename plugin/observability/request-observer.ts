@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import { requestState } from '../request/state';
-import { isKnownCode } from '../errors';
+import { isKnownCode } from '../errors/codes';
 import { errorCodeOf } from './error-code';
 import { RouteLabels } from './route-label';
 import type { GatewayMetrics } from './metrics';
@@ -13,7 +13,7 @@ import { redact } from '../logging/redact';
 import { spanIdsOf } from '../logging/structured';
 
 /** Seen by the status label when the caller went away before the answer was complete (nginx's convention). */
-export const CLIENT_CLOSED = 499;
+const CLIENT_CLOSED = 499;
 
 interface Observed {
   /** performance.now() when the server got the request. */

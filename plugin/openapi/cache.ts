@@ -3,7 +3,7 @@ import type { ContractRegistry } from '../contracts/registry';
 import type { Logger } from '../logger';
 import { buildOpenApiDocument, type DocumentOptions } from './document';
 import type { PlannedRoutes } from '../contracts/route-plan';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
 
 export interface CachedDocument {
   /** The serialised document, sent as is; only the text is kept (the object graph is several times larger). */

@@ -38,7 +38,7 @@ function sampled(contract: Contract, skipNonRequired: boolean): Record<string, u
  * An input the contract accepts, made from its schema (every field, else the required ones only), or undefined when
  * neither passes the contract's own validation: an operation shows no example rather than a wrong one.
  */
-export function inputExample(contract: Contract, check: InputCheck): Record<string, unknown> | undefined {
+function inputExample(contract: Contract, check: InputCheck): Record<string, unknown> | undefined {
   for (const skipNonRequired of [false, true]) {
     const value = sampled(contract, skipNonRequired);
     if (value !== undefined && check(contract, value)) return value;

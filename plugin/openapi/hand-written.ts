@@ -69,7 +69,7 @@ export function handWrittenRoutes(gatewayConfig: unknown, prefix: string): HandW
     if (pipelineName.startsWith(prefix) || !isEntry(pipeline)) continue;
     const all = steps(pipeline);
     const last = all[all.length - 1];
-    if (!last || last[0] !== 'contract-router') continue;
+    if (last?.[0] !== 'contract-router') continue;
     const before = all.slice(0, -1);
     // A `- jwt-dev-auth:` with no action requires a token; only actions that all say `public: true` make it optional.
     const auth = before.filter(([name]) => name === 'jwt-dev-auth').map(([, actions]) => actions.length > 0 && actions.every((a) => a.public === true));

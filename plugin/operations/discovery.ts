@@ -1,18 +1,19 @@
 import type { Request, Response } from 'express';
 import type { Contract } from '../contracts/types';
-import type { InstanceInfo, Refusal, RegistryConflict } from '../contracts/registry';
+import type { InstanceInfo } from '../contracts/registry';
+import type { Refusal, RegistryConflict } from '../contracts/ownership';
 import type { BreakingChange } from '../compat/gate';
 import { buildEndpointSpecs, type Conflict, type EndpointSpecs } from '../contracts/endpoint-specs';
 import { successStatus } from '../contracts/success-status';
 import type { Runtime } from '../runtime';
 import { contractTimeoutMs, timeoutClamped, type TimeoutSettings } from '../contracts/timeouts';
-import { DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../settings';
+import { DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../settings/defaults';
 import { traceOf } from '../request/trace';
 import { sendError, sendJson } from '../http/respond';
 import { resolveAuthConfig } from '../settings/auth';
 import { authenticateRequest } from '../auth/authenticate';
 
-export interface DiscoveredEndpoint {
+interface DiscoveredEndpoint {
   method: string;
   path: string;
   successStatus: number;
@@ -27,7 +28,7 @@ export interface InstanceView {
   leaseExpiresAt: string;
 }
 
-export interface DiscoveredContract extends Contract {
+interface DiscoveredContract extends Contract {
   public: boolean;
   /** The deadline the gateway keeps: timeoutMs, or requestTimeoutMs, capped by maxRequestTimeoutMs. */
   effectiveTimeoutMs: number;

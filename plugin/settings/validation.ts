@@ -7,9 +7,7 @@ import { parseBrokerList } from '../bus/amqp/broker-list';
 import { resolveEdgeSettings } from './edge';
 import { ANNOUNCEMENT_USERS_ENV, envOf, SETTING_ENV } from './declarations';
 
-export { SETTING_ENV } from './declarations';
 
-export { InvalidSettingError } from './invalid-setting';
 
 /**
  * What the host gets as the plugin's `schema`: the same $id and property names, without constraints, so the

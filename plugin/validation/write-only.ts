@@ -59,7 +59,7 @@ function propertySchemas(nodes: Node[], key: string): Node[] {
   for (const { schema, root } of nodes) {
     const props = isObject(schema.properties) ? schema.properties : undefined;
     let named = false;
-    if (props && Object.prototype.hasOwnProperty.call(props, key) && isObject(props[key])) {
+    if (props && Object.hasOwn(props, key) && isObject(props[key])) {
       out.push({ schema: props[key] as Schema, root });
       named = true;
     }

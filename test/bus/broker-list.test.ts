@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { BrokerList, parseBrokerList, redactBusUrl } from '../../plugin/bus/amqp/broker-list';
-import { workQueueTypeOf } from '../../plugin/bus';
+import { workQueueTypeOf } from '../../plugin/bus/amqp/wire';
 import { validateSettings } from '../../plugin/settings/validation';
 
 const CLUSTER = 'amqp://svc:s3cret@h1:5672/prod, amqp://svc:s3cret@h2:5673/prod,amqp://svc:s3cret@h3/prod';

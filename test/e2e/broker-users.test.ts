@@ -1,5 +1,6 @@
 import { UserStore } from '../../examples/users-service/store';
-import { openDatabase, type Database } from '../../examples/storage';
+import { openDatabase } from '../../examples/storage';
+import type { Database } from '../../examples/storage/database';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';

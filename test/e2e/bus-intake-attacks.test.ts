@@ -2,9 +2,10 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { AmqpTransport } from '../../plugin/bus/amqp';
-import type { BusLogger } from '../../plugin/bus';
+import { silentLogger } from '../../plugin/logger';
 import { UserStore } from '../../examples/users-service/store';
-import { openDatabase, type Database } from '../../examples/storage';
+import { openDatabase } from '../../examples/storage';
+import type { Database } from '../../examples/storage/database';
 import { startUsersService } from '../../examples/users-service';
 import { startAuthService } from '../../examples/auth-service';
 import { serve, type RunningService } from '../../sdk';
@@ -31,10 +32,6 @@ const admin = httpAs(['admin:all', 'users:read', 'users:create']);
 const ADMIN = { email: 'intake@example.com', password: 'intake-password-1' };
 const SERVICES = ['users-service', 'auth-service', 'rogue-service', 'late-service', 'nap-service'];
 const DEEP = 9_000;
-
-function quiet(): BusLogger {
-  return { info: () => undefined, warn: () => undefined, error: () => undefined };
-}
 
 /** The resident set of process `pid`, in MB (Linux). */
 function rssMb(pid: number): number {
@@ -95,8 +92,8 @@ describe('intake attacks with one service credential (per-service broker users, 
     database = await createTestDatabase('intake');
     db = await openDatabase({ databaseUrl: database.url, dataDir: '' });
     const store = new UserStore(db);
-    const usersTransport = new AmqpTransport(users.url('users-service'), { prefix, logger: quiet() });
-    const authTransport = new AmqpTransport(users.url('auth-service'), { prefix, logger: quiet() });
+    const usersTransport = new AmqpTransport(users.url('users-service'), { prefix, logger: silentLogger });
+    const authTransport = new AmqpTransport(users.url('auth-service'), { prefix, logger: silentLogger });
     transports.push(usersTransport, authTransport);
     await Promise.all(transports.map((t) => t.start()));
     running.push(await startUsersService(usersTransport, { store, bcryptRounds: 4 }));
@@ -206,7 +203,7 @@ describe('intake attacks with one service credential (per-service broker users, 
     let late: { transport: AmqpTransport; service: RunningService } | undefined;
     try {
       await new Promise((r) => setTimeout(r, 5_000));
-      const transport = new AmqpTransport(users!.url('late-service'), { prefix, logger: quiet() });
+      const transport = new AmqpTransport(users!.url('late-service'), { prefix, logger: silentLogger });
       transports.push(transport);
       await transport.start();
       const announcedAt = Date.now();

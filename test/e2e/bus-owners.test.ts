@@ -2,11 +2,12 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import * as amqp from 'amqplib';
 import { UserStore } from '../../examples/users-service/store';
-import { openDatabase, type Database } from '../../examples/storage';
+import { openDatabase } from '../../examples/storage';
+import type { Database } from '../../examples/storage/database';
 import { startUsersService } from '../../examples/users-service';
 import { startAuthService } from '../../examples/auth-service';
 import { AmqpTransport } from '../../plugin/bus/amqp';
-import type { BusLogger } from '../../plugin/bus';
+import type { Logger } from '../../plugin/logger';
 import type { RunningService } from '../../sdk';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { closeConnectionsOf, createBrokerUsers, refusal, type BrokerUsers } from '../support/broker-users';
@@ -25,9 +26,9 @@ import { mintToken, TEST_JWT_SECRET } from '../support/tokens';
 const admin = httpAs(['admin:all', 'users:read', 'users:create']);
 const ADMIN = { email: 'owner@example.com', password: 'owner-password-1' };
 
-function collecting(): BusLogger & { lines: string[] } {
+function collecting(): Logger & { lines: string[] } {
   const lines: string[] = [];
-  return { lines, info: () => undefined, warn: (m) => lines.push(m), error: (m) => lines.push(m) };
+  return { lines, debug: () => undefined, info: () => undefined, warn: (m) => lines.push(m), error: (m) => lines.push(m) };
 }
 
 let token: Promise<string> | undefined;
@@ -171,7 +172,7 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
       // Another user that may publish there (guest, standing for a shared credential) answers at once, long before
       // bcrypt is done: as guest and with no user at all.
       await watch.consume(queue, (msg) => {
-        if (!msg || msg.properties.type !== 'AuthenticateCommand') return;
+        if (msg?.properties.type !== 'AuthenticateCommand') return;
         captured.push(msg);
         const props = { correlationId: msg.properties.correlationId, contentType: 'application/json' };
         forge.publish(`${prefix}.replies`, msg.properties.replyTo, forgedBody, { ...props, userId: 'guest' });

@@ -6,7 +6,7 @@ import { DEFAULT_ANNOUNCEMENT_LIMITS } from '../../plugin/contracts/limits';
 import { RouteLabels, MAX_ROUTE_LABELS, OTHER_ROUTE, UNMATCHED_ROUTE } from '../../plugin/observability/route-label';
 import type { IncomingMessage } from 'node:http';
 import { busOutcome } from '../../plugin/observability/bus-call';
-import { badGateway, gatewayTimeout, serviceUnavailable, GatewayError } from '../../plugin/errors';
+import { badGateway, gatewayTimeout, serviceUnavailable, GatewayError } from '../../plugin/errors/gateway-error';
 import { AnnouncementInbox } from '../../plugin/contracts/inbox';
 import { RequestObserver } from '../../plugin/observability/request-observer';
 import { ASSET_ROUTE, ASSETS_PATH, mountDocsPage } from '../../plugin/operations/docs-page';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ContractRegistry } from '../../plugin/contracts/registry';
-import { OpenApiCache } from '../../plugin/openapi';
+import { OpenApiCache } from '../../plugin/openapi/cache';
 import type { Contract } from '../../plugin/contracts/types';
 
 const widget = (messageType: string): Contract => ({ messageType, targetService: 'widgets', inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: ['widgets:x'] });

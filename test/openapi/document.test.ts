@@ -1,8 +1,10 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildOpenApiDocument } from '../../plugin/openapi';
-import { ERROR_CODES, GatewayError, toErrorBody } from '../../plugin/errors';
+import { buildOpenApiDocument } from '../../plugin/openapi/document';
+import { ERROR_CODES } from '../../plugin/errors/codes';
+import { GatewayError } from '../../plugin/errors/gateway-error';
+import { toErrorBody } from '../../plugin/errors/error-body';
 import { buildEndpointSpecs } from '../../plugin/contracts/endpoint-specs';
 import { compileSchema } from '../../plugin/validation/ajv';
 import { toOpenApiPath } from '../../plugin/openapi/paths';
@@ -282,7 +284,10 @@ describe('OpenAPI document', () => {
     expect(all.components.schemas.DiscoveredContract.properties.inputSchema).to.include({ type: 'object', additionalProperties: true });
     const bare: string[] = [];
     const visit = (node: unknown, at: string): void => {
-      if (Array.isArray(node)) return node.forEach((n, i) => visit(n, `${at}/${i}`));
+      if (Array.isArray(node)) {
+        for (const [i, n] of node.entries()) visit(n, `${at}/${i}`);
+        return;
+      }
       if (node === null || typeof node !== 'object') return;
       const o = node as Op;
       const shaped = ['properties', 'additionalProperties', 'patternProperties', '$ref', 'allOf', 'anyOf', 'oneOf'].some((k) => k in o);

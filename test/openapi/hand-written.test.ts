@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { buildOpenApiDocument } from '../../plugin/openapi';
+import { buildOpenApiDocument } from '../../plugin/openapi/document';
 import { handWrittenRoutes } from '../../plugin/openapi/hand-written';
 import { PUBLIC_SECURITY, TOKEN_SECURITY } from '../../plugin/openapi/security';
 import { quiet, testRuntime } from '../support/runtime';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { buildOpenApiDocument } from '../../plugin/openapi';
+import { buildOpenApiDocument } from '../../plugin/openapi/document';
 import type { Contract } from '../../plugin/contracts/types';
 import { referenceContracts, validateOpenApi } from './support';
 import { INIT_SCRIPT } from '../../plugin/operations/docs-page';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { buildOpenApiDocument } from '../../plugin/openapi';
+import { buildOpenApiDocument } from '../../plugin/openapi/document';
 import { HAND_WRITTEN_CONFIG, referenceContracts, trickyContracts } from './support';
 import { handWrittenRoutes } from '../../plugin/openapi/hand-written';
 

@@ -3,8 +3,8 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { buildOpenApiDocument } from '../../plugin/openapi';
-import { ERROR_CODES } from '../../plugin/errors';
+import { buildOpenApiDocument } from '../../plugin/openapi/document';
+import { ERROR_CODES } from '../../plugin/errors/codes';
 import { referenceContracts } from './support';
 
 /** openapi-typescript's Node API, from the package that installs it beside the TypeScript 5 it needs. */
