@@ -82,9 +82,7 @@ function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLa
   const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
   const route = labels.of(req);
   const method = req.method ?? 'OTHER';
-  if (observed.span?.isRecording()) {
-    endServerSpan(observed.span, method, route, status, { ...state.trace, clientAddress: req.ip ?? req.socket?.remoteAddress });
-  } else observed.span?.end();
+  if (observed.span) endServerSpan(observed.span, method, route, status, { ...state.trace, clientAddress: req.ip ?? req.socket?.remoteAddress });
   const found = errorCodeOf(res);
   const code = found === undefined || isKnownCode(found) ? found : 'OTHER';
   const { metrics, accessLog } = options;
