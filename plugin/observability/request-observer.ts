@@ -40,7 +40,8 @@ export interface ObserverOptions {
  */
 export class RequestObserver {
   private options: ObserverOptions = {};
-  private readonly labels = new RouteLabels();
+  /** The route templates it labels requests with; the metrics' deprecated-route counter shares them. */
+  readonly labels = new RouteLabels();
   private readonly answered: (this: ServerResponse) => void;
 
   constructor() {
