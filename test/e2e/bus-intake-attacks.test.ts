@@ -82,13 +82,7 @@ describe('intake attacks with one service credential (per-service broker users, 
 
   before(async () => {
     users = await createBrokerUsers(prefix, SERVICES);
-    gw = await startGateway({
-      BUS_URL: users.url('gateway'),
-      BUS_PREFIX: prefix,
-      START_REFERENCE_SERVICES: 'false',
-      REQUIRE_ANNOUNCEMENT_USER: 'true',
-      ANNOUNCEMENT_USERS: SERVICES.map((s) => `${s}=${users!.user(s)}`).join(','),
-    });
+    gw = await startGateway(users.gatewayEnv());
     savedGatewayUser = process.env.BUS_GATEWAY_USER;
     process.env.BUS_GATEWAY_USER = users.user('gateway');
     nap = await startServiceProcess('nap-service', { BUS_URL: users.url('nap-service'), BUS_PREFIX: prefix, BUS_GATEWAY_USER: users.user('gateway') });

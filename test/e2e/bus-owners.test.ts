@@ -95,13 +95,7 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
 
   before(async () => {
     users = await createBrokerUsers(prefix, ['users-service', 'auth-service', 'rogue-service']);
-    gw = await startGateway({
-      BUS_URL: users.url('gateway'),
-      BUS_PREFIX: prefix,
-      START_REFERENCE_SERVICES: 'false',
-      REQUIRE_ANNOUNCEMENT_USER: 'true',
-      ANNOUNCEMENT_USERS: ['users-service', 'auth-service', 'rogue-service'].map((s) => `${s}=${users!.user(s)}`).join(','),
-    });
+    gw = await startGateway(users.gatewayEnv());
     // The reference services get whose requests they take from the SDK's default (BUS_GATEWAY_USER), as deployed.
     savedGatewayUser = process.env.BUS_GATEWAY_USER;
     process.env.BUS_GATEWAY_USER = users.user('gateway');
