@@ -75,10 +75,21 @@ async function deleteAsOperator(exchanges: string[], queues: string[]): Promise<
   }
 }
 
-/** After the deletions, the first 200 on `url` comes within 10 s; resolves to how long it took. */
-async function backWithin10s(url: string, deletedAt: number): Promise<number> {
+/**
+ * Deletes P.requests, P.discovery, P.replies and the users work queue as an operator would while `url` is requested
+ * every 100 ms; checks that a 200 comes again within 10 s and that every request started after it was answered 200.
+ */
+async function deleteTopologyUnderTraffic(url: string, prefix: string): Promise<void> {
+  const load = traffic(url);
+  await new Promise((r) => setTimeout(r, 300));
+  const deletedAt = Date.now();
+  await deleteAsOperator([`${prefix}.requests`, `${prefix}.discovery`, `${prefix}.replies`], [`${prefix}.svc.users-service`]);
   await eventually(async () => expect(await statusOf(url)).to.equal(200), 10_000);
-  return Date.now() - deletedAt;
+  const took = Date.now() - deletedAt;
+  const seen = await load.stop();
+  expect(took).to.be.lessThan(10_000);
+  const after = seen.filter((s) => s.at >= deletedAt + took);
+  expect(after.every((s) => s.status === 200), JSON.stringify(after)).to.equal(true);
 }
 
 describe('request and reply owners on the bus (per-service broker users, real RabbitMQ)', function () {
@@ -243,16 +254,7 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
     const { body } = await admin('GET', `${gw!.baseUrl}/api/users?limit=1`);
     const url = `${gw!.baseUrl}/api/users/${body.users[0].userId}`;
     expect((await admin('GET', url)).status).to.equal(200);
-    const load = traffic(url);
-    await new Promise((r) => setTimeout(r, 300));
-    const deletedAt = Date.now();
-    await deleteAsOperator([`${prefix}.requests`, `${prefix}.discovery`, `${prefix}.replies`], [`${prefix}.svc.users-service`]);
-    const took = await backWithin10s(url, deletedAt);
-    const seen = await load.stop();
-    expect(took).to.be.lessThan(10_000);
-    // Every request started once it was back was answered 200.
-    const after = seen.filter((s) => s.at >= deletedAt + took);
-    expect(after.every((s) => s.status === 200), JSON.stringify(after)).to.equal(true);
+    await deleteTopologyUnderTraffic(url, prefix);
     expect(gw!.child.exitCode).to.equal(null);
     expect(refs!.transports.map((t) => t.state())).to.deep.equal(['up', 'up']);
     // Announcements flow again too: the login route (another service) answers.
@@ -322,15 +324,7 @@ describe('topology restored under the shared credential (guest for the gateway a
     const prefix = gw!.prefix;
     const url = `${gw!.baseUrl}/api/users`;
     await eventually(async () => expect((await admin('GET', url)).status).to.equal(200), 15_000);
-    const load = traffic(url);
-    await new Promise((r) => setTimeout(r, 300));
-    const deletedAt = Date.now();
-    await deleteAsOperator([`${prefix}.requests`, `${prefix}.discovery`, `${prefix}.replies`], [`${prefix}.svc.users-service`]);
-    const took = await backWithin10s(url, deletedAt);
-    const seen = await load.stop();
-    expect(took).to.be.lessThan(10_000);
-    const after = seen.filter((s) => s.at >= deletedAt + took);
-    expect(after.every((s) => s.status === 200), JSON.stringify(after)).to.equal(true);
+    await deleteTopologyUnderTraffic(url, prefix);
     expect(gw!.child.exitCode).to.equal(null);
     expect(transport!.state()).to.equal('up');
   });
