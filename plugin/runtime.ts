@@ -105,7 +105,7 @@ export class Runtime {
     });
     this.discoveryGrace = new DiscoveryGrace(settings.discoveryGraceMs);
     this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits, maxLeaseMs: settings.maxLeaseMs, budget: settings.retainedBudget, breakingChanges: settings.breakingChanges });
-    this.routes = new RoutePlan(this.registry, { prefix: settings.generatedPrefix, excluded: settings.excludeFromGeneratedRoutes });
+    this.routes = RoutePlan.forSettings(this.registry, settings);
     this.inbox = new AnnouncementInbox(this.registry, {
       intervalMs: settings.announcementApplyIntervalMs,
       announcers: { users: settings.announcementUsers, required: settings.requireAnnouncementUser, listedOnly: settings.servicesFile !== undefined },
@@ -155,8 +155,6 @@ export class Runtime {
     this.openApiCache ??= new OpenApiCache(
       this.registry,
       () => ({
-        prefix: this.settings.generatedPrefix,
-        excluded: this.settings.excludeFromGeneratedRoutes,
         handWritten: handWrittenRoutes(this.host?.config.gatewayConfig, this.settings.generatedPrefix),
         debugEndpoints: this.settings.debugEndpoints,
         rateLimited: this.settings.rateLimitMax !== undefined,

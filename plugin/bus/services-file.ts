@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse, YAMLParseError } from 'yaml';
+import { isRecord } from '../is-record';
 
 /*
  * The services file: the one list of who may be on the bus and what each service owns. The definitions tool
@@ -46,10 +47,6 @@ class ServicesFileError extends Error {
     super(`${file}: ${problem}`);
     this.name = 'ServicesFileError';
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function stringList(value: unknown, where: string, valid: (s: string) => boolean, what: string): string[] {

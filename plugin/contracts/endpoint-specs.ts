@@ -1,7 +1,7 @@
 import { deriveRoutes } from './derive-routes';
 import type { Contract, ContractKind, DerivedRoute, HttpMethod } from './types';
 
-export const DEFAULT_ENDPOINT_PREFIX = 'contracts-';
+const DEFAULT_ENDPOINT_PREFIX = 'contracts-';
 
 /** A contract reachable on an endpoint only when the request carries the `whenQuery` query-string parameter. */
 interface RouteVariant {

@@ -3,12 +3,13 @@ import { EventEmitter } from 'node:events';
 import type { Announcement, Contract } from './types';
 import { resolveOwnership, type Claim, type OwnershipRules, type Refusal, type RegistryConflict } from './ownership';
 import type { AnnouncementLimits } from './limits';
-import { isRecord, limitsOf, validateAnnouncement, type ValidationOptions, type ValidationResult } from './announcement-validation';
+import { limitsOf, validateAnnouncement, type ValidationOptions, type ValidationResult } from './announcement-validation';
 import { canonical } from './canonical';
 import { inert, OnceLog } from '../log-once';
 import type { Logger } from '../logger';
 import { errorMessage } from '../errors/describe';
 import { BreakingChangeGate, type BreakingChange, type BreakingChangeMode, type ServedView } from '../compat/gate';
+import { isRecord } from '../is-record';
 
 
 /** What the discovery/debug endpoints show per service instance. */

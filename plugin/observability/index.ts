@@ -33,7 +33,7 @@ export class Observability {
       contracts: () => registry.counts().contracts,
       services: () => registry.counts().services,
       instances: () => registry.counts().instances,
-    }, () => transport.node?.());
+    }, this.observer.labels, () => transport.node?.());
     this.metrics = metrics;
     metrics.busStateChanged(transport.state());
     transport.onStateChange((state) => metrics.busStateChanged(state));

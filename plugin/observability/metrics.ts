@@ -4,7 +4,7 @@ import { FastCounter, FastHistogram } from './fast-metrics';
 import type { StoreFailure, StoreMetrics, StoreState } from '../edge/store-health';
 import { ERROR_CODES } from '../errors/codes';
 import type { IncomingMessage } from 'node:http';
-import { RouteLabels } from './route-label';
+import type { RouteLabels } from './route-label';
 
 /** Every metric name starts with this, so the gateway's series are found together beside other exporters'. */
 const METRIC_PREFIX = 'contracts_gateway_';
@@ -60,12 +60,13 @@ export class GatewayMetrics implements StoreMetrics {
   private readonly repliesRefused: FastCounter;
   private readonly breakingChanges: Counter;
   private readonly deprecatedRequests: FastCounter;
-  /** Routes of deprecated contracts: bounded by the contracts, capped like every route label. */
-  private readonly deprecatedRoutes = new RouteLabels();
   private everUp = false;
 
-  /** `busNode`: the broker node the bus connection is on now (AMQP; read at scrape time). */
-  constructor(counts: RegistryCounts, busNode: () => string | undefined = () => undefined) {
+  /**
+   * `routes`: the route labels of the request observer, which labels the same requests' http series;
+   * `busNode`: the broker node the bus connection is on now (AMQP; read at scrape time).
+   */
+  constructor(counts: RegistryCounts, private readonly routes: RouteLabels, busNode: () => string | undefined = () => undefined) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     const fast = <M extends FastCounter | FastHistogram>(metric: M): M => {
@@ -143,7 +144,7 @@ export class GatewayMetrics implements StoreMetrics {
 
   /** A request to a route of a deprecated contract (its message type is a served contract's: bounded). */
   deprecatedRequest(req: IncomingMessage, messageType: string): void {
-    this.deprecatedRequests.child(this.deprecatedRoutes.of(req), messageType).inc();
+    this.deprecatedRequests.child(this.routes.of(req), messageType).inc();
   }
 
   rateLimitStoreState(state: StoreState): void {

@@ -36,7 +36,7 @@ export class OpenApiCache {
 
   constructor(
     private readonly registry: ContractRegistry,
-    private readonly options: () => DocumentOptions & { routes?: PlannedRoutes },
+    private readonly options: () => DocumentOptions & { routes: PlannedRoutes },
     private readonly log?: Pick<Logger, 'error'>,
   ) {}
 
@@ -69,8 +69,7 @@ export class OpenApiCache {
     this.stale = false;
     try {
       const options = this.options();
-      // The route plan's contracts when it is handed one: the routes and the schemas then come from one state.
-      const document = buildOpenApiDocument(options.routes?.contracts ?? this.registry.contracts(), options);
+      const document = buildOpenApiDocument(options.routes, options);
       this.cached = cachedDocument(document);
       this.builds += 1;
     } catch (err) {

@@ -1,4 +1,5 @@
 import { cachedLinear } from './linear-regexp';
+import { isRecord } from '../is-record';
 
 /*
  * What a schema would make every request cost, checked once when its contract is announced, so that a contract
@@ -54,10 +55,6 @@ export interface PatternTally {
 /** Keywords whose values are data, not schemas: a `pattern` member in them is an example, not a pattern. */
 const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example']);
 const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 /** ajv compares items by hashing (linear) only when `items` declares scalar types and nothing else. */
 function scalarItems(items: unknown): boolean {
