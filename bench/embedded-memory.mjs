@@ -9,47 +9,29 @@
  * Each is read idle after start-up (3 s settled) and, for (a), again after 20,000 GETs of one user at 64 connections.
  * Prints a Markdown table: RSS (anonymous and file-backed), V8 heap used/total, external and ArrayBuffer memory.
  */
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { freePort } from './lib/free-port.mjs';
+import { BENCH, ROOT, rootRequire, sleep, startNode, stopChild } from './lib/node-process.mjs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
-const BENCH = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(BENCH, '..');
-const rootRequire = createRequire(join(ROOT, 'package.json'));
 const autocannon = rootRequire('autocannon');
 const { SignJWT } = rootRequire('jose');
 const SECRET = 'bench-memory-secret-0123456789abcdef0123456789';
-const HEAP_ARGS = (process.env.BENCH_HEAP_ARGS ?? '--max-old-space-size=128').split(' ');
 const work = mkdtempSync(join(tmpdir(), 'bench-memory-'));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 let current;
 
-function start(label, script, env, ready) {
+async function start(label, script, env, ready) {
   const file = join(work, `${label}.json`);
-  const child = spawn(process.execPath, [...HEAP_ARGS, '--require', join(BENCH, 'lib', 'memory-probe.cjs'), script], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, BENCH_MEMORY_FILE: file, LOG_LEVEL: 'warn', ACCESS_LOG: 'false' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const { child } = await startNode(label, script, {
+    env: { ...env, BENCH_MEMORY_FILE: file, LOG_LEVEL: 'warn', ACCESS_LOG: 'false' },
+    nodeArgs: ['--require', join(BENCH, 'lib', 'memory-probe.cjs')],
+    ready,
+    stderrToo: true,
+    timeoutMs: 60000,
+    onSpawn: (c) => (current = c),
   });
-  current = child;
-  let out = '';
-  return new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`${label} not ready:\n${out}`)), 60000);
-    const seen = (d) => {
-      out = (out + d).slice(-20000);
-      if (out.includes(ready)) {
-        clearTimeout(timer);
-        ok({ child, file });
-      }
-    };
-    child.stdout.on('data', seen);
-    child.stderr.on('data', seen);
-    child.once('exit', (code) => fail(new Error(`${label} exited with ${code}:\n${out}`)));
-  });
+  return { child, file };
 }
 
 async function read({ child, file }) {
@@ -63,15 +45,6 @@ async function read({ child, file }) {
     }
   }
   throw new Error('no memory reading');
-}
-
-async function stop({ child }) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const t = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(t);
 }
 
 async function ours(label, referenceServices) {
@@ -107,7 +80,7 @@ async function measure(label, make, { withLoad = false } = {}) {
       rows.push([label, 'after 20,000 GETs', await read(p)]);
     }
   } finally {
-    await stop(p);
+    await stopChild(p.child);
   }
 }
 

@@ -71,7 +71,10 @@ function summarise({ byId, parent, self }) {
       const up = byId.get(at).callFrame;
       if (!ours(up)) continue;
       const k = label(up);
-      if (!seen.has(k)) bump(ownIncl, k, t), seen.add(k);
+      if (!seen.has(k)) {
+        bump(ownIncl, k, t);
+        seen.add(k);
+      }
     }
   }
   return { total, modSelf, fnSelf, ownIncl };

@@ -30,18 +30,15 @@
  * Env: BENCH_AMQP_URL (default amqp://guest:guest@127.0.0.1:5672; loopback only; several, comma-separated, for the
  * nodes of a cluster: this gateway and its service get the list, the amqplib floors and peers the first node).
  */
-import { spawn, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { parse as parseYaml } from 'yaml';
 import { createRequire } from 'node:module';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { freePort } from './lib/free-port.mjs';
+import { BENCH, HEAP_ARGS, ROOT, rootRequire, sleep, startNode as startBenchNode, stopChild } from './lib/node-process.mjs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const BENCH = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(BENCH, '..');
-const rootRequire = createRequire(join(ROOT, 'package.json'));
 const autocannon = rootRequire('autocannon');
 const { SignJWT } = rootRequire('jose');
 const amqp = rootRequire('amqplib');
@@ -103,54 +100,24 @@ const log = (m) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}
 
 const children = new Set();
 
-/**
- * The old-space bound the sidecar image runs the gateway with (scripts/container/start.sh); every process of every
- * configuration gets the same, so memory and throughput are compared under one rule.
- */
-const HEAP_ARGS = (process.env.BENCH_HEAP_ARGS ?? '--max-old-space-size=128').split(' ');
 /** Every child reports its garbage-collection time here, and profiles itself when asked (bench/lib/probe.cjs). */
 const PROBE_DIR = mkdtempSync(join(tmpdir(), `${RUN_ID}-probe-`));
 tempDirs.push(PROBE_DIR);
 const PROBE = ['--require', join(BENCH, 'lib', 'probe.cjs')];
 
 /** Starts `node script` and resolves once its output contains `ready`. Every child is killed on exit. */
-function startNode(label, script, env, { ready = 'ready', ipc = false, cwd = ROOT, preload = [] } = {}) {
-  const child = spawn(process.execPath, [...HEAP_ARGS, ...PROBE, ...preload.flatMap((p) => ['--require', p]), script], {
+function startNode(label, script, env, { ready, ipc, cwd, preload = [] } = {}) {
+  return startBenchNode(label, script, {
+    env: { BENCH_PROBE_DIR: PROBE_DIR, ...env },
+    nodeArgs: [...PROBE, ...preload.flatMap((p) => ['--require', p])],
+    ready,
+    ipc,
     cwd,
-    env: { ...process.env, BENCH_PROBE_DIR: PROBE_DIR, ...env },
-    stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+    onSpawn: (child) => {
+      children.add(child);
+      child.once('exit', () => children.delete(child));
+    },
   });
-  children.add(child);
-  let out = '';
-  child.stdout.on('data', (d) => (out = (out + d).slice(-20000)));
-  child.stderr.on('data', (d) => (out = (out + d).slice(-20000)));
-  child.once('exit', () => children.delete(child));
-  const proc = { label, child, pid: child.pid, output: () => out };
-  return new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`${label} not ready in 40 s:\n${out}`)), 40000);
-    const check = () => {
-      if (out.includes(ready)) {
-        clearTimeout(timer);
-        child.stdout.off('data', check);
-        ok(proc);
-      }
-    };
-    child.stdout.on('data', check);
-    if (ipc) child.once('message', (m) => m && m.ready && (clearTimeout(timer), ok(proc)));
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      fail(new Error(`${label} exited with ${code}:\n${out}`));
-    });
-  });
-}
-
-async function stopChild(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const t = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(t);
 }
 
 async function stopAll() {
@@ -300,8 +267,6 @@ async function gcMs(pid) {
   }
   return NaN;
 }
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ------------------------------------------------------------------ HTTP helpers
 
@@ -616,7 +581,10 @@ async function scaleBenchmark(routing) {
       announcer.child.on('message', on);
       announcer.child.send(msg);
     });
-  const get = (path) => fetch(`${target.base}${path}`, { headers: target.headers }).then(async (r) => (await r.arrayBuffer(), r.status));
+  const get = (path) => fetch(`${target.base}${path}`, { headers: target.headers }).then(async (r) => {
+    await r.arrayBuffer();
+    return r.status;
+  });
   const lastAsset = (n) => `/api/asset${String(Math.floor((n - 1) / 4)).padStart(4, '0')}s/x`;
   // Generated apiEndpoints that serve contract routes: one per route (`contract:`), or the one table endpoint.
   const endpoints = () =>
@@ -716,7 +684,7 @@ function report(results, scales, meta, sweep = []) {
       '',
     );
   }
-  L.push('## Ratios (same run)', '', '| ratio | ' + conns.map((c) => `${c} conn.`).join(' | ') + ' |', '|---|' + conns.map(() => '---:').join('|') + '|');
+  L.push('## Ratios (same run)', '', `| ratio | ${conns.map((c) => `${c} conn.`).join(' | ')} |`, `|---|${conns.map(() => '---:').join('|')}|`);
   const row = (label, f) => L.push(`| ${label} | ${conns.map((c) => fmt(f(c), 2)).join(' | ')} |`);
   row('(b) / (c) throughput: RabbitMQ pipeline vs floor', (c) => ratio(get('b', c)?.rps, get('c', c)?.rps));
   row('(b) / (c) p99 (≤ 1 is better)', (c) => ratio(get('b', c)?.p99, get('c', c)?.p99));

@@ -1,9 +1,5 @@
 import { LRUCache } from 'lru-cache';
-
-/** The slice of a logger this needs. */
-export interface WarnLogger {
-  warn(message: string): void;
-}
+import type { Logger } from './logger';
 
 /**
  * Logs a warning once per key per window, then counts the repeats it holds back and says how many with the key's
@@ -16,7 +12,7 @@ export class OnceLog {
   private readonly now: () => number;
 
   constructor(
-    private readonly logger: WarnLogger | undefined,
+    private readonly logger: Pick<Logger, 'warn'> | undefined,
     opts: { windowMs?: number; maxKeys?: number; now?: () => number } = {},
   ) {
     this.seen = new LRUCache({ max: opts.maxKeys ?? 1000 });
@@ -40,6 +36,7 @@ export class OnceLog {
 /** Text from the wire made safe for one log line: no control characters, bounded length; a non-string by its type. */
 export function inert(value: unknown, max = 120): string {
   const text = typeof value === 'string' ? value : `(${value === null ? 'null' : typeof value})`;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it takes out
   const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
   return clean.length > max ? `${clean.slice(0, max)}…` : clean;
 }

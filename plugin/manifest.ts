@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostSettingsSchema } from './settings/validation';
 import { settingsForInit } from './settings/startup';
-import { attachGracefulStop } from './shutdown';
+import { attachGracefulStop } from './shutdown/graceful-stop';
 import { currentRuntime, obtainRuntime } from './runtime';
 import type { PluginContext } from './host/plugin-context';
 import { createPolicies } from '../policies';

@@ -1,12 +1,14 @@
 import type { Announcement, Contract } from './contracts/types';
 import { ContractRegistry } from './contracts/registry';
 import { AnnouncementInbox } from './contracts/inbox';
-import { createTransport, type Transport } from './bus';
+import { createTransport } from './bus';
+import type { Transport } from './bus/transport';
 import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
 import { ConfigSync } from './config-writer/config-sync';
 import type { HostConfig } from './host/plugin-context';
-import { checkAuthConfig, resolveAuthConfig, warnIfDevelopmentMode } from './auth';
+import { checkAuthConfig, resolveAuthConfig } from './settings/auth';
+import { warnIfDevelopmentMode } from './auth/dev-auth';
 import { startWithRetry } from './bus/start-with-retry';
 import { errorMessage } from './errors/describe';
 import { Observability } from './observability';
@@ -103,7 +105,7 @@ export class Runtime {
     });
     this.discoveryGrace = new DiscoveryGrace(settings.discoveryGraceMs);
     this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits, maxLeaseMs: settings.maxLeaseMs, budget: settings.retainedBudget, breakingChanges: settings.breakingChanges });
-    this.routes = new RoutePlan(this.registry, { prefix: settings.generatedPrefix, excluded: settings.excludeFromGeneratedRoutes });
+    this.routes = RoutePlan.forSettings(this.registry, settings);
     this.inbox = new AnnouncementInbox(this.registry, {
       intervalMs: settings.announcementApplyIntervalMs,
       announcers: { users: settings.announcementUsers, required: settings.requireAnnouncementUser, listedOnly: settings.servicesFile !== undefined },
@@ -153,8 +155,6 @@ export class Runtime {
     this.openApiCache ??= new OpenApiCache(
       this.registry,
       () => ({
-        prefix: this.settings.generatedPrefix,
-        excluded: this.settings.excludeFromGeneratedRoutes,
         handWritten: handWrittenRoutes(this.host?.config.gatewayConfig, this.settings.generatedPrefix),
         debugEndpoints: this.settings.debugEndpoints,
         rateLimited: this.settings.rateLimitMax !== undefined,

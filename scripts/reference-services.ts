@@ -9,7 +9,7 @@ import { createTransport } from '../plugin/bus';
 import { stopOnSignals } from '../sdk';
 import { storageSettings } from './storage-settings';
 import { openReferenceDatabase, startReferenceStack } from './reference-stack';
-import { errorMessage } from '../plugin/errors';
+import { errorMessage } from '../plugin/errors/describe';
 import { startHealthServer } from './health-server';
 
 async function main(): Promise<void> {

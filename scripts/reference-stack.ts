@@ -3,7 +3,8 @@ import type { RunningService } from '../sdk';
 import { startUsersService } from '../examples/users-service';
 import { startAuthService } from '../examples/auth-service';
 import { UserStore } from '../examples/users-service/store';
-import { openDatabase, type Database, type StorageSettings } from '../examples/storage';
+import { openDatabase, type StorageSettings } from '../examples/storage';
+import type { Database } from '../examples/storage/database';
 import { describeStorage } from './storage-settings';
 import { seedAdmin, type SeedAdminOptions } from './seed-admin';
 

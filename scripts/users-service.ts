@@ -8,7 +8,7 @@ import { createTransport } from '../plugin/bus';
 import { startUsersService } from '../examples/users-service';
 import { UserStore } from '../examples/users-service/store';
 import { openDatabase } from '../examples/storage';
-import { errorMessage } from '../plugin/errors';
+import { errorMessage } from '../plugin/errors/describe';
 import { storageSettings } from './storage-settings';
 
 async function main(): Promise<void> {

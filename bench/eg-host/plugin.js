@@ -59,7 +59,7 @@ module.exports = {
           client
             .then((c) => c.callProtocol('GetUserQuery', { userId: req.params.userId }, headers, 30000))
             .then((reply) => {
-              if (!reply || reply.ok !== true) throw new Error('not ok');
+              if (reply?.ok !== true) throw new Error('not ok');
               res.setHeader('Content-Type', JSON_TYPE);
               res.end(JSON.stringify(reply.result));
             })

@@ -28,7 +28,7 @@ gateway()
   .run()
   .then(() => console.log(`[bench-eg] ready (${mode})`))
   .catch((err) => {
-    console.error(`[bench-eg] start failed: ${err && err.message}`);
+    console.error(`[bench-eg] start failed: ${err?.message}`);
     process.exit(1);
   });
 process.once('SIGTERM', () => process.exit(0));

@@ -23,7 +23,7 @@ broker
   .then(
     () => console.log('[moleculer-gateway] ready'),
     (err) => {
-      console.error(`[moleculer-gateway] start failed: ${err && err.message}`);
+      console.error(`[moleculer-gateway] start failed: ${err?.message}`);
       process.exit(1);
     },
   );

@@ -9,7 +9,7 @@ broker.createService({ name: 'users', actions: { get: { handler: (ctx) => benchU
 broker.start().then(
   () => console.log('[moleculer-service] ready'),
   (err) => {
-    console.error(`[moleculer-service] start failed: ${err && err.message}`);
+    console.error(`[moleculer-service] start failed: ${err?.message}`);
     process.exit(1);
   },
 );

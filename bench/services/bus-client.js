@@ -37,7 +37,7 @@ async function main() {
 main().then(
   () => process.exit(0),
   (err) => {
-    console.error(`[bus-client] failed: ${err && err.message}`);
+    console.error(`[bus-client] failed: ${err?.message}`);
     process.exit(1);
   },
 );

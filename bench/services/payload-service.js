@@ -59,6 +59,6 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(`[payload-service] start failed: ${err && err.message}`);
+  console.error(`[payload-service] start failed: ${err?.message}`);
   process.exit(1);
 });

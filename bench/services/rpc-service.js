@@ -10,6 +10,6 @@ rpcService(process.env.BENCH_AMQP_URL, process.env.BENCH_QUEUE)
     process.once('SIGINT', stop);
   })
   .catch((err) => {
-    console.error(`[rpc-service] start failed: ${err && err.message}`);
+    console.error(`[rpc-service] start failed: ${err?.message}`);
     process.exit(1);
   });

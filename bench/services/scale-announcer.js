@@ -67,7 +67,7 @@ async function main() {
         process.send({ done: 'latecomer', sentAt });
       }
     } catch (err) {
-      process.send({ error: String(err && err.message) });
+      process.send({ error: String(err?.message) });
     }
   });
   const stop = async () => {
@@ -83,6 +83,6 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(`[scale-announcer] failed: ${err && err.message}`);
+  console.error(`[scale-announcer] failed: ${err?.message}`);
   process.exit(1);
 });

@@ -45,7 +45,7 @@ export function providersFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<
   return out;
 }
 
-export interface ExternalIdentity {
+interface ExternalIdentity {
   provider: ProviderName;
   externalUserId: string;
   email?: string;

@@ -1,6 +1,6 @@
 import bcrypt from 'bcryptjs';
 import { requestTimeLeft, ServiceError, type HandlerContext } from '../../sdk';
-import { changeWithAnswer } from '../storage';
+import { changeWithAnswer } from '../storage/answered';
 import { EmailTaken, type UserRecord, type UserStore } from '../users-service/store';
 import { subjectOf } from '../users-service/permissions';
 import type { TokenSigner } from './tokens';

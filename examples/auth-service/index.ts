@@ -1,7 +1,7 @@
 import { PgIdempotencyStore, serve, type RunningService } from '../../sdk';
 import type { Transport } from '../../plugin/bus/transport';
 import type { UserStore } from '../users-service/store';
-import type { Database } from '../storage';
+import type { Database } from '../storage/database';
 import { authenticate, authenticateExternalUser, externalLogin, logout, refreshToken, revokeToken } from './contracts';
 import { authHandlers } from './handlers';
 import { TokenSigner } from './tokens';

@@ -7,7 +7,7 @@ export interface Lifetimes {
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 const DAY = 86400;
 
-export function parseDuration(name: string, value: string): number {
+function parseDuration(name: string, value: string): number {
   const m = /^(\d+)\s*([smhd]?)$/.exec(value.trim());
   if (!m) throw new Error(`${name} must be a number of seconds or a duration such as 5m, 1h, 7d (got "${value}")`);
   const seconds = Number(m[1]) * UNITS[m[2] || 's'];

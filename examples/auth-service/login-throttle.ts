@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import type { Database, SqlClient } from '../storage';
+import type { Database, SqlClient } from '../storage/database';
 
 export interface ThrottleLimits {
   /** Failed logins allowed per account from one client address (an IPv6 /64 is one address) within the window. */
@@ -13,13 +13,13 @@ export interface ThrottleLimits {
   windowMs: number;
 }
 
-export const DEFAULT_LIMITS: ThrottleLimits = { perAddress: 5, perAccount: 50, windowMs: 15 * 60 * 1000 };
+const DEFAULT_LIMITS: ThrottleLimits = { perAddress: 5, perAccount: 50, windowMs: 15 * 60 * 1000 };
 
 /** Above any count a window can reach: the account's counter is never full, it only says when the account is guarded. */
 const UNCAPPED = 2_147_483_647;
 
 /** How an admitted attempt ended: the password was right, wrong, or never checked (the request ran out of time). */
-export type Outcome = 'succeeded' | 'failed' | 'unchecked';
+type Outcome = 'succeeded' | 'failed' | 'unchecked';
 
 /** A login may go ahead, or must wait this many seconds. */
 export type Admission = { admitted: true; release(outcome: Outcome): Promise<void> } | { admitted: false; retryAfter: number };

@@ -1,4 +1,4 @@
-import type { SqlClient } from '../storage';
+import type { SqlClient } from '../storage/database';
 
 export type RevocationReason = 'logout' | 'password-change' | 'suspicious-activity' | 'user-deleted' | 'revoked';
 

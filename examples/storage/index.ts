@@ -5,10 +5,6 @@ import { migrate } from './migrations';
 import { MIGRATIONS } from './schema';
 import { ServiceError } from '../../sdk';
 
-export { DatabaseError, isUniqueViolation, type Database, type SqlClient } from './database';
-export { migrate, type Migration } from './migrations';
-export { changeWithAnswer } from './answered';
-export { MIGRATIONS } from './schema';
 
 export interface StorageSettings {
   /** A PostgreSQL server (postgres://user:password@host:5432/database); the embedded database when absent. */

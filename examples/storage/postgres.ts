@@ -9,7 +9,7 @@ const CONNECT_TIMEOUT_MS = 5_000;
 const RETRY_AFTER_S = 2;
 
 /** The server of a connection URL without its credentials, for logs and errors. */
-export function describeUrl(url: string): string {
+function describeUrl(url: string): string {
   try {
     const u = new URL(url);
     return `postgres://${u.host}${u.pathname}`;

@@ -1,6 +1,6 @@
 import bcrypt from 'bcryptjs';
 import { ServiceError, answer, type HandlerContext } from '../../sdk';
-import { changeWithAnswer } from '../storage';
+import { changeWithAnswer } from '../storage/answered';
 import { EmailTaken, type UserChanges, type UserRecord, type UserStore } from './store';
 import { effectivePermissions } from './permissions';
 
@@ -14,7 +14,7 @@ const int = (v: unknown): number | undefined => (typeof v === 'number' && Number
  * The user as it leaves the service: with `id` beside `userId`, never the password hash, and the permissions a
  * login grants (an administrator's admin:all included), so a listing shows what the user's tokens carry.
  */
-export function toPublic(user: UserRecord): PublicUser {
+function toPublic(user: UserRecord): PublicUser {
   const { passwordHash: _hidden, ...rest } = user;
   return { ...rest, permissions: effectivePermissions(user), id: user.userId };
 }
@@ -32,7 +32,7 @@ function emailConflict(): ServiceError {
  * with a role other than `user`, or changing anyone's role, one's own included) needs admin:all too: otherwise
  * users:create or users:update alone would make an administrator.
  */
-export const ROLE_PERMISSION = 'admin:all';
+const ROLE_PERMISSION = 'admin:all';
 
 function mayAssignRoles(ctx: HandlerContext | undefined): boolean {
   return ctx?.user?.permissions.includes(ROLE_PERMISSION) === true;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isUniqueViolation, type Database, type SqlClient } from '../storage';
+import { isUniqueViolation, type Database, type SqlClient } from '../storage/database';
 
 export interface UserRecord {
   userId: string;

@@ -1,4 +1,4 @@
-import { GatewayError, serviceUnavailable } from '../errors';
+import { GatewayError, serviceUnavailable } from '../errors/gateway-error';
 
 /**
  * The 401s of authentication. Every one carries WWW-Authenticate (RFC 6750 §3): a plain `Bearer` challenge when

@@ -1,5 +1,5 @@
 import { importJWK, type JWK } from 'jose';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
 
 /** The key set could not be fetched or read; `retryAfterSeconds` says when the next fetch may happen. */
 export class KeySetUnavailableError extends Error {

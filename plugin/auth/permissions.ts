@@ -1,7 +1,7 @@
 import type { AuthenticatedUser } from './claims';
 
 /** Holding this grants every permission (administrators' tokens carry it). */
-export const ADMIN_ALL = 'admin:all';
+const ADMIN_ALL = 'admin:all';
 
 /**
  * The first of `required` the user does not hold, in the order given; undefined when all are held.

@@ -1,7 +1,6 @@
 import type { Request, Response } from 'express';
 import { contractAtHand, contractOnceRead, routeOf, type ContractSource, type RouteAction } from '../pipeline/resolve-contract';
 import type { Contract } from '../contracts/types';
-import type { Maybe } from '../pipeline/maybe';
 
 /** What the auth steps need to know about an action: the route fields of generated pipelines, plus our own. */
 export interface AccessAction extends RouteAction {
@@ -33,12 +32,10 @@ const byContract = new WeakMap<object, WeakMap<object, RouteAccess>>();
  * which message types exist (401 first, 404 after authentication).
  * Rules depend only on the contract and the step's action, so they are worked out once for each pair, not per
  * request (a hand-written pipeline gives jwt-dev-auth and permission different actions: each gets its own).
+ *
+ * This is the rule when it needs no waiting; undefined when the contract is named by a body still to be read
+ * (accessOnceRead then waits for it).
  */
-export function routeAccess(req: Request, res: Response, action: AccessAction, source: ContractSource): Maybe<RouteAccess> {
-  return accessAtHand(req, action, source) ?? accessOnceRead(req, res, action, source);
-}
-
-/** The access rule when it needs no waiting; undefined when the contract is named by a body still to be read. */
 export function accessAtHand(req: Request, action: AccessAction, source: ContractSource): RouteAccess | undefined {
   if (!routeOf(req, action)) {
     let access = byAction.get(action);

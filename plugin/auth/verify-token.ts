@@ -5,11 +5,11 @@ import { KeySetUnavailableError, RemoteKeySet, UnknownKeyError } from './key-set
 import { TokenCache } from './token-cache';
 import { bearerToken } from './bearer';
 import { invalidToken, keySetUnavailable, noAuthHeader, tokenExpired } from './auth-errors';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../errors/gateway-error';
 import type { Maybe } from '../pipeline/maybe';
 
 /** Algorithms the gateway accepts; anything else is refused before a key is looked up. */
-export const ACCEPTED_ALGORITHMS = ['HS256', 'RS256'] as const;
+const ACCEPTED_ALGORITHMS = ['HS256', 'RS256'] as const;
 type AcceptedAlgorithm = (typeof ACCEPTED_ALGORITHMS)[number];
 
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;

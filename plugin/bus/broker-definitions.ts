@@ -38,7 +38,7 @@ const HASHING = 'rabbit_password_hashing_sha256';
 const NAME = /^[A-Za-z0-9_.-]{1,200}$/;
 
 /** A regex matching `text` literally. */
-export function literal(text: string): string {
+function literal(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 

@@ -1,6 +1,6 @@
 import { describeError } from '../errors/describe';
 import { internalErrorReply, isReply } from './envelope';
-import type { BusLogger } from './logger';
+import type { Logger } from '../logger';
 import type { Reply, RequestHandler, RequestMessage } from './transport';
 
 /*
@@ -12,7 +12,7 @@ import type { Reply, RequestHandler, RequestMessage } from './transport';
  * Runs a service handler: a handler that throws, rejects or returns something that is not a reply envelope yields
  * INTERNAL_ERROR with no message (the cause is logged on the service side, never sent).
  */
-export async function invokeHandler(handler: RequestHandler, message: RequestMessage, logger: BusLogger): Promise<Reply> {
+export async function invokeHandler(handler: RequestHandler, message: RequestMessage, logger: Logger): Promise<Reply> {
   let reply: unknown;
   try {
     reply = await handler(message);
@@ -34,7 +34,7 @@ export async function invokeHandler(handler: RequestHandler, message: RequestMes
  */
 export function replyJson<R>(
   reply: Reply,
-  logger: BusLogger,
+  logger: Logger,
   traceOf: (request: R) => string,
   request: R,
   service: string,

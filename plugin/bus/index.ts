@@ -1,27 +1,12 @@
-import { AmqpTransport, workQueueTypeOf, type AnnouncementIntake, type ReplyCheck, type WorkQueueType } from './amqp';
-import { InProcessTransport, defaultHub } from './inprocess';
+import { AmqpTransport } from './amqp';
+import { workQueueTypeOf, type WorkQueueType } from './amqp/wire';
+import type { AnnouncementIntake } from './amqp/listeners';
+import type { ReplyCheck } from './amqp/publisher';
+import { InProcessTransport } from './inprocess';
+import { defaultHub } from './inprocess/hub';
 import type { Transport } from './transport';
-import type { BusLogger } from './logger';
+import type { Logger } from '../logger';
 
-export type {
-  MessageHeaders,
-  MessageUser,
-  Reply,
-  ReplyError,
-  RequestHandler,
-  RequestMessage,
-  Subscription,
-  Transport,
-  TransportState,
-  WorkQueueOptions,
-  AnnouncementListener,
-  AnnouncementOrigin,
-} from './transport';
-export { AmqpTransport, workQueueTypeOf } from './amqp';
-export type { WorkQueueType } from './amqp';
-export type { AmqpTransportOptions, AnnouncementIntake, ReplyCheck } from './amqp';
-export { InProcessHub, InProcessTransport, defaultHub } from './inprocess';
-export type { BusLogger } from './logger';
 
 export interface TransportConfig {
   /**
@@ -31,7 +16,7 @@ export interface TransportConfig {
   url?: string;
   /** Prefix of every exchange and queue name on the broker (AMQP only). Default `contracts`. */
   prefix?: string;
-  logger?: BusLogger;
+  logger?: Logger;
   /** Gateway side: bounds on the announcements taken off the bus (AMQP only). */
   announcements?: Partial<AnnouncementIntake>;
   /** Gateway side: whose replies are taken for a service (AMQP only). */

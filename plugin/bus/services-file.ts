@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse, YAMLParseError } from 'yaml';
+import { isRecord } from '../is-record';
 
 /*
  * The services file: the one list of who may be on the bus and what each service owns. The definitions tool
@@ -18,7 +19,7 @@ import { parse, YAMLParseError } from 'yaml';
  *       httpPaths: true
  */
 
-export interface ServiceEntry {
+interface ServiceEntry {
   /** Its broker user (RabbitMQ's validated user_id of its announcements). */
   user: string;
   /** Message types only it may announce: exact names, or a prefix ending in `*`. */
@@ -41,15 +42,11 @@ const ENTRY_KEYS = ['user', 'messageTypes', 'pathPrefixes', 'public', 'httpPaths
 const MAX_FILE_BYTES = 1024 * 1024;
 
 /** What is wrong with a services file; the message names the place, never the file's contents beyond a key. */
-export class ServicesFileError extends Error {
+class ServicesFileError extends Error {
   constructor(file: string, problem: string) {
     super(`${file}: ${problem}`);
     this.name = 'ServicesFileError';
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function stringList(value: unknown, where: string, valid: (s: string) => boolean, what: string): string[] {
@@ -61,7 +58,7 @@ function stringList(value: unknown, where: string, valid: (s: string) => boolean
 }
 
 /** Checks a parsed services file; throws an Error naming the first problem. */
-export function checkServicesList(doc: unknown): ServicesList {
+function checkServicesList(doc: unknown): ServicesList {
   if (!isRecord(doc)) throw new Error('must be a mapping with a services key');
   for (const key of Object.keys(doc)) if (key !== 'services') throw new Error(`has an unknown key ${JSON.stringify(key)} (known: services)`);
   const services = doc.services;

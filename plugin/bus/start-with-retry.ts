@@ -1,5 +1,5 @@
 import type { Transport } from './transport';
-import type { BusLogger } from './logger';
+import type { Logger } from '../logger';
 import { RETRY_MAX_DELAY_MS } from './constants';
 import { errorMessage } from '../errors/describe';
 
@@ -11,7 +11,7 @@ const FIRST_DELAY_MS = 250;
  * false when stopped first. One log line per failed attempt (an AMQP attempt already retries for its connect
  * timeout), so a broker that stays away costs a line every ten seconds or so, not a screenful.
  */
-export async function startWithRetry(transport: Pick<Transport, 'start'>, log: Pick<BusLogger, 'warn'>, stopped: () => boolean): Promise<boolean> {
+export async function startWithRetry(transport: Pick<Transport, 'start'>, log: Pick<Logger, 'warn'>, stopped: () => boolean): Promise<boolean> {
   for (let delay = FIRST_DELAY_MS; !stopped(); delay = Math.min(delay * 2, RETRY_MAX_DELAY_MS)) {
     try {
       await transport.start();

@@ -9,7 +9,7 @@ const DISCOVERY_PATH = '/api/discovery/contracts';
 /** How long the gateway may take to answer; a CI step must not hang on an unreachable host. */
 const FETCH_TIMEOUT_MS = 15_000;
 /** The environment variable holding the bearer token for a gateway (kept out of the command line, which `ps` shows). */
-export const TOKEN_ENV = 'CONTRACTS_GATEWAY_TOKEN';
+const TOKEN_ENV = 'CONTRACTS_GATEWAY_TOKEN';
 
 /**
  * `check-compat <new contracts file> --against <gateway URL | contracts file>`: prints each change between what is

@@ -2,7 +2,7 @@ import type { Contract, DerivedRoute } from '../contracts/types';
 import { deriveRoutes } from '../contracts/derive-routes';
 import { diffSchema } from './schema-diff';
 
-export type ChangeClass = 'breaking' | 'compatible';
+type ChangeClass = 'breaking' | 'compatible';
 
 /** One change between two versions of a contract (or of a list of contracts), as clients see it. */
 export interface ContractChange {

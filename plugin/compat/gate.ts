@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Announcement, Contract } from '../contracts/types';
 import { inert } from '../log-once';
+import type { Logger } from '../logger';
 import { breakingOf, classifyContractChange } from './classify';
 import { canonical } from '../contracts/canonical';
 
@@ -21,10 +22,6 @@ export interface BreakingChange {
   reasons: string[];
   /** When this gateway first saw it (ISO 8601). */
   at: string;
-}
-
-export interface GateLogger {
-  warn(message: string): void;
 }
 
 /** What the registry gives the gate: the contract served now for a message type, and the previous list of an instance. */
@@ -58,7 +55,7 @@ export class BreakingChangeGate {
 
   constructor(
     private readonly mode: BreakingChangeMode,
-    private readonly logger: GateLogger | undefined,
+    private readonly logger: Pick<Logger, 'warn'> | undefined,
     private readonly onBreaking: (change: BreakingChange) => void,
     private readonly now: () => number = Date.now,
   ) {}

@@ -1,6 +1,7 @@
 import { canonical } from '../contracts/canonical';
 import type { JsonSchema } from '../contracts/types';
 import { resolveRef } from '../validation/write-only';
+import { isRecord } from '../is-record';
 
 /** Which way values flow: a client sends `input` (the gateway validates it) and reads `output`. */
 export type Direction = 'input' | 'output';
@@ -54,14 +55,10 @@ export function diffSchema(oldSchema: JsonSchema, newSchema: JsonSchema, directi
   return walk.changes;
 }
 
-function isNode(value: unknown): value is Node {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The schema a node stands for: its `$ref` target when it is only a reference (siblings of `$ref` kept). */
 function deref(node: unknown, root: unknown): unknown {
-  for (let hops = 0; hops < 16 && isNode(node) && typeof node.$ref === 'string'; hops++) {
-    const target = isNode(root) ? resolveRef(node.$ref, root) : undefined;
+  for (let hops = 0; hops < 16 && isRecord(node) && typeof node.$ref === 'string'; hops++) {
+    const target = isRecord(root) ? resolveRef(node.$ref, root) : undefined;
     if (!target) return node;
     const { $ref: _ref, ...siblings } = node;
     node = { ...target, ...siblings };
@@ -81,7 +78,7 @@ function add(walk: Walk, breaking: boolean, rule: string, at: string, message: s
 
 function compare(walk: Walk, oldRaw: unknown, newRaw: unknown, at: string, depth: number): void {
   if (depth > MAX_DEPTH) return;
-  const refKey = isNode(oldRaw) && isNode(newRaw) && (typeof oldRaw.$ref === 'string' || typeof newRaw.$ref === 'string') ? `${String(oldRaw.$ref)}|${String(newRaw.$ref)}` : undefined;
+  const refKey = isRecord(oldRaw) && isRecord(newRaw) && (typeof oldRaw.$ref === 'string' || typeof newRaw.$ref === 'string') ? `${String(oldRaw.$ref)}|${String(newRaw.$ref)}` : undefined;
   if (refKey !== undefined) {
     if (walk.seen.has(refKey)) return;
     walk.seen.add(refKey);
@@ -89,7 +86,7 @@ function compare(walk: Walk, oldRaw: unknown, newRaw: unknown, at: string, depth
   const oldSchema = deref(oldRaw, walk.oldRoot);
   const newSchema = deref(newRaw, walk.newRoot);
   if (same(walk, oldSchema, newSchema)) return;
-  if (!isNode(oldSchema) || !isNode(newSchema)) {
+  if (!isRecord(oldSchema) || !isRecord(newSchema)) {
     compareBooleanSchemas(walk, oldSchema, newSchema, at);
     return;
   }
@@ -104,7 +101,7 @@ function compare(walk: Walk, oldRaw: unknown, newRaw: unknown, at: string, depth
 
 /** `true`/`false` schemas (or a node against one): anything else is a change this classifier cannot order. */
 function compareBooleanSchemas(walk: Walk, oldSchema: unknown, newSchema: unknown, at: string): void {
-  const acceptsAll = (s: unknown): boolean => s === true || (isNode(s) && Object.keys(s).length === 0);
+  const acceptsAll = (s: unknown): boolean => s === true || (isRecord(s) && Object.keys(s).length === 0);
   if (acceptsAll(oldSchema) && acceptsAll(newSchema)) return;
   if (walk.direction === 'input' && acceptsAll(newSchema)) {
     add(walk, false, 'input-widened', at, `${at} accepts anything now`);
@@ -201,7 +198,7 @@ function requiredOf(schema: Node): Set<string> {
 }
 
 function propertiesOf(schema: Node): Node {
-  return isNode(schema.properties) ? schema.properties : {};
+  return isRecord(schema.properties) ? schema.properties : {};
 }
 
 function compareObjects(walk: Walk, oldSchema: Node, newSchema: Node, at: string, depth: number): void {
@@ -240,7 +237,7 @@ function compareObjects(walk: Walk, oldSchema: Node, newSchema: Node, at: string
 function compareAdditional(walk: Walk, oldSchema: Node, newSchema: Node, at: string, depth: number): void {
   const [before, after] = [oldSchema.additionalProperties, newSchema.additionalProperties];
   if (same(walk, before, after)) return;
-  if (isNode(before) && isNode(after)) {
+  if (isRecord(before) && isRecord(after)) {
     compare(walk, before, after, `${at}.*`, depth + 1);
     return;
   }

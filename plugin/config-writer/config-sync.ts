@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { ContractRegistry } from '../contracts/registry';
 import type { Conflict, EndpointSpec } from '../contracts/endpoint-specs';
-import { RoutePlan } from '../contracts/route-plan';
+import type { RoutePlan } from '../contracts/route-plan';
 import { GENERATED_POLICIES, generatedPipeline, isContractEndpoint, preflightEndpoint, TABLE_STEP, tableEndpoint } from '../pipeline/generated-pipeline';
 import { routeAction } from '../routing/route-action';
 import { unfitPaths } from '../routing/path-table';
@@ -13,15 +13,15 @@ import type { Logger } from '../logger';
 import { renderGatewayConfig } from './gateway-config';
 import { writeIfChanged } from './atomic-file';
 import { isCatchAll, notFoundEndpoint, notFoundPolicies, NOT_FOUND_POLICY } from './not-found-endpoint';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
 import { systemClock, type Clock, type ClockTimer } from '../clock';
 import type { HostConfig } from '../host/plugin-context';
 
 export interface ConfigSyncOptions {
   /** Time and timers of the write pacing; the system's by default. */
   clock?: Clock;
-  /** The runtime's route plan; without one the writer keeps its own on the registry. */
-  routes?: RoutePlan;
+  /** The runtime's route plan: the routes it writes. */
+  routes: RoutePlan;
 }
 
 /**
@@ -45,19 +45,16 @@ export class ConfigSync {
   private readonly onChange = () => this.schedule();
   private readonly clock: Clock;
   private readonly routes: RoutePlan;
-  /** Set when the plan is this writer's own (stopped with it). */
-  private readonly ownPlan: boolean;
 
   constructor(
     private readonly registry: ContractRegistry,
     private host: HostConfig,
     private readonly settings: Settings,
     private readonly log: Logger,
-    options: ConfigSyncOptions = {},
+    options: ConfigSyncOptions,
   ) {
     this.clock = options.clock ?? systemClock;
-    this.ownPlan = options.routes === undefined;
-    this.routes = options.routes ?? new RoutePlan(registry, { prefix: settings.generatedPrefix, excluded: settings.excludeFromGeneratedRoutes });
+    this.routes = options.routes;
   }
 
   start(): void {
@@ -73,7 +70,6 @@ export class ConfigSync {
 
   stop(): void {
     this.registry.off('change', this.onChange);
-    if (this.ownPlan) this.routes.stop();
     if (this.timer) this.clock.clearTimeout(this.timer);
   }
 

@@ -183,8 +183,10 @@ function sectionEdits(
   const ranges = generatedRanges(w.text, sectionPair, prefix);
   const map = isMap(value) && !value.flow ? value : undefined;
   if (map && ranges.length > 0) {
-    const column = columnOf(w.text, (map.items[0]?.key as Node).range?.[0] ?? 0);
-    ranges.forEach((range, index) => edits.push({ ...range, text: index === 0 && entries.length > 0 ? block(w, entries, column) : '' }));
+    const column = columnOf(w.text, (map.items[0]?.key as Node | undefined)?.range?.[0] ?? 0);
+    ranges.forEach((range, index) => {
+      edits.push({ ...range, text: index === 0 && entries.length > 0 ? block(w, entries, column) : '' });
+    });
     // A section left with no entry at all reads `{}`, as the host expects a mapping there.
     if (entries.length === 0 && map.items.every((pair) => keyText(pair.key)?.startsWith(prefix))) {
       const colon = w.text.indexOf(':', (sectionPair.key as Node).range?.[1] ?? 0) + 1;
@@ -194,7 +196,7 @@ function sectionEdits(
   }
   if (entries.length === 0) return;
   if (map) {
-    const column = columnOf(w.text, (map.items[0]?.key as Node).range?.[0] ?? 0);
+    const column = columnOf(w.text, (map.items[0]?.key as Node | undefined)?.range?.[0] ?? 0);
     const at = afterTrailingComments(w.text, pairEnd(w.text, map.items[map.items.length - 1] as Pair), column);
     edits.push({ start: at, end: at, text: block(w, entries, column) });
     return;
@@ -295,7 +297,7 @@ function policiesEdits(w: Writer, pair: Pair | undefined, required: readonly str
     return;
   }
   const at = emptyValueEdits(w, pair as Pair, edits);
-  edits.push({ start: at, end: at, text: items(columnOf(w.text, (pair?.key as Node).range?.[0] ?? 0) + dash) });
+  edits.push({ start: at, end: at, text: items(columnOf(w.text, (pair?.key as Node | undefined)?.range?.[0] ?? 0) + dash) });
 }
 
 function apiEndpointEntry(endpoint: WritableEndpoint, extra?: Record<string, unknown>): Record<string, unknown> {

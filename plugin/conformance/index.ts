@@ -27,6 +27,7 @@ function line(o: Outcome): string {
  * could not be reached, 64 usage).
  */
 export async function runConformance(argv: readonly string[], out: (line: string) => void = (l) => console.log(l)): Promise<number> {
+  // biome-ignore lint/suspicious/noImplicitAnyLet: typed by the parseArgs call below, which TypeScript follows
   let values;
   try {
     ({ values } = parseArgs({

@@ -2,6 +2,7 @@ import type { Announcement, Contract, ContractRateLimit, HttpOverride, JsonSchem
 import { DEFAULT_ANNOUNCEMENT_LIMITS, schemaOverLimits, type AnnouncementLimits } from './limits';
 import { schemaCostProblem, type PatternTally } from '../validation/schema-cost';
 import { validateDeprecation } from '../compat/deprecation-fields';
+import { isRecord } from '../is-record';
 
 /*
  * What an announcement must be before the registry takes it (docs/bus-protocol.md); the registry's own checks
@@ -23,10 +24,6 @@ export const DEFAULT_MAX_TTL_MS = 60 * 60 * 1000;
 const HTTP_METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'PUT', 'DELETE', 'PATCH']);
 // Message types end up in URL paths, YAML keys and AMQP `type`; keep them to a safe alphabet.
 const MESSAGE_TYPE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isNonEmptyString(value: unknown, max = 200): value is string {
   return typeof value === 'string' && value.length > 0 && value.length <= max;

@@ -3,9 +3,9 @@ import { camelCase, paramCase } from 'change-case';
 import type { Contract, ContractKind, DerivedRoute } from './types';
 
 /** The generic route every "other" command can be sent through; the body names the message type. */
-export const ACTIONS_PATH = '/api/actions';
+const ACTIONS_PATH = '/api/actions';
 /** The generic route every "other" query can be sent through; the query string names the message type. */
-export const DATA_PATH = '/api/data';
+const DATA_PATH = '/api/data';
 
 /** How a message type reads under the naming table (docs/endpoints.md). `resource` is the PascalCase resource words. */
 export interface Classification {
@@ -59,7 +59,7 @@ function resourceNames(resource: string): ResourceNames {
 function idParameter(contract: Contract, singular: string): string {
   const candidate = `${singular}Id`;
   const properties = contract.inputSchema?.properties;
-  if (properties && typeof properties === 'object' && Object.prototype.hasOwnProperty.call(properties, candidate)) {
+  if (properties && typeof properties === 'object' && Object.hasOwn(properties, candidate)) {
     return candidate;
   }
   return 'id';

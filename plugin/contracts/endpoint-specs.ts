@@ -1,10 +1,10 @@
 import { deriveRoutes } from './derive-routes';
 import type { Contract, ContractKind, DerivedRoute, HttpMethod } from './types';
 
-export const DEFAULT_ENDPOINT_PREFIX = 'contracts-';
+const DEFAULT_ENDPOINT_PREFIX = 'contracts-';
 
 /** A contract reachable on an endpoint only when the request carries the `whenQuery` query-string parameter. */
-export interface RouteVariant {
+interface RouteVariant {
   whenQuery: string;
   messageType: string;
   kind: ContractKind;

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { AnnouncementOrigin } from '../bus/transport';
 import type { ContractRegistry } from './registry';
-import { inert, OnceLog, type WarnLogger } from '../log-once';
+import { inert, OnceLog } from '../log-once';
+import type { Logger } from '../logger';
 import { systemClock, type Clock, type ClockTimer } from '../clock';
 
 /** Whose broker user may announce for a service (see docs/operations.md, "Trust on the bus"). */
@@ -18,7 +19,7 @@ export interface InboxOptions {
   /** Announcements are applied at most once per interval, as one batch (one registry change). */
   intervalMs: number;
   announcers?: AnnouncerCheck;
-  logger?: WarnLogger;
+  logger?: Pick<Logger, 'warn'>;
   /** Distinct instances waiting for the next batch; beyond it new ones wait for the next announcement. */
   maxPending?: number;
   /**
@@ -41,7 +42,7 @@ interface Waiting {
 }
 
 /** How a refusal for trust begins, so the refusal metric sorts it as `not_trusted` (observability/refusals.ts). */
-export const NOT_TRUSTED = 'not trusted: ';
+const NOT_TRUSTED = 'not trusted: ';
 
 const DEFAULT_MAX_PENDING = 10_000;
 /** Announcements applied in one batch at most; the rest wait for the next one. */

@@ -89,12 +89,12 @@ const API_PATH = /^\/api\/[A-Za-z0-9._~-]+(\/|$)/;
  * Routes (method and path) a contract takes for itself; the generic dispatch routes are shared by design. A query
  * variant (`GET /api/users?userId`) counts as its path: another service's variant would take part of its traffic.
  */
-export function ownRoutes(contract: Contract): DerivedRoute[] {
+function ownRoutes(contract: Contract): DerivedRoute[] {
   return deriveRoutes(contract).filter((r) => r.dispatch === undefined);
 }
 
 /** Why the rules forbid `service` this contract regardless of what others announce; undefined when allowed. */
-export function ruleRefusal(service: string, contract: Contract, rules: OwnershipRules): Refusal | undefined {
+function ruleRefusal(service: string, contract: Contract, rules: OwnershipRules): Refusal | undefined {
   const messageType = contract.messageType;
   const refuse = (reason: string, holder?: string): Refusal => (holder ? { service, messageType, reason, holder } : { service, messageType, reason });
   // Requests go to the targetService's queue: a contract for another service's queue is a claim on that service.

@@ -3,13 +3,14 @@ import { EventEmitter } from 'node:events';
 import type { Announcement, Contract } from './types';
 import { resolveOwnership, type Claim, type OwnershipRules, type Refusal, type RegistryConflict } from './ownership';
 import type { AnnouncementLimits } from './limits';
-import { isRecord, limitsOf, validateAnnouncement, type ValidationOptions, type ValidationResult } from './announcement-validation';
+import { limitsOf, validateAnnouncement, type ValidationOptions, type ValidationResult } from './announcement-validation';
 import { canonical } from './canonical';
 import { inert, OnceLog } from '../log-once';
+import type { Logger } from '../logger';
 import { errorMessage } from '../errors/describe';
 import { BreakingChangeGate, type BreakingChange, type BreakingChangeMode, type ServedView } from '../compat/gate';
+import { isRecord } from '../is-record';
 
-export type { OwnershipRules, Refusal, RegistryConflict } from './ownership';
 
 /** What the discovery/debug endpoints show per service instance. */
 export interface InstanceInfo {
@@ -27,13 +28,9 @@ export type ApplyResult =
 /** One announcement taken (recorded, union not yet rebuilt) or refused. */
 export type TakeResult = { accepted: true } | { accepted: false; changed: false; reason: string };
 
-export interface RegistryLogger {
-  warn(message: string): void;
-}
-
 export interface RegistryOptions extends ValidationOptions {
   now?: () => number;
-  logger?: RegistryLogger;
+  logger?: Pick<Logger, 'warn'>;
   /** Pinned ownership and what services may declare; first-come decides the rest. */
   rules?: OwnershipRules;
   /**
@@ -50,7 +47,7 @@ export interface RegistryOptions extends ValidationOptions {
   breakingChanges?: BreakingChangeMode;
 }
 
-export interface RetainedBudget {
+interface RetainedBudget {
   perUserBytes: number;
   totalBytes: number;
 }
@@ -112,7 +109,7 @@ function compareText(a: string, b: string): number {
  */
 export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly now: () => number;
-  private readonly logger: RegistryLogger | undefined;
+  private readonly logger: Pick<Logger, 'warn'> | undefined;
   private readonly options: RegistryOptions;
   private readonly limits: AnnouncementLimits;
   /** Refused announcements: one line per sender and reason, not one per re-announcement. */

@@ -8,6 +8,11 @@ export interface PlannedRoutes extends EndpointSpecs {
   contracts: readonly Contract[];
 }
 
+/** The routes of `contracts`, with them: what the route plan derives on each change (and tests from fixed contracts). */
+export function planRoutes(contracts: readonly Contract[], options: EndpointSpecOptions = {}): PlannedRoutes {
+  return { contracts, ...buildEndpointSpecs(contracts, options) };
+}
+
 /**
  * The route plan: the routes of the contracts known now, derived once per registry change (on first use after it)
  * and handed to everything that shows or serves them: the config writer, the path table of `routing: table`, the
@@ -28,11 +33,15 @@ export class RoutePlan {
     registry.on('change', this.onChange);
   }
 
+  /** The plan of a gateway with these settings: its generatedPrefix, and no route for excludeFromGeneratedRoutes. */
+  static forSettings(registry: ContractRegistry, settings: { generatedPrefix: string; excludeFromGeneratedRoutes: readonly string[] }): RoutePlan {
+    return new RoutePlan(registry, { prefix: settings.generatedPrefix, excluded: settings.excludeFromGeneratedRoutes });
+  }
+
   /** The routes of the registry's contracts now; the same object until the next change. */
   routes(): PlannedRoutes {
     if (!this.current) {
-      const contracts = this.registry.contracts();
-      this.current = { contracts, ...buildEndpointSpecs(contracts, this.options) };
+      this.current = planRoutes(this.registry.contracts(), this.options);
       this.derived += 1;
     }
     return this.current;

@@ -14,7 +14,7 @@ export interface TimeoutSettings {
 /** The deadline the gateway keeps for `contract`'s requests, in ms. */
 export function contractTimeoutMs(contract: Pick<Contract, 'timeoutMs'>, settings: TimeoutSettings): number {
   const asked = contract.timeoutMs ?? settings.requestTimeoutMs;
-  return asked > settings.maxRequestTimeoutMs ? settings.maxRequestTimeoutMs : asked;
+  return Math.min(asked, settings.maxRequestTimeoutMs);
 }
 
 /** Whether `contract` asks for more than the cap (and gets the cap). */

@@ -1,7 +1,7 @@
 import type { EdgeSettings } from '../settings/edge';
 
 /** Request headers a browser may send cross-origin (the API's own, plus our tracing headers and Idempotency-Key). */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id', 'traceparent', 'Idempotency-Key'];
+const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id', 'traceparent', 'Idempotency-Key'];
 
 /**
  * Response headers a browser script may read: the trace ids, Location of a create, the rate limit answers, replays,
@@ -20,7 +20,7 @@ export const CORS_EXPOSED_HEADERS = [
   'Sunset',
 ];
 
-export const CORS_MAX_AGE_SECONDS = 86400;
+const CORS_MAX_AGE_SECONDS = 86400;
 
 /** The action of the host's `cors` policy (express-gateway lib/policies/cors, the `cors` package's options). */
 export interface CorsAction {

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import type { Contract } from '../contracts/types';
-import { GatewayError } from '../errors';
-import { DEFAULT_RATE_WINDOW_MS, type EdgeSettings } from '../settings/edge';
+import { GatewayError } from '../errors/gateway-error';
+import { DEFAULT_RATE_WINDOW_MS } from '../settings/defaults';
+import type { EdgeSettings } from '../settings/edge';
 import { authenticateRequest } from '../auth/authenticate';
 import type { TokenVerifier } from '../auth/verify-token';
 
@@ -60,7 +61,7 @@ function userKey({ userId }: { userId: string }): string {
 }
 
 /** The socket's peer (Express `req.ip`); X-Forwarded-For counts only where the host app trusts a proxy. */
-export function clientAddress(req: Request): string {
+function clientAddress(req: Request): string {
   return req.ip ?? req.socket?.remoteAddress ?? 'unknown';
 }
 

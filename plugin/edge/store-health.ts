@@ -1,5 +1,5 @@
 import type { Logger } from '../logger';
-import type { StoreFailureMode } from '../settings/edge';
+import type { StoreFailureMode } from '../settings/defaults';
 
 /** `degraded`: the counter store failed or did not answer in time, and has not answered a probe since. */
 export type StoreState = 'ok' | 'degraded';

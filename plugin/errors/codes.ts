@@ -46,5 +46,5 @@ export function codeInfo(code: ErrorCode): CodeInfo {
 
 /** Whether a code from outside (a service's reply) is in the table; an unknown one is answered as an internal error. */
 export function isKnownCode(code: unknown): code is ErrorCode {
-  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CODES, code);
+  return typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);
 }

@@ -1,13 +1,14 @@
 import { namesContract } from '../pipeline/resolve-contract';
 import type { RouteAction } from '../routing/route-action';
+import { isRecord } from '../is-record';
 
 /**
  * Express Gateway 1.16 hands a policy its action as `Object.assign({}, step.action, ActionParams.prototype)`
  * (lib/gateway/pipelines.js), which copies the one enumerable method of that prototype onto every action.
  */
-export const HOST_ACTION_KEYS: readonly string[] = ['getCommonAuthCallback'];
+const HOST_ACTION_KEYS: readonly string[] = ['getCommonAuthCallback'];
 /** A condition gets its whole entry of the YAML, its `name` included (lib/conditions/index.js). */
-export const HOST_CONDITION_KEYS: readonly string[] = ['name'];
+const HOST_CONDITION_KEYS: readonly string[] = ['name'];
 /** What a pipeline step may hold besides the policy's action (lib/gateway/pipelines.js reads only these). */
 const STEP_KEYS = ['action', 'condition'];
 
@@ -25,7 +26,7 @@ type Entry = Record<string, unknown>;
  * `additionalProperties: false`, because the host adds keys of its own.
  */
 export function unknownKey(declared: Declared, given: unknown, hostKeys: readonly string[] = HOST_ACTION_KEYS): string | undefined {
-  if (!isEntry(given)) return undefined;
+  if (!isRecord(given)) return undefined;
   const known = Object.keys(declared.schema.properties ?? {});
   for (const key of Object.keys(given)) {
     if (known.includes(key) || hostKeys.includes(key)) continue;
@@ -45,10 +46,10 @@ export function unknownKey(declared: Declared, given: unknown, hostKeys: readonl
  *   would check nothing but that there is a caller.
  */
 export function pipelineProblem(gatewayConfig: unknown, policies: readonly Declared[], conditions: readonly Declared[]): string | undefined {
-  if (!isEntry(gatewayConfig) || !isEntry(gatewayConfig.pipelines)) return undefined;
-  const endpoints = isEntry(gatewayConfig.apiEndpoints) ? gatewayConfig.apiEndpoints : {};
+  if (!isRecord(gatewayConfig) || !isRecord(gatewayConfig.pipelines)) return undefined;
+  const endpoints = isRecord(gatewayConfig.apiEndpoints) ? gatewayConfig.apiEndpoints : {};
   for (const [name, pipeline] of Object.entries(gatewayConfig.pipelines)) {
-    if (!isEntry(pipeline)) continue;
+    if (!isRecord(pipeline)) continue;
     const problem = pipelineStepsProblem(pipeline, endpoints, policies, conditions);
     if (problem) return `pipeline "${name}", ${problem}`;
   }
@@ -59,14 +60,14 @@ function pipelineStepsProblem(pipeline: Entry, endpoints: Entry, policies: reado
   const entries = listOf(pipeline.policies ?? pipeline.policy);
   let routed = routedByEndpoints(listOf(pipeline.apiEndpoints ?? pipeline.apiEndpoint), endpoints);
   for (const entry of entries) {
-    if (!isEntry(entry)) continue;
+    if (!isRecord(entry)) continue;
     const policyName = Object.keys(entry)[0];
     if (policyName === 'route-table') routed = true;
     const declared = policies.find((p) => p.name === policyName);
     // `- permission:` with no step runs it once with an empty action, as the host does.
     const steps = listOf(entry[policyName]);
     for (const step of steps.length ? steps : [{}]) {
-      if (!isEntry(step)) continue;
+      if (!isRecord(step)) continue;
       const problem = stepProblem(step, declared, conditions) ?? (policyName === 'permission' && !routed ? unboundPermission(step) : undefined);
       if (problem) return `step ${policyName}: ${problem}`;
     }
@@ -84,14 +85,14 @@ function stepProblem(step: Entry, declared: Declared | undefined, conditions: re
 }
 
 function unboundPermission(step: Entry): string | undefined {
-  const action = isEntry(step.action) ? step.action : {};
+  const action = isRecord(step.action) ? step.action : {};
   if (Array.isArray(action.required) || action.public === true || namesContract(action as RouteAction)) return undefined;
   return 'its action has neither `required`, `public: true` nor a `messageType`, and its route serves no contract, so it would check nothing';
 }
 
 /** The plugin's conditions anywhere in a step's condition, nested in the host's not/allOf/oneOf too. */
 function conditionProblem(condition: unknown, conditions: readonly Declared[]): string | undefined {
-  if (!isEntry(condition)) return undefined;
+  if (!isRecord(condition)) return undefined;
   const declared = conditions.find((c) => c.name === condition.name);
   if (declared) {
     const problem = unknownKey(declared, condition, HOST_CONDITION_KEYS);
@@ -107,7 +108,7 @@ function conditionProblem(condition: unknown, conditions: readonly Declared[]): 
 /** True when every endpoint of the pipeline carries the route of a generated contract endpoint (`contract:`). */
 function routedByEndpoints(names: unknown[], endpoints: Entry): boolean {
   const entries = names.flatMap((n) => (typeof n === 'string' ? listOf(endpoints[n]) : [undefined]));
-  return entries.length > 0 && entries.every((e) => isEntry(e) && isEntry(e.contract) && namesContract(e.contract as RouteAction));
+  return entries.length > 0 && entries.every((e) => isRecord(e) && isRecord(e.contract) && namesContract(e.contract as RouteAction));
 }
 
 /** "(did you mean …?)" with the closest known key, else what the keys are. */
@@ -140,10 +141,6 @@ function distance(a: string, b: string): number {
     }
   }
   return d[a.length][b.length];
-}
-
-function isEntry(v: unknown): v is Entry {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The host accepts one item or a list wherever a list is meant (and null for an empty one). */

@@ -2,10 +2,10 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Logger } from '../logger';
 import { errorMessage } from '../errors/describe';
-import type { StoreFailureMode } from '../settings/edge';
+import type { StoreFailureMode } from '../settings/defaults';
 import { StoreHealth, type StoreClient, type StoreMetrics } from '../edge/store-health';
 
-export type LimiterNext = (err?: unknown) => void;
+type LimiterNext = (err?: unknown) => void;
 /** The host's limiter is an Express middleware; we hand it a Tally (below) for both the request and the response. */
 export type Limiter = (req: Tally, res: Tally, next: LimiterNext) => void;
 
@@ -51,12 +51,12 @@ const HOST_DB = 'express-gateway/lib/db';
  * share a Redis share the counters. Resolved from the host's entry module first: npm may give the plugin its own
  * copy of express-gateway, whose db module would open a second connection with nobody's settings.
  */
-export function hostLimiterFactory(): LimiterFactory {
+function hostLimiterFactory(): LimiterFactory {
   return hostModule<LimiterFactory>(HOST_RATE_LIMIT);
 }
 
 /** The host's Redis client, which the host's limiter counts in (the same resolution as hostLimiterFactory). */
-export function hostStoreClient(): StoreClient {
+function hostStoreClient(): StoreClient {
   return hostModule<StoreClient>(HOST_DB);
 }
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { onClientError } from '../http/client-error';
-import type { WarnLogger } from '../log-once';
+import type { Logger } from '../logger';
 
 /** What the host's event bus offers for its servers ('http-ready' / 'https-ready'). */
 export interface ServerEvents {
@@ -18,7 +18,7 @@ export interface ServerLimits {
  * How often Node looks for requests past their headers or receive timeout. Its default (30 s) would let a 10 s
  * timeout run to 40 s; a look costs one pass over the connections still receiving a request.
  */
-export const TIMEOUT_CHECK_INTERVAL_MS = 500;
+const TIMEOUT_CHECK_INTERVAL_MS = 500;
 
 /** At most one log line per this long about connections closed over the cap. */
 const DROP_LOG_INTERVAL_MS = 60_000;
@@ -33,7 +33,7 @@ export function hookHostServers(
   events: ServerEvents,
   observe: (req: IncomingMessage, res: ServerResponse) => void,
   limits: ServerLimits,
-  log?: WarnLogger,
+  log?: Pick<Logger, 'warn'>,
 ): void {
   const hook = ({ httpServer }: { httpServer?: Server }): void => {
     if (!httpServer) return;
@@ -49,7 +49,7 @@ export function hookHostServers(
  * Node enforces both timeouts itself (its 408 reaches onClientError, which answers in the error body) and closes
  * connections over maxConnections as they are accepted, before a byte is read.
  */
-export function applyServerLimits(server: Server, limits: ServerLimits, log?: WarnLogger): void {
+function applyServerLimits(server: Server, limits: ServerLimits, log?: Pick<Logger, 'warn'>): void {
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestReceiveTimeoutMs;
   if (limits.maxConnections !== undefined) {

@@ -1,7 +1,8 @@
 import { STATUS_CODES, maxHeaderSize, type ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import type { Duplex } from 'node:stream';
-import { GatewayError, toErrorBody } from '../errors';
+import { GatewayError } from '../errors/gateway-error';
+import { toErrorBody } from '../errors/error-body';
 import { newTraceId } from '../request/ids';
 import { traceOf } from '../request/trace';
 import { sendError } from './respond';
@@ -12,7 +13,7 @@ type ParserError = Error & { code?: string; reason?: string };
  * The answer to a request Node's HTTP parser refused, with the status Node itself would send (431 for oversized
  * headers, 413 for oversized chunk extensions, 408 for a request that took too long, else 400).
  */
-export function parserErrorAnswer(err: ParserError): GatewayError {
+function parserErrorAnswer(err: ParserError): GatewayError {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       return new GatewayError('HEADERS_TOO_LARGE', `The request line and headers are larger than ${maxHeaderSize} bytes`);
@@ -36,7 +37,7 @@ export function parserErrorAnswer(err: ParserError): GatewayError {
 }
 
 /** The whole response, written on the socket as bytes: the parser failed, so there is no request or response object. */
-export function clientErrorResponse(err: ParserError): string {
+function clientErrorResponse(err: ParserError): string {
   const correlationId = newTraceId();
   const { status, body, headers } = toErrorBody(parserErrorAnswer(err), correlationId);
   const payload = JSON.stringify(body);

@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { describeError, GatewayError, toErrorBody } from '../errors';
+import { describeError } from '../errors/describe';
+import { GatewayError } from '../errors/gateway-error';
+import { toErrorBody } from '../errors/error-body';
 import { newTraceId } from '../request/ids';
 import type { Logger } from '../logger';
 

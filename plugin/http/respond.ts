@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { toErrorBody } from '../errors';
+import { toErrorBody } from '../errors/error-body';
 import { noteErrorCode } from '../observability/error-code';
 
 const JSON_TYPE = 'application/json; charset=utf-8';

@@ -1,8 +1,8 @@
 import type { Logger } from '../logger';
-import type { LogFormat } from '../settings';
+import type { LogFormat } from '../settings/defaults';
 import { structuredLine, type LogFields } from './structured';
 
-export interface AccessFields extends LogFields {
+interface AccessFields extends LogFields {
   method: string;
   route: string;
   path: string;

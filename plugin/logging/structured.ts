@@ -72,7 +72,7 @@ export function spanIdsOf(sc: SpanContext | undefined): Pick<LogFields, 'traceId
 }
 
 /** The ids of the span active where a line is written, when there is a valid one (an SDK is registered). */
-export function activeSpanIds(): Pick<LogFields, 'traceId' | 'spanId'> {
+function activeSpanIds(): Pick<LogFields, 'traceId' | 'spanId'> {
   return spanIdsOf(trace.getActiveSpan()?.spanContext());
 }
 

@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors';
+import { GatewayError } from '../errors/gateway-error';
 import type { Reply } from '../bus/transport';
 import type { BusOutcome, GatewayMetrics } from './metrics';
 import type { Span } from '@opentelemetry/api';

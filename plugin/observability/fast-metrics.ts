@@ -47,7 +47,9 @@ abstract class Family<S> {
     let entry = this.entries.get(key);
     if (entry === undefined) {
       const labels: Record<string, string> = {};
-      this.labelNames.forEach((name, i) => (labels[name] = values[i] ?? ''));
+      this.labelNames.forEach((name, i) => {
+        labels[name] = values[i] ?? '';
+      });
       entry = { labels, series: this.make() };
       this.entries.set(key, entry);
     }

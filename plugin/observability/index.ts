@@ -3,7 +3,7 @@ import type { ContractRegistry } from '../contracts/registry';
 import type { Transport } from '../bus/transport';
 import type { Settings } from '../settings';
 import type { Logger } from '../logger';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
 import { GatewayMetrics } from './metrics';
 import { startMetricsServer } from './metrics-server';
 import { refusalKind } from './refusals';
@@ -33,7 +33,7 @@ export class Observability {
       contracts: () => registry.counts().contracts,
       services: () => registry.counts().services,
       instances: () => registry.counts().instances,
-    }, () => transport.node?.());
+    }, this.observer.labels, () => transport.node?.());
     this.metrics = metrics;
     metrics.busStateChanged(transport.state());
     transport.onStateChange((state) => metrics.busStateChanged(state));

@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { GatewayMetrics } from './metrics';
 import type { Logger } from '../logger';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
 
-export const METRICS_PATH = '/metrics';
+const METRICS_PATH = '/metrics';
 
 /**
  * The Prometheus scrape endpoint on a port of its own: the API's port never serves it, so publishing the API does

@@ -4,10 +4,10 @@ import { FastCounter, FastHistogram } from './fast-metrics';
 import type { StoreFailure, StoreMetrics, StoreState } from '../edge/store-health';
 import { ERROR_CODES } from '../errors/codes';
 import type { IncomingMessage } from 'node:http';
-import { RouteLabels } from './route-label';
+import type { RouteLabels } from './route-label';
 
 /** Every metric name starts with this, so the gateway's series are found together beside other exporters'. */
-export const METRIC_PREFIX = 'contracts_gateway_';
+const METRIC_PREFIX = 'contracts_gateway_';
 
 /** Seconds; from a cached answer to a slow service near the default 30 s deadline. */
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -22,7 +22,7 @@ const STATES: readonly TransportState[] = ['connecting', 'up', 'down', 'closed']
  * The error answers exported at 0 from the start, so a dashboard's 5xx and 429 panels read 0 rather than "no data"
  * before the first one: every code of the table answered 5xx or 429 (SERVICE_UNAVAILABLE also as 502).
  */
-export function zeroErrorSeries(): Array<[code: string, status: string]> {
+function zeroErrorSeries(): Array<[code: string, status: string]> {
   const series = Object.entries(ERROR_CODES)
     .filter(([, info]) => info.status >= 500 || info.status === 429)
     .map(([code, info]): [string, string] => [code, String(info.status)]);
@@ -60,12 +60,13 @@ export class GatewayMetrics implements StoreMetrics {
   private readonly repliesRefused: FastCounter;
   private readonly breakingChanges: Counter;
   private readonly deprecatedRequests: FastCounter;
-  /** Routes of deprecated contracts: bounded by the contracts, capped like every route label. */
-  private readonly deprecatedRoutes = new RouteLabels();
   private everUp = false;
 
-  /** `busNode`: the broker node the bus connection is on now (AMQP; read at scrape time). */
-  constructor(counts: RegistryCounts, busNode: () => string | undefined = () => undefined) {
+  /**
+   * `routes`: the route labels of the request observer, which labels the same requests' http series;
+   * `busNode`: the broker node the bus connection is on now (AMQP; read at scrape time).
+   */
+  constructor(counts: RegistryCounts, private readonly routes: RouteLabels, busNode: () => string | undefined = () => undefined) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     const fast = <M extends FastCounter | FastHistogram>(metric: M): M => {
@@ -143,7 +144,7 @@ export class GatewayMetrics implements StoreMetrics {
 
   /** A request to a route of a deprecated contract (its message type is a served contract's: bounded). */
   deprecatedRequest(req: IncomingMessage, messageType: string): void {
-    this.deprecatedRequests.child(this.deprecatedRoutes.of(req), messageType).inc();
+    this.deprecatedRequests.child(this.routes.of(req), messageType).inc();
   }
 
   rateLimitStoreState(state: StoreState): void {

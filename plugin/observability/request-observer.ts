@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import { requestState } from '../request/state';
-import { isKnownCode } from '../errors';
+import { isKnownCode } from '../errors/codes';
 import { errorCodeOf } from './error-code';
 import { RouteLabels } from './route-label';
 import type { GatewayMetrics } from './metrics';
@@ -13,7 +13,7 @@ import { redact } from '../logging/redact';
 import { spanIdsOf } from '../logging/structured';
 
 /** Seen by the status label when the caller went away before the answer was complete (nginx's convention). */
-export const CLIENT_CLOSED = 499;
+const CLIENT_CLOSED = 499;
 
 interface Observed {
   /** performance.now() when the server got the request. */
@@ -40,7 +40,8 @@ export interface ObserverOptions {
  */
 export class RequestObserver {
   private options: ObserverOptions = {};
-  private readonly labels = new RouteLabels();
+  /** The route templates it labels requests with; the metrics' deprecated-route counter shares them. */
+  readonly labels = new RouteLabels();
   private readonly answered: (this: ServerResponse) => void;
 
   constructor() {
@@ -82,9 +83,7 @@ function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLa
   const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
   const route = labels.of(req);
   const method = req.method ?? 'OTHER';
-  if (observed.span?.isRecording()) {
-    endServerSpan(observed.span, method, route, status, { ...state.trace, clientAddress: req.ip ?? req.socket?.remoteAddress });
-  } else observed.span?.end();
+  if (observed.span) endServerSpan(observed.span, method, route, status, { ...state.trace, clientAddress: req.ip ?? req.socket?.remoteAddress });
   const found = errorCodeOf(res);
   const code = found === undefined || isKnownCode(found) ? found : 'OTHER';
   const { metrics, accessLog } = options;

@@ -5,7 +5,7 @@ import { context, trace, ProxyTracerProvider, ROOT_CONTEXT, SpanKind, SpanStatus
  * deployment registers an SDK (docs/operations.md "Traces"). The tracer is the global provider's proxy, so an SDK
  * registered after this module loads is used from then on.
  */
-export const TRACER_NAME = 'express-gateway-plugin-contracts';
+const TRACER_NAME = 'express-gateway-plugin-contracts';
 const tracer = trace.getTracer(TRACER_NAME);
 
 /** The provider that stands in while no SDK is registered (a singleton of @opentelemetry/api). */

@@ -3,7 +3,7 @@ import type { ContractRegistry } from '../contracts/registry';
 import type { Logger } from '../logger';
 import { buildOpenApiDocument, type DocumentOptions } from './document';
 import type { PlannedRoutes } from '../contracts/route-plan';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
 
 export interface CachedDocument {
   /** The serialised document, sent as is; only the text is kept (the object graph is several times larger). */
@@ -36,7 +36,7 @@ export class OpenApiCache {
 
   constructor(
     private readonly registry: ContractRegistry,
-    private readonly options: () => DocumentOptions & { routes?: PlannedRoutes },
+    private readonly options: () => DocumentOptions & { routes: PlannedRoutes },
     private readonly log?: Pick<Logger, 'error'>,
   ) {}
 
@@ -69,8 +69,7 @@ export class OpenApiCache {
     this.stale = false;
     try {
       const options = this.options();
-      // The route plan's contracts when it is handed one: the routes and the schemas then come from one state.
-      const document = buildOpenApiDocument(options.routes?.contracts ?? this.registry.contracts(), options);
+      const document = buildOpenApiDocument(options.routes, options);
       this.cached = cachedDocument(document);
       this.builds += 1;
     } catch (err) {

@@ -178,7 +178,7 @@ export function contractSummary(contract: Contract, whenQuery?: string): Record<
 }
 
 /** The embedded (re-rooted) input schema: parameters inline its property schemas, so their refs must point into the document. */
-export function embeddedInput(ctx: OperationContext, contract: Contract): JsonSchema {
+function embeddedInput(ctx: OperationContext, contract: Contract): JsonSchema {
   const schema = ctx.schemas[componentName(contract.messageType, 'Input')];
   if (!schema) throw new Error(`openapi: the input schema of ${contract.messageType} is not embedded`);
   return schema;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Contract, JsonSchema } from '../contracts/types';
-import { buildEndpointSpecs, DEFAULT_ENDPOINT_PREFIX, type EndpointSpecs } from '../contracts/endpoint-specs';
+import type { PlannedRoutes } from '../contracts/route-plan';
 import { toOpenApiPath } from './paths';
 import { componentName, embedSchema } from './schema-embedding';
 import { contractOperation, type OperationContext } from './contract-operation';
@@ -13,10 +13,6 @@ import { handWrittenOperation, type HandWrittenRoute } from './hand-written';
 import { compilingInputCheck, exampleMaker, type InputCheck } from './examples';
 
 export interface DocumentOptions {
-  /** Names of generated endpoints (operationIds fall back to them); the plugin's generatedPrefix. */
-  prefix?: string;
-  /** Message types with no generated route (the setting excludeFromGeneratedRoutes). */
-  excluded?: readonly string[];
   /** Routes of hand-written pipelines ending in contract-router (handWrittenRoutes of the host's config). */
   handWritten?: readonly HandWrittenRoute[];
   /** List GET /debug/contracts (only when it is served). */
@@ -27,8 +23,6 @@ export interface DocumentOptions {
   developmentAuth?: boolean;
   /** Checks a generated example against its contract; by default the schema is compiled here. */
   checkInput?: InputCheck;
-  /** The routes of these contracts as the runtime's route plan derived them; derived here when absent. */
-  routes?: EndpointSpecs;
   title?: string;
 }
 
@@ -44,13 +38,12 @@ export function contractsFingerprint(contracts: readonly Contract[]): string {
 }
 
 /**
- * The OpenAPI 3.1 document of the API the gateway serves for these contracts: exactly the routes of the route
- * table the config writer writes (buildEndpointSpecs), the hand-written routes that end in contract-router, plus the
- * gateway's own endpoints. Pure: same contracts and
- * options, same document.
+ * The OpenAPI 3.1 document of the API the gateway serves for the route plan's contracts: exactly its routes (those
+ * the config writer writes), the hand-written routes that end in contract-router, plus the gateway's own endpoints.
+ * Pure: same routes and options, same document.
  */
-export function buildOpenApiDocument(contracts: readonly Contract[], options: DocumentOptions = {}): OpenApiDocument {
-  const sorted = [...contracts].sort((a, b) => (a.messageType < b.messageType ? -1 : a.messageType > b.messageType ? 1 : 0));
+export function buildOpenApiDocument(routes: PlannedRoutes, options: DocumentOptions = {}): OpenApiDocument {
+  const sorted = [...routes.contracts].sort((a, b) => (a.messageType < b.messageType ? -1 : a.messageType > b.messageType ? 1 : 0));
   const byType = new Map(sorted.map((c) => [c.messageType, c] as const));
   const schemas: Record<string, JsonSchema> = {};
   for (const c of [...byType.values()]) {
@@ -64,9 +57,8 @@ export function buildOpenApiDocument(contracts: readonly Contract[], options: Do
     rateLimited: options.rateLimited === true,
     example: exampleMaker(options.checkInput ?? compilingInputCheck),
   };
-  const table = options.routes ?? buildEndpointSpecs([...byType.values()], { prefix: options.prefix ?? DEFAULT_ENDPOINT_PREFIX, excluded: options.excluded });
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const endpoint of table.endpoints) {
+  for (const endpoint of routes.endpoints) {
     const operation = endpoint.dispatch ? genericOperation(endpoint, ctx) : contractOperation(endpoint, ctx);
     if (!operation) continue;
     const key = toOpenApiPath(endpoint.path);
@@ -85,7 +77,7 @@ export function buildOpenApiDocument(contracts: readonly Contract[], options: Do
     openapi: '3.1.0',
     info: {
       title: options.title ?? 'Contracts gateway API',
-      version: contractsFingerprint(contracts),
+      version: contractsFingerprint(routes.contracts),
       license: LICENSE,
       description:
         'Generated from the service contracts the gateway discovered on the message bus; it changes when they do. ' +

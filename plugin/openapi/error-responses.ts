@@ -1,4 +1,6 @@
-import { ERROR_CODES, GatewayError, codeInfo, isKnownCode, toErrorBody, type ErrorCode } from '../errors';
+import { ERROR_CODES, codeInfo, isKnownCode, type ErrorCode } from '../errors/codes';
+import { GatewayError } from '../errors/gateway-error';
+import { toErrorBody } from '../errors/error-body';
 
 /**
  * The error body (with the extra fields by code) as a schema, and one reusable
@@ -35,7 +37,7 @@ export const ERROR_BODY_SCHEMA = {
 } as const;
 
 /** Component names of the error responses, by status. */
-export const ERROR_RESPONSE_NAMES: Readonly<Record<number, string>> = {
+const ERROR_RESPONSE_NAMES: Readonly<Record<number, string>> = {
   400: 'BadRequest',
   401: 'Unauthorized',
   403: 'Forbidden',
@@ -52,7 +54,7 @@ export const ERROR_RESPONSE_NAMES: Readonly<Record<number, string>> = {
 };
 
 /** The `default` response of generated routes: a service may answer with any code of the table. */
-export const OTHER_ERROR_RESPONSE = 'OtherError';
+const OTHER_ERROR_RESPONSE = 'OtherError';
 
 const WHEN: Readonly<Record<number, string>> = {
   400: 'The input does not match the contract\'s input schema (or the request is malformed).',

@@ -38,18 +38,18 @@ export interface RouteFacts {
 export function errorStatusesFor(route: RouteFacts): number[] {
   const statuses = new Set([401, 404, 500, 502, 503, 504]);
   const readsBody = BODY_READ_METHODS.has(route.method);
-  if (readsBody) [413, 415].forEach((s) => statuses.add(s));
+  if (readsBody) for (const s of [413, 415]) statuses.add(s);
   if (readsBody || route.dispatch !== undefined || pathParameterNames(route.path).length > 0 || route.contracts.some((c) => refusesInput(c.inputSchema))) {
     statuses.add(400);
   }
   if (route.contracts.some((c) => c.public !== true && c.requiredPermissions.length > 0)) statuses.add(403);
-  if (route.kinds.some((k) => k === 'create' || k === 'update')) [409, 422].forEach((s) => statuses.add(s));
+  if (route.kinds.some((k) => k === 'create' || k === 'update')) for (const s of [409, 422]) statuses.add(s);
   if (route.rateLimited || route.contracts.some((c) => c.rateLimit !== undefined)) statuses.add(429);
   return [...statuses].sort((a, b) => a - b);
 }
 
 /** False for a schema every object passes (`{}`, `{ type: 'object' }`, annotations): validation cannot fail. */
-export function refusesInput(schema: JsonSchema): boolean {
+function refusesInput(schema: JsonSchema): boolean {
   return Object.entries(schema).some(([key, value]) => {
     if (ANNOTATIONS.has(key)) return false;
     if (key === 'type') return !(value === 'object' || (Array.isArray(value) && value.includes('object')));

@@ -1,6 +1,7 @@
 import { sample } from 'openapi-sampler';
 import type { Contract } from '../contracts/types';
 import { compileSchema } from '../validation/ajv';
+import { isRecord } from '../is-record';
 
 /** Whether a contract's input schema accepts a value (the runtime passes its compiled validators). */
 export type InputCheck = (contract: Contract, input: Record<string, unknown>) => boolean;
@@ -20,15 +21,11 @@ export const compilingInputCheck: InputCheck = (contract, input) => {
  */
 export const FRESH_IDEMPOTENCY_KEY = '{{$guid}}';
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function sampled(contract: Contract, skipNonRequired: boolean): Record<string, unknown> | undefined {
   try {
     // The schema is its own document: its local $refs (#/definitions/…, #/$defs/…) resolve inside it.
     const value = sample(contract.inputSchema as Parameters<typeof sample>[0], { skipReadOnly: true, quiet: true, enablePatterns: true, skipNonRequired }, contract.inputSchema);
-    return isObject(value) ? value : undefined;
+    return isRecord(value) ? value : undefined;
   } catch {
     return undefined; // a schema the sampler cannot walk gets no example
   }
@@ -38,7 +35,7 @@ function sampled(contract: Contract, skipNonRequired: boolean): Record<string, u
  * An input the contract accepts, made from its schema (every field, else the required ones only), or undefined when
  * neither passes the contract's own validation: an operation shows no example rather than a wrong one.
  */
-export function inputExample(contract: Contract, check: InputCheck): Record<string, unknown> | undefined {
+function inputExample(contract: Contract, check: InputCheck): Record<string, unknown> | undefined {
   for (const skipNonRequired of [false, true]) {
     const value = sampled(contract, skipNonRequired);
     if (value !== undefined && check(contract, value)) return value;

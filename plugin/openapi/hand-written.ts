@@ -3,6 +3,7 @@ import type { EndpointSpec } from '../contracts/endpoint-specs';
 import { deriveRoutes } from '../contracts/derive-routes';
 import { contractOperation, type OperationContext } from './contract-operation';
 import { componentName, componentRef, embedSchema } from './schema-embedding';
+import { isRecord } from '../is-record';
 
 /**
  * A route of a hand-written pipeline whose last step is `contract-router` naming a message type: what the OpenAPI
@@ -28,23 +29,22 @@ export interface HandWrittenRoute {
 
 type Entry = Record<string, unknown>;
 
-const isEntry = (v: unknown): v is Entry => typeof v === 'object' && v !== null && !Array.isArray(v);
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]);
 
 /** The steps of a pipeline as [name, actions] in order (`- name:` with a list of `{ action, condition }`). */
 function steps(pipeline: Entry): Array<[string, Entry[]]> {
   return list(pipeline.policies)
-    .filter(isEntry)
+    .filter(isRecord)
     .flatMap((step) => Object.entries(step))
-    .map(([name, conditions]) => [name, list(conditions).filter(isEntry).map((c) => (isEntry(c.action) ? c.action : {}))]);
+    .map(([name, conditions]) => [name, list(conditions).filter(isRecord).map((c) => (isRecord(c.action) ? c.action : {}))]);
 }
 
 /** The message types a `contract-router` step of a hand-written pipeline names, wherever it stands. */
 export function routedMessageTypes(gatewayConfig: unknown, prefix: string): Set<string> {
   const out = new Set<string>();
-  const pipelines = isEntry(gatewayConfig) && isEntry(gatewayConfig.pipelines) ? gatewayConfig.pipelines : {};
+  const pipelines = isRecord(gatewayConfig) && isRecord(gatewayConfig.pipelines) ? gatewayConfig.pipelines : {};
   for (const [name, pipeline] of Object.entries(pipelines)) {
-    if (name.startsWith(prefix) || !isEntry(pipeline)) continue;
+    if (name.startsWith(prefix) || !isRecord(pipeline)) continue;
     for (const [step, actions] of steps(pipeline)) {
       if (step !== 'contract-router') continue;
       for (const action of actions) if (typeof action.messageType === 'string') out.add(action.messageType);
@@ -61,27 +61,27 @@ const PATTERN = /[*()?+]/;
  * `messageType`; entries named with `prefix` are generated and skipped. Pure.
  */
 export function handWrittenRoutes(gatewayConfig: unknown, prefix: string): HandWrittenRoute[] {
-  if (!isEntry(gatewayConfig)) return [];
-  const endpoints = isEntry(gatewayConfig.apiEndpoints) ? gatewayConfig.apiEndpoints : {};
-  const pipelines = isEntry(gatewayConfig.pipelines) ? gatewayConfig.pipelines : {};
+  if (!isRecord(gatewayConfig)) return [];
+  const endpoints = isRecord(gatewayConfig.apiEndpoints) ? gatewayConfig.apiEndpoints : {};
+  const pipelines = isRecord(gatewayConfig.pipelines) ? gatewayConfig.pipelines : {};
   const routes: HandWrittenRoute[] = [];
   for (const [pipelineName, pipeline] of Object.entries(pipelines)) {
-    if (pipelineName.startsWith(prefix) || !isEntry(pipeline)) continue;
+    if (pipelineName.startsWith(prefix) || !isRecord(pipeline)) continue;
     const all = steps(pipeline);
     const last = all[all.length - 1];
-    if (!last || last[0] !== 'contract-router') continue;
+    if (last?.[0] !== 'contract-router') continue;
     const before = all.slice(0, -1);
     // A `- jwt-dev-auth:` with no action requires a token; only actions that all say `public: true` make it optional.
     const auth = before.filter(([name]) => name === 'jwt-dev-auth').map(([, actions]) => actions.length > 0 && actions.every((a) => a.public === true));
     const authentication = auth.length === 0 ? 'none' : auth.every(Boolean) ? 'optional' : 'required';
     const named = before.filter(([name]) => name === 'permission').flatMap(([, actions]) => actions.flatMap((a) => list(a.required)));
     const permissions = named.length > 0 ? [...new Set(named.filter((p): p is string => typeof p === 'string'))] : undefined;
-    const inline = before.filter(([name]) => name === 'schema-validation').flatMap(([, actions]) => actions).find((a) => isEntry(a.schema));
+    const inline = before.filter(([name]) => name === 'schema-validation').flatMap(([, actions]) => actions).find((a) => isRecord(a.schema));
     for (const action of last[1]) {
       if (typeof action.messageType !== 'string' || action.messageType === '') continue;
       for (const endpointName of list(pipeline.apiEndpoints)) {
         const endpoint = typeof endpointName === 'string' ? endpoints[endpointName] : undefined;
-        if (!isEntry(endpoint) || endpoint.pathRegex !== undefined) continue;
+        if (!isRecord(endpoint) || endpoint.pathRegex !== undefined) continue;
         const methods = list(endpoint.methods).flatMap((m) => (typeof m === 'string' ? m.split(',') : [])).map((m) => m.trim().toUpperCase()).filter((m) => m !== '' && m !== '*');
         for (const path of list(endpoint.paths ?? endpoint.path)) {
           if (typeof path !== 'string' || !path.startsWith('/') || PATTERN.test(path.replace(/:[A-Za-z_][A-Za-z0-9_]*/g, ''))) continue;

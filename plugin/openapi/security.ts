@@ -2,7 +2,7 @@
  * Security schemes: Bearer JWTs, and the development headers, which the gateway reads only
  * when DEVELOPMENT_AUTH_ENABLED is exactly `true` (and the document lists only then: securityOf).
  */
-export const SECURITY_SCHEMES = {
+const SECURITY_SCHEMES = {
   bearerAuth: {
     type: 'http',
     scheme: 'bearer',

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Contract } from '../contracts/types';
-import type { InstanceInfo, RegistryConflict } from '../contracts/registry';
+import type { InstanceInfo } from '../contracts/registry';
+import type { RegistryConflict } from '../contracts/ownership';
 import type { Runtime } from '../runtime';
 import { traceOf } from '../request/trace';
 import { sendJson } from '../http/respond';

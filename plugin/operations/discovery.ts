@@ -1,18 +1,20 @@
 import type { Request, Response } from 'express';
 import type { Contract } from '../contracts/types';
-import type { InstanceInfo, Refusal, RegistryConflict } from '../contracts/registry';
+import type { InstanceInfo } from '../contracts/registry';
+import type { Refusal, RegistryConflict } from '../contracts/ownership';
 import type { BreakingChange } from '../compat/gate';
-import { buildEndpointSpecs, type Conflict, type EndpointSpecs } from '../contracts/endpoint-specs';
+import type { Conflict } from '../contracts/endpoint-specs';
+import type { PlannedRoutes } from '../contracts/route-plan';
 import { successStatus } from '../contracts/success-status';
 import type { Runtime } from '../runtime';
 import { contractTimeoutMs, timeoutClamped, type TimeoutSettings } from '../contracts/timeouts';
-import { DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../settings';
+import { DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../settings/defaults';
 import { traceOf } from '../request/trace';
 import { sendError, sendJson } from '../http/respond';
 import { resolveAuthConfig } from '../settings/auth';
 import { authenticateRequest } from '../auth/authenticate';
 
-export interface DiscoveredEndpoint {
+interface DiscoveredEndpoint {
   method: string;
   path: string;
   successStatus: number;
@@ -27,7 +29,7 @@ export interface InstanceView {
   leaseExpiresAt: string;
 }
 
-export interface DiscoveredContract extends Contract {
+interface DiscoveredContract extends Contract {
   public: boolean;
   /** The deadline the gateway keeps: timeoutMs, or requestTimeoutMs, capped by maxRequestTimeoutMs. */
   effectiveTimeoutMs: number;
@@ -52,24 +54,22 @@ export function instanceView(i: InstanceInfo): InstanceView {
 }
 
 /**
- * GET /api/discovery/contracts's body: every contract with the routes the config writer generates for it (the
- * runtime's route plan, `routes`; derived here when absent) and the instances serving it. Pure, for tests.
+ * GET /api/discovery/contracts's body: every contract of the route plan with the routes the config writer generates
+ * for it and the instances serving it. Pure, for tests.
  */
 export function discoveryListing(
-  contracts: readonly Contract[],
+  routes: PlannedRoutes,
   instances: readonly InstanceInfo[],
   registryConflicts: RegistryConflict[] = [],
   refused: Refusal[] = [],
   timeouts: TimeoutSettings = { requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS, maxRequestTimeoutMs: DEFAULT_MAX_REQUEST_TIMEOUT_MS },
-  excluded: readonly string[] = [],
-  routes?: EndpointSpecs,
 ): DiscoveryListing {
-  const table = routes ?? buildEndpointSpecs(contracts, { excluded });
+  const { contracts } = routes;
   const endpointsOf = new Map<string, DiscoveredEndpoint[]>();
   const add = (messageType: string, e: DiscoveredEndpoint): void => {
     endpointsOf.set(messageType, [...(endpointsOf.get(messageType) ?? []), e]);
   };
-  for (const e of table.endpoints) {
+  for (const e of routes.endpoints) {
     if (e.dispatch) {
       for (const t of e.messageTypes) add(t, { method: e.method, path: e.path, successStatus: successStatus(t, e.method), generic: true });
       continue;
@@ -90,7 +90,7 @@ export function discoveryListing(
     count: listed.length,
     services: [...new Set(instances.map((i) => i.service))].sort(),
     contracts: listed,
-    conflicts: { messageTypes: registryConflicts, routes: table.conflicts, refused },
+    conflicts: { messageTypes: registryConflicts, routes: routes.conflicts, refused },
   };
 }
 
@@ -109,8 +109,7 @@ async function discovery(runtime: Runtime, req: Request, res: Response): Promise
     const config = resolveAuthConfig();
     await authenticateRequest(req, runtime.verifiers.obtain(config), config.developmentAuthEnabled);
     const { registry } = runtime;
-    const plan = runtime.routes.routes();
-    const listing = discoveryListing(plan.contracts, registry.instances(), registry.conflicts(), registry.refusals(), runtime.settings, runtime.settings.excludeFromGeneratedRoutes, plan);
+    const listing = discoveryListing(runtime.routes.routes(), registry.instances(), registry.conflicts(), registry.refusals(), runtime.settings);
     sendJson(res, 200, { ...listing, breakingChanges: registry.breakingChanges() });
   } catch (err) {
     sendError(res, err, trace.correlationId);

@@ -3,7 +3,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { setRouteTemplate } from '../observability/route-label';
 import { FRESH_IDEMPOTENCY_KEY } from '../openapi/examples';
 
-export const DOCS_PATH = '/api-docs';
+const DOCS_PATH = '/api-docs';
 export const OPENAPI_PATH = '/api-docs/openapi.json';
 export const ASYNCAPI_PATH = '/api-docs/asyncapi.json';
 export const ASSETS_PATH = '/api-docs/assets';
@@ -44,7 +44,7 @@ window.addEventListener('load', function () {
 });
 `;
 
-export const DOCS_HTML = `<!doctype html>
+const DOCS_HTML = `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
@@ -66,7 +66,7 @@ export const DOCS_HTML = `<!doctype html>
  * inline script, no eval); images may be data: URIs (Swagger UI's icons); fetches go to the gateway only (the
  * document and "Try it out"). Whatever a contract smuggles into the document can then neither run nor call out.
  */
-export const DOCS_CSP = [
+const DOCS_CSP = [
   "default-src 'none'",
   "script-src 'self' 'report-sample'",
   "style-src 'self'",
@@ -78,7 +78,7 @@ export const DOCS_CSP = [
 ].join('; ');
 
 /** Headers on the page, its assets and the OpenAPI document, besides their own Content-Security-Policy. */
-export const HARDENING_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+const HARDENING_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'X-Frame-Options': 'DENY',

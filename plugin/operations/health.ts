@@ -2,11 +2,11 @@ import type { Request, Response } from 'express';
 import type { Runtime } from '../runtime';
 import { traceOf } from '../request/trace';
 import { sendError, sendJson } from '../http/respond';
-import { serviceUnavailable } from '../errors';
+import { serviceUnavailable } from '../errors/gateway-error';
 import type { StoreState } from '../edge/store-health';
 
 /** The fields GET /health reports in both of its answers (docs/operations.md "Operations endpoints"). */
-export interface HealthFields {
+interface HealthFields {
   /** `node`: the broker (`host:port`) of the connection while it is up (one of BUS_URL's list). */
   bus: { kind: 'amqp' | 'inprocess'; state: string; node?: string };
   /** The rate-limit counter store (the host's Redis): `degraded` while it fails or stalls; `since` then. */
@@ -16,7 +16,7 @@ export interface HealthFields {
   uptimeSeconds: number;
 }
 
-export function healthFields(runtime: Runtime, now = Date.now()): HealthFields {
+function healthFields(runtime: Runtime, now = Date.now()): HealthFields {
   const store = runtime.rateLimits.store;
   const since = store.since();
   // Counts only: an anonymous probe must not make the gateway copy every contract it holds.

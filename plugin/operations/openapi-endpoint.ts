@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { CachedDocument } from '../openapi';
+import type { CachedDocument } from '../openapi/cache';
 import { traceOf } from '../request/trace';
 import { NOTHING_CSP, setHardeningHeaders } from './docs-page';
 

@@ -6,9 +6,9 @@ import { debugHandler } from './debug';
 import { ASYNCAPI_PATH, mountDocsPage, OPENAPI_PATH } from './docs-page';
 import { openApiHandler } from './openapi-endpoint';
 
-export const HEALTH_PATH = '/health';
-export const DISCOVERY_PATH = '/api/discovery/contracts';
-export const DEBUG_PATH = '/debug/contracts';
+const HEALTH_PATH = '/health';
+const DISCOVERY_PATH = '/api/discovery/contracts';
+const DEBUG_PATH = '/debug/contracts';
 
 /**
  * The gateway's own routes on the runtime, for ctx.registerGatewayRoute. The host mounts gateway routes before the

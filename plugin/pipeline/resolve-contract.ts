@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { bodyAtHand, readBody, type BodyLimits } from '../request/body';
 import type { Contract } from '../contracts/types';
-import { GatewayError, serviceUnavailable } from '../errors';
+import { GatewayError, serviceUnavailable } from '../errors/gateway-error';
 import { tableMatchOf } from '../routing/table-match';
 import type { RouteAction } from '../routing/route-action';
 import { requestState, type RequestState } from '../request/state';

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { traceOf } from '../request/trace';
 import type { Logger } from '../logger';
 import { sendError } from '../http/respond';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../errors/gateway-error';
 
 /** How a stage answers what it throws (plugin/lifecycle/runner.ts). */
 export type StepFailure = (err: unknown, req: Request, res: Response) => void;

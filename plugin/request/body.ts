@@ -1,6 +1,6 @@
 import express from 'express';
 import type { Request, Response } from 'express';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../errors/gateway-error';
 import { keepRawBody, replayBodyForProxy } from './replay-body';
 import { DEFAULT_MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth';
 import { requestState } from './state';
@@ -13,7 +13,7 @@ declare module './state' {
   }
 }
 
-export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /** The limits a body is read under (the plugin settings bodyLimitBytes and maxJsonDepth). */
 export interface BodyLimits {

@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors';
+import { GatewayError } from '../errors/gateway-error';
 import type { JsonSchema } from '../contracts/types';
 
 /** Keys that could reach an object's prototype if anything downstream merged input carelessly. */

@@ -8,6 +8,7 @@ import type { Request } from 'express';
  * contract-rate-limit; read them through those modules.
  */
 // Empty here on purpose: every owner adds its field by declaration merging, so this file knows none of their types.
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging (above); a type alias cannot be merged
 export interface RequestState {}
 
 /**

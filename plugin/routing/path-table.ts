@@ -33,7 +33,7 @@ const TABLE_SEGMENT = /^(?::[A-Za-z_][A-Za-z0-9_]*|[A-Za-z0-9._~%-]+)$/;
 export function fitsTable(path: string): boolean {
   if (!path.startsWith('/')) return false;
   const segments = splitPath(path);
-  return segments !== undefined && segments.every((s) => TABLE_SEGMENT.test(s));
+  return segments?.every((s) => TABLE_SEGMENT.test(s)) ?? false;
 }
 
 /** A malformed percent-escape in a parameter (Express answers 400 there too). */
@@ -48,7 +48,7 @@ export class PathTable<T> {
     let size = 0;
     for (const { method, path, value } of entries) {
       const segments = splitPath(path);
-      if (!segments || !segments.every((s) => TABLE_SEGMENT.test(s))) throw new Error(`path table: cannot hold ${path}`);
+      if (!segments?.every((s) => TABLE_SEGMENT.test(s))) throw new Error(`path table: cannot hold ${path}`);
       let node = this.root;
       for (const segment of segments) node = segment.startsWith(':') ? paramChild(node, segment.slice(1)) : staticChild(node, segment.toLowerCase());
       const m = method.toUpperCase();
@@ -123,9 +123,9 @@ function decodeParam(value: string): string {
   }
 }
 
-/** The table of a route table's endpoints that fit, each held as `valueOf` says (unfitPaths names the others). */
-export function endpointTable<T>(endpoints: readonly EndpointSpec[], valueOf: (e: EndpointSpec) => T): PathTable<T> {
-  return new PathTable(endpoints.filter((e) => fitsTable(e.path)).map((e) => ({ method: e.method, path: e.path, value: valueOf(e) })));
+/** The table of a route table's endpoints that fit, each held as `valueFor` says (unfitPaths names the others). */
+export function endpointTable<T>(endpoints: readonly EndpointSpec[], valueFor: (e: EndpointSpec) => T): PathTable<T> {
+  return new PathTable(endpoints.filter((e) => fitsTable(e.path)).map((e) => ({ method: e.method, path: e.path, value: valueFor(e) })));
 }
 
 export function unfitPaths(endpoints: readonly EndpointSpec[]): string[] {

@@ -85,9 +85,9 @@ const ENV = {
   developmentAuthEnabled: AUTH_OVERRIDE_DECLARATIONS.developmentAuthEnabled.env,
 };
 
-export const MIN_SECRET_LENGTH = 32;
+const MIN_SECRET_LENGTH = 32;
 
-export const AUTH_DEFAULTS = Object.freeze({
+const AUTH_DEFAULTS = Object.freeze({
   clockToleranceSeconds: 0,
   jwksCooldownMs: 30_000,
   jwksFailureBackoffMs: 5_000,

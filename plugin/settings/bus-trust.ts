@@ -4,7 +4,7 @@ import { DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND } from '../bus/constants';
 import { DEFAULT_MAX_LEASE_MS, DEFAULT_RETAINED_BYTES_PER_USER, DEFAULT_RETAINED_BYTES_TOTAL } from './defaults';
 import { readServicesFile, type ServicesList } from '../bus/services-file';
 import { InvalidSettingError } from './invalid-setting';
-import { ANNOUNCEMENT_USERS_ENV, envOf, envValue, givenValue } from './declarations';
+import { ANNOUNCEMENT_USERS_ENV, envOf, envValue } from './declarations';
 
 export interface BusTrustSettings {
   ownership: OwnershipRules;

@@ -1,7 +1,6 @@
 import { envValue, givenValue } from './declarations';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_RATE_WINDOW_MS, DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS, DEFAULT_STORE_TIMEOUT_MS, type StoreFailureMode } from './defaults';
 
-export { DEFAULT_RATE_WINDOW_MS, type StoreFailureMode } from './defaults';
 
 /**
  * The settings of the edge (CORS, rate limits, and how long and how many connections the API server holds), part of the plugin settings (plugin/settings/index.ts):

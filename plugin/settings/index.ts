@@ -8,7 +8,6 @@ import { envValue, givenValue, SETTING_DECLARATIONS, type SettingKey } from './d
 import { DEFAULT_DISCOVERY_GRACE_MS, DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, LOG_FORMATS, type LogFormat } from './defaults';
 import { resolveRouteExclusionSettings, type RouteExclusionSettings } from './route-exclusion';
 
-export { DEFAULT_DISCOVERY_GRACE_MS, DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type LogFormat } from './defaults';
 
 /**
  * Plugin settings: the `plugins.contracts` block of system.config.yml, with environment variables as the

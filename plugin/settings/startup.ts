@@ -1,7 +1,7 @@
 import { resolveSettings, type Settings } from '.';
 import { validateSettings } from './validation';
 import type { Logger } from '../logger';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
 
 /** Exit status of a start stopped by a bad setting (EX_CONFIG), so supervisors can tell it from a crash. */
 export const INVALID_SETTINGS_EXIT_CODE = 78;
@@ -23,7 +23,7 @@ export function startupSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
  * A later init() (the host reloads its config): the running settings stay; a bad value in the edited block is
  * reported and takes no effect, because stopping a serving gateway over an edit would turn a typo into an outage.
  */
-export function checkReloadedSettings(raw: Record<string, unknown>, log: Logger): void {
+function checkReloadedSettings(raw: Record<string, unknown>, log: Logger): void {
   try {
     validateSettings(raw);
   } catch (err) {

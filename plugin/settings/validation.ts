@@ -7,9 +7,7 @@ import { parseBrokerList } from '../bus/amqp/broker-list';
 import { resolveEdgeSettings } from './edge';
 import { ANNOUNCEMENT_USERS_ENV, envOf, SETTING_ENV } from './declarations';
 
-export { SETTING_ENV } from './declarations';
 
-export { InvalidSettingError } from './invalid-setting';
 
 /**
  * What the host gets as the plugin's `schema`: the same $id and property names, without constraints, so the
@@ -118,21 +116,14 @@ function checkBusUrl(label: string, value: string): void {
   if (value === 'embedded') return;
   const problem = 'must be embedded or an amqp:// / amqps:// URL such as amqp://user:pass@rabbitmq:5672/vhost';
   if (!/^amqps?:\/\//i.test(value)) throw new InvalidSettingError(label, problem);
-  // A cluster: several addresses separated by commas, each an AMQP URL, all with one user and vhost.
-  const addresses = value.split(',').map((part) => part.trim());
-  for (const address of addresses) {
-    let url: URL;
-    try {
-      url = new URL(address);
-    } catch {
-      throw new InvalidSettingError(label, `is not a valid URL; it ${problem}`);
-    }
-    if (!/^amqps?:$/i.test(url.protocol)) throw new InvalidSettingError(label, problem);
-    if (url.hostname === '') throw new InvalidSettingError(label, `has no host; it ${problem}`);
-  }
+  // A cluster: several addresses separated by commas, each an AMQP URL, all with one user and vhost. The transport
+  // parses the list the same way, so what passes here is what it connects with.
   try {
     parseBrokerList(value);
   } catch (err) {
-    throw new InvalidSettingError(label, (err as Error).message.replace(/^BUS_URL /, ''));
+    const message = (err as Error).message;
+    // "BUS_URL: <address> has no host" is about one address; "BUS_URL lists …" about the whole list.
+    const address = /^BUS_URL: (.*)$/.exec(message);
+    throw new InvalidSettingError(label, address ? `is not valid (${address[1]}); it ${problem}` : message.replace(/^BUS_URL /, ''));
   }
 }

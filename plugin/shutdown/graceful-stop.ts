@@ -1,11 +1,10 @@
 import type { Server } from 'node:http';
 import { HttpDrain, shuttingDown } from './http-drain';
 import { consoleLogger, type Logger } from '../logger';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
 import type { Transport } from '../bus/transport';
 import type { HostEventBus } from '../host/plugin-context';
 
-export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 /** After the grace period: how long the last 503s get to be written before connections are cut. */
 const FLUSH_MS = 1_000;
 

@@ -5,13 +5,13 @@ import { finalHandler, writeErrorBody } from '../http/final-handler';
 import type { Logger } from '../logger';
 
 /** Retry-After on the 503s of a stopping gateway: another instance is usually ready at once. */
-export const SHUTDOWN_RETRY_AFTER_S = 1;
+const SHUTDOWN_RETRY_AFTER_S = 1;
 
 /**
  * How long a keep-alive connection left idle by the drain stays open: a client that sends its next request on it
  * meanwhile gets a 503 with Connection: close instead of a reset socket.
  */
-export const IDLE_CONNECTION_GRACE_MS = 1_000;
+const IDLE_CONNECTION_GRACE_MS = 1_000;
 
 export function shuttingDown(): ReturnType<typeof serviceUnavailable> {
   return serviceUnavailable('The gateway is shutting down; retry the request', SHUTDOWN_RETRY_AFTER_S);

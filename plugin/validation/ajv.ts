@@ -146,7 +146,7 @@ export function compileSchema(schema: JsonSchema, role: SchemaRole): ValidateFun
 }
 
 /** Values (objects, arrays and scalars, at every depth) a failing value may have for all its errors to be listed. */
-export const ALL_ERRORS_MAX_VALUES = 10_000;
+const ALL_ERRORS_MAX_VALUES = 10_000;
 
 /**
  * Checks with `firstError` (stops at the first failure); when that fails and the value is small, checks again

@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
-import { GatewayError, type ErrorCode } from '../errors';
+import { GatewayError } from '../errors/gateway-error';
+import type { ErrorCode } from '../errors/codes';
 
 /** One failed check, as the client sees it: a field path (`profile.firstName`) and a readable message. */
 export interface FieldError {
@@ -10,7 +11,7 @@ export interface FieldError {
 }
 
 /** Name of the whole input when the failure is not about one field. */
-export const ROOT_FIELD = 'input';
+const ROOT_FIELD = 'input';
 
 /** A body with a huge array of bad items must not become a huge error body. */
 export const MAX_REPORTED_ERRORS = 100;

@@ -54,7 +54,7 @@ export interface LinearPattern extends RegExpLike {
 }
 
 /** A pattern compiled for RE2, or an Error saying why it cannot run there. */
-export function compileLinear(pattern: string): LinearPattern | Error {
+function compileLinear(pattern: string): LinearPattern | Error {
   try {
     const re = RE2JS.compile(toRe2Syntax(pattern));
     return { test: (s: string) => re.test(s), toString: () => `/${pattern}/`, programSize: re.programSize() };

@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import type { Contract } from '../contracts/types';
-import { badGateway, GatewayError } from '../errors';
+import { badGateway, GatewayError } from '../errors/gateway-error';
 import type { Logger } from '../logger';
 import type { ValidatorCache } from './validator-cache';
 import { toFieldErrors } from './field-errors';

@@ -1,4 +1,5 @@
 import { cachedLinear } from './linear-regexp';
+import { isRecord } from '../is-record';
 
 /*
  * What a schema would make every request cost, checked once when its contract is announced, so that a contract
@@ -13,22 +14,22 @@ import { cachedLinear } from './linear-regexp';
 export const MAX_UNIQUE_ITEMS = 500;
 
 /** RE2 instructions one pattern may compile to, and all the patterns of one schema together. */
-export const MAX_PATTERN_PROGRAM = 500;
-export const MAX_SCHEMA_PROGRAM = 4000;
+const MAX_PATTERN_PROGRAM = 500;
+const MAX_SCHEMA_PROGRAM = 4000;
 /**
  * Characters of one pattern, and patterns in one announcement: compiling them is this check's own cost (about
  * 10 µs for a short pattern; a 256 KB announcement holds some 8,000, which took 75 ms to check).
  */
-export const MAX_PATTERN_LENGTH = 1000;
-export const MAX_PATTERNS_PER_ANNOUNCEMENT = 256;
+const MAX_PATTERN_LENGTH = 1000;
+const MAX_PATTERNS_PER_ANNOUNCEMENT = 256;
 
 /**
  * Every key of an object is tested against every `patternProperties` pattern (about 1 µs each on RE2): 64 patterns
  * took 2.5 s on a 1 MB body of 100,000 keys. Up to FREE_KEY_PATTERNS need no bound; more need `maxProperties` with
  * keys × patterns at most MAX_KEY_PATTERN_TESTS.
  */
-export const FREE_KEY_PATTERNS = 2;
-export const MAX_KEY_PATTERN_TESTS = 20_000;
+const FREE_KEY_PATTERNS = 2;
+const MAX_KEY_PATTERN_TESTS = 20_000;
 
 /**
  * Every value a repeated subschema meets is tried against each branch of a `oneOf`/`anyOf` there: 1,300 branches
@@ -54,10 +55,6 @@ export interface PatternTally {
 /** Keywords whose values are data, not schemas: a `pattern` member in them is an example, not a pattern. */
 const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example']);
 const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 /** ajv compares items by hashing (linear) only when `items` declares scalar types and nothing else. */
 function scalarItems(items: unknown): boolean {

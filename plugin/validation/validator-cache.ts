@@ -2,19 +2,16 @@ import type { ValidateFunction } from 'ajv';
 import type { Contract, JsonSchema } from '../contracts/types';
 import { compileSchema, type SchemaRole } from './ajv';
 import { schemaHash } from './schema-hash';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../errors/describe';
+import type { Logger } from '../logger';
 
 /** A compiled schema, or why it could not be compiled (for the log only: never sent to a client). */
 export type Compiled = { ok: true; validate: ValidateFunction } | { ok: false; reason: string };
 
 export type Compiler = (schema: JsonSchema, role: SchemaRole) => ValidateFunction;
 
-export interface CacheLogger {
-  error(message: string): void;
-}
-
 /** Compiles, never throws: a broken schema becomes `{ ok: false }` so its route can answer 500. */
-export function tryCompile(schema: JsonSchema, role: SchemaRole, compile: Compiler = compileSchema): Compiled {
+function tryCompile(schema: JsonSchema, role: SchemaRole, compile: Compiler = compileSchema): Compiled {
   try {
     return { ok: true, validate: compile(schema, role) };
   } catch (err) {
@@ -37,12 +34,12 @@ export class ValidatorCache {
   private readonly entries = new Map<string, Compiled>();
   private readonly byContract = new WeakMap<Contract, Partial<Record<SchemaRole, Compiled>>>();
   private readonly compile: Compiler;
-  private readonly log?: CacheLogger;
+  private readonly log?: Pick<Logger, 'error'>;
   /** Contracts of the last syncInSlices still to compile, and the timer of the next slice. */
   private queue: Array<[Contract, SchemaRole]> = [];
   private slice: NodeJS.Immediate | undefined;
 
-  constructor(opts: { compile?: Compiler; log?: CacheLogger } = {}) {
+  constructor(opts: { compile?: Compiler; log?: Pick<Logger, 'error'> } = {}) {
     this.compile = opts.compile ?? compileSchema;
     this.log = opts.log;
   }

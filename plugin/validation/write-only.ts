@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../contracts/types';
 import { cachedLinear } from './linear-regexp';
+import { isRecord } from '../is-record';
 
 type Schema = Record<string, unknown>;
 
@@ -9,10 +10,6 @@ interface Node {
   root: Schema;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** `#/$defs/user` inside `root`; other references (remote, by $id) are not followed. */
 export function resolveRef(ref: string, root: Schema): Schema | undefined {
   if (ref === '#') return root;
@@ -20,10 +17,10 @@ export function resolveRef(ref: string, root: Schema): Schema | undefined {
   let at: unknown = root;
   for (const raw of ref.slice(2).split('/')) {
     const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
-    if (!isObject(at) && !Array.isArray(at)) return undefined;
+    if (!isRecord(at) && !Array.isArray(at)) return undefined;
     at = (at as Record<string, unknown>)[key];
   }
-  return isObject(at) ? at : undefined;
+  return isRecord(at) ? at : undefined;
 }
 
 /**
@@ -34,7 +31,7 @@ function expand(nodes: Node[]): Node[] {
   const out: Node[] = [];
   const seen = new Set<Schema>();
   const visit = (schema: unknown, root: Schema) => {
-    if (!isObject(schema) || seen.has(schema)) return;
+    if (!isRecord(schema) || seen.has(schema)) return;
     seen.add(schema);
     out.push({ schema, root });
     if (typeof schema.$ref === 'string') visit(resolveRef(schema.$ref, root), root);
@@ -43,7 +40,7 @@ function expand(nodes: Node[]): Node[] {
       if (Array.isArray(list)) for (const s of list) visit(s, root);
     }
     for (const k of ['then', 'else']) visit(schema[k], root);
-    if (isObject(schema.dependentSchemas)) for (const s of Object.values(schema.dependentSchemas)) visit(s, root);
+    if (isRecord(schema.dependentSchemas)) for (const s of Object.values(schema.dependentSchemas)) visit(s, root);
   };
   for (const n of nodes) visit(n.schema, n.root);
   return out;
@@ -57,15 +54,15 @@ function marksWriteOnly(nodes: Node[]): boolean {
 function propertySchemas(nodes: Node[], key: string): Node[] {
   const out: Node[] = [];
   for (const { schema, root } of nodes) {
-    const props = isObject(schema.properties) ? schema.properties : undefined;
+    const props = isRecord(schema.properties) ? schema.properties : undefined;
     let named = false;
-    if (props && Object.prototype.hasOwnProperty.call(props, key) && isObject(props[key])) {
+    if (props && Object.hasOwn(props, key) && isRecord(props[key])) {
       out.push({ schema: props[key] as Schema, root });
       named = true;
     }
-    if (isObject(schema.patternProperties)) {
+    if (isRecord(schema.patternProperties)) {
       for (const [pattern, s] of Object.entries(schema.patternProperties)) {
-        if (!isObject(s)) continue;
+        if (!isRecord(s)) continue;
         // On the linear engine, as ajv runs it; a pattern it cannot run was refused with its contract.
         const re = cachedLinear(pattern);
         if (!(re instanceof Error) && re.test(key)) {
@@ -74,7 +71,7 @@ function propertySchemas(nodes: Node[], key: string): Node[] {
         }
       }
     }
-    if (!named && isObject(schema.additionalProperties)) out.push({ schema: schema.additionalProperties, root });
+    if (!named && isRecord(schema.additionalProperties)) out.push({ schema: schema.additionalProperties, root });
   }
   return out;
 }
@@ -85,11 +82,11 @@ function itemSchemas(nodes: Node[], index: number): Node[] {
   for (const { schema, root } of nodes) {
     const tuple = Array.isArray(schema.prefixItems) ? schema.prefixItems : Array.isArray(schema.items) ? schema.items : undefined;
     if (tuple && index < tuple.length) {
-      if (isObject(tuple[index])) out.push({ schema: tuple[index] as Schema, root });
+      if (isRecord(tuple[index])) out.push({ schema: tuple[index] as Schema, root });
       continue;
     }
     const rest = tuple && Array.isArray(schema.items) ? schema.additionalItems : schema.items;
-    if (isObject(rest)) out.push({ schema: rest, root });
+    if (isRecord(rest)) out.push({ schema: rest, root });
   }
   return out;
 }
@@ -105,7 +102,7 @@ function strip(value: unknown, described: Node[]): unknown {
     });
     return copy ?? value;
   }
-  if (!isObject(value)) return value;
+  if (!isRecord(value)) return value;
   let copy: Record<string, unknown> | undefined;
   for (const [key, item] of Object.entries(value)) {
     const schemas = propertySchemas(nodes, key);

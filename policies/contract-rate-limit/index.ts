@@ -7,7 +7,8 @@ import { contractAtHand, contractOnceRead, routeOf, type ResolvedContract, type 
 import { resolveAuthConfig } from '../../plugin/settings/auth';
 import type { Contract } from '../../plugin/contracts/types';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
-import { errorMessage, serviceUnavailable } from '../../plugin/errors';
+import { errorMessage } from '../../plugin/errors/describe';
+import { serviceUnavailable } from '../../plugin/errors/gateway-error';
 import { runner, type Stage } from '../../plugin/lifecycle/runner';
 
 export type ContractRateLimitAction = RouteAction & ExplicitLimit;
@@ -30,7 +31,7 @@ export function contractRateLimitPolicy(runtime: Runtime) {
   return { name: 'contract-rate-limit', schema, policy: (action?: ContractRateLimitAction) => runner([contractRateLimitStage(runtime, action)]) };
 }
 
-export function contractRateLimitStage(runtime: Runtime, action: ContractRateLimitAction = {}): Stage {
+function contractRateLimitStage(runtime: Runtime, action: ContractRateLimitAction = {}): Stage {
   const auth = resolveAuthConfig({});
   const verifier = runtime.verifiers.obtain(auth);
   const dev = auth.developmentAuthEnabled;

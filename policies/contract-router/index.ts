@@ -7,12 +7,13 @@ import { requestUser } from '../../plugin/pipeline/user';
 import { checkContractAccess } from '../../plugin/auth/access-check';
 import type { Runtime } from '../../plugin/runtime';
 import { sendJsonText } from '../../plugin/http/respond';
-import { describeError, fromServiceError } from '../../plugin/errors';
+import { describeError } from '../../plugin/errors/describe';
+import { fromServiceError } from '../../plugin/errors/error-body';
 import { successStatus } from '../../plugin/contracts/success-status';
 import { replyLocation, replyStatus } from './reply-checks';
 import { responseJson } from '../../plugin/validation/output';
 import { resultJsonOf } from '../../plugin/bus/envelope';
-import { shuttingDown } from '../../plugin/shutdown';
+import { shuttingDown } from '../../plugin/shutdown/http-drain';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import { runner, type Stage } from '../../plugin/lifecycle/runner';
 import type { Contract } from '../../plugin/contracts/types';
@@ -36,7 +37,7 @@ export function contractRouterPolicy(runtime: Runtime) {
   return { name: 'contract-router', schema, policy: (action: RouterAction) => runner([contractRouterStage(runtime, action)]) };
 }
 
-export function contractRouterStage(runtime: Runtime, action: RouterAction): Stage {
+function contractRouterStage(runtime: Runtime, action: RouterAction): Stage {
   const failed = answerStepError(runtime.log, describeError);
   // The contract and the input are nearly always at hand (worked out by the steps before): awaited only when not.
   const run = async (req: Request, res: Response): Promise<void> => {

@@ -24,7 +24,7 @@ export function isSafeLocation(location: string): boolean {
 const reported = new Map<string, WeakSet<Contract>>();
 
 /** Logs `message` the first time `kind` is seen for this contract (a re-announced contract is a new one). */
-export function warnOncePerContract(log: Logger, kind: string, contract: Contract, message: string): void {
+function warnOncePerContract(log: Logger, kind: string, contract: Contract, message: string): void {
   let seen = reported.get(kind);
   if (!seen) reported.set(kind, (seen = new WeakSet()));
   if (seen.has(contract)) return;

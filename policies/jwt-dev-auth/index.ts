@@ -24,7 +24,7 @@ export function jwtDevAuthPolicy(runtime: Runtime) {
   return { name: 'jwt-dev-auth', schema, policy: (action?: JwtDevAuthAction) => runner([jwtDevAuthStage(runtime, action)]) };
 }
 
-export function jwtDevAuthStage(runtime: Runtime, action: JwtDevAuthAction = {}): Stage {
+function jwtDevAuthStage(runtime: Runtime, action: JwtDevAuthAction = {}): Stage {
   const failed = answerStepError(runtime.log, () => 'authentication failed unexpectedly');
   const config = resolveAuthConfig(overridesOf(action));
   const verifier = runtime.verifiers.obtain(config);

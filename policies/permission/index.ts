@@ -23,7 +23,7 @@ export function permissionPolicy(runtime: Runtime) {
   return { name: 'permission', schema, policy: (action?: AccessAction) => runner([permissionStage(runtime, action)]) };
 }
 
-export function permissionStage(runtime: Runtime, action: AccessAction = {}): Stage {
+function permissionStage(runtime: Runtime, action: AccessAction = {}): Stage {
   const failed = answerStepError(runtime.log, () => 'permission check failed unexpectedly');
   const run = (req: Request, res: Response): void | Promise<void> => {
     const access = accessAtHand(req, action, runtime);

@@ -5,7 +5,7 @@ import { setTableMatch } from '../../plugin/routing/table-match';
 import { ParamDecodeError } from '../../plugin/routing/path-table';
 import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';
-import { GatewayError } from '../../plugin/errors';
+import { GatewayError } from '../../plugin/errors/gateway-error';
 
 /**
  * `route-table`: the first step of the one generated endpoint of `routing: table`. It finds the request's route in
@@ -20,7 +20,7 @@ export function routeTablePolicy(runtime: Runtime) {
 
 function routeTable(runtime: Runtime) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    let match;
+    let match: ReturnType<ReturnType<Runtime['pathTable']>['match']>;
     try {
       match = runtime.pathTable().match(req.method, req.path);
     } catch (err) {

@@ -3,9 +3,11 @@ import { schema } from './schema';
 import { contractAtHand, contractOnceRead, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { inputAtHand, inputOnceRead } from '../../plugin/pipeline/message-input';
 import type { Runtime } from '../../plugin/runtime';
-import { GatewayError, errorMessage } from '../../plugin/errors';
+import { GatewayError } from '../../plugin/errors/gateway-error';
+import { errorMessage } from '../../plugin/errors/describe';
 import type { JsonSchema } from '../../plugin/contracts/types';
-import { compileInline, inputValidationError, type Compiled } from '../../plugin/validation';
+import { compileInline, type Compiled } from '../../plugin/validation/validator-cache';
+import { inputValidationError } from '../../plugin/validation/field-errors';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import { runner, type Stage } from '../../plugin/lifecycle/runner';
 import type { ValidateFunction } from 'ajv';
@@ -27,7 +29,7 @@ export function schemaValidationPolicy(runtime: Runtime) {
   return { name: 'schema-validation', schema, policy: (action: ValidationAction) => runner([schemaValidationStage(runtime, action)]) };
 }
 
-export function schemaValidationStage(runtime: Runtime, action: ValidationAction): Stage {
+function schemaValidationStage(runtime: Runtime, action: ValidationAction): Stage {
   const failed = answerStepError(runtime.log, (err) => `schema-validation: ${errorMessage(err)}`);
   const inline = action.schema ? compileInline(action.schema) : undefined;
   if (inline && !inline.ok) runtime.log.error(`schema-validation: an inline schema does not compile (${inline.reason}); its pipeline answers 500`);

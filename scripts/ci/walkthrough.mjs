@@ -28,7 +28,7 @@ async function call(method, path, { token, body } = {}) {
 /** One step: the request, the status it must answer and, for errors, the code; prints the step either way. */
 async function step(name, method, path, expected, opts = {}) {
   const r = await call(method, path, opts);
-  const code = r.json && r.json.code;
+  const code = r.json?.code;
   const ok = r.status === expected.status && (expected.code === undefined || code === expected.code);
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}: ${method} ${path} -> ${r.status}${code ? ` ${code}` : ''}`);
   if (!ok) throw new Error(`${name}: expected ${expected.status}${expected.code ? ` ${expected.code}` : ''}, got ${r.status}: ${r.text.slice(0, 300)}`);

@@ -12,7 +12,7 @@ const TARBALL = `file:${PLUGIN}.tgz`;
 
 /** The gateway's lockfile for the repository lockfile `repo` and the plugin tarball's bytes. */
 function gatewayLockfile(repo, tarball) {
-  const root = repo.packages && repo.packages[''];
+  const root = repo.packages?.[''];
   if (repo.lockfileVersion < 2 || !root) throw new Error('the repository lockfile must be lockfileVersion 2 or 3');
   if (root.name !== PLUGIN) throw new Error(`the repository lockfile is not ${PLUGIN}'s (it names ${root.name})`);
   const packages = {

@@ -7,7 +7,7 @@ import { jwtDevAuthPolicy, type JwtDevAuthAction } from '../../policies/jwt-dev-
 import { requestUser } from '../../plugin/pipeline/user';
 import { TokenVerifier } from '../../plugin/auth/verify-token';
 import { resolveAuthConfig } from '../../plugin/settings/auth';
-import { GatewayError } from '../../plugin/errors';
+import { GatewayError } from '../../plugin/errors/gateway-error';
 import { testRuntime } from '../support/runtime';
 import {
   AUDIENCE, ISSUER, JWKS_HOST, JWKS_PATH, JWKS_URI, SECRET, claims, fakeReq, hs256, isolateAuthEnv, useNock, now, rs256, rsaKey, rsClaims, run,

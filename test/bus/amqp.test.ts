@@ -6,7 +6,7 @@ import * as amqp from 'amqplib';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { resultJsonOf } from '../../plugin/bus/envelope';
 import { GatewayError } from '../../plugin/errors/gateway-error';
-import type { BusLogger } from '../../plugin/bus';
+import type { Logger } from '../../plugin/logger';
 import type { Announcement } from '../../plugin/contracts/types';
 import type { Transport, TransportState } from '../../plugin/bus/transport';
 import { deferred, eventually, rejection, requestFor, sleep, transportConformance } from './conformance';
@@ -22,7 +22,7 @@ function newPrefix(): string {
   return `test-${process.pid}-${randomBytes(4).toString('hex')}`;
 }
 
-interface CollectingLogger extends BusLogger {
+interface CollectingLogger extends Logger {
   lines: string[];
 }
 
@@ -32,7 +32,7 @@ function collectingLogger(tag: string): CollectingLogger {
     lines.push(`${level} ${m}`);
     if (VERBOSE) console.log(`[${tag}] ${level} ${m}`);
   };
-  return { lines, info: log('info'), warn: log('warn'), error: log('error') };
+  return { lines, debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
 }
 
 /** A fixture of one gateway and one service transport made by the test itself; cleanup closes both. */
@@ -431,7 +431,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
         await eventually(
           async () => {
             const r = await gateway.request(requestFor('echo', { after: true }), 5000).catch(() => undefined);
-            return r !== undefined && r.ok && JSON.stringify(r.result) === '{"after":true}';
+            return r?.ok === true && JSON.stringify(r.result) === '{"after":true}';
           },
           5000,
           'requests after reconnect',
@@ -527,7 +527,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
       await eventually(
         async () => {
           const r = await gateway.request(requestFor('before'), 1000).catch(() => undefined);
-          return r !== undefined && r.ok && r.result === 'before';
+          return r?.ok === true && r.result === 'before';
         },
         10_000,
         'requests after the channel error',

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { BrokerList, parseBrokerList, redactBusUrl } from '../../plugin/bus/amqp/broker-list';
-import { workQueueTypeOf } from '../../plugin/bus';
+import { workQueueTypeOf } from '../../plugin/bus/amqp/wire';
 import { validateSettings } from '../../plugin/settings/validation';
 
 const CLUSTER = 'amqp://svc:s3cret@h1:5672/prod, amqp://svc:s3cret@h2:5673/prod,amqp://svc:s3cret@h3/prod';
@@ -36,6 +36,8 @@ describe('BUS_URL with several brokers (a cluster)', () => {
   it('the gateway refuses such a BUS_URL at start with the setting named, and takes a good list', () => {
     expect(() => validateSettings({}, { BUS_URL: 'amqp://a:pw@h1,amqp://b:pw@h2' })).to.throw(/BUS_URL.*different users or vhosts/);
     expect(() => validateSettings({}, { BUS_URL: 'amqp://a:pw@h1,not a url' })).to.throw(/BUS_URL/);
+    // One address of the list wrong: named without its credentials, with what the setting must be.
+    expect(() => validateSettings({}, { BUS_URL: 'amqp://a:pw9@h1,http://a:pw9@h2' })).to.throw(/^BUS_URL is not valid \(http:\/\/h2\/? is not an amqp:\/\/ or amqps:\/\/ URL\); it must be embedded or an amqp:\/\/ /);
     expect(() => validateSettings({}, { BUS_URL: CLUSTER })).not.to.throw();
   });
 

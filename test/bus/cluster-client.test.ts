@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import * as amqp from 'amqplib';
-import { AmqpTransport, WORK_QUEUE_EXPIRES_MS } from '../../plugin/bus/amqp';
-import type { BusLogger } from '../../plugin/bus';
+import { AmqpTransport } from '../../plugin/bus/amqp';
+import { WORK_QUEUE_EXPIRES_MS, PRECONDITION_FAILED } from '../../plugin/bus/amqp/wire';
+import type { Logger } from '../../plugin/logger';
 import type { RequestMessage } from '../../plugin/bus/transport';
-import { PRECONDITION_FAILED } from '../../plugin/bus/amqp/wire';
 import { deleteBusTopology, deleteWorkQueues } from '../support/broker';
 import { AMQP_URL, uniquePrefix } from '../support/env';
 import { TcpProxy, viaPort } from '../support/tcp-proxy';
@@ -20,7 +20,7 @@ describe('AMQP client of a cluster: several addresses, quorum work queues, confi
   const transports: AmqpTransport[] = [];
   const proxies: TcpProxy[] = [];
   const lines: string[] = [];
-  const logger: BusLogger = { info: (m) => lines.push(m), warn: (m) => lines.push(m), error: (m) => lines.push(m) };
+  const logger: Logger = { debug: () => undefined, info: (m) => lines.push(m), warn: (m) => lines.push(m), error: (m) => lines.push(m) };
   let stuck = deferred<void>();
 
   const transport = async (url: string, opts: { queueType?: 'classic' | 'quorum' } = {}): Promise<AmqpTransport> => {

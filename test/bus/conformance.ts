@@ -69,7 +69,7 @@ const echo = async (m: RequestMessage): Promise<Reply> => ({ ok: true, result: m
  * `make` returns three started transports on one bus (a gateway and two service instances).
  */
 export function transportConformance(name: string, make: () => Promise<ConformanceFixture>): void {
-  describe(`Transport conformance: ${name}`, function () {
+  describe(`Transport conformance: ${name}`, () => {
     let t: ConformanceFixture;
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown): void => {

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { createTransport } from '../../plugin/bus';
 import { AmqpTransport } from '../../plugin/bus/amqp';
-import { InProcessHub, InProcessTransport, defaultHub } from '../../plugin/bus/inprocess';
+import { InProcessHub, defaultHub } from '../../plugin/bus/inprocess/hub';
+import { InProcessTransport } from '../../plugin/bus/inprocess';
 import type { Reply } from '../../plugin/bus/transport';
 import { rejection, requestFor, transportConformance } from './conformance';
 

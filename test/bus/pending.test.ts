@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { PendingRequests, type PendingRequest } from '../../plugin/bus/pending';
-import { GatewayError } from '../../plugin/errors';
+import { GatewayError } from '../../plugin/errors/gateway-error';
 
 interface Settled {
   at: number;
@@ -56,7 +56,7 @@ describe('bus: requests in flight and their deadlines (one timer for all)', () =
     expect(log.has('c')).to.equal(false);
     expect(pending.get('c')).to.not.equal(undefined);
     pending.failAll(() => new Error('closing'));
-    expect((log.get('c')?.error as Error).message).to.equal('closing');
+    expect((log.get('c')?.error as Error | undefined)?.message).to.equal('closing');
   });
 
   it('leaves no timer behind once nothing waits (a process with no request in flight can exit)', () => {

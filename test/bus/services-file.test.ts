@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { readServicesFile } from '../../plugin/bus/services-file';
 import { run } from '../../plugin/cli/contracts-broker-definitions';
 import { resolveBusTrustSettings } from '../../plugin/settings/bus-trust';
-import { InvalidSettingError, validateSettings } from '../../plugin/settings/validation';
+import { InvalidSettingError } from '../../plugin/settings/invalid-setting';
+import { validateSettings } from '../../plugin/settings/validation';
 
 const GOOD = `
 services:

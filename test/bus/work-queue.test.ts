@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import * as amqp from 'amqplib';
-import { AmqpTransport, WORK_QUEUE_EXPIRES_MS } from '../../plugin/bus/amqp';
-import type { BusLogger } from '../../plugin/bus';
+import { AmqpTransport } from '../../plugin/bus/amqp';
+import { WORK_QUEUE_EXPIRES_MS } from '../../plugin/bus/amqp/wire';
+import { silentLogger, type Logger } from '../../plugin/logger';
 import type { RequestMessage } from '../../plugin/bus/transport';
 import { deleteBusTopology, deleteWorkQueues } from '../support/broker';
 import { AMQP_URL, uniquePrefix } from '../support/env';
 import { TcpProxy, viaPort } from '../support/tcp-proxy';
 import { deferred, eventually, requestFor } from './conformance';
 
-const quiet: BusLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /**
  * The service work queue outlives the consumers that hold its requests: what a consumer held when its connection
@@ -23,7 +23,7 @@ describe('AMQP work queue: redelivery of held requests (RabbitMQ)', function () 
   /** Handlers that must not answer wait on this; released before the transports close (which waits for them). */
   let stuck = deferred<void>();
 
-  const transport = async (url = AMQP_URL, logger: BusLogger = quiet): Promise<AmqpTransport> => {
+  const transport = async (url = AMQP_URL, logger: Logger = silentLogger): Promise<AmqpTransport> => {
     const t = new AmqpTransport(url, { prefix, logger });
     transports.push(t);
     await t.start();
@@ -147,7 +147,7 @@ describe('AMQP work queue: redelivery of held requests (RabbitMQ)', function () 
     await old.prefetch(1);
     await old.consume(queue, () => undefined); // an old instance that never answers: prefetch 1 keeps it to one request
     const warnings: string[] = [];
-    const service = await transport(AMQP_URL, { ...quiet, warn: (m) => warnings.push(m) });
+    const service = await transport(AMQP_URL, { ...silentLogger, warn: (m) => warnings.push(m) });
     await service.serve('legacy', async () => ({ ok: true, result: 'new' }));
     expect(warnings.join('\n')).to.match(/exists with other arguments/);
     const gateway = await transport();

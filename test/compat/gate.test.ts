@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { ContractRegistry } from '../../plugin/contracts/registry';
 import { validateAnnouncement } from '../../plugin/contracts/announcement-validation';
-import type { BreakingChange, BreakingChangeMode } from '../../plugin/compat/gate';
-import { contractHash } from '../../plugin/compat/gate';
+import { type BreakingChange, type BreakingChangeMode, contractHash } from '../../plugin/compat/gate';
 import type { Contract } from '../../plugin/contracts/types';
 import { resolveSettings } from '../../plugin/settings';
-import { InvalidSettingError, validateSettings } from '../../plugin/settings/validation';
+import { InvalidSettingError } from '../../plugin/settings/invalid-setting';
+import { validateSettings } from '../../plugin/settings/validation';
 
 function contract(outputRequired: string[] = ['name'], extra: Partial<Contract> = {}): Contract {
   return {

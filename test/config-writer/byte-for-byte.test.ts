@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { ContractRegistry } from '../../plugin/contracts/registry';
-import { ConfigSync } from '../../plugin/config-writer/config-sync';
+import type { ConfigSync } from '../../plugin/config-writer/config-sync';
+import { TestConfigSync } from '../support/config-sync';
 import { GENERATED_COMMENT, renderGatewayConfig } from '../../plugin/config-writer/gateway-config';
 import { resolveSettings } from '../../plugin/settings';
 import type { Logger } from '../../plugin/logger';
@@ -122,7 +123,7 @@ for (const [label, eol] of [['LF', '\n'], ['CRLF', '\r\n']] as const) {
       writeFileSync(file, original);
       registry = new ContractRegistry();
       const host = { config: { gatewayConfigPath: file, loadConfig: () => undefined }, eventBus: { emit: () => undefined } };
-      sync = new ConfigSync(registry, host, resolveSettings({ writeDebounceMs: 0, configWriteIntervalMs: 0, routing: 'endpoints' }, {}), quiet);
+      sync = new TestConfigSync(registry, host, resolveSettings({ writeDebounceMs: 0, configWriteIntervalMs: 0, routing: 'endpoints' }, {}), quiet);
     });
     afterEach(() => {
       sync.stop();

@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ContractRegistry } from '../../plugin/contracts/registry';
-import { ConfigSync } from '../../plugin/config-writer/config-sync';
+import type { ConfigSync } from '../../plugin/config-writer/config-sync';
+import { TestConfigSync } from '../support/config-sync';
 import { resolveSettings } from '../../plugin/settings';
 import type { Contract } from '../../plugin/contracts/types';
 import { ManualClock } from '../support/manual-clock';
@@ -29,7 +30,7 @@ describe('config writer: write pacing, on a clock the test moves', () => {
     writeFileSync(file, 'apiEndpoints: {}\npipelines: {}\npolicies: []\n');
     const host = { config: { gatewayConfigPath: file, loadConfig: () => void reloads.push(clock.now()) }, eventBus: { emit: () => undefined } };
     const settings = resolveSettings({ writeDebounceMs: 100, configWriteIntervalMs: 1000 }, {});
-    sync = new ConfigSync(registry, host, settings, quiet, { clock });
+    sync = new TestConfigSync(registry, host, settings, quiet, { clock });
     sync.start();
   });
   after(() => {

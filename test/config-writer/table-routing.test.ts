@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { ContractRegistry } from '../../plugin/contracts/registry';
-import { ConfigSync } from '../../plugin/config-writer/config-sync';
+import type { ConfigSync } from '../../plugin/config-writer/config-sync';
+import { TestConfigSync } from '../support/config-sync';
 import { resolveSettings } from '../../plugin/settings';
 import { validateSettings } from '../../plugin/settings/validation';
 import type { Logger } from '../../plugin/logger';
@@ -27,7 +28,7 @@ class WriterFixture {
   /** A config writer on the file (not started), with these plugin settings. */
   writer(raw: Record<string, unknown>, log: Logger): ConfigSync {
     const host = { config: { gatewayConfigPath: this.file, loadConfig: () => undefined }, eventBus: { emit: () => undefined } };
-    const sync = new ConfigSync(this.registry, host, resolveSettings({ writeDebounceMs: 0, ...raw }, {}), log);
+    const sync = new TestConfigSync(this.registry, host, resolveSettings({ writeDebounceMs: 0, ...raw }, {}), log);
     this.syncs.push(sync);
     return sync;
   }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { resolveSettings } from '../../plugin/settings';
-import { InvalidSettingError, validateSettings } from '../../plugin/settings/validation';
+import { InvalidSettingError } from '../../plugin/settings/invalid-setting';
+import { validateSettings } from '../../plugin/settings/validation';
 
 describe('bus trust settings', () => {
   it('reads the ownership pins from the plugin settings', () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { DiscoveryGrace } from '../../plugin/contracts/discovery-grace';
 import { noHandler, type ContractSource } from '../../plugin/pipeline/resolve-contract';
 import { resolveSettings } from '../../plugin/settings';
-import { toErrorBody } from '../../plugin/errors';
+import { toErrorBody } from '../../plugin/errors/error-body';
 
 describe('discovery grace', () => {
   it('runs for graceMs from when the services were asked, and starts again after the bus was lost', () => {

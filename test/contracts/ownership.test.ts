@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { ContractRegistry, type OwnershipRules } from '../../plugin/contracts/registry';
+import { ContractRegistry } from '../../plugin/contracts/registry';
+import type { OwnershipRules } from '../../plugin/contracts/ownership';
 import type { Announcement, Contract } from '../../plugin/contracts/types';
 
 function contract(messageType: string, targetService: string, extra: Partial<Contract> = {}): Contract {

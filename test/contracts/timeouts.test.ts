@@ -4,6 +4,7 @@ import { discoveryListing } from '../../plugin/operations/discovery';
 import { resolveSettings } from '../../plugin/settings';
 import { waitMs, MAX_WAIT_MS } from '../../plugin/bus/pending';
 import type { Contract } from '../../plugin/contracts/types';
+import { planRoutes } from '../../plugin/contracts/route-plan';
 
 const contract = (messageType: string, timeoutMs?: number): Contract => ({
   messageType,
@@ -46,7 +47,7 @@ describe("a contract's deadline (maxRequestTimeoutMs)", () => {
   });
 
   it('shows the effective deadline in the discovery listing, and whether it was cut', () => {
-    const listing = discoveryListing([contract('GetThingQuery', 1e12), contract('ListThingsQuery')], [], [], [], settings);
+    const listing = discoveryListing(planRoutes([contract('GetThingQuery', 1e12), contract('ListThingsQuery')]), [], [], [], settings);
     const [get, list] = listing.contracts;
     expect(get).to.include({ timeoutMs: 1e12, effectiveTimeoutMs: 60_000, timeoutClamped: true });
     expect(list).to.include({ effectiveTimeoutMs: 30_000 });

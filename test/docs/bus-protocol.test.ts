@@ -6,7 +6,8 @@ import { DEFAULT_ANNOUNCEMENT_LIMITS } from '../../plugin/contracts/limits';
 
 const DEFAULT_MAX_CONTRACTS = DEFAULT_ANNOUNCEMENT_LIMITS.maxContracts;
 import { isReply } from '../../plugin/bus/envelope';
-import { ERROR_CODES, codeInfo, fromServiceError, isKnownCode, toErrorBody } from '../../plugin/errors';
+import { ERROR_CODES, codeInfo, isKnownCode } from '../../plugin/errors/codes';
+import { fromServiceError, toErrorBody } from '../../plugin/errors/error-body';
 import { deriveRoutes } from '../../plugin/contracts/derive-routes';
 
 /**

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { resolveSettings, SETTINGS_SCHEMA } from '../../plugin/settings';
-import { SETTING_ENV, validateSettings } from '../../plugin/settings/validation';
+import { SETTING_ENV } from '../../plugin/settings/declarations';
+import { validateSettings } from '../../plugin/settings/validation';
 import { LIMIT_SETTINGS } from '../../plugin/settings/bus-trust';
 import { withSettingsTable } from '../../scripts/settings-docs';
 

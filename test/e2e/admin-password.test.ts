@@ -71,7 +71,10 @@ describe('npm start: ADMIN_PASSWORD for an administrator that already exists', f
 
   it('a misspelt ADMIN_PASSWORD_RESET stops the start with one line', async () => {
     const err = await start({ ADMIN_PASSWORD: CHOSEN, ADMIN_PASSWORD_RESET: 'yes' }).then(
-      (started) => ((gw = started), new Error('the gateway started')),
+      (started) => {
+        gw = started;
+        return new Error('the gateway started');
+      },
       (e: Error) => e,
     );
     expect(err.message).to.match(/^gateway exited with 1:\n\[contracts\] start failed: ADMIN_PASSWORD_RESET must be true or false\n?$/);

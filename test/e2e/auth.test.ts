@@ -26,7 +26,7 @@ function loginFrom(localAddress: string, url: string, body: { email: string; pas
 
 /** A stand-in for an external identity provider's key-set host, on loopback. */
 async function keySetServer(jwks: unknown): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
+  const server = createServer((_req, res) => {
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify(jwks));
   });
@@ -34,7 +34,7 @@ async function keySetServer(jwks: unknown): Promise<{ url: string; server: Serve
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`, server };
 }
 
-describe('authentication, permissions and the reference auth service (end to end)', function () {
+describe('authentication, permissions and the reference auth service (end to end)', () => {
   let gw: GatewayProcess;
   let api: string;
   let idp: { url: string; server: Server };
@@ -209,7 +209,7 @@ describe('authentication, permissions and the reference auth service (end to end
   });
 });
 
-describe('development mode (end to end)', function () {
+describe('development mode (end to end)', () => {
   let gw: GatewayProcess;
   before(async () => {
     gw = await startGateway({ BUS_URL: 'embedded', JWT_SECRET: SECRET, DEVELOPMENT_AUTH_ENABLED: 'true' });
@@ -231,7 +231,7 @@ describe('development mode (end to end)', function () {
   });
 });
 
-describe('development headers outside development mode (end to end)', function () {
+describe('development headers outside development mode (end to end)', () => {
   let gw: GatewayProcess;
   before(async () => {
     gw = await startGateway({ BUS_URL: 'embedded', JWT_SECRET: SECRET, DEVELOPMENT_AUTH_ENABLED: 'TRUE' });

@@ -1,35 +1,18 @@
 import { UserStore } from '../../examples/users-service/store';
-import { openDatabase, type Database } from '../../examples/storage';
+import { openDatabase } from '../../examples/storage';
+import type { Database } from '../../examples/storage/database';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import * as amqp from 'amqplib';
 import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
 import { uniquePrefix } from '../support/env';
 import { httpAs } from '../support/http';
 import { rogueContract } from '../support/rogue';
-import { refusal } from '../support/broker-users';
-import { run as brokerDefinitions } from '../../plugin/cli/contracts-broker-definitions';
+import { createBrokerUsers, refusal, type BrokerUsers } from '../support/broker-users';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { startUsersService } from '../../examples/users-service';
 import { serve, type RunningService } from '../../sdk';
 
-const exec = promisify(execFile);
-
-/**
- * `rabbitmqctl import_definitions FILE`. rabbitmqctl runs as the broker's user here, so the file (hashes only, no
- * passwords) is made readable to it.
- */
-async function importDefinitions(dir: string, text: string): Promise<void> {
-  const file = join(dir, 'definitions.json');
-  writeFileSync(file, text, { mode: 0o644 });
-  chmodSync(dir, 0o755);
-  await exec('rabbitmqctl', ['import_definitions', file]);
-}
 const admin = httpAs(['admin:all', 'users:read']);
 const HOST = '127.0.0.1:5672';
 
@@ -41,15 +24,9 @@ const HOST = '127.0.0.1:5672';
 describe('per-service broker users (generated definitions, rabbitmqctl import_definitions)', function () {
   this.timeout(90_000);
   const prefix = uniquePrefix('trust');
-  const user = (name: string) => `${prefix}-${name}`;
-  const passwords = {
-    gateway: 'gateway-pw-0123456789',
-    'users-service': 'users-pw-0123456789',
-    'rogue-service': 'rogue-pw-0123456789',
-    'notes-service': 'notes-pw-0123456789',
-  };
-  const url = (name: keyof typeof passwords) => `amqp://${encodeURIComponent(user(name))}:${passwords[name]}@${HOST}`;
-  let dir: string;
+  let brokerUsers: BrokerUsers | undefined;
+  const user = (name: string) => brokerUsers!.user(name);
+  const url = (name: string) => brokerUsers!.url(name);
   let gw: GatewayProcess | undefined;
   let transport: AmqpTransport | undefined;
   let users: RunningService | undefined;
@@ -62,25 +39,15 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
   const handled: string[] = [];
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'broker-defs-'));
-    const env: NodeJS.ProcessEnv = {};
-    for (const [name, pw] of Object.entries(passwords)) env[`BROKER_PASSWORD_${user(name).toUpperCase().replace(/[^A-Z0-9]/g, '_')}`] = pw;
-    const definitions = brokerDefinitions(['--prefix', prefix, '--gateway-user', user('gateway'), '--user-prefix', `${prefix}-`, '--service', 'users-service', '--service', 'rogue-service', '--service', 'notes-service'], env);
-    await importDefinitions(dir, definitions);
-    gw = await startGateway({
-      BUS_URL: url('gateway'),
-      BUS_PREFIX: prefix,
-      START_REFERENCE_SERVICES: 'false',
-      REQUIRE_ANNOUNCEMENT_USER: 'true',
-      ANNOUNCEMENT_USERS: ['users-service', 'rogue-service', 'notes-service'].map((s) => `${s}=${user(s)}`).join(','),
-    });
+    brokerUsers = await createBrokerUsers(prefix, ['users-service', 'rogue-service', 'notes-service']);
+    gw = await startGateway(brokerUsers.gatewayEnv());
     // The users service takes requests from the gateway's user through the SDK's default (BUS_GATEWAY_USER).
     savedGatewayUser = process.env.BUS_GATEWAY_USER;
     process.env.BUS_GATEWAY_USER = user('gateway');
     transport = new AmqpTransport(url('users-service'), { prefix });
     await transport.start();
     database = await createTestDatabase('brokerusers');
-    db = await openDatabase({ databaseUrl: database.url, dataDir: dir });
+    db = await openDatabase({ databaseUrl: database.url, dataDir: '' });
     users = await startUsersService(transport, { store: new UserStore(db), bcryptRounds: 4 });
     notesTransport = new AmqpTransport(url('notes-service'), { prefix });
     await notesTransport.start();
@@ -116,8 +83,7 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
     await db?.close().catch(() => undefined);
     await database?.drop().catch(() => undefined);
     await gw?.stop().catch(() => undefined);
-    for (const name of Object.keys(passwords)) await exec('rabbitmqctl', ['delete_user', user(name)]).catch(() => undefined);
-    rmSync(dir, { recursive: true, force: true });
+    await brokerUsers?.remove();
     if (savedGatewayUser === undefined) delete process.env.BUS_GATEWAY_USER;
     else process.env.BUS_GATEWAY_USER = savedGatewayUser;
   });

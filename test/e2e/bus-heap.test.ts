@@ -5,7 +5,7 @@ import { AMQP_URL, freePort, uniquePrefix } from '../support/env';
 import { httpAs } from '../support/http';
 import { roguePublisher, rogueContract, type RoguePublisher } from '../support/rogue';
 import { probeLoop } from '../support/flood';
-import { createServicesFileUsers, type BrokerUsers } from '../support/services-file-users';
+import { createBrokerUsers, type BrokerUsers } from '../support/broker-users';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { serve, type RunningService } from '../../sdk';
 
@@ -104,9 +104,6 @@ function bigAnnouncement(service: string, n: number): Record<string, unknown> {
 describe('a per-service broker user announcing new instance ids against a 128 MB heap', function () {
   this.timeout(180_000);
   const prefix = uniquePrefix('heapuser');
-  const gatewayUser = `${prefix}-gateway`;
-  const floodUser = `${prefix}-flood`;
-  const steadyUser = `${prefix}-steady`;
   let users: BrokerUsers | undefined;
   let gw: GatewayProcess | undefined;
   let transport: AmqpTransport | undefined;
@@ -114,27 +111,15 @@ describe('a per-service broker user announcing new instance ids against a 128 MB
   let metricsPort = 0;
 
   before(async () => {
-    users = await createServicesFileUsers(
-      prefix,
-      gatewayUser,
-      ['services:', '  flood-service:', `    user: ${floodUser}`, "    messageTypes: ['Flood*']", '  steady-service:', `    user: ${steadyUser}`, '    messageTypes: [ListSteadyQuery]', ''].join('\n'),
-      [floodUser, steadyUser],
-    );
+    users = await createBrokerUsers(prefix, { 'flood-service': ['Flood*'], 'steady-service': ['ListSteadyQuery'] });
     metricsPort = await freePort();
-    gw = await startGateway({
-      BUS_URL: users.url(gatewayUser),
-      BUS_PREFIX: prefix,
-      START_REFERENCE_SERVICES: 'false',
-      BUS_SERVICES_FILE: users.servicesFile,
-      METRICS_PORT: String(metricsPort),
-      NODE_OPTIONS: '--max-old-space-size=128',
-    });
-    transport = new AmqpTransport(users.url(steadyUser), { prefix });
+    gw = await startGateway({ ...users.gatewayEnv(), METRICS_PORT: String(metricsPort), NODE_OPTIONS: '--max-old-space-size=128' });
+    transport = new AmqpTransport(users.url('steady-service'), { prefix });
     await transport.start();
     steady = await serve({
       transport,
       service: 'steady-service',
-      acceptRequestsFrom: gatewayUser,
+      acceptRequestsFrom: users.user('gateway'),
       operations: [{ contract: { messageType: 'ListSteadyQuery', inputSchema: { type: 'object' }, outputSchema: { type: 'array' }, requiredPermissions: [] }, handle: () => ['steady'] }],
     });
   });
@@ -158,7 +143,8 @@ describe('a per-service broker user announcing new instance ids against a 128 MB
     let maxHeap = 0;
     const sampler = setInterval(() => void heap().then((h) => (maxHeap = Math.max(maxHeap, h)), () => undefined), 500);
     const probes = probeLoop(async () => (await admin('GET', route, { headers: { connection: 'close' } })).status, 100);
-    const conn = await amqp.connect(users!.url(floodUser));
+    const floodUser = users!.user('flood-service');
+    const conn = await amqp.connect(users!.url('flood-service'));
     let sent = 0;
     try {
       const ch = await conn.createConfirmChannel();

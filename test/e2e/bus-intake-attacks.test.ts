@@ -2,15 +2,11 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { AmqpTransport } from '../../plugin/bus/amqp';
-import type { BusLogger } from '../../plugin/bus';
-import { UserStore } from '../../examples/users-service/store';
-import { openDatabase, type Database } from '../../examples/storage';
-import { startUsersService } from '../../examples/users-service';
-import { startAuthService } from '../../examples/auth-service';
+import { silentLogger } from '../../plugin/logger';
 import { serve, type RunningService } from '../../sdk';
 import * as amqp from 'amqplib';
-import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { createBrokerUsers, type BrokerUsers } from '../support/broker-users';
+import { startReferenceServices, type ReferenceServices } from '../support/reference-services';
 import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
 import { deepHeaderClient, type DeepHeaderClient } from '../support/deep-headers';
@@ -18,7 +14,6 @@ import { rogueContract } from '../support/rogue';
 import { probeLoop } from '../support/flood';
 import { AMQP_URL, uniquePrefix } from '../support/env';
 import { http, httpAs } from '../support/http';
-import { TEST_JWT_SECRET } from '../support/tokens';
 
 /*
  * The strict set-up (a broker user per service from the generated definitions, REQUIRE_ANNOUNCEMENT_USER) attacked
@@ -31,10 +26,6 @@ const admin = httpAs(['admin:all', 'users:read', 'users:create']);
 const ADMIN = { email: 'intake@example.com', password: 'intake-password-1' };
 const SERVICES = ['users-service', 'auth-service', 'rogue-service', 'late-service', 'nap-service'];
 const DEEP = 9_000;
-
-function quiet(): BusLogger {
-  return { info: () => undefined, warn: () => undefined, error: () => undefined };
-}
 
 /** The resident set of process `pid`, in MB (Linux). */
 function rssMb(pid: number): number {
@@ -73,39 +64,16 @@ describe('intake attacks with one service credential (per-service broker users, 
   let users: BrokerUsers | undefined;
   let gw: GatewayProcess | undefined;
   let nap: ServiceProcess | undefined;
-  let database: TestDatabase | undefined;
-  let db: Database | undefined;
+  let refs: ReferenceServices | undefined;
   let deep: DeepHeaderClient | undefined;
   const transports: AmqpTransport[] = [];
   const running: RunningService[] = [];
-  let savedGatewayUser: string | undefined;
 
   before(async () => {
     users = await createBrokerUsers(prefix, SERVICES);
-    gw = await startGateway({
-      BUS_URL: users.url('gateway'),
-      BUS_PREFIX: prefix,
-      START_REFERENCE_SERVICES: 'false',
-      REQUIRE_ANNOUNCEMENT_USER: 'true',
-      ANNOUNCEMENT_USERS: SERVICES.map((s) => `${s}=${users!.user(s)}`).join(','),
-    });
-    savedGatewayUser = process.env.BUS_GATEWAY_USER;
-    process.env.BUS_GATEWAY_USER = users.user('gateway');
+    gw = await startGateway(users.gatewayEnv());
     nap = await startServiceProcess('nap-service', { BUS_URL: users.url('nap-service'), BUS_PREFIX: prefix, BUS_GATEWAY_USER: users.user('gateway') });
-    database = await createTestDatabase('intake');
-    db = await openDatabase({ databaseUrl: database.url, dataDir: '' });
-    const store = new UserStore(db);
-    const usersTransport = new AmqpTransport(users.url('users-service'), { prefix, logger: quiet() });
-    const authTransport = new AmqpTransport(users.url('auth-service'), { prefix, logger: quiet() });
-    transports.push(usersTransport, authTransport);
-    await Promise.all(transports.map((t) => t.start()));
-    running.push(await startUsersService(usersTransport, { store, bcryptRounds: 4 }));
-    running.push(await startAuthService(authTransport, { db, store, env: { JWT_SECRET: TEST_JWT_SECRET } }));
-    await eventually(async () => {
-      const r = await admin('POST', `${gw!.baseUrl}/api/users`, { body: { email: ADMIN.email, firstName: 'In', lastName: 'Take', password: ADMIN.password } });
-      expect(r.status, r.text).to.equal(201);
-    }, 15_000);
-    await eventually(async () => expect((await login()).status).to.equal(200), 15_000);
+    refs = await startReferenceServices(users, prefix, gw.baseUrl, { label: 'intake', admin: ADMIN, bcryptRounds: 4 });
     deep = await deepHeaderClient(users.url('rogue-service'));
   });
 
@@ -113,13 +81,10 @@ describe('intake attacks with one service credential (per-service broker users, 
     await deep?.close().catch(() => undefined);
     for (const s of running) await s.stop().catch(() => undefined);
     for (const t of transports) await t.close().catch(() => undefined);
+    await refs?.stop();
     await nap?.stop().catch(() => undefined);
-    await db?.close().catch(() => undefined);
-    await database?.drop().catch(() => undefined);
     await gw?.stop().catch(() => undefined);
     await users?.remove();
-    if (savedGatewayUser === undefined) delete process.env.BUS_GATEWAY_USER;
-    else process.env.BUS_GATEWAY_USER = savedGatewayUser;
   });
 
   const login = () => http('POST', `${gw!.baseUrl}/api/login`, { body: ADMIN });
@@ -206,7 +171,7 @@ describe('intake attacks with one service credential (per-service broker users, 
     let late: { transport: AmqpTransport; service: RunningService } | undefined;
     try {
       await new Promise((r) => setTimeout(r, 5_000));
-      const transport = new AmqpTransport(users!.url('late-service'), { prefix, logger: quiet() });
+      const transport = new AmqpTransport(users!.url('late-service'), { prefix, logger: silentLogger });
       transports.push(transport);
       await transport.start();
       const announcedAt = Date.now();

@@ -2,12 +2,11 @@ import { expect } from 'chai';
 import * as amqp from 'amqplib';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { GatewayError } from '../../plugin/errors/gateway-error';
-import type { BusLogger } from '../../plugin/bus';
+import { silentLogger } from '../../plugin/logger';
 import { deleteBusTopology, deleteWorkQueues } from '../support/broker';
 import { createBrokerUsers, type BrokerUsers } from '../support/broker-users';
 import { AMQP_URL, uniquePrefix } from '../support/env';
 
-const quiet: BusLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 function request(service: string) {
   return { messageType: 'PingQuery', targetService: service, input: {}, headers: { correlationId: 'c', requestId: 'r' } };
@@ -32,9 +31,9 @@ describe('replies of services from before P.replies, under --legacy-replies and 
 
   before(async () => {
     users = await createBrokerUsers(prefix, services, ['--legacy-replies']);
-    gateway = new AmqpTransport(users.url('gateway'), { prefix, logger: quiet, replies: { replyUser: (s) => users!.user(s) } });
+    gateway = new AmqpTransport(users.url('gateway'), { prefix, logger: silentLogger, replies: { replyUser: (s) => users!.user(s) } });
     await gateway.start();
-    service = new AmqpTransport(users.url('new-service'), { prefix, logger: quiet });
+    service = new AmqpTransport(users.url('new-service'), { prefix, logger: silentLogger });
     await service.start();
     await service.serve('new-service', async () => ({ ok: true, result: 'new' }));
     old = await startOldService();

@@ -2,18 +2,19 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import * as amqp from 'amqplib';
 import { UserStore } from '../../examples/users-service/store';
-import { openDatabase, type Database } from '../../examples/storage';
+import { openDatabase } from '../../examples/storage';
+import type { Database } from '../../examples/storage/database';
 import { startUsersService } from '../../examples/users-service';
-import { startAuthService } from '../../examples/auth-service';
 import { AmqpTransport } from '../../plugin/bus/amqp';
-import type { BusLogger } from '../../plugin/bus';
+import type { Logger } from '../../plugin/logger';
 import type { RunningService } from '../../sdk';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { closeConnectionsOf, createBrokerUsers, refusal, type BrokerUsers } from '../support/broker-users';
 import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
 import { AMQP_URL, uniquePrefix } from '../support/env';
 import { http, httpAs } from '../support/http';
-import { mintToken, TEST_JWT_SECRET } from '../support/tokens';
+import { mintToken } from '../support/tokens';
+import { startReferenceServices, type ReferenceServices } from '../support/reference-services';
 
 /*
  * The strict set-up (a broker user per service from the generated definitions, REQUIRE_ANNOUNCEMENT_USER) attacked
@@ -25,9 +26,9 @@ import { mintToken, TEST_JWT_SECRET } from '../support/tokens';
 const admin = httpAs(['admin:all', 'users:read', 'users:create']);
 const ADMIN = { email: 'owner@example.com', password: 'owner-password-1' };
 
-function collecting(): BusLogger & { lines: string[] } {
+function collecting(): Logger & { lines: string[] } {
   const lines: string[] = [];
-  return { lines, info: () => undefined, warn: (m) => lines.push(m), error: (m) => lines.push(m) };
+  return { lines, debug: () => undefined, info: () => undefined, warn: (m) => lines.push(m), error: (m) => lines.push(m) };
 }
 
 let token: Promise<string> | undefined;
@@ -75,10 +76,21 @@ async function deleteAsOperator(exchanges: string[], queues: string[]): Promise<
   }
 }
 
-/** After the deletions, the first 200 on `url` comes within 10 s; resolves to how long it took. */
-async function backWithin10s(url: string, deletedAt: number): Promise<number> {
+/**
+ * Deletes P.requests, P.discovery, P.replies and the users work queue as an operator would while `url` is requested
+ * every 100 ms; checks that a 200 comes again within 10 s and that every request started after it was answered 200.
+ */
+async function deleteTopologyUnderTraffic(url: string, prefix: string): Promise<void> {
+  const load = traffic(url);
+  await new Promise((r) => setTimeout(r, 300));
+  const deletedAt = Date.now();
+  await deleteAsOperator([`${prefix}.requests`, `${prefix}.discovery`, `${prefix}.replies`], [`${prefix}.svc.users-service`]);
   await eventually(async () => expect(await statusOf(url)).to.equal(200), 10_000);
-  return Date.now() - deletedAt;
+  const took = Date.now() - deletedAt;
+  const seen = await load.stop();
+  expect(took).to.be.lessThan(10_000);
+  const after = seen.filter((s) => s.at >= deletedAt + took);
+  expect(after.every((s) => s.status === 200), JSON.stringify(after)).to.equal(true);
 }
 
 describe('request and reply owners on the bus (per-service broker users, real RabbitMQ)', function () {
@@ -86,51 +98,20 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
   const prefix = uniquePrefix('owners');
   let users: BrokerUsers | undefined;
   let gw: GatewayProcess | undefined;
-  let database: TestDatabase | undefined;
-  let db: Database | undefined;
-  const transports: AmqpTransport[] = [];
-  const running: RunningService[] = [];
+  let refs: ReferenceServices | undefined;
   const usersLog = collecting();
-  let savedGatewayUser: string | undefined;
 
   before(async () => {
     users = await createBrokerUsers(prefix, ['users-service', 'auth-service', 'rogue-service']);
-    gw = await startGateway({
-      BUS_URL: users.url('gateway'),
-      BUS_PREFIX: prefix,
-      START_REFERENCE_SERVICES: 'false',
-      REQUIRE_ANNOUNCEMENT_USER: 'true',
-      ANNOUNCEMENT_USERS: ['users-service', 'auth-service', 'rogue-service'].map((s) => `${s}=${users!.user(s)}`).join(','),
-    });
-    // The reference services get whose requests they take from the SDK's default (BUS_GATEWAY_USER), as deployed.
-    savedGatewayUser = process.env.BUS_GATEWAY_USER;
-    process.env.BUS_GATEWAY_USER = users.user('gateway');
-    database = await createTestDatabase('busowners');
-    db = await openDatabase({ databaseUrl: database.url, dataDir: '' });
-    const store = new UserStore(db);
-    const usersTransport = new AmqpTransport(users.url('users-service'), { prefix, logger: usersLog });
-    const authTransport = new AmqpTransport(users.url('auth-service'), { prefix, logger: collecting() });
-    transports.push(usersTransport, authTransport);
-    await Promise.all(transports.map((t) => t.start()));
+    gw = await startGateway(users.gatewayEnv());
     // bcrypt at 10 rounds: a login takes long enough for a forged reply to arrive first.
-    running.push(await startUsersService(usersTransport, { store, bcryptRounds: 10 }));
-    running.push(await startAuthService(authTransport, { db, store, env: { JWT_SECRET: TEST_JWT_SECRET } }));
-    await eventually(async () => {
-      const r = await admin('POST', `${gw!.baseUrl}/api/users`, { body: { email: ADMIN.email, firstName: 'O', lastName: 'Wner', password: ADMIN.password } });
-      expect(r.status, r.text).to.equal(201);
-    }, 15_000);
-    await eventually(async () => expect((await login()).status).to.equal(200), 15_000);
+    refs = await startReferenceServices(users, prefix, gw.baseUrl, { label: 'busowners', admin: ADMIN, bcryptRounds: 10, loggers: { users: usersLog, auth: collecting() } });
   });
 
   after(async () => {
-    for (const s of running) await s.stop().catch(() => undefined);
-    for (const t of transports) await t.close().catch(() => undefined);
-    await db?.close().catch(() => undefined);
-    await database?.drop().catch(() => undefined);
+    await refs?.stop();
     await gw?.stop().catch(() => undefined);
     await users?.remove();
-    if (savedGatewayUser === undefined) delete process.env.BUS_GATEWAY_USER;
-    else process.env.BUS_GATEWAY_USER = savedGatewayUser;
   });
 
   const login = () => http('POST', `${gw!.baseUrl}/api/login`, { body: ADMIN });
@@ -171,7 +152,7 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
       // Another user that may publish there (guest, standing for a shared credential) answers at once, long before
       // bcrypt is done: as guest and with no user at all.
       await watch.consume(queue, (msg) => {
-        if (!msg || msg.properties.type !== 'AuthenticateCommand') return;
+        if (msg?.properties.type !== 'AuthenticateCommand') return;
         captured.push(msg);
         const props = { correlationId: msg.properties.correlationId, contentType: 'application/json' };
         forge.publish(`${prefix}.replies`, msg.properties.replyTo, forgedBody, { ...props, userId: 'guest' });
@@ -223,7 +204,7 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
       });
       await new Promise((r) => setTimeout(r, 500));
       expect(replies).to.deep.equal([]);
-      expect(await new UserStore(db!).findByEmail('forged-admin@example.com')).to.equal(undefined);
+      expect(await new UserStore(refs!.db).findByEmail('forged-admin@example.com')).to.equal(undefined);
       // The same service still serves the gateway.
       expect((await admin('GET', `${gw!.baseUrl}/api/users`)).status).to.equal(200);
     } finally {
@@ -274,25 +255,16 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
     const { body } = await admin('GET', `${gw!.baseUrl}/api/users?limit=1`);
     const url = `${gw!.baseUrl}/api/users/${body.users[0].userId}`;
     expect((await admin('GET', url)).status).to.equal(200);
-    const load = traffic(url);
-    await new Promise((r) => setTimeout(r, 300));
-    const deletedAt = Date.now();
-    await deleteAsOperator([`${prefix}.requests`, `${prefix}.discovery`, `${prefix}.replies`], [`${prefix}.svc.users-service`]);
-    const took = await backWithin10s(url, deletedAt);
-    const seen = await load.stop();
-    expect(took).to.be.lessThan(10_000);
-    // Every request started once it was back was answered 200.
-    const after = seen.filter((s) => s.at >= deletedAt + took);
-    expect(after.every((s) => s.status === 200), JSON.stringify(after)).to.equal(true);
+    await deleteTopologyUnderTraffic(url, prefix);
     expect(gw!.child.exitCode).to.equal(null);
-    expect(transports.map((t) => t.state())).to.deep.equal(['up', 'up']);
+    expect(refs!.transports.map((t) => t.state())).to.deep.equal(['up', 'up']);
     // Announcements flow again too: the login route (another service) answers.
     expect((await login()).status).to.equal(200);
   });
 
   it("hears discovery requests on the SDK's server-named queue under a service's own user, also after P.discovery is deleted and a reconnect", async () => {
     let heard = 0;
-    const sub = await transports[1]!.onDiscoveryRequest(() => void heard++);
+    const sub = await refs!.transports[1]!.onDiscoveryRequest(() => void heard++);
     try {
       // As the gateway: a fresh connection each time, since publishing to a deleted exchange closes the channel.
       const discover = () => refusal(users!.url('gateway'), async (ch) => {
@@ -313,7 +285,7 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
       // After a reconnect the listener declares a new server-named queue and binds the name of the new answer.
       expect(await closeConnectionsOf(users!.user('auth-service'))).to.be.greaterThan(0);
       await heardAgain();
-      await eventually(async () => expect(transports[1]!.state()).to.equal('up'));
+      await eventually(async () => expect(refs!.transports[1]!.state()).to.equal('up'));
     } finally {
       await sub.close();
     }
@@ -353,15 +325,7 @@ describe('topology restored under the shared credential (guest for the gateway a
     const prefix = gw!.prefix;
     const url = `${gw!.baseUrl}/api/users`;
     await eventually(async () => expect((await admin('GET', url)).status).to.equal(200), 15_000);
-    const load = traffic(url);
-    await new Promise((r) => setTimeout(r, 300));
-    const deletedAt = Date.now();
-    await deleteAsOperator([`${prefix}.requests`, `${prefix}.discovery`, `${prefix}.replies`], [`${prefix}.svc.users-service`]);
-    const took = await backWithin10s(url, deletedAt);
-    const seen = await load.stop();
-    expect(took).to.be.lessThan(10_000);
-    const after = seen.filter((s) => s.at >= deletedAt + took);
-    expect(after.every((s) => s.status === 200), JSON.stringify(after)).to.equal(true);
+    await deleteTopologyUnderTraffic(url, prefix);
     expect(gw!.child.exitCode).to.equal(null);
     expect(transport!.state()).to.equal('up');
   });

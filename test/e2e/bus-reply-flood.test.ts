@@ -7,8 +7,7 @@ import { startGateway, eventually, type GatewayProcess } from '../support/gatewa
 import { AMQP_URL, freePort, uniquePrefix } from '../support/env';
 import { httpAs } from '../support/http';
 import { probeLoop } from '../support/flood';
-import { refusal } from '../support/broker-users';
-import { createServicesFileUsers, type BrokerUsers } from '../support/services-file-users';
+import { createBrokerUsers, refusal, type BrokerUsers } from '../support/broker-users';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { serve, type RunningService } from '../../sdk';
 
@@ -36,9 +35,6 @@ function rssOf(pid: number): number {
 describe('one service flooding the reply exchange (per-service broker users, 128 MB heap)', function () {
   this.timeout(180_000);
   const prefix = uniquePrefix('replyflood');
-  const gatewayUser = `${prefix}-gateway`;
-  const floodUser = `${prefix}-flood`;
-  const steadyUser = `${prefix}-steady`;
   let users: BrokerUsers | undefined;
   let gw: GatewayProcess | undefined;
   const transports: AmqpTransport[] = [];
@@ -46,29 +42,17 @@ describe('one service flooding the reply exchange (per-service broker users, 128
   let metricsPort = 0;
 
   before(async () => {
-    users = await createServicesFileUsers(
-      prefix,
-      gatewayUser,
-      ['services:', '  flood-service:', `    user: ${floodUser}`, '    messageTypes: [ListFloodsQuery]', '  steady-service:', `    user: ${steadyUser}`, '    messageTypes: [ListSteadiesQuery]', ''].join('\n'),
-      [floodUser, steadyUser],
-    );
+    users = await createBrokerUsers(prefix, { 'flood-service': ['ListFloodsQuery'], 'steady-service': ['ListSteadiesQuery'] });
     metricsPort = await freePort();
-    gw = await startGateway({
-      BUS_URL: users.url(gatewayUser),
-      BUS_PREFIX: prefix,
-      START_REFERENCE_SERVICES: 'false',
-      BUS_SERVICES_FILE: users.servicesFile,
-      METRICS_PORT: String(metricsPort),
-      NODE_OPTIONS: '--max-old-space-size=128',
-    });
-    for (const [service, user, messageType, answer] of [['flood-service', floodUser, 'ListFloodsQuery', 'flood'], ['steady-service', steadyUser, 'ListSteadiesQuery', 'steady']] as const) {
-      const transport = new AmqpTransport(users.url(user), { prefix });
+    gw = await startGateway({ ...users.gatewayEnv(), METRICS_PORT: String(metricsPort), NODE_OPTIONS: '--max-old-space-size=128' });
+    for (const [service, messageType, answer] of [['flood-service', 'ListFloodsQuery', 'flood'], ['steady-service', 'ListSteadiesQuery', 'steady']] as const) {
+      const transport = new AmqpTransport(users.url(service), { prefix });
       transports.push(transport);
       await transport.start();
       running.push(await serve({
         transport,
         service,
-        acceptRequestsFrom: gatewayUser,
+        acceptRequestsFrom: users.user('gateway'),
         operations: [{ contract: { messageType, inputSchema: { type: 'object' }, outputSchema: { type: 'array' }, requiredPermissions: [] }, handle: () => [answer] }],
       }));
     }
@@ -102,7 +86,8 @@ describe('one service flooding the reply exchange (per-service broker users, 128
     expect(replyTo['flood-service']).to.match(new RegExp(`^${prefix}\\.reply\\.[0-9a-f-]{36}\\.flood-service$`));
 
     // The flood user: no default exchange at all (no work queue, no reply queue by name), no reply with steady's key.
-    const flood = users!.url(floodUser);
+    const flood = users!.url('flood-service');
+    const floodUser = users!.user('flood-service');
     const junk = Buffer.from(JSON.stringify({ ok: true, result: ['x'.repeat(1000)] }));
     expect(await refusal(flood, async (ch) => {
       ch.publish('', `${prefix}.svc.steady-service`, junk, { userId: floodUser });

@@ -148,7 +148,9 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
     const stored = await usersWithEmails(db!.url, emails);
     expect(stored, 'each key ends with exactly one user').to.have.length(CREATES);
     const idOf = new Map(stored.map((u) => [u.email, u.user_id]));
-    answered.forEach((r, i) => expect(r.body.userId, emails[i]).to.equal(idOf.get(emails[i]!)));
+    answered.forEach((r, i) => {
+      expect(r.body.userId, emails[i]).to.equal(idOf.get(emails[i]!));
+    });
     const afterKill = probes.filter((p) => p.at >= killedAt);
     expect(afterKill.filter((p) => p.route === 404), 'a known route never answers 404').to.deep.equal([]);
     const lastDown = [...afterKill].reverse().find((p) => p.health !== 200);

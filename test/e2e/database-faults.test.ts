@@ -153,7 +153,8 @@ describe('the reference services when PostgreSQL is lost, stalled or restarted (
     expect(rows.length, 'one user per create').to.equal(CREATES);
     const byEmail = new Map(rows.map((r) => [r.email, r.user_id]));
     for (const c of load.created) expect(byEmail.get(c.email), `the 201 of ${c.email} names its user`).to.equal(c.userId);
-    const counts = failures.reduce<Record<string, number>>((m, s) => ({ ...m, [`${s.route} ${s.status}`]: (m[`${s.route} ${s.status}`] ?? 0) + 1 }), {});
+    const counts: Record<string, number> = {};
+    for (const s of failures) counts[`${s.route} ${s.status}`] = (counts[`${s.route} ${s.status}`] ?? 0) + 1;
     const longest = Math.max(...load.seen.map((s) => s.end - s.start));
     console.log(`      ${phase}: ${load.seen.length} answers, the longest in ${longest} ms; failures ${JSON.stringify(counts)}`);
   }

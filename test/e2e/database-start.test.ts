@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { startGateway } from '../support/gateway-process';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { freePort } from '../support/env';
-import { MIGRATIONS } from '../../examples/storage';
+import { MIGRATIONS } from '../../examples/storage/schema';
 
 /** What the caller of a failed start sees: startGateway's error, with the process's output. */
 async function failedStart(env: Record<string, string>): Promise<string> {

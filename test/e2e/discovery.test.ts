@@ -43,7 +43,7 @@ pipelines:
 `, 'contracts-hand-');
 }
 
-describe('discovery through Express Gateway and RabbitMQ', function () {
+describe('discovery through Express Gateway and RabbitMQ', () => {
   const fx = gatewayWithBus({}, handWrittenConfigDir);
 
   it('writes the generated routes and keeps every hand-written entry and comment', async () => {

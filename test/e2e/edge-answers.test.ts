@@ -8,7 +8,7 @@ import { answer, serve, type RunningService } from '../../sdk';
 import { eventually } from '../support/gateway-process';
 
 const admin = httpAs(['admin:all']);
-const nested = (levels: number): string => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
+const nested = (levels: number): string => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
 
 /** What the gateway answers to malformed or hostile requests, end to end (npm start, embedded bus). */
 describe('edge answers to hostile input (end to end)', function () {

@@ -34,7 +34,7 @@ function rawRequest(port: number, head: string): Promise<string> {
   });
 }
 
-describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', function () {
+describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', () => {
   let gw: GatewayProcess;
   let api: string;
   let transport: AmqpTransport;
@@ -261,7 +261,7 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', f
   });
 });
 
-describe('settings: CORS credentials and PATCH, and the RATE_LIMIT_MAX quick-start switch', function () {
+describe('settings: CORS credentials and PATCH, and the RATE_LIMIT_MAX quick-start switch', () => {
   let gw: GatewayProcess;
   let api: string;
 

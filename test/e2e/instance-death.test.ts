@@ -73,7 +73,9 @@ describe('an instance killed under load loses nothing and runs nothing twice (Ra
     expect(rows.length, 'an entry for every request').to.equal(REQUESTS);
     expect(rows.filter((r) => Number(r.n) !== 1), 'no request ran twice').to.deep.equal([]);
     const byKey = new Map(rows.map((r) => [r.idem_key, r]));
-    keys.forEach((key, i) => expect(results[i].body.id, `answer of ${key}`).to.equal(String(byKey.get(key)!.id)));
+    keys.forEach((key, i) => {
+      expect(results[i].body.id, `answer of ${key}`).to.equal(String(byKey.get(key)!.id));
+    });
     // The kill did hit requests in flight: some of what the victim held were finished by the survivor.
     expect(heldByVictim.length).to.be.greaterThan(0);
     expect(heldByVictim.filter((k) => byKey.get(k)!.pid === survivor.child.pid).length, 'redelivered to the survivor').to.be.greaterThan(0);

@@ -151,7 +151,9 @@ describe('scale-out: two gateways, two users and two auth services, one RabbitMQ
     const stored = await usersWithEmails(db.url, emails);
     expect(stored, 'each user exactly once').to.have.length(KEYED_CREATES);
     const idOf = new Map(stored.map((u) => [u.email, u.user_id]));
-    results.forEach((r, i) => expect(r.body.userId, emails[i]).to.equal(idOf.get(emails[i]!)));
+    results.forEach((r, i) => {
+      expect(r.body.userId, emails[i]).to.equal(idOf.get(emails[i]!));
+    });
     // The kill hit creates in flight: claims of the dead process were taken over (a new token) once their lease lapsed.
     const final = await claimTokens(db.url, keys, 'all');
     const takenOver = [...running].filter(([key, token]) => final.get(key) !== token);

@@ -4,7 +4,7 @@ import { startGateway, eventually, type GatewayProcess } from '../support/gatewa
 import { uniquePrefix } from '../support/env';
 import { httpAs } from '../support/http';
 import { rogueContract } from '../support/rogue';
-import { createServicesFileUsers, type BrokerUsers } from '../support/services-file-users';
+import { createBrokerUsers, type BrokerUsers } from '../support/broker-users';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { serve, type RunningService } from '../../sdk';
 
@@ -19,35 +19,32 @@ const admin = httpAs(['admin:all']);
 describe('ownership from the services file, through the real broker with per-service users', function () {
   this.timeout(120_000);
   const prefix = uniquePrefix('svcfile');
-  const gatewayUser = `${prefix}-gateway`;
-  const ownerUser = `${prefix}-owner`;
-  const rogueUser = `${prefix}-rogue`;
   let users: BrokerUsers | undefined;
   let gw: GatewayProcess | undefined;
   const transports: AmqpTransport[] = [];
   const running: RunningService[] = [];
 
   async function startOwner(): Promise<RunningService> {
-    const transport = new AmqpTransport(users!.url(ownerUser), { prefix });
+    const transport = new AmqpTransport(users!.url('owner-service'), { prefix });
     transports.push(transport);
     await transport.start();
     const service = await serve({
       transport,
       service: 'owner-service',
       ttlMs: 3000,
-      acceptRequestsFrom: gatewayUser,
+      acceptRequestsFrom: users!.user('gateway'),
       operations: [{ contract: { messageType: 'ListOwnedQuery', inputSchema: { type: 'object' }, outputSchema: { type: 'array' }, requiredPermissions: [] }, handle: () => ['from the owner'] }],
     });
     running.push(service);
     return service;
   }
 
-  /** Publishes an announcement as `user` with its user_id (what a service's credential allows), then disconnects. */
-  async function announceAs(user: string, body: Record<string, unknown>): Promise<void> {
-    const conn = await amqp.connect(users!.url(user));
+  /** Publishes an announcement as `service`'s broker user with its user_id (what its credential allows), then disconnects. */
+  async function announceAs(service: string, body: Record<string, unknown>): Promise<void> {
+    const conn = await amqp.connect(users!.url(service));
     try {
       const ch = await conn.createConfirmChannel();
-      ch.publish(`${prefix}.discovery`, `announce.${body.service as string}`, Buffer.from(JSON.stringify(body)), { userId: user, contentType: 'application/json' });
+      ch.publish(`${prefix}.discovery`, `announce.${body.service as string}`, Buffer.from(JSON.stringify(body)), { userId: users!.user(service), contentType: 'application/json' });
       await ch.waitForConfirms();
     } finally {
       await conn.close().catch(() => undefined);
@@ -60,13 +57,8 @@ describe('ownership from the services file, through the real broker with per-ser
   };
 
   before(async () => {
-    users = await createServicesFileUsers(
-      prefix,
-      gatewayUser,
-      ['services:', '  owner-service:', `    user: ${ownerUser}`, "    messageTypes: ['ListOwned*']", '  rogue-service:', `    user: ${rogueUser}`, "    messageTypes: ['Rogue*']", ''].join('\n'),
-      [ownerUser, rogueUser],
-    );
-    gw = await startGateway({ BUS_URL: users.url(gatewayUser), BUS_PREFIX: prefix, START_REFERENCE_SERVICES: 'false', BUS_SERVICES_FILE: users.servicesFile, MAX_LEASE_MS: '3000' });
+    users = await createBrokerUsers(prefix, { 'owner-service': ['ListOwned*'], 'rogue-service': ['Rogue*'] });
+    gw = await startGateway({ ...users.gatewayEnv(), MAX_LEASE_MS: '3000' });
   });
 
   after(async () => {
@@ -87,7 +79,7 @@ describe('ownership from the services file, through the real broker with per-ser
     await eventually(async () => expect((await admin('GET', `${gw!.baseUrl}/api/owneds`)).status).to.equal(404), 10_000);
     // A valid broker user of its own, its own routing key and user_id: only the services file stands in the way.
     const rogue = { service: 'rogue-service', instanceId: 'r1', ttlMs: 3_600_000, contracts: [rogueContract('ListOwnedQuery', 'rogue-service'), rogueContract('RogueQuery', 'rogue-service')] };
-    await announceAs(rogueUser, rogue);
+    await announceAs('rogue-service', rogue);
     await eventually(async () => {
       expect(gw!.output()).to.include('refused ListOwnedQuery from rogue-service: message type is pinned to owner-service');
       expect((await discovery()).conflicts.refused).to.deep.include({ service: 'rogue-service', messageType: 'ListOwnedQuery', reason: 'message type is pinned to owner-service', holder: 'owner-service' });
@@ -95,10 +87,10 @@ describe('ownership from the services file, through the real broker with per-ser
     expect(gw!.output()).to.include('rogue-service instance r1 asked for a lease of 3600000 ms; clamped to 3000 ms (maxLeaseMs)');
     expect((await admin('GET', `${gw!.baseUrl}/api/owneds`)).status).to.equal(404);
     // A type the file gives nobody is refused too (no first-come), and so is an unlisted service.
-    await announceAs(rogueUser, { ...rogue, contracts: [rogueContract('UnclaimedQuery', 'rogue-service')] });
+    await announceAs('rogue-service', { ...rogue, contracts: [rogueContract('UnclaimedQuery', 'rogue-service')] });
     await eventually(async () => expect(gw!.output()).to.include('refused UnclaimedQuery from rogue-service: message type is not among those the services file gives rogue-service'), 10_000);
     // The owner comes back while the rogue still announces: its route is served as soon as it is heard.
-    await announceAs(rogueUser, rogue);
+    await announceAs('rogue-service', rogue);
     const back = Date.now();
     await startOwner();
     await eventually(async () => expect((await admin('GET', `${gw!.baseUrl}/api/owneds`)).body).to.deep.equal(['from the owner']), 10_000, 50);
@@ -106,7 +98,7 @@ describe('ownership from the services file, through the real broker with per-ser
   });
 
   it('a claimant killed without withdrawing loses its claim within maxLeaseMs, whatever lease it asked for', async () => {
-    await announceAs(ownerUser, { service: 'owner-service', instanceId: 'ghost', ttlMs: 3_600_000, contracts: [rogueContract('ListOwnedGhostQuery', 'owner-service')] });
+    await announceAs('owner-service', { service: 'owner-service', instanceId: 'ghost', ttlMs: 3_600_000, contracts: [rogueContract('ListOwnedGhostQuery', 'owner-service')] });
     await eventually(async () => expect((await discovery()).contracts.map((c) => c.messageType)).to.include('ListOwnedGhostQuery'), 10_000, 50);
     const heard = Date.now();
     // It never announces again (its connection is gone): the claim lapses within the 3 s cap (plus one lease check).

@@ -34,7 +34,7 @@ pipelines:
 `, 'contracts-table-');
 }
 
-describe('routing: table, through Express Gateway and RabbitMQ', function () {
+describe('routing: table, through Express Gateway and RabbitMQ', () => {
   const fx = gatewayWithBus({ CONTRACT_ROUTING: 'table' }, configDirWithHandWritten);
 
   it('writes one endpoint for every contract route, whose pipeline starts with route-table', () => {
@@ -125,7 +125,7 @@ describe('routing: table, through Express Gateway and RabbitMQ', function () {
   });
 });
 
-describe('routing: auto (the default), through Express Gateway and RabbitMQ', function () {
+describe('routing: auto (the default), through Express Gateway and RabbitMQ', () => {
   const fx = gatewayWithBus({}, configDirWithHandWritten);
   const generated = () => Object.keys(parse(fx.gw.gatewayConfig()).apiEndpoints).filter((n) => n.startsWith('contracts-'));
 

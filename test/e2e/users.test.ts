@@ -16,7 +16,7 @@ for (const bus of [
   { name: 'embedded bus', url: 'embedded', routing: 'endpoints' },
   { name: 'RabbitMQ with routing: table', url: AMQP_URL, routing: 'table' },
 ]) {
-  describe(`users through Express Gateway on the ${bus.name}`, function () {
+  describe(`users through Express Gateway on the ${bus.name}`, () => {
     let gw: GatewayProcess;
     let api: string;
 

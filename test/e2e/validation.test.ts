@@ -25,7 +25,7 @@ function expectErrorBody(res: HttpResult, status: number, code: string): void {
   expect(res.text).not.to.match(/SyntaxError|Unexpected token|node_modules|ajv|\bat \w+ \(/);
 }
 
-describe('validation through Express Gateway on the embedded bus (users service)', function () {
+describe('validation through Express Gateway on the embedded bus (users service)', () => {
   let gw: GatewayProcess;
   let api: string;
 
@@ -289,7 +289,7 @@ function testService() {
   return { received, calls, operations };
 }
 
-describe('validation through Express Gateway and RabbitMQ (test services)', function () {
+describe('validation through Express Gateway and RabbitMQ (test services)', () => {
   const BODY_LIMIT = 2048;
   let gw: GatewayProcess;
   let strict: GatewayProcess;
@@ -464,7 +464,7 @@ describe('validation through Express Gateway and RabbitMQ (test services)', func
       expect(proto.status, proto.text).to.equal(201);
       const first = svc.received.at(-1)!;
       expect(Object.keys(first)).to.deep.equal(['name', 'meta']);
-      expect(Object.prototype.hasOwnProperty.call(first, '__proto__')).to.equal(false);
+      expect(Object.hasOwn(first, '__proto__')).to.equal(false);
       expect(Object.keys(first.meta as object)).to.deep.equal(['ok']);
 
       const ctor = await http('POST', `${gw.baseUrl}/api/gadgets`, {
@@ -473,7 +473,7 @@ describe('validation through Express Gateway and RabbitMQ (test services)', func
       expect(ctor.status, ctor.text).to.equal(201);
       const second = svc.received.at(-1)!;
       expect(second).to.deep.equal({ name: 'p2', meta: {} });
-      expect(Object.prototype.hasOwnProperty.call(second, 'constructor')).to.equal(false);
+      expect(Object.hasOwn(second, 'constructor')).to.equal(false);
       expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
 
       // Still working, and no polluted property shows up in what the gateway builds next.

@@ -5,7 +5,7 @@ import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests } f
 import { LimiterCache, RateLimitState, Tally, type Limiter, type LimiterFactory, type LimiterOptions } from '../../plugin/host/rate-limiters';
 import { StoreHealth, STORE_WARNING_INTERVAL_MS, type StoreClient, type StoreMetrics, type StoreState } from '../../plugin/edge/store-health';
 import type { Logger } from '../../plugin/logger';
-import { toErrorBody } from '../../plugin/errors';
+import { toErrorBody } from '../../plugin/errors/error-body';
 import { TokenVerifier } from '../../plugin/auth/verify-token';
 import { resolveAuthConfig } from '../../plugin/settings/auth';
 import { mintToken, TEST_JWT_SECRET } from '../support/tokens';

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { ERROR_CODES, GatewayError, codeInfo, isKnownCode, type ErrorCode } from '../../plugin/errors';
+import { ERROR_CODES, codeInfo, isKnownCode, type ErrorCode } from '../../plugin/errors/codes';
+import { GatewayError } from '../../plugin/errors/gateway-error';
 import { ServiceError } from '../../sdk';
 
 describe('error codes', () => {

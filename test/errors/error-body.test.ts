@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { ERROR_CODES, GatewayError, fromServiceError, isKnownCode, serviceUnavailable, badGateway, gatewayTimeout, toErrorBody } from '../../plugin/errors';
+import { ERROR_CODES, isKnownCode } from '../../plugin/errors/codes';
+import { GatewayError, serviceUnavailable, badGateway, gatewayTimeout } from '../../plugin/errors/gateway-error';
+import { fromServiceError, toErrorBody } from '../../plugin/errors/error-body';
 
 describe('error body', () => {
   it('maps every code of the table to its status', () => {

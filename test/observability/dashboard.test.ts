@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { RouteLabels } from '../../plugin/observability/route-label';
 import { GatewayMetrics } from '../../plugin/observability/metrics';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -25,7 +26,7 @@ function metricNames(expr: string): string[] {
 
 describe('the Grafana dashboard and the compose observability profile', () => {
   it('reads only series the gateway exports', async () => {
-    const metrics = new GatewayMetrics({ contracts: () => 0, services: () => 0, instances: () => 0 });
+    const metrics = new GatewayMetrics({ contracts: () => 0, services: () => 0, instances: () => 0 }, new RouteLabels());
     metrics.httpAnswered('/x', 'GET', 200, 0.01);
     metrics.busRoundTrip('s', 'reply', 0.01);
     const exported = new Set((await metrics.registry.metrics()).split('\n').filter((l) => l && !l.startsWith('#')).map((l) => l.split(/[{ ]/)[0]!));

@@ -6,7 +6,7 @@ import { DEFAULT_ANNOUNCEMENT_LIMITS } from '../../plugin/contracts/limits';
 import { RouteLabels, MAX_ROUTE_LABELS, OTHER_ROUTE, UNMATCHED_ROUTE } from '../../plugin/observability/route-label';
 import type { IncomingMessage } from 'node:http';
 import { busOutcome } from '../../plugin/observability/bus-call';
-import { badGateway, gatewayTimeout, serviceUnavailable, GatewayError } from '../../plugin/errors';
+import { badGateway, gatewayTimeout, serviceUnavailable, GatewayError } from '../../plugin/errors/gateway-error';
 import { AnnouncementInbox } from '../../plugin/contracts/inbox';
 import { RequestObserver } from '../../plugin/observability/request-observer';
 import { ASSET_ROUTE, ASSETS_PATH, mountDocsPage } from '../../plugin/operations/docs-page';
@@ -23,7 +23,7 @@ function metricsOf(registry: ContractRegistry): GatewayMetrics {
     contracts: () => registry.counts().contracts,
     services: () => registry.counts().services,
     instances: () => registry.counts().instances,
-  });
+  }, new RouteLabels());
   registry.on('announcement', (r) => metrics.announcement(r.accepted ? 'accepted' : 'refused', r.accepted ? '' : refusalKind(r.reason)));
   return metrics;
 }
@@ -70,6 +70,19 @@ describe('metrics: announcements, contracts and bounded labels', () => {
     expect(routeLabelOf(req('/api/users/:userId'))).to.equal('/api/users/:userId');
   });
 
+  it('labels requests to deprecated routes from the same capped set as the http series', async () => {
+    const req = (path: string) => ({ route: { path } }) as unknown as IncomingMessage;
+    const observer = new RequestObserver();
+    const metrics = new GatewayMetrics({ contracts: () => 0, services: () => 0, instances: () => 0 }, observer.labels);
+    // The observer has handed out every label it may: a template new to it is counted as `other` by both.
+    for (let i = 0; i < MAX_ROUTE_LABELS; i++) observer.labels.of(req(`/api/things${i}/:id`));
+    metrics.deprecatedRequest(req('/api/things0/:id'), 'GetThing0Query');
+    metrics.deprecatedRequest(req('/api/relics/:relicId'), 'GetRelicQuery');
+    const text = await metrics.registry.metrics();
+    expect(text).to.contain('contracts_gateway_deprecated_requests_total{route="/api/things0/:id",message_type="GetThing0Query"} 1\n');
+    expect(text).to.contain(`contracts_gateway_deprecated_requests_total{route="${OTHER_ROUTE}",message_type="GetRelicQuery"} 1\n`);
+  });
+
   it('counts a reconnect each time the bus comes back up, not its first start', async () => {
     const metrics = metricsOf(new ContractRegistry());
     for (const state of ['connecting', 'up', 'down', 'connecting', 'up', 'down', 'up'] as const) metrics.busStateChanged(state);
@@ -109,7 +122,7 @@ describe('metrics: series an operator reads before anything happened', () => {
   });
 
   it('exports every 5xx and 429 error series at 0 from the start', async () => {
-    const text = await new GatewayMetrics({ contracts: () => 0, services: () => 0, instances: () => 0 }).registry.metrics();
+    const text = await new GatewayMetrics({ contracts: () => 0, services: () => 0, instances: () => 0 }, new RouteLabels()).registry.metrics();
     for (const [code, status] of [['INTERNAL_ERROR', 500], ['SERVICE_UNAVAILABLE', 502], ['SERVICE_UNAVAILABLE', 503], ['TIMEOUT', 504], ['RATE_LIMIT_EXCEEDED', 429]]) {
       expect(text).to.contain(`contracts_gateway_error_responses_total{code="${code}",status="${status}"} 0\n`);
     }
@@ -117,8 +130,8 @@ describe('metrics: series an operator reads before anything happened', () => {
   });
 
   it("labels Swagger UI's files as the docs page's route, and an unknown file under it as unmatched", async () => {
-    const metrics = new GatewayMetrics({ contracts: () => 0, services: () => 0, instances: () => 0 });
     const observer = new RequestObserver();
+    const metrics = new GatewayMetrics({ contracts: () => 0, services: () => 0, instances: () => 0 }, observer.labels);
     observer.setOptions({ metrics });
     const app = express();
     mountDocsPage(app);

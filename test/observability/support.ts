@@ -1,10 +1,10 @@
 /** One series as the exposition-format parser gives it: its labels and value. */
-export interface Series {
+interface Series {
   labels?: Record<string, string>;
   value?: string;
 }
 
-export interface Family {
+interface Family {
   name: string;
   type: string;
   metrics: Series[];

@@ -1,18 +1,25 @@
 import { expect } from 'chai';
 import { ContractRegistry } from '../../plugin/contracts/registry';
-import { OpenApiCache } from '../../plugin/openapi';
+import { OpenApiCache } from '../../plugin/openapi/cache';
+import { RoutePlan } from '../../plugin/contracts/route-plan';
 import type { Contract } from '../../plugin/contracts/types';
 
 const widget = (messageType: string): Contract => ({ messageType, targetService: 'widgets', inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: ['widgets:x'] });
 
 describe('OpenApiCache', () => {
   let registry: ContractRegistry;
+  let plan: RoutePlan;
   let cache: OpenApiCache;
   beforeEach(() => {
     registry = new ContractRegistry();
-    cache = new OpenApiCache(registry, () => ({})).start();
+    // As the runtime builds it: on the route plan of the registry.
+    plan = new RoutePlan(registry, {});
+    cache = new OpenApiCache(registry, () => ({ routes: plan.routes() })).start();
   });
-  afterEach(() => cache.stop());
+  afterEach(() => {
+    cache.stop();
+    plan.stop();
+  });
 
   it('serves the same built document to every request until the contracts change', () => {
     const first = cache.current();

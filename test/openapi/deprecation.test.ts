@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { buildOpenApiDocument } from '../../plugin/openapi';
+import { buildOpenApiDocument } from '../../plugin/openapi/document';
 import type { Contract } from '../../plugin/contracts/types';
 import { validateOpenApi } from './support';
+import { planRoutes } from '../../plugin/contracts/route-plan';
 
 function contract(messageType: string, extra: Partial<Contract> = {}): Contract {
   return { messageType, targetService: 'users', inputSchema: { type: 'object', properties: { userId: { type: 'string' } } }, outputSchema: { type: 'object' }, requiredPermissions: ['users:read'], ...extra };
@@ -11,11 +12,11 @@ type Op = { deprecated?: boolean; 'x-contracts': Array<Record<string, unknown>> 
 
 describe('OpenAPI document: deprecated contracts', () => {
   // GET /api/users serves ListUsersQuery, and GetUserQuery with ?userId=: one deprecated, the other not.
-  const doc = buildOpenApiDocument([
+  const doc = buildOpenApiDocument(planRoutes([
     contract('GetUserQuery', { deprecated: true, sunset: '2030-06-30' }),
     contract('ListUsersQuery'),
     contract('ArchiveUserCommand', { deprecated: true }),
-  ]);
+  ]));
   const op = (method: string, path: string): Op => doc.paths[path]?.[method] as Op;
 
   it('marks an operation whose contracts are all deprecated, and stays a valid document', async () => {

@@ -1,13 +1,16 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildOpenApiDocument } from '../../plugin/openapi';
-import { ERROR_CODES, GatewayError, toErrorBody } from '../../plugin/errors';
+import { buildOpenApiDocument } from '../../plugin/openapi/document';
+import { ERROR_CODES } from '../../plugin/errors/codes';
+import { GatewayError } from '../../plugin/errors/gateway-error';
+import { toErrorBody } from '../../plugin/errors/error-body';
 import { buildEndpointSpecs } from '../../plugin/contracts/endpoint-specs';
 import { compileSchema } from '../../plugin/validation/ajv';
 import { toOpenApiPath } from '../../plugin/openapi/paths';
 import type { Contract } from '../../plugin/contracts/types';
 import { referenceContracts, trickyContracts, validateOpenApi } from './support';
+import { planRoutes } from '../../plugin/contracts/route-plan';
 
 type Op = Record<string, any>;
 
@@ -20,7 +23,7 @@ function op(doc: ReturnType<typeof buildOpenApiDocument>, method: string, path: 
 describe('OpenAPI document', () => {
   const contracts = referenceContracts();
   const tricky = trickyContracts();
-  const doc = buildOpenApiDocument(contracts);
+  const doc = buildOpenApiDocument(planRoutes(contracts));
 
   it('is a valid OpenAPI 3.1 document by a maintained validator, every $ref resolving', async () => {
     const result = await validateOpenApi(doc);
@@ -31,12 +34,12 @@ describe('OpenAPI document', () => {
   });
 
   it('stays valid with local refs, $id, odd message types, generic routes, route patterns and debug paths', async () => {
-    const all = buildOpenApiDocument([...contracts, ...tricky], { debugEndpoints: true });
+    const all = buildOpenApiDocument(planRoutes([...contracts, ...tricky]), { debugEndpoints: true });
     const result = await validateOpenApi(all);
     expect(result.errors, JSON.stringify(result.errors)).to.equal(undefined);
     expect(result.valid).to.equal(true);
     // And with nothing discovered yet.
-    expect((await validateOpenApi(buildOpenApiDocument([]))).valid).to.equal(true);
+    expect((await validateOpenApi(buildOpenApiDocument(planRoutes([])))).valid).to.equal(true);
   });
 
   it('the validator used here does refuse a broken document (the check has teeth)', async () => {
@@ -133,7 +136,7 @@ describe('OpenAPI document', () => {
   it('security schemes: bearer JWT, and the development headers (development only) while development auth is on', () => {
     expect((doc.components as Op).securitySchemes).to.have.keys('bearerAuth');
     expect(doc.security).to.deep.equal([{ bearerAuth: [] }]);
-    const dev = buildOpenApiDocument(contracts, { developmentAuth: true });
+    const dev = buildOpenApiDocument(planRoutes(contracts), { developmentAuth: true });
     expect(op(dev, 'post', '/api/users').security).to.deep.equal([{ bearerAuth: [] }, { devUserId: [], devPermissions: [] }, { devUserId: [] }]);
     expect(op(dev, 'post', '/api/login').security).to.deep.equal([]);
     const schemes = (dev.components as Op).securitySchemes;
@@ -144,7 +147,7 @@ describe('OpenAPI document', () => {
   });
 
   it('error responses use the error body, one per status', () => {
-    const limited = buildOpenApiDocument(contracts, { rateLimited: true });
+    const limited = buildOpenApiDocument(planRoutes(contracts), { rateLimited: true });
     const components = limited.components as Op;
     expect(components.schemas.ErrorBody.properties).to.include.keys('error', 'message', 'code', 'details', 'correlationId', 'timestamp', 'requiredPermission', 'validationErrors', 'retryAfter', 'timeoutMs');
     for (const status of ['400', '401', '403', '404', '409', '413', '415', '422', '429', '500', '502', '503', '504', 'default']) {
@@ -159,7 +162,7 @@ describe('OpenAPI document', () => {
   });
 
   it('generic routes: /api/actions takes { messageType, input }, /api/data takes ?messageType=', () => {
-    const all = buildOpenApiDocument([...contracts, ...tricky]);
+    const all = buildOpenApiDocument(planRoutes([...contracts, ...tricky]));
     const actions = op(all, 'post', '/api/actions');
     const body = actions.requestBody.content['application/json'];
     const options = body.schema.oneOf;
@@ -178,7 +181,7 @@ describe('OpenAPI document', () => {
   });
 
   it('one generic command: /api/actions takes its object itself (no oneOf of one), with an example body', () => {
-    const one = buildOpenApiDocument([...contracts, tricky[3]!]);
+    const one = buildOpenApiDocument(planRoutes([...contracts, tricky[3]!]));
     const body = op(one, 'post', '/api/actions').requestBody.content['application/json'];
     expect(body.schema).not.to.have.property('oneOf');
     expect(body.schema.properties.messageType).to.deep.equal({ const: 'orders:ArchiveCommand' });
@@ -199,7 +202,7 @@ describe('OpenAPI document', () => {
   });
 
   it('re-roots a contract schema\'s local refs at its component and drops its $id; data is left alone', () => {
-    const all = buildOpenApiDocument(tricky) as Op;
+    const all = buildOpenApiDocument(planRoutes(tricky)) as Op;
     const input = all.components.schemas['ResetPasswordCommand.Input'];
     expect(input.properties.email).to.deep.equal({ $ref: '#/components/schemas/ResetPasswordCommand.Input/definitions/email' });
     expect(input).not.to.have.property('$id');
@@ -207,7 +210,7 @@ describe('OpenAPI document', () => {
     // A property named `const` is a schema; a `$ref` inside `const` data is a value (the validator's ref resolver
     // would chase it, so this one is not in the validity test above).
     const data: Contract = { ...tricky[3]!, messageType: 'DataCommand', inputSchema: { properties: { const: { const: { $ref: '#/x' } } } } };
-    const withData = buildOpenApiDocument([data]) as Op;
+    const withData = buildOpenApiDocument(planRoutes([data])) as Op;
     expect(withData.components.schemas['DataCommand.Input'].properties.const).to.deep.equal({ const: { $ref: '#/x' } });
     expect(all.components.schemas['orders_ArchiveCommand.Input'].properties.const).to.deep.equal({ type: 'string' });
     expect(tricky[0]!.inputSchema.properties).to.deep.equal({ email: { $ref: '#/definitions/email' } });
@@ -216,7 +219,7 @@ describe('OpenAPI document', () => {
   it('lists the operations endpoints; /debug/contracts only when it is enabled', () => {
     expect(doc.paths).to.include.keys('/health', '/api/discovery/contracts', '/api-docs', '/api-docs/openapi.json');
     expect(doc.paths).not.to.have.property('/debug/contracts');
-    expect(buildOpenApiDocument(contracts, { debugEndpoints: true }).paths).to.have.property('/debug/contracts');
+    expect(buildOpenApiDocument(planRoutes(contracts), { debugEndpoints: true }).paths).to.have.property('/debug/contracts');
     const health = op(doc, 'get', '/health');
     expect(health.security).to.deep.equal([]);
     expect(health.responses['503'].content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/HealthUnavailable' });
@@ -224,8 +227,8 @@ describe('OpenAPI document', () => {
   });
 
   it('is deterministic, and info.version changes with the contracts', () => {
-    expect(JSON.stringify(buildOpenApiDocument([...contracts].reverse()))).to.equal(JSON.stringify(doc));
-    const fewer = buildOpenApiDocument(contracts.slice(1));
+    expect(JSON.stringify(buildOpenApiDocument(planRoutes([...contracts].reverse())))).to.equal(JSON.stringify(doc));
+    const fewer = buildOpenApiDocument(planRoutes(contracts.slice(1)));
     expect((fewer.info as Op).version).not.to.equal((doc.info as Op).version);
   });
 
@@ -241,12 +244,12 @@ describe('OpenAPI document', () => {
     // An input schema that accepts any object, no path parameter, no body: nothing to refuse with 400.
     const open: Contract = { messageType: 'ListWidgetsQuery', targetService: 'widgets', inputSchema: { type: 'object', description: 'no filter' }, outputSchema: {}, requiredPermissions: ['widgets:read'] };
     const limitedOwn: Contract = { ...open, messageType: 'ListGadgetsQuery', rateLimit: { max: 5 } };
-    const mixed = buildOpenApiDocument([open, limitedOwn, ...tricky]);
+    const mixed = buildOpenApiDocument(planRoutes([open, limitedOwn, ...tricky]));
     expect(statuses(mixed, 'get', '/api/widgets')).to.deep.equal(['200', '403', ...always].sort());
     // A contract's own rate limit: 429 on its route only; the gateway-wide one: 429 on every generated route.
     expect(statuses(mixed, 'get', '/api/gadgets')).to.include('429');
     expect(statuses(mixed, 'post', '/api/actions')).not.to.include('429');
-    const limited = buildOpenApiDocument([open, ...tricky], { rateLimited: true });
+    const limited = buildOpenApiDocument(planRoutes([open, ...tricky]), { rateLimited: true });
     for (const [path, item] of Object.entries(limited.paths).filter(([p]) => p.startsWith('/api/') && !p.startsWith('/api/discovery'))) {
       for (const operation of Object.values(item)) expect(Object.keys((operation as Op).responses), path).to.include('429');
     }
@@ -277,12 +280,15 @@ describe('OpenAPI document', () => {
   });
 
   it('object schemas name their fields or allow any: none reads as an object with no field', () => {
-    const all = buildOpenApiDocument([...contracts, ...tricky], { debugEndpoints: true }) as Op;
+    const all = buildOpenApiDocument(planRoutes([...contracts, ...tricky]), { debugEndpoints: true }) as Op;
     expect(all.components.schemas['ReportQuery.Output']).to.deep.equal({ type: 'object', additionalProperties: true });
     expect(all.components.schemas.DiscoveredContract.properties.inputSchema).to.include({ type: 'object', additionalProperties: true });
     const bare: string[] = [];
     const visit = (node: unknown, at: string): void => {
-      if (Array.isArray(node)) return node.forEach((n, i) => visit(n, `${at}/${i}`));
+      if (Array.isArray(node)) {
+        for (const [i, n] of node.entries()) visit(n, `${at}/${i}`);
+        return;
+      }
       if (node === null || typeof node !== 'object') return;
       const o = node as Op;
       const shaped = ['properties', 'additionalProperties', 'patternProperties', '$ref', 'allOf', 'anyOf', 'oneOf'].some((k) => k in o);
@@ -299,13 +305,13 @@ describe('OpenAPI document', () => {
     expect((doc.info as Op).license).to.deep.equal({ name: pkg.license, identifier: pkg.license });
     // The reference services use no generic route: no empty "generic" section.
     expect((doc.tags as Op[]).map((t) => t.name)).to.deep.equal(['auth-service', 'users-service', 'operations']);
-    expect((buildOpenApiDocument(tricky).tags as Op[]).map((t) => t.name)).to.include('generic');
+    expect((buildOpenApiDocument(planRoutes(tricky)).tags as Op[]).map((t) => t.name)).to.include('generic');
     const components = doc.components as Op;
     // Inputs sent as query parameters, a 204's output, the debug body while debug is off: nothing refers to them.
     expect(components.schemas).not.to.have.any.keys('GetUserQuery.Input', 'DeleteUserCommand.Output', 'DebugSnapshot');
     expect(components.schemas).to.include.keys('CreateUserCommand.Input', 'ErrorBody', 'BusStatus');
     expect(components.responses).not.to.have.property('TooManyRequests');
-    expect((buildOpenApiDocument(contracts, { debugEndpoints: true, rateLimited: true }).components as Op).schemas).to.have.property('DebugSnapshot');
+    expect((buildOpenApiDocument(planRoutes(contracts), { debugEndpoints: true, rateLimited: true }).components as Op).schemas).to.have.property('DebugSnapshot');
     expect(components.securitySchemes).to.have.keys('bearerAuth');
   });
 });

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
-import { buildOpenApiDocument } from '../../plugin/openapi';
+import { buildOpenApiDocument } from '../../plugin/openapi/document';
 import { handWrittenRoutes } from '../../plugin/openapi/hand-written';
 import { PUBLIC_SECURITY, TOKEN_SECURITY } from '../../plugin/openapi/security';
 import { quiet, testRuntime } from '../support/runtime';
 import { HAND_WRITTEN_CONFIG, referenceContracts, validateOpenApi } from './support';
+import { planRoutes } from '../../plugin/contracts/route-plan';
 
 describe('OpenAPI document: hand-written routes that end in contract-router', () => {
   const routes = handWrittenRoutes(HAND_WRITTEN_CONFIG, 'contracts-');
@@ -18,7 +19,7 @@ describe('OpenAPI document: hand-written routes that end in contract-router', ()
     expect(routes[0]?.inputSchema).to.deep.include({ required: ['email'], additionalProperties: false });
   });
 
-  const document = buildOpenApiDocument(referenceContracts(), { handWritten: routes, excluded: ['CreateUserCommand'] });
+  const document = buildOpenApiDocument(planRoutes(referenceContracts(), { excluded: ['CreateUserCommand'] }), { handWritten: routes });
   type Operation = Record<string, any>;
   const op = (path: string, method: string): Operation => document.paths[path]?.[method] as Operation;
 

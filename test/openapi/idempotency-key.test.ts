@@ -1,9 +1,10 @@
 import { expect } from 'chai';
-import { buildOpenApiDocument } from '../../plugin/openapi';
+import { buildOpenApiDocument } from '../../plugin/openapi/document';
 import type { Contract } from '../../plugin/contracts/types';
 import { referenceContracts, validateOpenApi } from './support';
 import { INIT_SCRIPT } from '../../plugin/operations/docs-page';
 import { FRESH_IDEMPOTENCY_KEY } from '../../plugin/openapi/examples';
+import { planRoutes } from '../../plugin/contracts/route-plan';
 
 type Op = { parameters?: Array<{ name: string; in: string }> };
 
@@ -13,7 +14,7 @@ function headerParams(op: Op | undefined): string[] {
 
 describe('OpenAPI document: Idempotency-Key', () => {
   const action: Contract = { messageType: 'ArchiveOrdersCommand', targetService: 'orders', inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: [] };
-  const doc = buildOpenApiDocument([...referenceContracts(), action]);
+  const doc = buildOpenApiDocument(planRoutes([...referenceContracts(), action]));
   const op = (method: string, path: string): Op | undefined => doc.paths[path]?.[method] as Op | undefined;
 
   it('is an optional header parameter of commands and POSTs, not of GET queries', async () => {

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { buildOpenApiDocument } from '../../plugin/openapi';
+import { buildOpenApiDocument } from '../../plugin/openapi/document';
 import { HAND_WRITTEN_CONFIG, referenceContracts, trickyContracts } from './support';
 import { handWrittenRoutes } from '../../plugin/openapi/hand-written';
+import { planRoutes } from '../../plugin/contracts/route-plan';
 
 interface Problem {
   rule: string;
@@ -38,20 +39,20 @@ function counted(problems: Problem[]): string[] {
 
 describe('OpenAPI document: Redocly lint, recommended rules', () => {
   it('the reference services\' document has no error and no warning', async () => {
-    expect(counted(await lint(buildOpenApiDocument(referenceContracts())))).to.deep.equal([]);
+    expect(counted(await lint(buildOpenApiDocument(planRoutes(referenceContracts()))))).to.deep.equal([]);
   });
 
   it('nor with debug endpoints, a gateway-wide rate limit, generic routes, local refs and odd message types', async () => {
-    const problems = await lint(buildOpenApiDocument([...referenceContracts(), ...trickyContracts()], { debugEndpoints: true, rateLimited: true }));
+    const problems = await lint(buildOpenApiDocument(planRoutes([...referenceContracts(), ...trickyContracts()]), { debugEndpoints: true, rateLimited: true }));
     expect(counted(problems)).to.deep.equal([]);
     // Every allowed warning is one the linter really gives, so the list cannot hide anything new.
     expect(problems.map((p) => `${p.rule} ${p.at}`).sort()).to.deep.equal([...ALLOWED_WARNINGS].sort());
-    expect(counted(await lint(buildOpenApiDocument([])))).to.deep.equal([]);
+    expect(counted(await lint(buildOpenApiDocument(planRoutes([]))))).to.deep.equal([]);
   });
 
   it('nor with one generic command and one generic query beside them (no oneOf of one), examples checked', async () => {
     const [, report, , archive] = trickyContracts();
-    const document = buildOpenApiDocument([...referenceContracts(), report!, archive!], { developmentAuth: true });
+    const document = buildOpenApiDocument(planRoutes([...referenceContracts(), report!, archive!]), { developmentAuth: true });
     expect(document.paths['/api/actions']).to.have.property('post');
     expect(document.paths['/api/data']).to.have.property('get');
     expect(counted(await lint(document))).to.deep.equal([]);
@@ -60,12 +61,12 @@ describe('OpenAPI document: Redocly lint, recommended rules', () => {
   it('nor with hand-written routes beside the generated ones, one contract served only by its pipeline', async () => {
     const handWritten = handWrittenRoutes(HAND_WRITTEN_CONFIG, 'contracts-');
     expect(handWritten).to.have.length.above(0);
-    const document = buildOpenApiDocument(referenceContracts(), { handWritten, excluded: ['CreateUserCommand'] });
+    const document = buildOpenApiDocument(planRoutes(referenceContracts(), { excluded: ['CreateUserCommand'] }), { handWritten });
     expect(counted(await lint(document))).to.deep.equal([]);
   });
 
   it('reports what an outside review found before: no servers, no licence, an unused component', async () => {
-    const broken = JSON.parse(JSON.stringify(buildOpenApiDocument(referenceContracts())));
+    const broken = JSON.parse(JSON.stringify(buildOpenApiDocument(planRoutes(referenceContracts()))));
     delete broken.servers;
     delete broken.info.license;
     broken.components.schemas.Unused = { type: 'object', additionalProperties: true };

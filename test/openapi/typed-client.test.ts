@@ -3,9 +3,10 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { buildOpenApiDocument } from '../../plugin/openapi';
-import { ERROR_CODES } from '../../plugin/errors';
+import { buildOpenApiDocument } from '../../plugin/openapi/document';
+import { ERROR_CODES } from '../../plugin/errors/codes';
 import { referenceContracts } from './support';
+import { planRoutes } from '../../plugin/contracts/route-plan';
 
 /** openapi-typescript's Node API, from the package that installs it beside the TypeScript 5 it needs. */
 interface TypeGen {
@@ -115,7 +116,7 @@ async function compileAgainst(document: object): Promise<Compiled> {
 
 describe('OpenAPI document: a client typed by openapi-typescript', function () {
   this.timeout(60000);
-  const document = buildOpenApiDocument(referenceContracts());
+  const document = buildOpenApiDocument(planRoutes(referenceContracts()));
 
   it('switches over the error codes and reads every always-present field without a check', async () => {
     const result = await compileAgainst(document);

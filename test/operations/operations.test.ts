@@ -4,12 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { ContractRegistry } from '../../plugin/contracts/registry';
-import { ConfigSync } from '../../plugin/config-writer/config-sync';
+import type { ConfigSync } from '../../plugin/config-writer/config-sync';
+import { TestConfigSync } from '../support/config-sync';
 import { resolveSettings } from '../../plugin/settings';
 import { discoveryListing } from '../../plugin/operations/discovery';
 import { debugSnapshot } from '../../plugin/operations/debug';
 import type { Logger } from '../../plugin/logger';
 import { referenceContracts } from '../openapi/support';
+import { planRoutes } from '../../plugin/contracts/route-plan';
 
 const quiet: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -21,7 +23,7 @@ describe('discovery listing', () => {
   ];
 
   it('gives every contract its generated routes, success status and announcing instances', () => {
-    const listing = discoveryListing(contracts, instances);
+    const listing = discoveryListing(planRoutes(contracts), instances);
     expect(listing.count).to.equal(contracts.length);
     expect(listing.services).to.deep.equal(['auth-service', 'users-service']);
     const get = listing.contracts.find((c) => c.messageType === 'GetUserQuery')!;
@@ -52,7 +54,7 @@ describe('discovery listing', () => {
     registry.apply({ service: 'orders-service', instanceId: 'o1', ttlMs: 60_000, contracts: [other, { ...get, targetService: 'orders-service' }] });
     expect(registry.refusals().map((r) => `${r.service} ${r.messageType}`)).to.deep.equal(['orders-service GetUserQuery']);
 
-    const listing = discoveryListing(registry.contracts(), registry.instances(), registry.conflicts(), registry.refusals());
+    const listing = discoveryListing(planRoutes(registry.contracts()), registry.instances(), registry.conflicts(), registry.refusals());
     const instancesOf = (messageType: string): string[] => listing.contracts.find((c) => c.messageType === messageType)!.instances.map((i) => i.instanceId);
     expect(instancesOf('GetUserQuery')).to.deep.equal(['u1']);
     expect(instancesOf('GetOrderQuery')).to.deep.equal(['o1']);
@@ -61,7 +63,7 @@ describe('discovery listing', () => {
 
   it('marks generic routes', () => {
     const action = { messageType: 'ResetPasswordCommand', targetService: 'auth', inputSchema: {}, outputSchema: {}, requiredPermissions: [] };
-    const [listed] = discoveryListing([action], []).contracts;
+    const [listed] = discoveryListing(planRoutes([action]), []).contracts;
     expect(listed!.endpoints).to.deep.equal([
       { method: 'POST', path: '/api/actions', successStatus: 200, generic: true },
       { method: 'POST', path: '/api/reset-password', successStatus: 200 },
@@ -115,7 +117,7 @@ pipelines:
     registry = new ContractRegistry();
     registry.apply({ service: 'users-service', instanceId: 'u1', contracts: referenceContracts().filter((c) => c.targetService === 'users-service'), ttlMs: 60_000 });
     const host = { config: { gatewayConfigPath: file, loadConfig: () => void loads.push('gateway') }, eventBus: { emit: () => undefined } };
-    sync = new ConfigSync(registry, host, resolveSettings({ writeDebounceMs: 0 }, {}), quiet);
+    sync = new TestConfigSync(registry, host, resolveSettings({ writeDebounceMs: 0 }, {}), quiet);
   });
   afterEach(() => {
     sync.stop();

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Request } from 'express';
-import { GatewayError } from '../../plugin/errors';
+import { GatewayError } from '../../plugin/errors/gateway-error';
 import { idempotencyKeyOf, parseIdempotencyKey, takesIdempotencyKey } from '../../plugin/pipeline/idempotency-key';
 
 function request(method: string, key?: string): Request {

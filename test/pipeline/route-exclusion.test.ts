@@ -5,7 +5,7 @@ import { resolveSettings } from '../../plugin/settings';
 import { validateSettings } from '../../plugin/settings/validation';
 import { buildEndpointSpecs } from '../../plugin/contracts/endpoint-specs';
 import type { Contract } from '../../plugin/contracts/types';
-import { GatewayError } from '../../plugin/errors';
+import { GatewayError } from '../../plugin/errors/gateway-error';
 
 function contract(messageType: string): Contract {
   return { messageType, targetService: 'orders-service', inputSchema: {}, outputSchema: {}, requiredPermissions: [] };

@@ -2,7 +2,7 @@ import '../auth/support';
 import { expect } from 'chai';
 import type { Request, Response } from 'express';
 import { answerStepError } from '../../plugin/pipeline/step-error';
-import { GatewayError } from '../../plugin/errors';
+import { GatewayError } from '../../plugin/errors/gateway-error';
 import { fakeReq, run } from '../auth/support';
 
 describe('answerStepError: the failure branch the policy steps share', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { buildInput } from '../../plugin/request/input';
-import { GatewayError } from '../../plugin/errors';
+import { GatewayError } from '../../plugin/errors/gateway-error';
 
 const schema = {
   type: 'object',

@@ -8,7 +8,7 @@ describe('JSON nesting depth check', () => {
   it('allows exactly the limit and refuses one level more, for arrays and objects alike', () => {
     expect(nestedDeeperThan(bytes(nested(64)), 64)).to.equal(false);
     expect(nestedDeeperThan(bytes(nested(65)), 64)).to.equal(true);
-    const objects = (levels: number): string => '{"a":'.repeat(levels - 1) + '{}' + '}'.repeat(levels - 1);
+    const objects = (levels: number): string => `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
     expect(nestedDeeperThan(bytes(objects(3)), 3)).to.equal(false);
     expect(nestedDeeperThan(bytes(objects(4)), 3)).to.equal(true);
   });

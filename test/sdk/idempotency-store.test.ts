@@ -2,11 +2,12 @@ import { expect } from 'chai';
 import { Pool } from 'pg';
 import { PgIdempotencyStore } from '../../sdk';
 import { createTestDatabase as scratchDatabase, tempDataDir } from '../support/databases';
-import { openDatabase, type Database } from '../../examples/storage';
+import { openDatabase } from '../../examples/storage';
+import type { Database } from '../../examples/storage/database';
 import { conformance, REPLY } from './store-conformance';
 
 describe('idempotency stores', () => {
-  describe('PgIdempotencyStore (real PostgreSQL, a database of its own)', function () {
+  describe('PgIdempotencyStore (real PostgreSQL, a database of its own)', () => {
     let db: Awaited<ReturnType<typeof scratchDatabase>> | undefined;
     let pool: Pool;
     let store: PgIdempotencyStore;

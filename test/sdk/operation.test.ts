@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { answer, operation, serve } from '../../sdk';
-import { InProcessHub, InProcessTransport } from '../../plugin/bus';
+import { InProcessHub } from '../../plugin/bus/inprocess/hub';
+import { InProcessTransport } from '../../plugin/bus/inprocess';
 
 /** The contract the typed handlers below are written against; its schemas keep their literal types. */
 const getProduct = {

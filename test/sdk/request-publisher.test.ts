@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { requestPublisher, serve } from '../../sdk/serve';
-import { InProcessHub, InProcessTransport } from '../../plugin/bus';
+import { InProcessHub } from '../../plugin/bus/inprocess/hub';
+import { InProcessTransport } from '../../plugin/bus/inprocess';
 import { urlUser } from '../../plugin/bus/amqp/connection';
 
 describe("whose requests a service handles by default (serve's acceptRequestsFrom)", () => {

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { GracefulStop } from '../../plugin/shutdown/graceful-stop';
-import { GatewayError } from '../../plugin/errors';
-import { InProcessHub, InProcessTransport } from '../../plugin/bus/inprocess';
+import { GatewayError } from '../../plugin/errors/gateway-error';
+import { InProcessHub } from '../../plugin/bus/inprocess/hub';
+import { InProcessTransport } from '../../plugin/bus/inprocess';
 import { deferred, rejection, requestFor } from '../bus/conformance';
 
 const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };

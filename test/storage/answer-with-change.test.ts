@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { userHandlers } from '../../examples/users-service/handlers';
 import { UserStore } from '../../examples/users-service/store';
-import { openDatabase, type Database } from '../../examples/storage';
+import { openDatabase } from '../../examples/storage';
+import type { Database } from '../../examples/storage/database';
 import { PgIdempotencyStore, type HandlerContext, type IdempotencyId } from '../../sdk';
 import { BACKENDS } from '../support/databases';
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Pool } from 'pg';
-import { openDatabase, type Database } from '../../examples/storage';
+import { openDatabase } from '../../examples/storage';
+import type { Database } from '../../examples/storage/database';
 import { isUnavailable } from '../../examples/storage/postgres';
 import { PgIdempotencyStore, REPLY_MARGIN_MS, ServiceError } from '../../sdk';
 import { withRequestDeadline } from '../../sdk/deadline';

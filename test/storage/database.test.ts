@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { ServiceError } from '../../sdk';
-import { openDatabase, migrate, isUniqueViolation, DatabaseError, MIGRATIONS, type Database } from '../../examples/storage';
+import { openDatabase } from '../../examples/storage';
+import { migrate } from '../../examples/storage/migrations';
+import { isUniqueViolation, DatabaseError, type Database } from '../../examples/storage/database';
+import { MIGRATIONS } from '../../examples/storage/schema';
 import { BACKENDS, tempDataDir } from '../support/databases';
 import { freePort } from '../support/env';
 

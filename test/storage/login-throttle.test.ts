@@ -6,7 +6,8 @@ import { RefreshStore } from '../../examples/auth-service/refresh-store';
 import { TokenSigner } from '../../examples/auth-service/tokens';
 import { ExternalVerifier } from '../../examples/auth-service/external-providers';
 import { UserStore } from '../../examples/users-service/store';
-import { openDatabase, type Database } from '../../examples/storage';
+import { openDatabase } from '../../examples/storage';
+import type { Database } from '../../examples/storage/database';
 import { ServiceError } from '../../sdk';
 import { BACKENDS } from '../support/databases';
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { UserStore } from '../../examples/users-service/store';
-import { openDatabase, type Database } from '../../examples/storage';
+import { openDatabase } from '../../examples/storage';
+import type { Database } from '../../examples/storage/database';
 import { BACKENDS } from '../support/databases';
 
 /** The users store on both backends: a name made of firstName and lastName follows them, a chosen one stays. */

@@ -4,47 +4,110 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as amqp from 'amqplib';
-import { run as brokerDefinitions } from '../../plugin/cli/contracts-broker-definitions';
+import { envName, run as brokerDefinitions } from '../../plugin/cli/contracts-broker-definitions';
 
 const exec = promisify(execFile);
 const HOST = '127.0.0.1:5672';
 
 /**
+ * The broker users made and not deleted yet, and their folders. A test removes its own in after(); what a failed
+ * hook left behind (an after() that threw before its remove(), a before() that timed out while rabbitmqctl still
+ * imported) is deleted at the end of the run, so no run leaves a broker user behind.
+ */
+const live = { users: new Set<string>(), dirs: new Set<string>() };
+
+async function deleteUser(name: string): Promise<void> {
+  live.users.delete(name);
+  await exec('rabbitmqctl', ['delete_user', name]).catch(() => undefined);
+}
+
+function removeDir(dir: string): void {
+  live.dirs.delete(dir);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+if (typeof after === 'function') {
+  after(async () => {
+    for (const name of [...live.users]) await deleteUser(name);
+    for (const dir of [...live.dirs]) removeDir(dir);
+  });
+}
+
+/**
  * Per-service broker users on the real RabbitMQ, from the generated definitions (`rabbitmqctl import_definitions`),
- * each named `<prefix>-<name>` so runs never meet; remove() deletes them. `extraArgs` go to the definitions tool
- * (`--legacy-replies`); making the same users again re-imports their permissions.
+ * each named `<prefix>-<name>` so runs never meet; remove() deletes them.
  */
 export interface BrokerUsers {
   /** The broker user of `name` (`gateway`, or a service). */
   user(name: string): string;
   /** Its amqp:// URL with its password. */
   url(name: string): string;
+  /** The services file the users were made from (when the services were given with their message types). */
+  servicesFile?: string;
+  /**
+   * What a gateway on these users is started with: its user, the prefix, no reference services (they would use the
+   * gateway's user), and who may announce for which service: the services file, else ANNOUNCEMENT_USERS.
+   */
+  gatewayEnv(): Record<string, string>;
+  /** Deletes the users (call it in after(); on a failed hook it runs at the end of the run anyway). */
   remove(): Promise<void>;
 }
 
-export async function createBrokerUsers(prefix: string, services: string[], extraArgs: string[] = []): Promise<BrokerUsers> {
-  const names = ['gateway', ...services];
+/**
+ * Makes the broker users of `services` the documented way: a list of service names (`--service`, users named
+ * `<prefix>-<service>` by `--user-prefix`), or each service with the message types a services file gives it: the
+ * file is written (`servicesFile`, for the gateway's BUS_SERVICES_FILE too) and the definitions are made from it
+ * (`--services FILE`). `extraArgs` go to the definitions tool (`--legacy-replies`); making the same users again
+ * re-imports their permissions. rabbitmqctl runs as the broker's user here, so the definitions file (hashes only, no
+ * passwords) is made readable to it.
+ */
+export async function createBrokerUsers(prefix: string, services: readonly string[] | Readonly<Record<string, readonly string[]>>, extraArgs: string[] = []): Promise<BrokerUsers> {
+  const serviceNames = Array.isArray(services) ? [...services] : Object.keys(services);
+  const names = ['gateway', ...serviceNames];
   const user = (name: string) => `${prefix}-${name}`;
   const password = (name: string) => `${name}-pw-0123456789`;
+  const url = (name: string) => `amqp://${encodeURIComponent(user(name))}:${password(name)}@${HOST}`;
   const env: NodeJS.ProcessEnv = {};
-  for (const name of names) env[`BROKER_PASSWORD_${user(name).toUpperCase().replace(/[^A-Z0-9]/g, '_')}`] = password(name);
-  const definitions = brokerDefinitions(['--prefix', prefix, '--gateway-user', user('gateway'), '--user-prefix', `${prefix}-`, ...services.flatMap((s) => ['--service', s]), ...extraArgs], env);
-  // rabbitmqctl runs as the broker's user here, so the file (hashes only, no passwords) is made readable to it.
-  const dir = mkdtempSync(join(tmpdir(), 'broker-defs-'));
+  for (const name of names) env[envName(user(name))] = password(name);
+  const dir = mkdtempSync(join(tmpdir(), 'broker-users-'));
+  live.dirs.add(dir);
+  for (const name of names) live.users.add(user(name));
+  let servicesFile: string | undefined;
+  let importing: Promise<unknown> = Promise.resolve();
   const remove = async (): Promise<void> => {
-    for (const name of names) await exec('rabbitmqctl', ['delete_user', user(name)]).catch(() => undefined);
-    rmSync(dir, { recursive: true, force: true });
+    await importing.catch(() => undefined);
+    for (const name of names) await deleteUser(user(name));
+    removeDir(dir);
   };
   try {
+    let source: string[];
+    if (Array.isArray(services)) {
+      source = ['--user-prefix', `${prefix}-`, ...serviceNames.flatMap((s) => ['--service', s])];
+    } else {
+      servicesFile = join(dir, 'services.yml');
+      const entries = Object.fromEntries(Object.entries(services as Record<string, readonly string[]>).map(([s, messageTypes]) => [s, { user: user(s), messageTypes }]));
+      writeFileSync(servicesFile, JSON.stringify({ services: entries }, null, 2)); // JSON is YAML
+      source = ['--services', servicesFile];
+    }
     const file = join(dir, 'definitions.json');
-    writeFileSync(file, definitions, { mode: 0o644 });
+    writeFileSync(file, brokerDefinitions(['--prefix', prefix, '--gateway-user', user('gateway'), ...source, ...extraArgs], env), { mode: 0o644 });
     chmodSync(dir, 0o755);
-    await exec('rabbitmqctl', ['import_definitions', file]);
+    importing = exec('rabbitmqctl', ['import_definitions', file]);
+    await importing;
   } catch (err) {
     await remove();
     throw err;
   }
-  return { user, url: (name) => `amqp://${encodeURIComponent(user(name))}:${password(name)}@${HOST}`, remove };
+  const announcers: Record<string, string> = servicesFile !== undefined
+    ? { BUS_SERVICES_FILE: servicesFile }
+    : { REQUIRE_ANNOUNCEMENT_USER: 'true', ANNOUNCEMENT_USERS: serviceNames.map((s) => `${s}=${user(s)}`).join(',') };
+  return {
+    user,
+    url,
+    servicesFile,
+    gatewayEnv: () => ({ BUS_URL: url('gateway'), BUS_PREFIX: prefix, START_REFERENCE_SERVICES: 'false', ...announcers }),
+    remove,
+  };
 }
 
 /** Closes every connection of broker user `user` as an operator would; how many it had. */
@@ -76,9 +139,8 @@ export async function refusal(url: string, action: (ch: amqp.ConfirmChannel) => 
 export async function createDefaultExchangeUser(prefix: string): Promise<{ url: string; remove(): Promise<void> }> {
   const name = `${prefix}-foreign`;
   const password = 'foreign-pw-0123456789';
-  const remove = async (): Promise<void> => {
-    await exec('rabbitmqctl', ['delete_user', name]).catch(() => undefined);
-  };
+  const remove = (): Promise<void> => deleteUser(name);
+  live.users.add(name);
   try {
     await exec('rabbitmqctl', ['add_user', name, password]);
     await exec('rabbitmqctl', ['set_permissions', '-p', '/', name, '^$', '^amq\\.default$', '^$']);

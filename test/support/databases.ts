@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 
 /** The PostgreSQL server the tests use (this machine's, user postgres, trust). */
-export const PG_ADMIN_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const PG_ADMIN_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface TestDatabase {
   url: string;

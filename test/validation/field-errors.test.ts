@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { ErrorObject } from 'ajv';
 import { compileSchema } from '../../plugin/validation/ajv';
 import { codeFor, fieldPath, inputValidationError, toFieldErrors, MAX_REPORTED_ERRORS } from '../../plugin/validation/field-errors';
-import { toErrorBody } from '../../plugin/errors';
+import { toErrorBody } from '../../plugin/errors/error-body';
 
 /** The ajv errors of `data` against `schema`, compiled as the gateway compiles input schemas. */
 function errorsOf(schema: Record<string, unknown>, data: unknown): ErrorObject[] {

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import type { Contract } from '../../plugin/contracts/types';
 import { checkOutput, CHECK_UNTIL_PASSED, responseJson, SAMPLE_EVERY } from '../../plugin/validation/output';
 import { ValidatorCache } from '../../plugin/validation/validator-cache';
-import { GatewayError, toErrorBody } from '../../plugin/errors';
+import { GatewayError } from '../../plugin/errors/gateway-error';
+import { toErrorBody } from '../../plugin/errors/error-body';
 import { resolveSettings } from '../../plugin/settings';
 
 const contract: Contract = {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { fromServiceError, toErrorBody } from '../../plugin/errors';
+import { fromServiceError, toErrorBody } from '../../plugin/errors/error-body';
 
 describe('validation: a service’s business-rule rejection', () => {
   it('passes 422 VALIDATION_ERROR through with its validationErrors', () => {

@@ -4,7 +4,7 @@ import * as amqp from 'amqplib';
 import type { Channel, ChannelModel, RecoveringChannelModel } from 'amqplib';
 import { describeError } from '../../errors/describe';
 import { RETRY_FIRST_DELAY_MS, RETRY_MAX_DELAY_MS } from '../constants';
-import { noop, type BusLogger } from '../logger';
+import { noop, type Logger } from '../../logger';
 import { notifyState } from '../notify';
 import type { TransportState } from '../transport';
 import { BrokerList, brokerListUser } from './broker-list';
@@ -29,7 +29,7 @@ export interface ConnectionHooks {
 
 export interface ConnectionOptions {
   names: BusNames;
-  logger: BusLogger;
+  logger: Logger;
   connectTimeoutMs?: number;
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
 }
@@ -45,13 +45,8 @@ export function channelRetryDelay(failures: number): number {
   return Math.min(RETRY_MAX_DELAY_MS, RETRY_FIRST_DELAY_MS * 2 ** failures);
 }
 
-/** Closes channels that may already be closed or closing. */
-export function closeQuietly(...channels: Array<Channel | undefined>): Promise<unknown> {
-  return Promise.all(channels.map((ch) => ch?.close().catch(noop)));
-}
-
 export class AmqpConnection {
-  readonly logger: BusLogger;
+  readonly logger: Logger;
   readonly names: BusNames;
   /** The broker user of the URL, stamped as `user_id` on what this transport publishes (RabbitMQ checks it). */
   readonly brokerUser: string | undefined;

@@ -3,7 +3,7 @@ import { describeError } from '../../errors/describe';
 import type { Subscription } from '../transport';
 import { OrphanedReplies, type RunningDelivery } from './orphaned-replies';
 import { channelRetryDelay, type AmqpConnection } from './connection';
-import { noop } from '../logger';
+import { noop } from '../../logger';
 
 /*
  * The channels of the AMQP transport that live across reconnects — consumers (work queues, listeners, the gateway's
@@ -14,7 +14,7 @@ import { noop } from '../logger';
  */
 
 /** How often the keeper re-asserts the exchanges and bindings. */
-export const TOPOLOGY_CHECK_MS = 2_000;
+const TOPOLOGY_CHECK_MS = 2_000;
 
 /** A channel registered through serve/onAnnouncement/onDiscoveryRequest or by the publisher; re-created after every reconnect. */
 export interface Registration {

@@ -11,9 +11,9 @@
 /** Nesting our own headers never come near (they are flat). */
 export const MAX_TABLE_DEPTH = 16;
 /** Values in one table, nested ones included: ours carry fewer than ten; RabbitMQ's own tables a few dozen. */
-export const MAX_TABLE_ENTRIES = 128;
+const MAX_TABLE_ENTRIES = 128;
 
-export class FieldTableRefused extends Error {}
+class FieldTableRefused extends Error {}
 
 const TOO_DEEP = new FieldTableRefused(`field table nested deeper than ${MAX_TABLE_DEPTH}`);
 const TOO_MANY = new FieldTableRefused(`field table with more than ${MAX_TABLE_ENTRIES} values`);

@@ -10,11 +10,17 @@ import { decodeFieldTable, MAX_TABLE_DEPTH } from './field-table';
  * the replacement took (headerGuardInstalled).
  */
 
-/** Nesting our own headers never come near (they are flat); deeper tables are refused. */
+/**
+ * Nesting our own headers never come near (they are flat); deeper tables are refused.
+ * @public test/bus/header-guard.test.ts reads it in a process of its own
+ */
 export const MAX_HEADER_DEPTH = MAX_TABLE_DEPTH;
 
 const INVALID = Symbol('invalid field table');
-/** What a field table that was too deep, too large or undecodable decodes to: no headers at all. */
+/**
+ * What a field table that was too deep, too large or undecodable decodes to: no headers at all.
+ * @public test/bus/header-guard.test.ts reads it in a process of its own
+ */
 export const INVALID_HEADERS: Readonly<Record<string, never>> = Object.freeze({ [INVALID]: true }) as Record<string, never>;
 
 /** Whether a message's headers were refused by the guard (the message is then dropped unread). */
@@ -38,7 +44,10 @@ const guarded: DecodeFields & { guarded: true } = Object.assign(
   { guarded: true as const },
 );
 
-/** A BasicProperties frame payload whose headers nest `depth` tables (each under the key "a"). */
+/**
+ * A BasicProperties frame payload whose headers nest `depth` tables (each under the key "a").
+ * @public test/bus/header-guard.test.ts calls it in a process of its own
+ */
 export function nestedHeadersPayload(depth: number): Buffer {
   let table = Buffer.alloc(0);
   for (let i = 0; i < depth; i++) {

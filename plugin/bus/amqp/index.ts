@@ -1,6 +1,6 @@
 import type { ChannelModel } from 'amqplib';
 import type { Announcement } from '../../contracts/types';
-import { consoleLogger, type BusLogger } from '../logger';
+import { consoleLogger, type Logger } from '../../logger';
 import type { AnnouncementListener, Reply, RequestHandler, RequestMessage, Subscription, Transport, TransportState, WorkQueueOptions } from '../transport';
 import { AmqpConnection } from './connection';
 import { AmqpConsumers } from './consumers';
@@ -19,14 +19,11 @@ import { BusNames, type WorkQueueType } from './wire';
  *   wire.ts         the wire format: names, properties, headers
  */
 
-export { WORK_QUEUE_EXPIRES_MS, workQueueTypeOf, type WorkQueueType } from './wire';
-export type { AnnouncementIntake } from './listeners';
-export type { ReplyCheck } from './publisher';
 
 export interface AmqpTransportOptions {
   /** Prefix of every exchange and queue name, so several deployments (or test runs) can share a broker. */
   prefix: string;
-  logger?: BusLogger;
+  logger?: Logger;
   /** How long start() waits for the first connection before it gives up. Default 10 s. */
   connectTimeoutMs?: number;
   /** Reconnect backoff: first delay (default 100 ms, jittered ±20%) and cap (default 5 s). */

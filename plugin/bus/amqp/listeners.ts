@@ -35,7 +35,7 @@ export interface AnnouncementIntake {
   others: boolean;
 }
 
-export const DEFAULT_ANNOUNCEMENT_INTAKE: Readonly<AnnouncementIntake> = Object.freeze({
+const DEFAULT_ANNOUNCEMENT_INTAKE: Readonly<AnnouncementIntake> = Object.freeze({
   maxBytes: DEFAULT_ANNOUNCEMENT_LIMITS.maxBytes,
   bytesPerSecond: DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND,
   services: [],

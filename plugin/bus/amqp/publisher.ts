@@ -8,7 +8,7 @@ import { DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_DEPTH } from '../constants';
 import { busClosing, busNotConnected, busRefused, noInstance, notEncodable } from '../failures';
 import { PendingRequests, waitMs, type PendingRequest } from '../pending';
 import type { Reply, RequestMessage } from '../transport';
-import { noop } from '../logger';
+import { noop } from '../../logger';
 import type { AmqpConnection } from './connection';
 import { readyChannel, type AmqpConsumers, type Registration } from './consumers';
 import { hasInvalidHeaders } from './header-guard';
@@ -66,7 +66,7 @@ export class AmqpPublisher {
 
   constructor(
     private readonly conn: AmqpConnection,
-    private readonly consumers: AmqpConsumers,
+    consumers: AmqpConsumers,
     private readonly check: ReplyCheck = {},
   ) {
     this.requestExchange = conn.names.requestExchange;

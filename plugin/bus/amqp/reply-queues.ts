@@ -15,7 +15,7 @@ import { REPLY_QUEUE_OPTIONS } from './wire';
  */
 
 /** Replies of one service in the gateway's hands at once (its consumer's prefetch). */
-export const REPLY_PREFETCH = 128;
+const REPLY_PREFETCH = 128;
 
 /** Told of every reply off a reply queue, with the service whose queue it came on. */
 export type ReplySink = (service: string, msg: ConsumeMessage) => void;

@@ -52,28 +52,28 @@ export const WORK_QUEUE_EXPIRES_MS = 15_000;
  * dropped with the queue; the broker deletes it once it has had no consumer for WORK_QUEUE_EXPIRES_MS. Not durable:
  * the requests are transient and the gateway's reply queue does not survive a broker restart either.
  */
-export const WORK_QUEUE_OPTIONS: Options.AssertQueue = { durable: false, autoDelete: false, arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS } };
+const WORK_QUEUE_OPTIONS: Options.AssertQueue = { durable: false, autoDelete: false, arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS } };
 
 /**
  * The gateway's reply queue for one service: bounded, so a service flooding its own replies costs the broker at most
  * this much (the oldest dropped first) and the gateway nothing beyond its prefetch.
  */
-export const REPLY_QUEUE_MAX_BYTES = 64 * 1024 * 1024;
+const REPLY_QUEUE_MAX_BYTES = 64 * 1024 * 1024;
 export const REPLY_QUEUE_OPTIONS: Options.AssertQueue = { exclusive: true, autoDelete: false, durable: false, arguments: { 'x-max-length-bytes': REPLY_QUEUE_MAX_BYTES } };
 
 /** What a work queue is: classic (one node, the default) or quorum (replicated over a cluster; BUS_QUEUE_TYPE). */
 export type WorkQueueType = 'classic' | 'quorum';
-export const WORK_QUEUE_TYPES: readonly WorkQueueType[] = ['classic', 'quorum'];
+const WORK_QUEUE_TYPES: readonly WorkQueueType[] = ['classic', 'quorum'];
 /**
  * A quorum queue drops a request handed out this many times without an ack (a request that kills every instance
  * it reaches): the gateway answers it 504 at its deadline instead of the service crash-looping.
  */
-export const QUORUM_DELIVERY_LIMIT = 5;
+const QUORUM_DELIVERY_LIMIT = 5;
 /**
  * The work queue as a quorum queue: replicated, so it and its requests survive the loss of a node; durable by
  * nature (RabbitMQ refuses a transient one). It expires like the classic one.
  */
-export const QUORUM_WORK_QUEUE_OPTIONS: Options.AssertQueue = {
+const QUORUM_WORK_QUEUE_OPTIONS: Options.AssertQueue = {
   durable: true,
   autoDelete: false,
   arguments: { 'x-queue-type': 'quorum', 'x-expires': WORK_QUEUE_EXPIRES_MS, 'x-delivery-limit': QUORUM_DELIVERY_LIMIT },
@@ -173,7 +173,7 @@ function headerString(value: unknown): string | undefined {
 
 /** The correlation id a request message carries, for service-side log lines (bounded and inert: it came off the wire). */
 export function traceIdOf(msg: ConsumeMessage): string {
-  return (headerString((msg.properties.headers ?? {}).correlationId) ?? '').slice(0, 128).replace(/[^A-Za-z0-9._:-]/g, '?');
+  return (headerString(msg.properties.headers?.correlationId) ?? '').slice(0, 128).replace(/[^A-Za-z0-9._:-]/g, '?');
 }
 
 /** A request message off the work queue, or null when it is malformed (answered BAD_REQUEST). */

@@ -4,7 +4,7 @@ import { DEFAULT_PREFETCH } from '../constants';
 import { invokeHandler, replyJson } from '../handler';
 import type { Reply, RequestHandler, WorkQueueOptions, Subscription } from '../transport';
 import type { AmqpConnection } from './connection';
-import { noop } from '../logger';
+import { noop } from '../../logger';
 import { inert, OnceLog } from '../../log-once';
 import type { AmqpConsumers, Registration } from './consumers';
 import { decodeRequest, JSON_TYPE, PRECONDITION_FAILED, traceIdOf, workQueueOptions, type WorkQueueType } from './wire';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Announcement } from '../../contracts/types';
-import { silentLogger, type BusLogger } from '../logger';
+import { silentLogger, type Logger } from '../../logger';
 import { DEFAULT_PREFETCH } from '../constants';
 import { invokeHandler, replyJson } from '../handler';
 import { busClosing, busNotConnected, noInstance, notEncodable } from '../failures';
@@ -17,7 +17,6 @@ import type {
   TransportState,
 } from '../transport';
 
-export { InProcessHub, defaultHub } from './hub';
 
 /*
  * The embedded bus: transports that share one InProcessHub talk to each other inside one Node process.
@@ -29,7 +28,7 @@ export { InProcessHub, defaultHub } from './hub';
  */
 
 /** A JSON round trip: a deep copy with exactly the fidelity of the AMQP wire format. */
-export function jsonCopy<T>(value: T): T {
+function jsonCopy<T>(value: T): T {
   const text = JSON.stringify(value);
   return (text === undefined ? undefined : JSON.parse(text)) as T;
 }
@@ -55,12 +54,12 @@ export class InProcessTransport implements Transport {
     timedOut(p);
   });
   private readonly subscriptions = new Set<Subscription>();
-  private readonly logger: BusLogger;
+  private readonly logger: Logger;
   private closing: Promise<void> | undefined;
 
   constructor(
     private readonly hub: InProcessHub = defaultHub(),
-    opts: { logger?: BusLogger } = {},
+    opts: { logger?: Logger } = {},
   ) {
     this.logger = opts.logger ?? silentLogger;
   }
