@@ -81,7 +81,12 @@ export function resultJsonOf(reply: Reply): Buffer | undefined {
  */
 export function decodeReply(bytes: Buffer, maxDepth: number = MAX_REPLY_DEPTH): unknown {
   const last = bytes.length - 1;
-  if (last > OK_RESULT.length && OK_RESULT.compare(bytes, 0, OK_RESULT.length) === 0 && bytes[last] === CLOSE_BRACE && isUtf8(bytes)) {
+  if (
+    last > OK_RESULT.length &&
+    OK_RESULT.compare(bytes, 0, OK_RESULT.length) === 0 &&
+    bytes[last] === CLOSE_BRACE &&
+    isUtf8(bytes)
+  ) {
     // The envelope is one level.
     const verdict = checkJson(bytes, OK_RESULT.length, last, maxDepth - 1);
     if (verdict === JSON_OK) return new UnreadResultReply(bytes.subarray(OK_RESULT.length, last));

@@ -56,6 +56,11 @@ function skipSpace(bytes: Uint8Array, i: number, end: number): number {
   return i;
 }
 
+/** Whether the four bytes from `at` are hex digits (the XXXX of \uXXXX). */
+function fourHex(bytes: Uint8Array, at: number): boolean {
+  return (HEX[bytes[at]] & HEX[bytes[at + 1]] & HEX[bytes[at + 2]] & HEX[bytes[at + 3]]) === 1;
+}
+
 /** After the opening quote at i - 1: the index after the closing quote, or -1. */
 function stringEnd(bytes: Uint8Array, i: number, end: number): number {
   while (i < end) {
@@ -65,7 +70,7 @@ function stringEnd(bytes: Uint8Array, i: number, end: number): number {
       if (i + 1 >= end) return -1;
       const kind = ESCAPE[bytes[i + 1]];
       if (kind === 1) i += 2;
-      else if (kind === 2 && i + 5 < end && HEX[bytes[i + 2]] & HEX[bytes[i + 3]] & HEX[bytes[i + 4]] & HEX[bytes[i + 5]]) i += 6;
+      else if (kind === 2 && i + 5 < end && fourHex(bytes, i + 2)) i += 6;
       else return -1;
     } else if (b < SPACE) {
       return -1;
@@ -123,7 +128,12 @@ function keyEnd(bytes: Uint8Array, i: number, end: number): number {
  * nesting objects and arrays at most `maxDepth` deep, JSON_TOO_DEEP when a level beyond that opens before any
  * syntax error, JSON_MALFORMED otherwise. Iterative: a value nested millions deep costs no stack.
  */
-export function checkJson(bytes: Uint8Array, start = 0, end = bytes.length, maxDepth = Number.MAX_SAFE_INTEGER): JsonVerdict {
+export function checkJson(
+  bytes: Uint8Array,
+  start = 0,
+  end = bytes.length,
+  maxDepth = Number.MAX_SAFE_INTEGER,
+): JsonVerdict {
   let i = start;
   let depth = 0;
   for (;;) {

@@ -27,7 +27,13 @@ describe('bus: reply bytes', () => {
     expect(resultJsonOf(reply!)?.toString()).to.equal('{"id":"u1","n":[1,2]}');
     let first: unknown;
     let again: unknown;
-    expect(parsesDuring(() => ((first = (reply as { result: unknown }).result), (again = (reply as { result: unknown }).result)))).to.equal(1);
+    const read = reply as { result: unknown };
+    expect(
+      parsesDuring(() => {
+        first = read.result;
+        again = read.result;
+      }),
+    ).to.equal(1);
     expect(first).to.deep.equal({ id: 'u1', n: [1, 2] });
     expect(again).to.equal(first);
     expect(Object.keys(reply!)).to.deep.equal(['ok', 'result']);

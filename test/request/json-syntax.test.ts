@@ -3,7 +3,8 @@ import { checkJson, JSON_MALFORMED, JSON_OK, JSON_TOO_DEEP } from '../../plugin/
 import { nestedDeeperThan } from '../../plugin/request/json-depth';
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
-const verdictOf = (text: string | Buffer, maxDepth?: number) => checkJson(typeof text === 'string' ? bytes(text) : text, 0, undefined, maxDepth);
+const verdictOf = (text: string | Buffer, maxDepth?: number) =>
+  checkJson(typeof text === 'string' ? bytes(text) : text, 0, undefined, maxDepth);
 
 /** What JSON.parse says of the bytes decoded as UTF-8 (bad bytes become U+FFFD, as for a reply). */
 function parses(b: Buffer): boolean {
@@ -28,10 +29,43 @@ function random(seed: number): () => number {
 }
 
 const VALID = [
-  '0', '-0', '1', '-1', '10', '123456789012345678901234567890', '0.5', '-0.0', '1.25e10', '1E+2', '1e-2', '0e0', '-9.99E-999',
-  '""', '"a"', '" "', '"\\"\\\\\\/\\b\\f\\n\\r\\t"', '"\\u0000\\uFFFF\\uabcd\\uD800"', '"ü€😀"', '"\u2028\u2029"', '"\u007f"',
-  '"[{]}:,"', 'true', 'false', 'null', '[]', '{}', '[ ]', '{ }', '[1,2,3]', '{"a":1,"b":[true,false,null]}',
-  '{"a":1,"a":2}', '{"":""}', '[[[]]]', '[{},{"x":{}}]', ' \t\n\r{ "a" : [ 1 , { } ] } \r\n\t ', '{"__proto__":{"x":1}}',
+  '0',
+  '-0',
+  '1',
+  '-1',
+  '10',
+  '123456789012345678901234567890',
+  '0.5',
+  '-0.0',
+  '1.25e10',
+  '1E+2',
+  '1e-2',
+  '0e0',
+  '-9.99E-999',
+  '""',
+  '"a"',
+  '" "',
+  '"\\"\\\\\\/\\b\\f\\n\\r\\t"',
+  '"\\u0000\\uFFFF\\uabcd\\uD800"',
+  '"ü€😀"',
+  '"\u2028\u2029"',
+  '"\u007f"',
+  '"[{]}:,"',
+  'true',
+  'false',
+  'null',
+  '[]',
+  '{}',
+  '[ ]',
+  '{ }',
+  '[1,2,3]',
+  '{"a":1,"b":[true,false,null]}',
+  '{"a":1,"a":2}',
+  '{"":""}',
+  '[[[]]]',
+  '[{},{"x":{}}]',
+  ' \t\n\r{ "a" : [ 1 , { } ] } \r\n\t ',
+  '{"__proto__":{"x":1}}',
 ];
 
 /** Malformed forms, each with why; every one is also refused by JSON.parse (checked below). */
@@ -155,14 +189,16 @@ describe('JSON syntax check (no objects built)', () => {
     // A value that would go on past `end` is cut there.
     for (const text of ['"abc"', '123', 'true', '"\\u0041"', '[1]', '1e10']) {
       for (let end = 1; end < text.length; end += 1) {
-        expect(checkJson(bytes(text), 0, end), `${text} cut at ${end}`).to.equal(parses(bytes(text.slice(0, end))) ? JSON_OK : JSON_MALFORMED);
+        expect(checkJson(bytes(text), 0, end), `${text} cut at ${end}`).to.equal(
+          parses(bytes(text.slice(0, end))) ? JSON_OK : JSON_MALFORMED,
+        );
       }
     }
   });
 
   it('allows exactly maxDepth levels of objects and arrays, and says TOO_DEEP for one more', () => {
     const arrays = (n: number): string => '['.repeat(n) + ']'.repeat(n);
-    const objects = (n: number): string => '{"a":'.repeat(n - 1) + '{}' + '}'.repeat(n - 1);
+    const objects = (n: number): string => `${'{"a":'.repeat(n - 1)}{}${'}'.repeat(n - 1)}`;
     expect(verdictOf(arrays(64), 64)).to.equal(JSON_OK);
     expect(verdictOf(arrays(65), 64)).to.equal(JSON_TOO_DEEP);
     expect(verdictOf(objects(3), 3)).to.equal(JSON_OK);
@@ -177,7 +213,7 @@ describe('JSON syntax check (no objects built)', () => {
   it('needs no recursion: a million levels stop at the limit, 100,000 close without one (past its own stack of levels)', () => {
     expect(verdictOf(bytes('['.repeat(1_000_000)), 100)).to.equal(JSON_TOO_DEEP);
     expect(verdictOf(bytes('['.repeat(100_000) + ']'.repeat(100_000)))).to.equal(JSON_OK);
-    expect(verdictOf(bytes('['.repeat(1000) + ']'.repeat(999) + '}'))).to.equal(JSON_MALFORMED);
+    expect(verdictOf(bytes(`${'['.repeat(1000)}${']'.repeat(999)}}`))).to.equal(JSON_MALFORMED);
   });
 
   it('says what nestedDeeperThan says of the depth of well-formed JSON', () => {
@@ -197,12 +233,37 @@ describe('JSON syntax check (no objects built)', () => {
       const next = random(seed);
       const b = mutated(next, spaced(next, JSON.stringify(value(next, 0, 4))));
       const verdict = checkJson(b);
-      if ((verdict === JSON_OK) !== parses(b)) expect.fail(`seed ${seed}: ${JSON.stringify(b.toString('latin1'))} checked ${verdict}, JSON.parse ${parses(b) ? 'takes it' : 'refuses it'}`);
+      if ((verdict === JSON_OK) !== parses(b))
+        expect.fail(
+          `seed ${seed}: ${JSON.stringify(b.toString('latin1'))} checked ${verdict}, JSON.parse ${parses(b) ? 'takes it' : 'refuses it'}`,
+        );
     }
   });
 
-  it('agrees with JSON.parse on every text of up to 3 characters from the grammar\'s own alphabet', () => {
-    const alphabet = ['{', '}', '[', ']', '"', ':', ',', ' ', '\\', '0', '1', '-', '.', 'e', '+', 'u', 'a', 'n', 't', '\u0001', 'é'];
+  it("agrees with JSON.parse on every text of up to 3 characters from the grammar's own alphabet", () => {
+    const alphabet = [
+      '{',
+      '}',
+      '[',
+      ']',
+      '"',
+      ':',
+      ',',
+      ' ',
+      '\\',
+      '0',
+      '1',
+      '-',
+      '.',
+      'e',
+      '+',
+      'u',
+      'a',
+      'n',
+      't',
+      '\u0001',
+      'é',
+    ];
     const texts = [''];
     let layer = [''];
     for (let len = 1; len <= 3; len += 1) {
@@ -216,12 +277,17 @@ describe('JSON syntax check (no objects built)', () => {
     // And every text of two structural values in an array or an object.
     const values = ['1', '"x"', '[]', '{}', 'null', '-0.1e1', ''];
     const seps = [',', ':', ' ', ''];
-    for (const [o, c] of [['[', ']'], ['{', '}']]) {
-      for (const a of values) for (const s of seps) for (const z of values) {
-        for (const text of [`${o}${a}${s}${z}${c}`, `${o}"k"${s}${a}${c}`, `${o}"k":${a}${s}"l":${z}${c}`]) {
-          expect(checkJson(bytes(text)) === JSON_OK, text).to.equal(parses(bytes(text)));
-        }
-      }
+    for (const [o, c] of [
+      ['[', ']'],
+      ['{', '}'],
+    ]) {
+      for (const a of values)
+        for (const s of seps)
+          for (const z of values) {
+            for (const text of [`${o}${a}${s}${z}${c}`, `${o}"k"${s}${a}${c}`, `${o}"k":${a}${s}"l":${z}${c}`]) {
+              expect(checkJson(bytes(text)) === JSON_OK, text).to.equal(parses(bytes(text)));
+            }
+          }
     }
   });
 });
@@ -248,7 +314,28 @@ function value(next: () => number, depth: number, max: number): unknown {
 
 /** Text with the characters that matter to a string's syntax: quotes, backslashes, control and non-ASCII characters. */
 function text(next: () => number): string {
-  const pool = ['a', 'b', ' ', '"', '\\', '/', '\n', '\t', '\u0000', '\u001f', '\u007f', 'é', '€', '😀', '\ud800', '\u2028', '[', '{', ':', ','];
+  const pool = [
+    'a',
+    'b',
+    ' ',
+    '"',
+    '\\',
+    '/',
+    '\n',
+    '\t',
+    '\u0000',
+    '\u001f',
+    '\u007f',
+    'é',
+    '€',
+    '😀',
+    '\ud800',
+    '\u2028',
+    '[',
+    '{',
+    ':',
+    ',',
+  ];
   let s = '';
   for (let k = Math.floor(next() * 6); k > 0; k -= 1) s += pool[Math.floor(next() * pool.length)];
   return s;
@@ -276,8 +363,12 @@ function spaced(next: () => number, json: string): string {
 function mutated(next: () => number, json: string): Buffer {
   let b = bytes(json);
   const pick = (): number => Math.floor(next() * (b.length + 1));
-  const interesting = [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x3a, 0x2c, 0x20, 0x0a, 0x00, 0x1f, 0x7f, 0x80, 0xc3, 0xff, 0x30, 0x31, 0x2d, 0x2b, 0x2e, 0x65, 0x45, 0x75, 0x61, 0x66, 0x74, 0x6e, 0x6c];
-  const anyByte = (): number => (next() < 0.8 ? interesting[Math.floor(next() * interesting.length)] : Math.floor(next() * 256));
+  const interesting = [
+    0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x3a, 0x2c, 0x20, 0x0a, 0x00, 0x1f, 0x7f, 0x80, 0xc3, 0xff, 0x30, 0x31, 0x2d,
+    0x2b, 0x2e, 0x65, 0x45, 0x75, 0x61, 0x66, 0x74, 0x6e, 0x6c,
+  ];
+  const anyByte = (): number =>
+    next() < 0.8 ? interesting[Math.floor(next() * interesting.length)] : Math.floor(next() * 256);
   // One in five is left as it is: valid JSON must be taken, too.
   const times = next() < 0.2 ? 0 : 1 + Math.floor(next() * 3);
   for (let t = 0; t < times; t += 1) {

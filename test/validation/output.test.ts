@@ -130,7 +130,16 @@ describe('validation: output check', () => {
         for (let i = 0; i < good; i++) responseJson(ctx, c, () => ({ id: 'ok' }), '{"id":"ok"}', 'g');
         let reads = 0;
         for (let i = 0; i < n; i++) {
-          const body = responseJson(ctx, c, () => (reads++, { id: 't1' }), text, 'c');
+          const body = responseJson(
+            ctx,
+            c,
+            () => {
+              reads++;
+              return { id: 't1' };
+            },
+            text,
+            'c',
+          );
           expect(String(body)).to.equal('{"id":"t1"}');
         }
         return reads;
