@@ -10,7 +10,9 @@
  * Parts: `pending` (64 requests in flight, each added and taken as a reply would: the deadline timer per request
  * or the one for all), `spans` (the server and bus spans of a request with no SDK registered), `output` (the
  * output check and serialisation of a reply of one user and of a page of 100, strictOutput off, after the
- * contract's first replies have passed).
+ * contract's first replies have passed), `reply` (all the gateway does with a reply's bytes up to the response
+ * body's bytes: the publisher's depth scan or JSON syntax check, the decoding, the output check and serialisation;
+ * one user, a page of 100 and a page of about 1 MB, strictOutput off, past the first replies).
  */
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -22,12 +24,14 @@ const require = createRequire(import.meta.url);
 const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback;
 const AGAINST = arg('against');
 if (!AGAINST) {
-  console.error('usage: node bench/request-path.mjs --against=<other build\'s dist dir> [--rounds=21] [--requests=20000] [--only=pending,spans,output]');
+  console.error('usage: node bench/request-path.mjs --against=<other build\'s dist dir> [--rounds=21] [--requests=20000] [--only=pending,spans,output,reply] [--strict]');
   process.exit(2);
 }
 const ROUNDS = Number(arg('rounds', 21));
 const REQUESTS = Number(arg('requests', 20000));
-const ONLY = arg('only', 'pending,spans,output').split(',');
+const ONLY = arg('only', 'pending,spans,output,reply').split(',');
+// --strict: the output and reply parts with strictOutput on (every result parsed, checked and serialised).
+const STRICT = process.argv.includes('--strict');
 // --als: an AsyncLocalStorage in use, as with a tracing SDK's context manager (async hooks on every timer).
 if (process.argv.includes('--als')) {
   const { AsyncLocalStorage } = await import('node:async_hooks');
@@ -48,6 +52,7 @@ function build(dist) {
     observer: d('plugin/observability/request-observer.js'),
     output: d('plugin/validation/output.js'),
     envelope: d('plugin/bus/envelope.js'),
+    depth: d('plugin/request/json-depth.js'),
     validators: new (d('plugin/validation/validator-cache.js').ValidatorCache)(),
   };
 }
@@ -94,7 +99,7 @@ async function spansLoop(b, n) {
   }
 }
 
-const user = (i) => ({ userId: `u-${i}`, id: `u-${i}`, email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', name: 'Ada Lovelace', role: 'user', createdAt: '2024-01-01T00:00:00.000Z', updatedAt: '2024-01-01T00:00:00.000Z' });
+const user = (i) => ({ userId: `u-${i}`, id: `u-${i}`, email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', name: 'Ada Lovelace', role: 'user', createdAt: '2024-01-01T00:00:00.000Z', updatedAt: '2024-01-01T00:00:00.000Z', permissions: ['users:read', 'users:write'], department: 'Engineering' });
 const userSchema = { type: 'object', properties: { userId: { type: 'string' }, id: { type: 'string' }, email: { type: 'string', format: 'email' }, firstName: { type: 'string' }, lastName: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' }, updatedAt: { type: 'string', format: 'date-time' } }, required: ['userId', 'email'] };
 /** Frozen to the last level, as the registry's contracts are (what is frozen is remembered per object). */
 const deepFreeze = (o) => {
@@ -105,20 +110,29 @@ const contracts = {
   one: deepFreeze({ messageType: 'GetUserQuery', targetService: 'users-service', inputSchema: { type: 'object' }, outputSchema: userSchema, requiredPermissions: [] }),
   page: deepFreeze({ messageType: 'ListUsersQuery', targetService: 'users-service', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { items: { type: 'array', items: userSchema }, total: { type: 'integer' } } }, requiredPermissions: [] }),
 };
+contracts.mb = contracts.page;
+const page = (n) => Buffer.from(JSON.stringify({ ok: true, result: { items: Array.from({ length: n }, (_, i) => user(i)), total: n } }));
 const replies = {
   one: Buffer.from(JSON.stringify({ ok: true, result: user(1) })),
-  page: Buffer.from(JSON.stringify({ ok: true, result: { items: Array.from({ length: 100 }, (_, i) => user(i)), total: 100 } })),
+  page: page(100),
+  // Just under the default maxReplyBytes (1 MiB).
+  mb: page(3650),
 };
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** The reply's bytes to the response body's text: decoded, checked, serialised (as each build does it). */
 function outputLoop(b, n, which) {
-  const context = { validators: b.validators, log: silent, settings: { strictOutput: false } };
+  const context = { validators: b.validators, log: silent, settings: { strictOutput: STRICT } };
   const contract = contracts[which];
   const bytes = replies[which];
   let len = 0;
   for (let i = 0; i < n; i++) {
-    if (b.output.responseJson) {
+    if (b.envelope.TOO_DEEP !== undefined) {
+      // Builds that parse the result only when something reads it: responseJson takes a function.
+      const reply = b.envelope.decodeReply(bytes);
+      const body = b.output.responseJson(context, contract, () => reply.result ?? null, b.envelope.resultJsonOf(reply), 'c');
+      len += typeof body === 'string' ? Buffer.from(body).length : body.length;
+    } else if (b.output.responseJson) {
       const reply = b.envelope.decodeReply(bytes);
       const body = b.output.responseJson(context, contract, reply.result ?? null, b.envelope.resultJsonOf(reply), 'c');
       // What the response's write does with a string: encode it.
@@ -127,6 +141,18 @@ function outputLoop(b, n, which) {
       const reply = JSON.parse(bytes.toString('utf8'));
       len += Buffer.from(JSON.stringify(b.output.responseBody(context, contract, reply.result ?? null, 'c'))).length;
     }
+  }
+  return len;
+}
+
+/** The same, from the reply's bytes as the publisher gets them: its nesting check before decodeReply included. */
+function replyLoop(b, n, which) {
+  const scans = b.envelope.TOO_DEEP === undefined;
+  let len = 0;
+  for (let i = 0; i < n; i++) {
+    // Builds before the syntax check scan the depth first; decodeReply checks it itself in those after.
+    if (scans && b.depth.nestedDeeperThan(replies[which], 256)) throw new Error('too deep');
+    len += outputLoop(b, 1, which);
   }
   return len;
 }
@@ -153,12 +179,18 @@ const parts = [];
 if (ONLY.includes('pending')) parts.push(['pending: 64 in flight', (b, n) => pendingLoop(b, n), REQUESTS]);
 if (ONLY.includes('spans')) parts.push(['spans, no SDK', (b, n) => spansLoop(b, n), REQUESTS]);
 if (ONLY.includes('output')) {
-  parts.push(['output: 1 user (~250 B)', (b, n) => outputLoop(b, n, 'one'), REQUESTS]);
-  parts.push(['output: page of 100 (~25 KB)', (b, n) => outputLoop(b, n, 'page'), Math.ceil(REQUESTS / 20)]);
+  parts.push(['output: 1 user (~300 B)', (b, n) => outputLoop(b, n, 'one'), REQUESTS]);
+  parts.push(['output: page of 100 (~28 KB)', (b, n) => outputLoop(b, n, 'page'), Math.ceil(REQUESTS / 20)]);
+}
+if (ONLY.includes('reply')) {
+  const kb = (which) => `${(replies[which].length / 1024).toFixed(replies[which].length < 10240 ? 1 : 0)} KB`;
+  parts.push([`reply: 1 user (${kb('one')})`, (b, n) => replyLoop(b, n, 'one'), REQUESTS]);
+  parts.push([`reply: page of 100 (${kb('page')})`, (b, n) => replyLoop(b, n, 'page'), Math.ceil(REQUESTS / 20)]);
+  parts.push([`reply: page of 3650 (${kb('mb')})`, (b, n) => replyLoop(b, n, 'mb'), Math.max(32, Math.ceil(REQUESTS / 500))]);
 }
 for (const [label, fn, n] of parts) {
   // Warm both (JIT, validator compiled, the contract past its first checked replies).
-  for (const b of [ours, theirs]) await measure((k) => fn(b, k), Math.max(n, 2000));
+  for (const b of [ours, theirs]) await measure((k) => fn(b, k), Math.max(n, 200));
   const rows = [];
   for (let r = 0; r < ROUNDS; r++) {
     const pair = r % 2 ? [theirs, ours] : [ours, theirs];

@@ -1,5 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { Reply } from './transport';
+import { MAX_REPLY_DEPTH } from './constants';
+import { checkJson, JSON_OK, JSON_TOO_DEEP } from '../request/json-syntax';
 
 /** Whether a value has the shape of the reply envelope (docs/bus-protocol.md "Replies"). */
 export function isReply(value: unknown): value is Reply {
@@ -16,36 +18,86 @@ export function internalErrorReply(): Reply {
 }
 
 /** How the SDK's JSON.stringify writes a success reply with nothing but a result (the usual one). */
-const OK_RESULT = '{"ok":true,"result":';
+const OK_RESULT = Buffer.from('{"ok":true,"result":');
+const CLOSE_BRACE = 0x7d;
 
-/** The result's JSON bytes as the service sent them, beside the decoded reply (not on it: replies compare as sent). */
-const resultTexts = new WeakMap<object, Buffer>();
+/** What decodeReply answers for a reply that nests objects and arrays deeper than its limit. */
+export const TOO_DEEP = Symbol('nested too deep');
+
+/**
+ * A success reply whose result is kept as the service's bytes (UTF-8 JSON, already checked) and parsed on the first
+ * read of `result`, so that the gateway can pass the bytes on without parsing, serialising or encoding the result.
+ * `result` is an own enumerable property as on any reply (replies compare and serialise as sent); what the class
+ * adds is private. Assigning `result` drops the bytes: they are no longer the result's.
+ */
+class UnreadResultReply {
+  readonly ok = true;
+  declare result: unknown;
+  #bytes: Buffer | undefined;
+  #value: unknown;
+  #read = false;
+
+  constructor(bytes: Buffer) {
+    this.#bytes = bytes;
+    Object.defineProperty(this, 'result', UnreadResultReply.#result);
+  }
+
+  static readonly #result: PropertyDescriptor = {
+    enumerable: true,
+    configurable: true,
+    get(this: UnreadResultReply): unknown {
+      if (!this.#read) {
+        this.#value = JSON.parse((this.#bytes as Buffer).toString('utf8'));
+        this.#read = true;
+      }
+      return this.#value;
+    },
+    set(this: UnreadResultReply, value: unknown) {
+      this.#value = value;
+      this.#read = true;
+      this.#bytes = undefined;
+    },
+  };
+
+  static bytesOf(reply: Reply): Buffer | undefined {
+    return reply instanceof UnreadResultReply ? reply.#bytes : undefined;
+  }
+}
 
 /** The bytes of a decoded reply's result (UTF-8 JSON), when decodeReply kept them. */
 export function resultJsonOf(reply: Reply): Buffer | undefined {
-  return resultTexts.get(reply);
+  return UnreadResultReply.bytesOf(reply);
 }
 
 /**
- * A reply's bytes as a value (undefined: not JSON). The usual success reply is taken apart as text: its result is
- * parsed alone (parsing is what tells JSON from anything else) and its bytes kept (resultJsonOf), so the gateway can
- * pass them on without serialising and encoding it again. Any other shape, text after the result, or bytes that are
- * not UTF-8 (the text then has U+FFFD in their place, which is what the caller gets), is parsed whole.
+ * A reply's bytes as a value: undefined when they are not JSON, TOO_DEEP when they nest objects and arrays deeper
+ * than `maxDepth` (the envelope counts). Either way nothing was parsed: the bytes are first checked with a scan that
+ * builds nothing (request/json-syntax.ts).
+ *
+ * The usual success reply, `{"ok":true,"result":…}` in valid UTF-8, is not parsed at all: its result's bytes are
+ * kept (resultJsonOf) and parsed only when something reads `result` (the output check's sample, writeOnly removal,
+ * strictOutput), so the gateway can pass them on as they came. Any other shape, text after the result, or bytes that
+ * are not UTF-8 (the text then has U+FFFD in their place, which is what the caller gets), is parsed whole.
  */
-export function decodeReply(bytes: Buffer): unknown {
-  const text = bytes.toString('utf8');
-  if (text.startsWith(OK_RESULT) && text.charCodeAt(text.length - 1) === 0x7d /* } */ && isUtf8(bytes)) {
-    try {
-      const reply = { ok: true, result: JSON.parse(text.slice(OK_RESULT.length, -1)) as unknown };
-      // The prefix and the closing brace are ASCII: one byte per character.
-      resultTexts.set(reply, bytes.subarray(OK_RESULT.length, bytes.length - 1));
-      return reply;
-    } catch {
-      // e.g. `,"status":201` after the result: the whole envelope below
-    }
+export function decodeReply(bytes: Buffer, maxDepth: number = MAX_REPLY_DEPTH): unknown {
+  const last = bytes.length - 1;
+  if (
+    last > OK_RESULT.length &&
+    OK_RESULT.compare(bytes, 0, OK_RESULT.length) === 0 &&
+    bytes[last] === CLOSE_BRACE &&
+    isUtf8(bytes)
+  ) {
+    // The envelope is one level.
+    const verdict = checkJson(bytes, OK_RESULT.length, last, maxDepth - 1);
+    if (verdict === JSON_OK) return new UnreadResultReply(bytes.subarray(OK_RESULT.length, last));
+    if (verdict === JSON_TOO_DEEP) return TOO_DEEP;
+    // e.g. `,"status":201` after the result: the whole envelope below
   }
+  const verdict = checkJson(bytes, 0, bytes.length, maxDepth);
+  if (verdict === JSON_TOO_DEEP) return TOO_DEEP;
+  if (verdict !== JSON_OK) return undefined;
   try {
-    return JSON.parse(text) as unknown;
+    return JSON.parse(bytes.toString('utf8')) as unknown;
   } catch {
     return undefined;
   }

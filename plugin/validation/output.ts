@@ -1,9 +1,10 @@
+import type { ValidateFunction } from 'ajv';
 import type { Contract } from '../contracts/types';
 import { badGateway, GatewayError } from '../errors/gateway-error';
 import type { Logger } from '../logger';
 import type { ValidatorCache } from './validator-cache';
 import { toFieldErrors } from './field-errors';
-import { stripWriteOnly } from './write-only';
+import { mentionsWriteOnly, stripWriteOnly } from './write-only';
 
 export interface OutputCheck {
   contract: Contract;
@@ -46,27 +47,35 @@ function noteChecked(contract: Contract, strict: boolean, ok: boolean): void {
   }
 }
 
+/** The contract's compiled outputSchema; one that does not compile cannot be vouched for: 500. */
+function compiledOutput(validators: ValidatorCache, contract: Contract): ValidateFunction {
+  const compiled = validators.validator(contract, 'output');
+  if (!compiled.ok) throw new GatewayError('INTERNAL_ERROR', 'The service contract for this route is invalid');
+  return compiled.validate;
+}
+
+/** Checks one result: a mismatch is logged with the correlation id, and in strict mode answered 502. */
+function check(validate: ValidateFunction, { contract, result, correlationId, log, strict }: Omit<OutputCheck, 'validators'>): void {
+  const ok = validate(result) as boolean;
+  noteChecked(contract, strict, ok);
+  if (ok) return;
+  const errors = toFieldErrors(validate.errors);
+  const shown = errors.slice(0, LOGGED_ERRORS).map((e) => `${e.field} ${e.message}`).join('; ');
+  const more = errors.length > LOGGED_ERRORS ? ` (and ${errors.length - LOGGED_ERRORS} more)` : '';
+  log.warn(`[${correlationId}] ${contract.targetService} answered ${contract.messageType} with a result that does not match its outputSchema: ${shown}${more}${strict ? '; answered 502 (strictOutput)' : ''}`);
+  if (strict) throw badGateway(contract.targetService, 'The upstream service returned an invalid response');
+}
+
 /**
  * What the client gets from a service's result: checked against the contract's outputSchema (a mismatch is
  * logged with the correlation id, and in strict mode answered 502; not strict, a sample once the contract's replies
  * have matched a while), and without the properties the schema marks writeOnly. A contract whose outputSchema does
  * not compile cannot be vouched for: 500.
  */
-export function checkOutput({ contract, result, correlationId, validators, log, strict }: OutputCheck): unknown {
-  const compiled = validators.validator(contract, 'output');
-  if (!compiled.ok) throw new GatewayError('INTERNAL_ERROR', 'The service contract for this route is invalid');
-  if (worthChecking(contract, strict)) {
-    const ok = compiled.validate(result) as boolean;
-    noteChecked(contract, strict, ok);
-    if (!ok) {
-      const errors = toFieldErrors(compiled.validate.errors);
-      const shown = errors.slice(0, LOGGED_ERRORS).map((e) => `${e.field} ${e.message}`).join('; ');
-      const more = errors.length > LOGGED_ERRORS ? ` (and ${errors.length - LOGGED_ERRORS} more)` : '';
-      log.warn(`[${correlationId}] ${contract.targetService} answered ${contract.messageType} with a result that does not match its outputSchema: ${shown}${more}${strict ? '; answered 502 (strictOutput)' : ''}`);
-      if (strict) throw badGateway(contract.targetService, 'The upstream service returned an invalid response');
-    }
-  }
-  return stripWriteOnly(result, contract.outputSchema);
+export function checkOutput(o: OutputCheck): unknown {
+  const validate = compiledOutput(o.validators, o.contract);
+  if (worthChecking(o.contract, o.strict)) check(validate, o);
+  return stripWriteOnly(o.result, o.contract.outputSchema);
 }
 
 /** What responseJson takes from the runtime. */
@@ -78,12 +87,21 @@ export interface OutputContext {
 
 /**
  * checkOutput with the runtime's validators and settings (the one call contract-router makes), as JSON: the
- * service's own bytes of the result when the bus kept them (`resultJson`) and nothing changed it (no writeOnly
- * property removed), else the checked result serialised. In strict mode always serialised: what the client gets is
- * then exactly the value that was checked (duplicate keys, for one, are gone).
+ * service's own bytes of the result when the bus kept them (`resultJson`, proven JSON but not parsed) and nothing
+ * changes it, else the checked result serialised. `result` is read only when something needs the value: the output
+ * check (every reply in strict mode, else the sample), writeOnly properties in the outputSchema, or no bytes kept.
+ * So with strictOutput off a reply that is not sampled, of a contract without writeOnly, is never parsed. In strict
+ * mode always serialised: what the client gets is then exactly the value that was checked (duplicate keys, for one,
+ * are gone).
  */
-export function responseJson(context: OutputContext, contract: Contract, result: unknown, resultJson: string | Buffer | undefined, correlationId: string): string | Buffer {
+export function responseJson(context: OutputContext, contract: Contract, result: () => unknown, resultJson: string | Buffer | undefined, correlationId: string): string | Buffer {
   const strict = context.settings.strictOutput;
-  const body = checkOutput({ contract, result, correlationId, validators: context.validators, log: context.log, strict });
-  return body === result && resultJson !== undefined && !strict ? resultJson : JSON.stringify(body);
+  const validate = compiledOutput(context.validators, contract);
+  const checked = worthChecking(contract, strict);
+  const passedOn = resultJson !== undefined && !strict;
+  if (passedOn && !checked && !mentionsWriteOnly(contract.outputSchema)) return resultJson;
+  const value = result();
+  if (checked) check(validate, { contract, result: value, correlationId, log: context.log, strict });
+  const body = stripWriteOnly(value, contract.outputSchema);
+  return body === value && passedOn ? resultJson : JSON.stringify(body);
 }

@@ -130,7 +130,7 @@ export function stripWriteOnly(value: unknown, schema: JsonSchema): unknown {
 /** Whether a schema says `writeOnly` anywhere; remembered for frozen schemas (the registry's), which cannot change. */
 const mentions = new WeakMap<object, boolean>();
 
-function mentionsWriteOnly(schema: JsonSchema): boolean {
+export function mentionsWriteOnly(schema: JsonSchema): boolean {
   const known = mentions.get(schema);
   if (known !== undefined) return known;
   // A false positive (a property named writeOnly) only costs the full walk.

@@ -98,8 +98,9 @@ function respond({ runtime, contract, reply }: Answer, req: Request, res: Respon
   if (reply.replayed) res.setHeader(REPLAYED_HEADER, 'true');
   if (!reply.ok) throw fromServiceError(reply.error, contract.targetService);
   const status = replyStatus(reply.status, contract, runtime.log) ?? successStatus(contract.messageType, req.method);
-  // Checked before any header is set: a result refused in strict mode must not leave a Location behind.
-  const body = status === 204 ? undefined : responseJson(runtime, contract, reply.result ?? null, resultJsonOf(reply), traceOf(req, res).correlationId);
+  // Checked before any header is set: a result refused in strict mode must not leave a Location behind. The result
+  // is read (parsed) only when the check or writeOnly removal needs it.
+  const body = status === 204 ? undefined : responseJson(runtime, contract, () => reply.result ?? null, resultJsonOf(reply), traceOf(req, res).correlationId);
   const location = replyLocation(reply.location, contract, runtime.log);
   if (location) res.setHeader('Location', location);
   sendJsonText(res, status, body);

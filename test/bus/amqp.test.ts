@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import * as net from 'node:net';
 import * as amqp from 'amqplib';
 import { AmqpTransport } from '../../plugin/bus/amqp';
+import { resultJsonOf } from '../../plugin/bus/envelope';
 import { GatewayError } from '../../plugin/errors/gateway-error';
 import type { Logger } from '../../plugin/logger';
 import type { Announcement } from '../../plugin/contracts/types';
@@ -232,6 +233,39 @@ describe('AmqpTransport (RabbitMQ)', function () {
       expect(logs.lines.join('\n')).to.match(/a reply from service 'deep' nests deeper than 256 levels; answered 502 unparsed/);
       const fine = await gateway.request(requestFor('deep', { depth: 254 }), 5000);
       expect(JSON.stringify(fine)).to.have.length(2 * 254 + '{"ok":true,"result":{"v":}}'.length);
+    });
+
+    it('answers INTERNAL_ERROR to a reply that is not JSON, the usual shape included, and keeps a well-formed one as its bytes', async () => {
+      fixture = await makeAmqp();
+      const { prefix, logs } = fixture;
+      const ch = await admin.createChannel();
+      const queue = `${prefix}.svc.raw`;
+      await ch.assertQueue(queue, { durable: false, autoDelete: false, arguments: { 'x-expires': 15000 } });
+      await ch.bindQueue(queue, `${prefix}.requests`, 'raw');
+      // A service that writes its JSON by hand: it replies with the bytes the request names.
+      await ch.consume(queue, (msg) => {
+        if (!msg) return;
+        const { input } = JSON.parse(msg.content.toString()) as { input: { body: string } };
+        ch.publish(`${prefix}.replies`, msg.properties.replyTo, Buffer.from(input.body, 'latin1'), { correlationId: msg.properties.correlationId });
+        ch.ack(msg);
+      });
+      try {
+        for (const body of ['{"ok":true,"result":{"id":01}}', '{"ok":true,"result":"a\u0001"}', '{"ok":true,"result":[1,]}', '{"ok":true,"result":{"id":"x"}', '{"ok":true,"result":\xff}', 'not json']) {
+          const reply = await fixture.gateway.request(requestFor('raw', { body }), 4000);
+          expect(reply, JSON.stringify(body)).to.deep.equal({ ok: false, error: { code: 'INTERNAL_ERROR' } });
+        }
+        expect(logs.gateway.lines.filter((l) => l.includes("malformed reply from service 'raw'"))).to.have.length(6);
+        const fine = await fixture.gateway.request(requestFor('raw', { body: '{"ok":true,"result":{"id":"x","n":[1.5e3,true,null]}}' }), 4000);
+        expect(resultJsonOf(fine)?.toString()).to.equal('{"id":"x","n":[1.5e3,true,null]}');
+        expect(fine).to.deep.equal({ ok: true, result: { id: 'x', n: [1500, true, null] } });
+        // Not UTF-8 in a string: parsed whole, U+FFFD in its place (as before: plugin/bus/envelope.ts).
+        const replaced = await fixture.gateway.request(requestFor('raw', { body: '{"ok":true,"result":"a\xff"}' }), 4000);
+        expect(replaced).to.deep.equal({ ok: true, result: 'a\ufffd' });
+        expect(resultJsonOf(replaced)).to.equal(undefined);
+      } finally {
+        await ch.deleteQueue(queue).catch(() => undefined);
+        await ch.close().catch(() => undefined);
+      }
     });
 
     it('takes announcements on a queue per known service, one copy each, and without a shared queue only theirs', async () => {

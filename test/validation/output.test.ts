@@ -112,14 +112,67 @@ describe('validation: output check', () => {
 
     it('passes the service\'s own text of the result on when nothing changes it', () => {
       const text = '{"id":"t1", "big":12345678901234567890}';
-      expect(responseJson(context(false), plain, JSON.parse(text), text, 'c')).to.equal(text);
+      expect(responseJson(context(false), plain, () => JSON.parse(text), text, 'c')).to.equal(text);
     });
 
     it('serialises the result when writeOnly properties were removed, in strict mode, and without the text', () => {
       const text = '{"id":"t1","secret":"s"}';
-      expect(responseJson(context(false), contract, JSON.parse(text), text, 'c')).to.equal('{"id":"t1"}');
-      expect(responseJson(context(true), plain, JSON.parse('{"id":"a","id":"b"}'), '{"id":"a","id":"b"}', 'c')).to.equal('{"id":"b"}');
-      expect(responseJson(context(false), plain, { id: 'x' }, undefined, 'c')).to.equal('{"id":"x"}');
+      expect(responseJson(context(false), contract, () => JSON.parse(text), text, 'c')).to.equal('{"id":"t1"}');
+      expect(responseJson(context(true), plain, () => JSON.parse('{"id":"a","id":"b"}'), '{"id":"a","id":"b"}', 'c')).to.equal('{"id":"b"}');
+      expect(responseJson(context(false), plain, () => ({ id: 'x' }), undefined, 'c')).to.equal('{"id":"x"}');
+    });
+
+    describe('reads (parses) the result only when something needs it', () => {
+      const fresh = (c: Contract): Contract => ({ ...c, messageType: `GetThing${Math.random().toString(36).slice(2)}Query` });
+      /** How many of `n` replies had their result read, after `good` checked ones, for one contract. */
+      function readsOf(c: Contract, ctx: ReturnType<typeof context>, good: number, n: number, bytesKept = true): number {
+        const text = bytesKept ? '{"id":"t1"}' : undefined;
+        for (let i = 0; i < good; i++) responseJson(ctx, c, () => ({ id: 'ok' }), '{"id":"ok"}', 'g');
+        let reads = 0;
+        for (let i = 0; i < n; i++) {
+          const body = responseJson(
+            ctx,
+            c,
+            () => {
+              reads++;
+              return { id: 't1' };
+            },
+            text,
+            'c',
+          );
+          expect(String(body)).to.equal('{"id":"t1"}');
+        }
+        return reads;
+      }
+
+      it('not for the replies that are not sampled once the contract has passed a while: their bytes go out unparsed', () => {
+        expect(readsOf(fresh(plain), context(false), CHECK_UNTIL_PASSED, SAMPLE_EVERY * 3)).to.equal(3);
+      });
+
+      it('for every reply of a new contract, with writeOnly in the outputSchema, in strict mode, and without bytes', () => {
+        expect(readsOf(fresh(plain), context(false), 0, CHECK_UNTIL_PASSED)).to.equal(CHECK_UNTIL_PASSED);
+        expect(readsOf(fresh(contract), context(false), CHECK_UNTIL_PASSED, SAMPLE_EVERY * 2)).to.equal(SAMPLE_EVERY * 2);
+        expect(readsOf(fresh(plain), context(true), CHECK_UNTIL_PASSED, SAMPLE_EVERY * 2)).to.equal(SAMPLE_EVERY * 2);
+        expect(readsOf(fresh(plain), context(false), CHECK_UNTIL_PASSED, SAMPLE_EVERY * 2, false)).to.equal(SAMPLE_EVERY * 2);
+      });
+
+      it('a sampled reply that does not match is logged and its bytes passed on; the contract is checked in full again', () => {
+        const { lines, log } = logger();
+        const ctx = { validators: new ValidatorCache(), log, settings: { strictOutput: false } };
+        const c = fresh(plain);
+        for (let i = 0; i < CHECK_UNTIL_PASSED + SAMPLE_EVERY - 1; i++) responseJson(ctx, c, () => ({ id: 'ok' }), '{"id":"ok"}', 'g');
+        expect(responseJson(ctx, c, () => ({ id: 5 }), '{"id":5}', 'bad')).to.equal('{"id":5}');
+        expect(lines).to.have.length(1);
+        expect(lines[0]).to.contain('[bad]');
+        expect(readsOf(c, ctx, 0, 3)).to.equal(3);
+      });
+
+      it('answers 500 for an outputSchema that does not compile without reading the result', () => {
+        const broken = fresh({ ...contract, outputSchema: { type: 'object', properties: { id: { type: 'nope' } } } });
+        let reads = 0;
+        expect(() => responseJson(context(false), broken, () => reads++, '{}', 'c')).to.throw(GatewayError);
+        expect(reads).to.equal(0);
+      });
     });
   });
 });

@@ -3,9 +3,8 @@ import type { Announcement } from '../../contracts/types';
 import { badGateway } from '../../errors/gateway-error';
 import { inert, OnceLog } from '../../log-once';
 import { newId } from '../../request/ids';
-import { decodeReply, internalErrorReply, isReply } from '../envelope';
+import { decodeReply, internalErrorReply, isReply, TOO_DEEP } from '../envelope';
 import { DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_DEPTH } from '../constants';
-import { nestedDeeperThan } from '../../request/json-depth';
 import { busClosing, busNotConnected, busRefused, noInstance, notEncodable } from '../failures';
 import { PendingRequests, waitMs, type PendingRequest } from '../pending';
 import type { Reply, RequestMessage } from '../transport';
@@ -193,19 +192,20 @@ export class AmqpPublisher {
       p.reject(badGateway(p.service));
       return;
     }
-    // Before parsing: a reply nested thousands deep parses, but overflows the stack of whatever walks it after
-    // (output check, writeOnly stripping, the response's JSON), and the client's connection was dropped unanswered.
-    if (nestedDeeperThan(msg.content, MAX_REPLY_DEPTH)) {
-      this.refusedLog.warn(JSON.stringify(['depth', p.service]), `[${p.correlationId}] bus: a reply from service '${p.service}' nests deeper than ${MAX_REPLY_DEPTH} levels; answered 502 unparsed`);
-      p.reject(badGateway(p.service));
-      return;
-    }
     if (hasInvalidHeaders(msg)) {
       this.refusedLog.warn(JSON.stringify(['headers', p.service]), `[${p.correlationId}] bus: a reply from service '${p.service}' has headers nested too deep or undecodable; answered 502 unparsed`);
       p.reject(badGateway(p.service));
       return;
     }
-    const reply = decodeReply(msg.content);
+    // Checked before anything is parsed: a reply nested thousands deep parses, but overflows the stack of whatever
+    // walks it after (output check, writeOnly stripping, the response's JSON), and the client's connection was
+    // dropped unanswered.
+    const reply = decodeReply(msg.content, MAX_REPLY_DEPTH);
+    if (reply === TOO_DEEP) {
+      this.refusedLog.warn(JSON.stringify(['depth', p.service]), `[${p.correlationId}] bus: a reply from service '${p.service}' nests deeper than ${MAX_REPLY_DEPTH} levels; answered 502 unparsed`);
+      p.reject(badGateway(p.service));
+      return;
+    }
     if (!isReply(reply)) {
       this.conn.logger.error(`[${p.correlationId}] bus: malformed reply from service '${p.service}'`);
       p.resolve(internalErrorReply());
