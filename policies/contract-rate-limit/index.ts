@@ -4,7 +4,6 @@ import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';
 import type { Runtime } from '../../plugin/runtime';
 import { contractAtHand, contractOnceRead, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
-import { resolveAuthConfig } from '../../plugin/settings/auth';
 import type { Contract } from '../../plugin/contracts/types';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
 import { errorMessage, serviceUnavailable } from '../../plugin/errors';
@@ -31,7 +30,7 @@ export function contractRateLimitPolicy(runtime: Runtime) {
 }
 
 export function contractRateLimitStage(runtime: Runtime, action: ContractRateLimitAction = {}): Stage {
-  const auth = resolveAuthConfig({});
+  const auth = runtime.settings.auth;
   const verifier = runtime.verifiers.obtain(auth);
   const dev = auth.developmentAuthEnabled;
   const failed = (err: unknown, req: Request, res: Response): void => failure(runtime, err, req, res);

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { schema } from './schema';
 import { setRequestUser } from '../../plugin/pipeline/user';
-import { AUTH_OVERRIDE_KEYS, resolveAuthConfig, type AuthOverrides } from '../../plugin/settings/auth';
+import { AUTH_OVERRIDE_KEYS, withAuthOverrides, type AuthOverrides } from '../../plugin/settings/auth';
 import { authenticateRequest, callerAtHand } from '../../plugin/auth/authenticate';
 import { accessAtHand, accessOnceRead, type AccessAction, type RouteAccess } from '../../plugin/auth/route-access';
 import { answerStepError } from '../../plugin/pipeline/step-error';
@@ -18,7 +18,8 @@ export type JwtDevAuthAction = AccessAction & AuthOverrides;
  *   passes. Credentials are optional there: a token (or dev headers) that checks out sets the user, so a public
  *   handler can still tell who called; a missing, bad or expired one is ignored rather than answered with 401
  *   (a client with a stale token must still reach login), and such a request reaches the service anonymous.
- * Configuration (environment, then action overrides) and development mode are read when the policy is created.
+ * Configuration and development mode: the runtime's authentication settings (runtime.settings.auth), with the
+ * action's overrides merged onto them when the policy is created.
  */
 export function jwtDevAuthPolicy(runtime: Runtime) {
   return { name: 'jwt-dev-auth', schema, policy: (action?: JwtDevAuthAction) => runner([jwtDevAuthStage(runtime, action)]) };
@@ -26,7 +27,7 @@ export function jwtDevAuthPolicy(runtime: Runtime) {
 
 export function jwtDevAuthStage(runtime: Runtime, action: JwtDevAuthAction = {}): Stage {
   const failed = answerStepError(runtime.log, () => 'authentication failed unexpectedly');
-  const config = resolveAuthConfig(overridesOf(action));
+  const config = withAuthOverrides(runtime.settings.auth, overridesOf(action));
   const verifier = runtime.verifiers.obtain(config);
   const dev = config.developmentAuthEnabled;
 

@@ -5,8 +5,8 @@ import { runner, type Stage } from '../../plugin/lifecycle/runner';
 import { jwtDevAuthPolicy } from '../../policies/jwt-dev-auth';
 import { permissionPolicy } from '../../policies/permission';
 import { requestUser } from '../../plugin/pipeline/user';
-import { testRuntime } from '../support/runtime';
-import { SECRET, claims, fakeReq, hs256, isolateAuthEnv, run } from '../auth/support';
+import { quiet, testRuntime } from '../support/runtime';
+import { SECRET, claims, envWithoutAuth, fakeReq, hs256, isolateAuthEnv, run } from '../auth/support';
 
 /** A stage that records its name, then returns what `result` gives (nothing, a promise) or throws it. */
 function stage(name: string, seen: string[], result: () => void | Promise<void> = () => undefined, failed: Stage['failed'] = () => seen.push(`${name} failed`)): Stage {
@@ -119,7 +119,7 @@ describe('runner: stages in order, waiting only for a promise', () => {
 describe('runner: policies on the fast path', () => {
   isolateAuthEnv();
   /** The policies' runtime (verifiers, log); its bus is never started: these routes name no contract. */
-  const runtime = testRuntime();
+  const runtime = testRuntime({}, quiet, envWithoutAuth());
   after(() => runtime.close());
   beforeEach(() => runtime.verifiers.clear());
 
