@@ -7,7 +7,7 @@ import { contractAtHand, contractOnceRead, routeOf, type ResolvedContract, type 
 import type { Contract } from '../../plugin/contracts/types';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
 import { errorMessage, serviceUnavailable } from '../../plugin/errors';
-import { runner, type Stage } from '../../plugin/lifecycle/runner';
+import { runner, type Step } from '../../plugin/lifecycle/runner';
 
 export type ContractRateLimitAction = RouteAction & ExplicitLimit;
 
@@ -26,10 +26,10 @@ const STORE_RETRY_AFTER_SECONDS = 5;
  * The limiters and the store's health are the runtime's (runtime.rateLimits), so they outlive a config reload.
  */
 export function contractRateLimitPolicy(runtime: Runtime) {
-  return { name: 'contract-rate-limit', schema, policy: (action?: ContractRateLimitAction) => runner([contractRateLimitStage(runtime, action)]) };
+  return { name: 'contract-rate-limit', schema, policy: (action?: ContractRateLimitAction) => runner([contractRateLimitStep(runtime, action)]) };
 }
 
-export function contractRateLimitStage(runtime: Runtime, action: ContractRateLimitAction = {}): Stage {
+export function contractRateLimitStep(runtime: Runtime, action: ContractRateLimitAction = {}): Step {
   const auth = runtime.settings.auth;
   const verifier = runtime.verifiers.obtain(auth);
   const dev = auth.developmentAuthEnabled;

@@ -14,7 +14,7 @@ import { responseJson } from '../../plugin/validation/output';
 import { resultJsonOf } from '../../plugin/bus/envelope';
 import { shuttingDown } from '../../plugin/shutdown';
 import { answerStepError } from '../../plugin/pipeline/step-error';
-import { runner, type Stage } from '../../plugin/lifecycle/runner';
+import { runner, type Step } from '../../plugin/lifecycle/runner';
 import type { Contract } from '../../plugin/contracts/types';
 import { contractTimeoutMs } from '../../plugin/contracts/timeouts';
 import type { MessageHeaders, Reply } from '../../plugin/bus/transport';
@@ -33,10 +33,10 @@ export interface RouterAction extends RouteAction {
  * service and turns the reply into the HTTP answer (201 create, 204 delete, 200 otherwise, or the service's 2xx).
  */
 export function contractRouterPolicy(runtime: Runtime) {
-  return { name: 'contract-router', schema, policy: (action: RouterAction) => runner([contractRouterStage(runtime, action)]) };
+  return { name: 'contract-router', schema, policy: (action: RouterAction) => runner([contractRouterStep(runtime, action)]) };
 }
 
-export function contractRouterStage(runtime: Runtime, action: RouterAction): Stage {
+export function contractRouterStep(runtime: Runtime, action: RouterAction): Step {
   const failed = answerStepError(runtime.log, describeError);
   // The contract and the input are nearly always at hand (worked out by the steps before): awaited only when not.
   const run = async (req: Request, res: Response): Promise<void> => {

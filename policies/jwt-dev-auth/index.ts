@@ -5,7 +5,7 @@ import { AUTH_OVERRIDE_KEYS, withAuthOverrides, type AuthOverrides } from '../..
 import { authenticateRequest, callerAtHand } from '../../plugin/auth/authenticate';
 import { accessAtHand, accessOnceRead, type AccessAction, type RouteAccess } from '../../plugin/auth/route-access';
 import { answerStepError } from '../../plugin/pipeline/step-error';
-import { runner, type Stage } from '../../plugin/lifecycle/runner';
+import { runner, type Step } from '../../plugin/lifecycle/runner';
 import type { Runtime } from '../../plugin/runtime';
 
 export type JwtDevAuthAction = AccessAction & AuthOverrides;
@@ -22,10 +22,10 @@ export type JwtDevAuthAction = AccessAction & AuthOverrides;
  * action's overrides merged onto them when the policy is created.
  */
 export function jwtDevAuthPolicy(runtime: Runtime) {
-  return { name: 'jwt-dev-auth', schema, policy: (action?: JwtDevAuthAction) => runner([jwtDevAuthStage(runtime, action)]) };
+  return { name: 'jwt-dev-auth', schema, policy: (action?: JwtDevAuthAction) => runner([jwtDevAuthStep(runtime, action)]) };
 }
 
-export function jwtDevAuthStage(runtime: Runtime, action: JwtDevAuthAction = {}): Stage {
+export function jwtDevAuthStep(runtime: Runtime, action: JwtDevAuthAction = {}): Step {
   const failed = answerStepError(runtime.log, () => 'authentication failed unexpectedly');
   const config = withAuthOverrides(runtime.settings.auth, overridesOf(action));
   const verifier = runtime.verifiers.obtain(config);

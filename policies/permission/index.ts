@@ -4,7 +4,7 @@ import { accessAtHand, accessOnceRead, type AccessAction } from '../../plugin/au
 import { checkAccess } from '../../plugin/auth/access-check';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import type { Runtime } from '../../plugin/runtime';
-import { runner, type Stage } from '../../plugin/lifecycle/runner';
+import { runner, type Step } from '../../plugin/lifecycle/runner';
 
 /**
  * `permission`: the caller set by jwt-dev-auth must hold every permission the route requires (the contract's
@@ -20,10 +20,10 @@ import { runner, type Stage } from '../../plugin/lifecycle/runner';
  * security boundary in development mode.
  */
 export function permissionPolicy(runtime: Runtime) {
-  return { name: 'permission', schema, policy: (action?: AccessAction) => runner([permissionStage(runtime, action)]) };
+  return { name: 'permission', schema, policy: (action?: AccessAction) => runner([permissionStep(runtime, action)]) };
 }
 
-export function permissionStage(runtime: Runtime, action: AccessAction = {}): Stage {
+export function permissionStep(runtime: Runtime, action: AccessAction = {}): Step {
   const failed = answerStepError(runtime.log, () => 'permission check failed unexpectedly');
   const run = (req: Request, res: Response): void | Promise<void> => {
     const access = accessAtHand(req, action, runtime);

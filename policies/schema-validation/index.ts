@@ -7,7 +7,7 @@ import { GatewayError, errorMessage } from '../../plugin/errors';
 import type { JsonSchema } from '../../plugin/contracts/types';
 import { compileInline, inputValidationError, type Compiled } from '../../plugin/validation';
 import { answerStepError } from '../../plugin/pipeline/step-error';
-import { runner, type Stage } from '../../plugin/lifecycle/runner';
+import { runner, type Step } from '../../plugin/lifecycle/runner';
 import type { ValidateFunction } from 'ajv';
 
 export interface ValidationAction extends RouteAction {
@@ -24,10 +24,10 @@ const BROKEN_CONTRACT = 'The service contract for this route is invalid';
  * Bad input is a 400 and never reaches the bus.
  */
 export function schemaValidationPolicy(runtime: Runtime) {
-  return { name: 'schema-validation', schema, policy: (action: ValidationAction) => runner([schemaValidationStage(runtime, action)]) };
+  return { name: 'schema-validation', schema, policy: (action: ValidationAction) => runner([schemaValidationStep(runtime, action)]) };
 }
 
-export function schemaValidationStage(runtime: Runtime, action: ValidationAction): Stage {
+export function schemaValidationStep(runtime: Runtime, action: ValidationAction): Step {
   const failed = answerStepError(runtime.log, (err) => `schema-validation: ${errorMessage(err)}`);
   const inline = action.schema ? compileInline(action.schema) : undefined;
   if (inline && !inline.ok) runtime.log.error(`schema-validation: an inline schema does not compile (${inline.reason}); its pipeline answers 500`);
