@@ -7,4 +7,3 @@ export { RemoteKeySet, KeySetUnavailableError, UnknownKeyError } from './key-set
 export { TokenCache } from './token-cache';
 export { TokenVerifiers } from './verifiers';
 export { firstMissingPermission, ADMIN_ALL } from './permissions';
-export { routeAccess, type AccessAction, type RouteAccess } from './route-access';

@@ -3,7 +3,7 @@ import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';
 import type { Runtime } from '../../plugin/runtime';
-import { contractAtHand, contractOnceRead, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { contractNeed, contractOf, routeOf, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import type { Contract } from '../../plugin/contracts/types';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
 import { errorMessage, serviceUnavailable } from '../../plugin/errors';
@@ -35,25 +35,15 @@ export function contractRateLimitStep(runtime: Runtime, action: ContractRateLimi
   const dev = auth.developmentAuthEnabled;
   const failed = (err: unknown, req: Request, res: Response): void => failure(runtime, err, req, res);
 
-  const run = (req: Request, res: Response): void | Promise<void> => {
-    // The request's contract when the route names one; one that cannot be resolved is answered by a later step.
-    if (!routeOf(req, action)) return count(req, res, undefined);
-    let resolved: ResolvedContract | undefined;
+  const run = (req: Request, res: Response): void | Promise<void> => count(req, res, contractIfAny(req));
+  /** The request's contract when the route names one; one that cannot be resolved is answered by a later step. */
+  const contractIfAny = (req: Request): Contract | undefined => {
+    if (!routeOf(req, action)) return undefined;
     try {
-      resolved = contractAtHand(req, action, runtime);
+      return contractOf(req, action, runtime).contract;
     } catch {
-      return count(req, res, undefined);
+      return undefined;
     }
-    return resolved ? count(req, res, resolved.contract) : countOnceRead(req, res);
-  };
-  const countOnceRead = async (req: Request, res: Response): Promise<void> => {
-    let contract: Contract | undefined;
-    try {
-      contract = (await contractOnceRead(req, res, action, runtime)).contract;
-    } catch {
-      // answered by a later step
-    }
-    await count(req, res, contract);
   };
 
   /** Counts the request against the limit that applies to it, if any (waiting for the counter store). */
@@ -66,7 +56,7 @@ export function contractRateLimitStep(runtime: Runtime, action: ContractRateLimi
     await hostLimiter(runtime, req, res, counterKey(prefix, limit, caller), limit);
   };
 
-  return { run, failed };
+  return { run, failed, body: contractNeed(action, runtime.settings) };
 }
 
 /** The host's limiter counts the request: its headers on the answer, 429 past the limit; a store away, open or 503. */

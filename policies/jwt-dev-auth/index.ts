@@ -1,9 +1,10 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { schema } from './schema';
 import { setRequestUser } from '../../plugin/pipeline/user';
 import { AUTH_OVERRIDE_KEYS, withAuthOverrides, type AuthOverrides } from '../../plugin/settings/auth';
-import { authenticateRequest, callerAtHand } from '../../plugin/auth/authenticate';
-import { accessAtHand, accessOnceRead, type AccessAction, type RouteAccess } from '../../plugin/auth/route-access';
+import { authenticateRequest, knownCaller } from '../../plugin/auth/authenticate';
+import { accessOf, type AccessAction } from '../../plugin/auth/route-access';
+import { contractNeed } from '../../plugin/pipeline/resolve-contract';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import { runner, type Step } from '../../plugin/lifecycle/runner';
 import type { Runtime } from '../../plugin/runtime';
@@ -31,17 +32,11 @@ export function jwtDevAuthStep(runtime: Runtime, action: JwtDevAuthAction = {}):
   const verifier = runtime.verifiers.obtain(config);
   const dev = config.developmentAuthEnabled;
 
-  const run = (req: Request, res: Response): void | Promise<void> => {
-    const access = accessAtHand(req, action, runtime);
-    return access ? identify(req, access) : identifyOnceRead(req, res);
-  };
-  const identifyOnceRead = async (req: Request, res: Response): Promise<void> => identify(req, await accessOnceRead(req, res, action, runtime));
-
-  const identify = (req: Request, access: RouteAccess): void | Promise<void> => (access.public ? identifyIfAble(req) : authenticate(req));
+  const run = (req: Request): void | Promise<void> => (accessOf(req, action, runtime).public ? identifyIfAble(req) : authenticate(req));
 
   /** The caller, or the 401 thrown; waits only for a token not verified before. */
   const authenticate = (req: Request): void | Promise<void> => {
-    const user = callerAtHand(req, verifier, dev);
+    const user = knownCaller(req, verifier, dev);
     return user ? setRequestUser(req, user) : verifyThenSet(req);
   };
   const verifyThenSet = async (req: Request): Promise<void> => setRequestUser(req, await authenticateRequest(req, verifier, dev));
@@ -49,7 +44,7 @@ export function jwtDevAuthStep(runtime: Runtime, action: JwtDevAuthAction = {}):
   /** Public routes: the caller when the credentials check out (as authenticate decides), else anonymous. */
   const identifyIfAble = (req: Request): void | Promise<void> => {
     try {
-      const user = callerAtHand(req, verifier, dev);
+      const user = knownCaller(req, verifier, dev);
       return user ? setRequestUser(req, user) : verifyIfAble(req);
     } catch {
       // anonymous
@@ -63,7 +58,7 @@ export function jwtDevAuthStep(runtime: Runtime, action: JwtDevAuthAction = {}):
     }
   };
 
-  return { run, failed };
+  return { run, failed, body: contractNeed(action, runtime.settings) };
 }
 
 function overridesOf(action: JwtDevAuthAction): AuthOverrides {
