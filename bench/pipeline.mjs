@@ -34,7 +34,7 @@ const SECRET = 'bench-pipeline-secret-0123456789abcdef0123456789';
 process.env.JWT_SECRET = SECRET;
 process.env.DEVELOPMENT_AUTH_ENABLED = 'false';
 
-const { resolveSettings } = dist('plugin/settings.js');
+const { resolveSettings } = dist('plugin/settings/index.js');
 const { Runtime } = dist('plugin/runtime.js');
 const { createTransport } = dist('plugin/bus/index.js');
 const { startUsersService } = dist('examples/users-service/index.js');
