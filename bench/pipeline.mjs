@@ -59,7 +59,8 @@ function hs256(claims) {
 }
 
 const quiet = { debug() {}, info() {}, warn: (m) => console.warn(m), error: (m) => console.error(m) };
-const runtime = new Runtime(resolveSettings({ busUrl: 'embedded', writeConfig: false }, {}), quiet);
+// The authentication settings are the runtime's, read from the environment it is given.
+const runtime = new Runtime(resolveSettings({ busUrl: 'embedded', writeConfig: false }, { JWT_SECRET: SECRET, DEVELOPMENT_AUTH_ENABLED: 'false' }), quiet);
 await runtime.start();
 const transport = createTransport({ url: 'embedded', prefix: runtime.settings.busPrefix });
 await transport.start();

@@ -7,7 +7,6 @@ import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
 import { ConfigSync } from './config-writer/config-sync';
 import type { HostConfig } from './host/plugin-context';
-import { checkAuthConfig, resolveAuthConfig } from './settings/auth';
 import { warnIfDevelopmentMode } from './auth/dev-auth';
 import { startWithRetry } from './bus/start-with-retry';
 import { errorMessage } from './errors/describe';
@@ -158,7 +157,7 @@ export class Runtime {
         handWritten: handWrittenRoutes(this.host?.config.gatewayConfig, this.settings.generatedPrefix),
         debugEndpoints: this.settings.debugEndpoints,
         rateLimited: this.settings.rateLimitMax !== undefined,
-        developmentAuth: resolveAuthConfig().developmentAuthEnabled,
+        developmentAuth: this.settings.auth.developmentAuthEnabled,
         routes: this.routes.routes(),
         // The validators schema-validation uses: an example is what the route accepts, compiled once.
         checkInput: (contract, input) => {
@@ -298,13 +297,12 @@ type Holder = { [KEY]?: Runtime };
 
 /**
  * The process's runtime, created on first use with the given settings (a later call, such as the init() of a
- * reload, gets the same one). Creating it checks the authentication settings (a short JWT_SECRET stops the start
- * here, with the setting named) and warns about development mode.
+ * reload, gets the same one). The settings hold the authentication settings, checked when they were resolved (a short
+ * JWT_SECRET stops the start there, with the setting named); creating it warns about development mode.
  */
 export function obtainRuntime(settings: Settings, log: Logger = consoleLogger): Runtime {
   const g = globalThis as Holder;
   if (!g[KEY]) {
-    checkAuthConfig();
     // LOG_FORMAT=json or ecs: the plugin's lines and the host's as one JSON object per line; either way redacted.
     const format = settings.logFormat;
     if (format !== 'text') hostLogsStructured(format);

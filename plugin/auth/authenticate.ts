@@ -2,14 +2,13 @@ import type { Request } from 'express';
 import type { AuthenticatedUser } from './claims';
 import { developmentUser } from './dev-auth';
 import type { TokenVerifier } from './verify-token';
-import type { Maybe } from '../pipeline/maybe';
 
 /**
  * The caller of a request: in development mode the X-Dev-* headers when X-Dev-User-Id is there (no token is
  * looked at), otherwise the Bearer token; at once unless a token has to be verified. Throws (or rejects with) the
  * GatewayErrors of TokenVerifier.
  */
-export function authenticateRequest(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): Maybe<AuthenticatedUser> {
+export function authenticateRequest(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): AuthenticatedUser | Promise<AuthenticatedUser> {
   if (developmentAuthEnabled) {
     const dev = developmentUser(req.headers);
     if (dev) return dev;
@@ -21,10 +20,10 @@ export function authenticateRequest(req: Request, verifier: TokenVerifier, devel
  * The caller when no token has to be verified (development headers, or a token verified before); undefined when one
  * has (authenticateRequest). Throws the GatewayError of a missing or malformed token.
  */
-export function callerAtHand(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): AuthenticatedUser | undefined {
+export function knownCaller(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): AuthenticatedUser | undefined {
   if (developmentAuthEnabled) {
     const dev = developmentUser(req.headers);
     if (dev) return dev;
   }
-  return verifier.userAtHand(req.headers.authorization);
+  return verifier.knownUser(req.headers.authorization);
 }

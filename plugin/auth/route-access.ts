@@ -1,5 +1,5 @@
-import type { Request, Response } from 'express';
-import { contractAtHand, contractOnceRead, routeOf, type ContractSource, type RouteAction } from '../pipeline/resolve-contract';
+import type { Request } from 'express';
+import { contractOf, routeOf, type ContractSource, type RouteAction } from '../pipeline/resolve-contract';
 import type { Contract } from '../contracts/types';
 
 /** What the auth steps need to know about an action: the route fields of generated pipelines, plus our own. */
@@ -25,37 +25,23 @@ const byContract = new WeakMap<object, WeakMap<object, RouteAccess>>();
 /**
  * The access rule of this request, shared by jwt-dev-auth and permission:
  * - a generated route (the action names a contract) takes `public` and `requiredPermissions` from the contract
- *   (resolveContract), plus any `required` the action adds;
+ *   (contractOf), plus any `required` the action adds;
  * - a hand-written route (no contract fields) takes `public` and `required` from the action; nothing means
  *   "authenticated, no particular permission".
- * A contract that cannot be resolved makes the route non-public, so an anonymous caller learns nothing about
- * which message types exist (401 first, 404 after authentication).
+ * A contract that cannot be resolved (unknown message type, a body that could not be read, …) makes the route
+ * non-public, so an anonymous caller learns nothing about which message types exist (401 first, 404 after
+ * authentication). On a route that dispatches on the body, the runner reads it before the step (contractNeedsBody).
  * Rules depend only on the contract and the step's action, so they are worked out once for each pair, not per
  * request (a hand-written pipeline gives jwt-dev-auth and permission different actions: each gets its own).
- *
- * This is the rule when it needs no waiting; undefined when the contract is named by a body still to be read
- * (accessOnceRead then waits for it).
  */
-export function accessAtHand(req: Request, action: AccessAction, source: ContractSource): RouteAccess | undefined {
+export function accessOf(req: Request, action: AccessAction, source: ContractSource): RouteAccess {
   if (!routeOf(req, action)) {
     let access = byAction.get(action);
     if (!access) byAction.set(action, (access = Object.freeze({ public: action.public === true, required: unique(extraRequired(action)) })));
     return access;
   }
   try {
-    const resolved = contractAtHand(req, action, source);
-    return resolved && contractAccess(resolved.contract, action);
-  } catch (err) {
-    return unresolved(err, action);
-  }
-}
-
-/** The access rule once the body that names the contract is read. */
-export async function accessOnceRead(req: Request, res: Response, action: AccessAction, source: ContractSource): Promise<RouteAccess> {
-  const atHand = accessAtHand(req, action, source);
-  if (atHand) return atHand;
-  try {
-    return contractAccess((await contractOnceRead(req, res, action, source)).contract, action);
+    return contractAccess(contractOf(req, action, source).contract, action);
   } catch (err) {
     return unresolved(err, action);
   }

@@ -6,7 +6,6 @@ import { TokenCache } from './token-cache';
 import { bearerToken } from './bearer';
 import { invalidToken, keySetUnavailable, noAuthHeader, tokenExpired } from './auth-errors';
 import { GatewayError } from '../errors/gateway-error';
-import type { Maybe } from '../pipeline/maybe';
 
 /** Algorithms the gateway accepts; anything else is refused before a key is looked up. */
 const ACCEPTED_ALGORITHMS = ['HS256', 'RS256'] as const;
@@ -54,7 +53,7 @@ export class TokenVerifier {
   }
 
   /** The caller of an Authorization header value; at once for a token in the cache. Throws or rejects GatewayErrors. */
-  authenticate(authorization: string | string[] | undefined): Maybe<AuthenticatedUser> {
+  authenticate(authorization: string | string[] | undefined): AuthenticatedUser | Promise<AuthenticatedUser> {
     const token = wellFormedToken(authorization, this.config.maxTokenBytes);
     return this.cachedUser(token) ?? this.verifyToken(token);
   }
@@ -63,7 +62,7 @@ export class TokenVerifier {
    * The caller when the token was verified before (in the cache); undefined when it has to be verified
    * (authenticate). Throws the GatewayError of a missing or malformed token.
    */
-  userAtHand(authorization: string | string[] | undefined): AuthenticatedUser | undefined {
+  knownUser(authorization: string | string[] | undefined): AuthenticatedUser | undefined {
     return this.cachedUser(wellFormedToken(authorization, this.config.maxTokenBytes));
   }
 

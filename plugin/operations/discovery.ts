@@ -11,7 +11,6 @@ import { contractTimeoutMs, timeoutClamped, type TimeoutSettings } from '../cont
 import { DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../settings/defaults';
 import { traceOf } from '../request/trace';
 import { sendError, sendJson } from '../http/respond';
-import { resolveAuthConfig } from '../settings/auth';
 import { authenticateRequest } from '../auth/authenticate';
 
 interface DiscoveredEndpoint {
@@ -106,7 +105,7 @@ export function discoveryHandler(runtime: Runtime) {
 async function discovery(runtime: Runtime, req: Request, res: Response): Promise<void> {
   const trace = traceOf(req, res);
   try {
-    const config = resolveAuthConfig();
+    const config = runtime.settings.auth;
     await authenticateRequest(req, runtime.verifiers.obtain(config), config.developmentAuthEnabled);
     const { registry } = runtime;
     const listing = discoveryListing(runtime.routes.routes(), registry.instances(), registry.conflicts(), registry.refusals(), runtime.settings);

@@ -1,10 +1,9 @@
-import type { Request, Response } from 'express';
-import { bodyAtHand, readBody, type BodyLimits } from '../request/body';
+import type { Request } from 'express';
+import { bodyOf, bodyToRead, type BodyLimits, type BodyNeed } from '../request/body';
 import { buildInput } from '../request/input';
-import type { ResolvedContract } from './resolve-contract';
+import { routeOf, type ResolvedContract, type RouteAction } from './resolve-contract';
 import { tableMatchOf } from '../routing/table-match';
-import { requestState, type RequestState } from '../request/state';
-import type { Maybe } from './maybe';
+import { requestState } from '../request/state';
 
 declare module '../request/state' {
   interface RequestState {
@@ -16,35 +15,25 @@ declare module '../request/state' {
 /**
  * The input of the message, built once per request (schema validation and the router both use it):
  * body + path parameters + query string. On the generic routes the envelope is taken off first:
- * POST /api/actions { messageType, input }, GET /api/data?messageType=…&field=…. At once unless a body has to be read.
+ * POST /api/actions { messageType, input }, GET /api/data?messageType=…&field=…. The body is read by the runner
+ * before a step that needs the input (bodyToRead, plugin/lifecycle/runner.ts); one that could not be read is
+ * answered here by its own error.
  */
-export function messageInput(req: Request, res: Response, resolved: ResolvedContract, limits: BodyLimits): Maybe<Record<string, unknown>> {
-  return inputAtHand(req, resolved) ?? inputOnceRead(req, res, resolved, limits);
-}
-
-/** The input when it needs no waiting (built before, or its body needs no reading); undefined otherwise. */
-export function inputAtHand(req: Request, resolved: ResolvedContract): Record<string, unknown> | undefined {
+export function inputOf(req: Request, resolved: ResolvedContract): Record<string, unknown> {
   const state = requestState(req);
-  const known = state.input;
-  if (known) return known;
-  const body = bodyAtHand(req);
-  return body && remember(state, inputOf(req, resolved, body));
+  return (state.input ??= build(req, resolved, bodyOf(req)));
 }
 
-/** The input once the body is read. */
-export async function inputOnceRead(req: Request, res: Response, resolved: ResolvedContract, limits: BodyLimits): Promise<Record<string, unknown>> {
-  const atHand = inputAtHand(req, resolved);
-  if (atHand) return atHand;
-  const body = await readBody(req, res, limits);
-  return remember(requestState(req), inputOf(req, resolved, body));
+/**
+ * What a step that builds the input declares: the body, whenever the request has one still to read and the step gets
+ * as far as the input (`reaches`: its contract resolves and it lets the request on), so a request it refuses before
+ * is answered without its body read; on a route that dispatches on the body, always (the contract is in it).
+ */
+export function inputNeed(action: RouteAction, limits: BodyLimits, reaches: (req: Request) => boolean): BodyNeed {
+  return { wanted: (req) => bodyToRead(req) && (routeOf(req, action)?.dispatch === 'body' || reaches(req)), limits };
 }
 
-function remember(state: RequestState, input: Record<string, unknown>): Record<string, unknown> {
-  state.input = input;
-  return input;
-}
-
-function inputOf(req: Request, resolved: ResolvedContract, rawBody: Record<string, unknown>): Record<string, unknown> {
+function build(req: Request, resolved: ResolvedContract, rawBody: Record<string, unknown>): Record<string, unknown> {
   const query = { ...(req.query as Record<string, unknown>) };
   let body = rawBody;
   if (resolved.dispatched) {

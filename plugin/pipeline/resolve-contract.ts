@@ -1,22 +1,21 @@
-import type { Request, Response } from 'express';
-import { bodyAtHand, readBody, type BodyLimits } from '../request/body';
+import type { Request } from 'express';
+import { bodyOf, bodyToRead, type BodyLimits, type BodyNeed } from '../request/body';
 import type { Contract } from '../contracts/types';
 import { GatewayError, serviceUnavailable } from '../errors/gateway-error';
 import { tableMatchOf } from '../routing/table-match';
 import type { RouteAction } from '../routing/route-action';
 import { requestState, type RequestState } from '../request/state';
-import type { Maybe } from './maybe';
 
-// The type policies take their action as, next to resolveContract() which reads it.
+// The type policies take their action as, next to contractOf() which reads it.
 export type { RouteAction };
 
 /**
  * What resolving a contract needs of the runtime: the contracts known now, the bus's state, whether the services
- * have had time to announce since it came up, the body limits.
+ * have had time to announce since it came up.
  */
 export interface ContractSource {
   /** excludeFromGeneratedRoutes: message types a generated route must not reach (a stale file may still name them). */
-  readonly settings: BodyLimits & { readonly excludeFromGeneratedRoutes?: readonly string[] };
+  readonly settings: { readonly excludeFromGeneratedRoutes?: readonly string[] };
   readonly transport: { state(): string };
   readonly discoveryGrace: { remainingMs(): number };
   contract(messageType: string): Contract | undefined;
@@ -69,35 +68,31 @@ export function noHandler(message: string, source: ContractSource): GatewayError
 }
 
 /**
- * Which contract this request is for; computed once per request and shared by every policy of the pipeline.
- * At once unless the body has to be read to know it (POST /api/actions), see contractAtHand.
- * A contract that was withdrawn after the route was written answers 404 HANDLER_NOT_FOUND until the route goes.
+ * True when the request's contract is named in a body still to be read (POST /api/actions): a step that needs the
+ * contract declares this, and the runner reads the body before it (plugin/lifecycle/runner.ts).
  */
-export function resolveContract(req: Request, res: Response, action: RouteAction, source: ContractSource): Maybe<ResolvedContract> {
-  return contractAtHand(req, action, source) ?? contractOnceRead(req, res, action, source);
+function contractNeedsBody(req: Request, action: RouteAction): boolean {
+  return bodyToRead(req) && routeOf(req, action)?.dispatch === 'body';
+}
+
+/** What a step that needs the contract (and not the input) declares: the body of a route that dispatches on it. */
+export function contractNeed(action: RouteAction, limits: BodyLimits): BodyNeed {
+  return { wanted: (req) => contractNeedsBody(req, action), limits };
 }
 
 /**
- * The contract when knowing it needs no waiting: resolved by an earlier step, named by the route, or named by a body
- * read already. Undefined when it is named by a body still to be read (contractOnceRead). Throws when none serves.
+ * Which contract this request is for; worked out once per request and shared by every step of the pipeline. A route
+ * that dispatches on the body finds it there, read by the runner before the step (contractNeedsBody). Throws when
+ * none serves: a contract withdrawn after the route was written answers 404 HANDLER_NOT_FOUND until the route goes,
+ * and a body that could not be read is answered here by its own error.
  */
-export function contractAtHand(req: Request, action: RouteAction, source: ContractSource): ResolvedContract | undefined {
+export function contractOf(req: Request, action: RouteAction, source: ContractSource): ResolvedContract {
   const state = requestState(req);
   const known = state.resolved;
   if (known) return known;
   const route = routeWithHandler(req, action, source);
   // Only a route that dispatches on the body (POST /api/actions) names its contract there; the others know it unread.
-  if (route.dispatch !== 'body') return remember(state, req, source, route, action, undefined);
-  const body = bodyAtHand(req);
-  return body && remember(state, req, source, route, action, body);
-}
-
-/** The contract of a route that dispatches on the body, once the body is read. */
-export async function contractOnceRead(req: Request, res: Response, action: RouteAction, source: ContractSource): Promise<ResolvedContract> {
-  const atHand = contractAtHand(req, action, source);
-  if (atHand) return atHand;
-  const body = await readBody(req, res, source.settings);
-  return remember(requestState(req), req, source, routeWithHandler(req, action, source), action, body);
+  return remember(state, req, source, route, action, route.dispatch === 'body' ? bodyOf(req) : undefined);
 }
 
 function routeWithHandler(req: Request, action: RouteAction, source: ContractSource): RouteAction {

@@ -4,11 +4,11 @@ import type { Logger } from '../logger';
 import { sendError } from '../http/respond';
 import { GatewayError } from '../errors/gateway-error';
 
-/** How a stage answers what it throws (plugin/lifecycle/runner.ts). */
+/** How a step answers what it throws (plugin/lifecycle/runner.ts). */
 export type StepFailure = (err: unknown, req: Request, res: Response) => void;
 
 /**
- * The failure answer the policy stages share: the error answered in the error body with the request's correlation
+ * The failure answer the policy steps share: the error answered in the error body with the request's correlation
  * id. One that is not a GatewayError is a bug rather than an answer, so it is logged too, in the words `logged` gives
  * it, on `log` (never sent to the client). Made once per policy and runtime.
  */

@@ -4,12 +4,13 @@ import { GatewayError } from '../errors/gateway-error';
 import { keepRawBody, replayBodyForProxy } from './replay-body';
 import { DEFAULT_MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth';
 import { requestState } from './state';
-import type { Maybe } from '../pipeline/maybe';
 
 declare module './state' {
   interface RequestState {
     /** The JSON body, once read (the request stream can be read only once). */
     body?: Record<string, unknown>;
+    /** Why the body could not be read (413, 415, 400): kept, and thrown to every step that asks for the body. */
+    bodyError?: GatewayError;
   }
 }
 
@@ -19,6 +20,16 @@ const DEFAULT_BODY_LIMIT = 1024 * 1024;
 export interface BodyLimits {
   bodyLimitBytes: number;
   maxJsonDepth: number;
+}
+
+/**
+ * What a step needs of the body (plugin/lifecycle/runner.ts reads it before the step): on which requests, and the
+ * limits it is read under. Made by contractNeed (plugin/pipeline/resolve-contract.ts) and inputNeed (message-input.ts).
+ */
+export interface BodyNeed {
+  /** True when this request's body is still to be read (bodyToRead) and the step needs it. */
+  readonly wanted: (req: Request) => boolean;
+  readonly limits: BodyLimits;
 }
 
 const DEFAULT_LIMITS: BodyLimits = { bodyLimitBytes: DEFAULT_BODY_LIMIT, maxJsonDepth: DEFAULT_MAX_JSON_DEPTH };
@@ -53,58 +64,80 @@ function tooDeep(buf: Buffer, encoding: string, max: number): boolean {
   return nestedDeeperThan(Buffer.from(new TextDecoder(encoding).decode(buf), 'utf8'), max);
 }
 
+/** The body of a request that has none: a method without a body, or no content. */
+const NO_BODY: Record<string, unknown> = Object.freeze({});
+
 /**
- * The body when it needs no reading: read already, or none (a method without a body, no content), which is `{}`.
- * Undefined when the stream has to be read (readBody). A body whose content type is not JSON → 415, thrown.
+ * True when the request carries a body that is not read yet: a method with a body and some content, neither read
+ * nor refused before. The runner (plugin/lifecycle/runner.ts) reads it, with readBody, before the first step that
+ * needs it; a request without a body (GET) is told at once, without looking at its state.
  */
-export function bodyAtHand(req: Request): Record<string, unknown> | undefined {
-  const state = requestState(req);
-  if (state.body) return state.body;
-  if (!BODY_METHODS.has(req.method)) return {};
+export function bodyToRead(req: Request): boolean {
+  if (!BODY_METHODS.has(req.method)) return false;
   const headers = req.headers;
-  const length = headers['content-length'];
-  const chunked = headers['transfer-encoding'] !== undefined;
-  if (!chunked && (length === undefined || length === '0')) return {};
-  const type = headers['content-type'];
-  if (!type || !/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
-    throw new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json)');
+  if (headers['transfer-encoding'] === undefined) {
+    const length = headers['content-length'];
+    if (length === undefined || length === '0') return false;
   }
-  return undefined;
+  const state = requestState(req);
+  return state.body === undefined && state.bodyError === undefined;
 }
 
 /**
- * Reads the JSON body once per request; at once (no promise) when bodyAtHand has it. Too large → 413, nested deeper
- * than maxJsonDepth → 400 VALIDATION_ERROR and malformed → 400, the promise rejected. Errors carry no parser text.
+ * Reads the JSON body into the request's state, or keeps why it could not be (bodyOf throws that to every step that
+ * asks): a content type that is not JSON → 415, a declared length over the limit → 413 (the connection closed after
+ * the answer rather than left open for bytes nobody wants), too large once read → 413, nested deeper than
+ * maxJsonDepth → 400 VALIDATION_ERROR, malformed → 400. Errors carry no parser text. Returns a promise only when the
+ * stream is read; it never rejects.
  */
-export function readBody(req: Request, res: Response, limits: BodyLimits = DEFAULT_LIMITS): Maybe<Record<string, unknown>> {
-  const atHand = bodyAtHand(req);
-  if (atHand) return atHand;
-  // The parser would read (and drop) a body it refuses before answering: a declared length over the limit is
-  // answered now, and the connection closed after the answer rather than left open for bytes nobody wants.
+export function readBody(req: Request, res: Response, limits: BodyLimits = DEFAULT_LIMITS): Promise<void> | undefined {
+  if (!bodyToRead(req)) return undefined;
+  const state = requestState(req);
+  const type = req.headers['content-type'];
+  if (!type || !/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
+    state.bodyError = new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json)');
+    return undefined;
+  }
+  // The parser would read (and drop) a body it refuses before answering: a declared length over the limit is refused now.
   if (Number(req.headers['content-length']) > limits.bodyLimitBytes) {
     res.setHeader('Connection', 'close');
-    return Promise.reject(tooLarge(limits));
+    state.bodyError = tooLarge(limits);
+    return undefined;
   }
   return parseBody(req, res, limits);
+}
+
+/**
+ * The request's JSON body, `{}` when it has none. Throws why it could not be read (readBody); a body still unread is
+ * a step that did not declare that it needs it (plugin/lifecycle/runner.ts), a bug.
+ */
+export function bodyOf(req: Request): Record<string, unknown> {
+  if (!bodyToRead(req)) {
+    if (!BODY_METHODS.has(req.method)) return NO_BODY;
+    const state = requestState(req);
+    if (state.bodyError !== undefined) throw state.bodyError;
+    return state.body ?? NO_BODY;
+  }
+  throw new Error('the request body was asked for before it was read: the step must declare that it needs it');
 }
 
 function tooLarge(limits: BodyLimits): GatewayError {
   return new GatewayError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limits.bodyLimitBytes} bytes`);
 }
 
-function parseBody(req: Request, res: Response, limits: BodyLimits): Promise<Record<string, unknown>> {
-  return new Promise<Record<string, unknown>>((resolve, reject) => {
+function parseBody(req: Request, res: Response, limits: BodyLimits): Promise<void> {
+  return new Promise<void>((resolve) => {
     parserFor(limits)(req, res, (err?: unknown) => {
-      if (err) return reject(bodyError(err, limits));
+      const state = requestState(req);
       const body: unknown = req.body;
-      if (body === undefined || body === null) return resolve({});
-      if (typeof body !== 'object' || Array.isArray(body)) {
-        return reject(new GatewayError('BAD_REQUEST', 'The request body must be a JSON object'));
+      if (err) state.bodyError = bodyError(err, limits);
+      else if (body === undefined || body === null) state.body = NO_BODY;
+      else if (typeof body !== 'object' || Array.isArray(body)) state.bodyError = new GatewayError('BAD_REQUEST', 'The request body must be a JSON object');
+      else {
+        state.body = body as Record<string, unknown>;
+        replayBodyForProxy(req);
       }
-      const obj = body as Record<string, unknown>;
-      requestState(req).body = obj;
-      replayBodyForProxy(req);
-      resolve(obj);
+      resolve();
     });
   });
 }

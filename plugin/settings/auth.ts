@@ -2,8 +2,9 @@ import { InvalidSettingError } from './invalid-setting';
 
 /**
  * Configuration of token verification and development mode. Environment variables (JWT_SECRET, JWKS_URI, …) are the
- * base; the action parameters of a jwt-dev-auth policy step may override each of them.
- * Read once per policy creation, never per request.
+ * base, resolved once with the other settings (`Settings.auth`, plugin/settings/index.ts) and held by the runtime;
+ * the action parameters of a jwt-dev-auth policy step may override each of them (withAuthOverrides, when the policy
+ * is created). Never read per request.
  */
 export interface AuthConfig {
   /** HS256 shared secret (JWT_SECRET); at least 32 characters. Absent: HS256 tokens are refused. */
@@ -98,29 +99,68 @@ const AUTH_DEFAULTS = Object.freeze({
   maxTokenBytes: 8 * 1024,
 });
 
-/** Builds the configuration; throws an InvalidSettingError naming the setting when a value is unusable (fail closed at start). */
+/**
+ * The configuration of a jwt-dev-auth action: the environment's (authFromEnv), with the action's overrides. Throws an
+ * InvalidSettingError naming the setting when a value is unusable (fail closed at start).
+ */
 export function resolveAuthConfig(overrides: AuthOverrides = {}, env: NodeJS.ProcessEnv = process.env): AuthConfig {
-  const jwtSecret = pick(overrides.jwtSecret, env[ENV.jwtSecret]);
+  return withAuthOverrides(authFromEnv(env), overrides);
+}
+
+/** The authentication settings of the environment alone: what every step without overrides uses (Settings.auth). */
+export function authFromEnv(env: NodeJS.ProcessEnv = process.env): AuthConfig {
+  return {
+    jwtSecret: checkedSecret(given(env[ENV.jwtSecret])),
+    jwksUri: checkedUri(given(env[ENV.jwksUri])),
+    issuer: given(env[ENV.issuer]),
+    audience: given(env[ENV.audience]),
+    clockToleranceSeconds: nonNegative(ENV.clockTolerance, env[ENV.clockTolerance], AUTH_DEFAULTS.clockToleranceSeconds),
+    developmentAuthEnabled: isDevelopmentAuthEnv(env),
+    jwksCooldownMs: AUTH_DEFAULTS.jwksCooldownMs,
+    jwksFailureBackoffMs: AUTH_DEFAULTS.jwksFailureBackoffMs,
+    jwksTimeoutMs: AUTH_DEFAULTS.jwksTimeoutMs,
+    jwksMaxAgeMs: AUTH_DEFAULTS.jwksMaxAgeMs,
+    tokenCacheMax: AUTH_DEFAULTS.tokenCacheMax,
+    tokenCacheMaxTtlMs: AUTH_DEFAULTS.tokenCacheMaxTtlMs,
+    maxTokenBytes: AUTH_DEFAULTS.maxTokenBytes,
+  };
+}
+
+/**
+ * `base` (the runtime's settings) with a jwt-dev-auth action's overrides merged onto it; `base` itself when the action
+ * overrides nothing. An override wins over the environment (an empty string unsets); throws an InvalidSettingError
+ * naming the setting when a value is unusable.
+ */
+export function withAuthOverrides(base: AuthConfig, overrides: AuthOverrides): AuthConfig {
+  if (AUTH_OVERRIDE_KEYS.every((key) => overrides[key] === undefined)) return base;
+  const o = overrides;
+  return {
+    jwtSecret: checkedSecret(given(o.jwtSecret ?? base.jwtSecret)),
+    jwksUri: checkedUri(given(o.jwksUri ?? base.jwksUri)),
+    issuer: given(o.issuer ?? base.issuer),
+    audience: given(o.audience ?? base.audience),
+    clockToleranceSeconds: o.clockTolerance == null ? base.clockToleranceSeconds : nonNegative(ENV.clockTolerance, o.clockTolerance, AUTH_DEFAULTS.clockToleranceSeconds),
+    developmentAuthEnabled: o.developmentAuthEnabled ?? base.developmentAuthEnabled,
+    jwksCooldownMs: o.jwksCooldownMs === undefined ? base.jwksCooldownMs : nonNegative('jwksCooldownMs', o.jwksCooldownMs, AUTH_DEFAULTS.jwksCooldownMs),
+    jwksFailureBackoffMs: o.jwksFailureBackoffMs === undefined ? base.jwksFailureBackoffMs : nonNegative('jwksFailureBackoffMs', o.jwksFailureBackoffMs, AUTH_DEFAULTS.jwksFailureBackoffMs),
+    jwksTimeoutMs: o.jwksTimeoutMs === undefined ? base.jwksTimeoutMs : positive('jwksTimeoutMs', o.jwksTimeoutMs, AUTH_DEFAULTS.jwksTimeoutMs),
+    jwksMaxAgeMs: o.jwksMaxAgeMs === undefined ? base.jwksMaxAgeMs : positive('jwksMaxAgeMs', o.jwksMaxAgeMs, AUTH_DEFAULTS.jwksMaxAgeMs),
+    tokenCacheMax: o.tokenCacheMax === undefined ? base.tokenCacheMax : nonNegative('tokenCacheMax', o.tokenCacheMax, AUTH_DEFAULTS.tokenCacheMax),
+    tokenCacheMaxTtlMs: o.tokenCacheMaxTtlMs === undefined ? base.tokenCacheMaxTtlMs : positive('tokenCacheMaxTtlMs', o.tokenCacheMaxTtlMs, AUTH_DEFAULTS.tokenCacheMaxTtlMs),
+    maxTokenBytes: o.maxTokenBytes === undefined ? base.maxTokenBytes : positive('maxTokenBytes', o.maxTokenBytes, AUTH_DEFAULTS.maxTokenBytes),
+  };
+}
+
+function checkedSecret(jwtSecret: string | undefined): string | undefined {
   if (jwtSecret !== undefined && jwtSecret.length < MIN_SECRET_LENGTH) {
     throw new InvalidSettingError(ENV.jwtSecret, `must be at least ${MIN_SECRET_LENGTH} characters long (it has ${jwtSecret.length})`);
   }
-  const jwksUri = pick(overrides.jwksUri, env[ENV.jwksUri]);
+  return jwtSecret;
+}
+
+function checkedUri(jwksUri: string | undefined): string | undefined {
   if (jwksUri !== undefined) checkUrl(jwksUri);
-  return {
-    jwtSecret,
-    jwksUri,
-    issuer: pick(overrides.issuer, env[ENV.issuer]),
-    audience: pick(overrides.audience, env[ENV.audience]),
-    clockToleranceSeconds: nonNegative(ENV.clockTolerance, overrides.clockTolerance ?? env[ENV.clockTolerance], AUTH_DEFAULTS.clockToleranceSeconds),
-    developmentAuthEnabled: overrides.developmentAuthEnabled ?? isDevelopmentAuthEnv(env),
-    jwksCooldownMs: nonNegative('jwksCooldownMs', overrides.jwksCooldownMs, AUTH_DEFAULTS.jwksCooldownMs),
-    jwksFailureBackoffMs: nonNegative('jwksFailureBackoffMs', overrides.jwksFailureBackoffMs, AUTH_DEFAULTS.jwksFailureBackoffMs),
-    jwksTimeoutMs: positive('jwksTimeoutMs', overrides.jwksTimeoutMs, AUTH_DEFAULTS.jwksTimeoutMs),
-    jwksMaxAgeMs: positive('jwksMaxAgeMs', overrides.jwksMaxAgeMs, AUTH_DEFAULTS.jwksMaxAgeMs),
-    tokenCacheMax: nonNegative('tokenCacheMax', overrides.tokenCacheMax, AUTH_DEFAULTS.tokenCacheMax),
-    tokenCacheMaxTtlMs: positive('tokenCacheMaxTtlMs', overrides.tokenCacheMaxTtlMs, AUTH_DEFAULTS.tokenCacheMaxTtlMs),
-    maxTokenBytes: positive('maxTokenBytes', overrides.maxTokenBytes, AUTH_DEFAULTS.maxTokenBytes),
-  };
+  return jwksUri;
 }
 
 /**
@@ -128,7 +168,7 @@ export function resolveAuthConfig(overrides: AuthOverrides = {}, env: NodeJS.Pro
  * when JWKS_URI is not an http(s) URL or JWT_CLOCK_TOLERANCE is not a non-negative number.
  */
 export function checkAuthConfig(env: NodeJS.ProcessEnv = process.env): void {
-  resolveAuthConfig({}, env);
+  authFromEnv(env);
 }
 
 /** Development mode is on only when the variable is exactly `true` (not TRUE, 1 or yes). */
@@ -136,9 +176,8 @@ export function isDevelopmentAuthEnv(env: NodeJS.ProcessEnv = process.env): bool
   return env[ENV.developmentAuthEnabled] === 'true';
 }
 
-/** An override wins over the environment; empty strings count as unset. */
-function pick(override: string | undefined, fromEnv: string | undefined): string | undefined {
-  const v = override ?? fromEnv;
+/** Empty strings count as unset. */
+function given(v: string | undefined): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 

@@ -7,6 +7,7 @@ import { BREAKING_CHANGE_MODES, type BreakingChangeMode } from '../compat/gate';
 import { envValue, givenValue, SETTING_DECLARATIONS, type SettingKey } from './declarations';
 import { DEFAULT_DISCOVERY_GRACE_MS, DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, LOG_FORMATS, type LogFormat } from './defaults';
 import { resolveRouteExclusionSettings, type RouteExclusionSettings } from './route-exclusion';
+import { authFromEnv, type AuthConfig } from './auth';
 
 
 /**
@@ -63,6 +64,11 @@ export interface Settings extends EdgeSettings, BusTrustSettings, RouteExclusion
   logFormat: LogFormat;
   /** A change to a served contract that breaks its clients: accepted silently, accepted and reported, or refused. */
   breakingChanges: BreakingChangeMode;
+  /**
+   * Token verification and development mode, from the environment (JWT_SECRET, JWKS_URI, …, plugin/settings/auth.ts):
+   * what contract-rate-limit, the discovery answer and every jwt-dev-auth step use, a step's overrides merged onto it.
+   */
+  auth: AuthConfig;
 }
 
 /** The plugin's settings schema, derived from the declarations (declarations.ts): one property per setting. */
@@ -131,5 +137,6 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     breakingChanges: breakingChangeMode(givenValue(raw, env, 'breakingChanges')),
     shutdownGraceMs: zeroOrInt(givenValue(raw, env, 'shutdownGraceMs'), 10_000),
     discoveryGraceMs: zeroOrInt(givenValue(raw, env, 'discoveryGraceMs'), DEFAULT_DISCOVERY_GRACE_MS),
+    auth: authFromEnv(env),
   };
 }

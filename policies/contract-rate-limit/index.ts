@@ -3,13 +3,12 @@ import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';
 import type { Runtime } from '../../plugin/runtime';
-import { contractAtHand, contractOnceRead, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
-import { resolveAuthConfig } from '../../plugin/settings/auth';
+import { contractNeed, contractOf, routeOf, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import type { Contract } from '../../plugin/contracts/types';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
 import { errorMessage } from '../../plugin/errors/describe';
 import { serviceUnavailable } from '../../plugin/errors/gateway-error';
-import { runner, type Stage } from '../../plugin/lifecycle/runner';
+import { runner, type Step } from '../../plugin/lifecycle/runner';
 
 export type ContractRateLimitAction = RouteAction & ExplicitLimit;
 
@@ -28,34 +27,24 @@ const STORE_RETRY_AFTER_SECONDS = 5;
  * The limiters and the store's health are the runtime's (runtime.rateLimits), so they outlive a config reload.
  */
 export function contractRateLimitPolicy(runtime: Runtime) {
-  return { name: 'contract-rate-limit', schema, policy: (action?: ContractRateLimitAction) => runner([contractRateLimitStage(runtime, action)]) };
+  return { name: 'contract-rate-limit', schema, policy: (action?: ContractRateLimitAction) => runner([contractRateLimitStep(runtime, action)]) };
 }
 
-function contractRateLimitStage(runtime: Runtime, action: ContractRateLimitAction = {}): Stage {
-  const auth = resolveAuthConfig({});
+function contractRateLimitStep(runtime: Runtime, action: ContractRateLimitAction = {}): Step {
+  const auth = runtime.settings.auth;
   const verifier = runtime.verifiers.obtain(auth);
   const dev = auth.developmentAuthEnabled;
   const failed = (err: unknown, req: Request, res: Response): void => failure(runtime, err, req, res);
 
-  const run = (req: Request, res: Response): void | Promise<void> => {
-    // The request's contract when the route names one; one that cannot be resolved is answered by a later step.
-    if (!routeOf(req, action)) return count(req, res, undefined);
-    let resolved: ResolvedContract | undefined;
+  const run = (req: Request, res: Response): void | Promise<void> => count(req, res, contractIfAny(req));
+  /** The request's contract when the route names one; one that cannot be resolved is answered by a later step. */
+  const contractIfAny = (req: Request): Contract | undefined => {
+    if (!routeOf(req, action)) return undefined;
     try {
-      resolved = contractAtHand(req, action, runtime);
+      return contractOf(req, action, runtime).contract;
     } catch {
-      return count(req, res, undefined);
+      return undefined;
     }
-    return resolved ? count(req, res, resolved.contract) : countOnceRead(req, res);
-  };
-  const countOnceRead = async (req: Request, res: Response): Promise<void> => {
-    let contract: Contract | undefined;
-    try {
-      contract = (await contractOnceRead(req, res, action, runtime)).contract;
-    } catch {
-      // answered by a later step
-    }
-    await count(req, res, contract);
   };
 
   /** Counts the request against the limit that applies to it, if any (waiting for the counter store). */
@@ -68,7 +57,7 @@ function contractRateLimitStage(runtime: Runtime, action: ContractRateLimitActio
     await hostLimiter(runtime, req, res, counterKey(prefix, limit, caller), limit);
   };
 
-  return { run, failed };
+  return { run, failed, body: contractNeed(action, runtime.settings) };
 }
 
 /** The host's limiter counts the request: its headers on the answer, 429 past the limit; a store away, open or 503. */

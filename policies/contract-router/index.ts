@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
 import { schema } from './schema';
 import { traceOf } from '../../plugin/request/trace';
-import { contractAtHand, contractOnceRead, type RouteAction } from '../../plugin/pipeline/resolve-contract';
-import { inputAtHand, inputOnceRead } from '../../plugin/pipeline/message-input';
+import { contractOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { inputNeed, inputOf } from '../../plugin/pipeline/message-input';
 import { requestUser } from '../../plugin/pipeline/user';
 import { checkContractAccess } from '../../plugin/auth/access-check';
 import type { Runtime } from '../../plugin/runtime';
@@ -15,7 +15,7 @@ import { responseJson } from '../../plugin/validation/output';
 import { resultJsonOf } from '../../plugin/bus/envelope';
 import { shuttingDown } from '../../plugin/shutdown/http-drain';
 import { answerStepError } from '../../plugin/pipeline/step-error';
-import { runner, type Stage } from '../../plugin/lifecycle/runner';
+import { runner, type Step } from '../../plugin/lifecycle/runner';
 import type { Contract } from '../../plugin/contracts/types';
 import { contractTimeoutMs } from '../../plugin/contracts/timeouts';
 import type { MessageHeaders, Reply } from '../../plugin/bus/transport';
@@ -34,21 +34,34 @@ export interface RouterAction extends RouteAction {
  * service and turns the reply into the HTTP answer (201 create, 204 delete, 200 otherwise, or the service's 2xx).
  */
 export function contractRouterPolicy(runtime: Runtime) {
-  return { name: 'contract-router', schema, policy: (action: RouterAction) => runner([contractRouterStage(runtime, action)]) };
+  return { name: 'contract-router', schema, policy: (action: RouterAction) => runner([contractRouterStep(runtime, action)]) };
 }
 
-function contractRouterStage(runtime: Runtime, action: RouterAction): Stage {
+function contractRouterStep(runtime: Runtime, action: RouterAction): Step {
   const failed = answerStepError(runtime.log, describeError);
-  // The contract and the input are nearly always at hand (worked out by the steps before): awaited only when not.
-  const run = async (req: Request, res: Response): Promise<void> => {
-    const resolved = contractAtHand(req, action, runtime) ?? (await contractOnceRead(req, res, action, runtime));
+  /** The request's contract, once its caller may use it. */
+  const admitted = (req: Request): ResolvedContract => {
+    const resolved = contractOf(req, action, runtime);
     // The contract's permissions hold wherever it is served, unless a permission step decided before or the route is public.
     if (action.public !== true) checkContractAccess(req, resolved.contract);
-    announceDeprecation(runtime, req, res, resolved.contract);
-    const input = inputAtHand(req, resolved) ?? (await inputOnceRead(req, res, resolved, runtime.settings));
-    respond(await sendMessage(runtime, req, res, resolved.contract, input, action.timeoutMs), req, res);
+    return resolved;
   };
-  return { run, failed };
+  // Waits only for the bus.
+  const run = async (req: Request, res: Response): Promise<void> => {
+    const resolved = admitted(req);
+    announceDeprecation(runtime, req, res, resolved.contract);
+    respond(await sendMessage(runtime, req, res, resolved.contract, inputOf(req, resolved), action.timeoutMs), req, res);
+  };
+  /** The body is read only for a request the router lets on. */
+  const reachesInput = (req: Request): boolean => {
+    try {
+      admitted(req);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return { run, failed, body: inputNeed(action, runtime.settings, reachesInput) };
 }
 
 /** A deprecated (or sunsetting) contract's answers say so, whatever they are; its calls are counted by route. */

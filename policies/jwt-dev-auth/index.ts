@@ -1,11 +1,12 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { schema } from './schema';
 import { setRequestUser } from '../../plugin/pipeline/user';
-import { AUTH_OVERRIDE_KEYS, resolveAuthConfig, type AuthOverrides } from '../../plugin/settings/auth';
-import { authenticateRequest, callerAtHand } from '../../plugin/auth/authenticate';
-import { accessAtHand, accessOnceRead, type AccessAction, type RouteAccess } from '../../plugin/auth/route-access';
+import { AUTH_OVERRIDE_KEYS, withAuthOverrides, type AuthOverrides } from '../../plugin/settings/auth';
+import { authenticateRequest, knownCaller } from '../../plugin/auth/authenticate';
+import { accessOf, type AccessAction } from '../../plugin/auth/route-access';
+import { contractNeed } from '../../plugin/pipeline/resolve-contract';
 import { answerStepError } from '../../plugin/pipeline/step-error';
-import { runner, type Stage } from '../../plugin/lifecycle/runner';
+import { runner, type Step } from '../../plugin/lifecycle/runner';
 import type { Runtime } from '../../plugin/runtime';
 
 export type JwtDevAuthAction = AccessAction & AuthOverrides;
@@ -18,29 +19,24 @@ export type JwtDevAuthAction = AccessAction & AuthOverrides;
  *   passes. Credentials are optional there: a token (or dev headers) that checks out sets the user, so a public
  *   handler can still tell who called; a missing, bad or expired one is ignored rather than answered with 401
  *   (a client with a stale token must still reach login), and such a request reaches the service anonymous.
- * Configuration (environment, then action overrides) and development mode are read when the policy is created.
+ * Configuration and development mode: the runtime's authentication settings (runtime.settings.auth), with the
+ * action's overrides merged onto them when the policy is created.
  */
 export function jwtDevAuthPolicy(runtime: Runtime) {
-  return { name: 'jwt-dev-auth', schema, policy: (action?: JwtDevAuthAction) => runner([jwtDevAuthStage(runtime, action)]) };
+  return { name: 'jwt-dev-auth', schema, policy: (action?: JwtDevAuthAction) => runner([jwtDevAuthStep(runtime, action)]) };
 }
 
-function jwtDevAuthStage(runtime: Runtime, action: JwtDevAuthAction = {}): Stage {
+function jwtDevAuthStep(runtime: Runtime, action: JwtDevAuthAction = {}): Step {
   const failed = answerStepError(runtime.log, () => 'authentication failed unexpectedly');
-  const config = resolveAuthConfig(overridesOf(action));
+  const config = withAuthOverrides(runtime.settings.auth, overridesOf(action));
   const verifier = runtime.verifiers.obtain(config);
   const dev = config.developmentAuthEnabled;
 
-  const run = (req: Request, res: Response): void | Promise<void> => {
-    const access = accessAtHand(req, action, runtime);
-    return access ? identify(req, access) : identifyOnceRead(req, res);
-  };
-  const identifyOnceRead = async (req: Request, res: Response): Promise<void> => identify(req, await accessOnceRead(req, res, action, runtime));
-
-  const identify = (req: Request, access: RouteAccess): void | Promise<void> => (access.public ? identifyIfAble(req) : authenticate(req));
+  const run = (req: Request): void | Promise<void> => (accessOf(req, action, runtime).public ? identifyIfAble(req) : authenticate(req));
 
   /** The caller, or the 401 thrown; waits only for a token not verified before. */
   const authenticate = (req: Request): void | Promise<void> => {
-    const user = callerAtHand(req, verifier, dev);
+    const user = knownCaller(req, verifier, dev);
     return user ? setRequestUser(req, user) : verifyThenSet(req);
   };
   const verifyThenSet = async (req: Request): Promise<void> => setRequestUser(req, await authenticateRequest(req, verifier, dev));
@@ -48,7 +44,7 @@ function jwtDevAuthStage(runtime: Runtime, action: JwtDevAuthAction = {}): Stage
   /** Public routes: the caller when the credentials check out (as authenticate decides), else anonymous. */
   const identifyIfAble = (req: Request): void | Promise<void> => {
     try {
-      const user = callerAtHand(req, verifier, dev);
+      const user = knownCaller(req, verifier, dev);
       return user ? setRequestUser(req, user) : verifyIfAble(req);
     } catch {
       // anonymous
@@ -62,7 +58,7 @@ function jwtDevAuthStage(runtime: Runtime, action: JwtDevAuthAction = {}): Stage
     }
   };
 
-  return { run, failed };
+  return { run, failed, body: contractNeed(action, runtime.settings) };
 }
 
 function overridesOf(action: JwtDevAuthAction): AuthOverrides {

@@ -1,10 +1,11 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { schema } from './schema';
-import { accessAtHand, accessOnceRead, type AccessAction } from '../../plugin/auth/route-access';
+import { accessOf, type AccessAction } from '../../plugin/auth/route-access';
+import { contractNeed } from '../../plugin/pipeline/resolve-contract';
 import { checkAccess } from '../../plugin/auth/access-check';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import type { Runtime } from '../../plugin/runtime';
-import { runner, type Stage } from '../../plugin/lifecycle/runner';
+import { runner, type Step } from '../../plugin/lifecycle/runner';
 
 /**
  * `permission`: the caller set by jwt-dev-auth must hold every permission the route requires (the contract's
@@ -20,15 +21,11 @@ import { runner, type Stage } from '../../plugin/lifecycle/runner';
  * security boundary in development mode.
  */
 export function permissionPolicy(runtime: Runtime) {
-  return { name: 'permission', schema, policy: (action?: AccessAction) => runner([permissionStage(runtime, action)]) };
+  return { name: 'permission', schema, policy: (action?: AccessAction) => runner([permissionStep(runtime, action)]) };
 }
 
-function permissionStage(runtime: Runtime, action: AccessAction = {}): Stage {
+function permissionStep(runtime: Runtime, action: AccessAction = {}): Step {
   const failed = answerStepError(runtime.log, () => 'permission check failed unexpectedly');
-  const run = (req: Request, res: Response): void | Promise<void> => {
-    const access = accessAtHand(req, action, runtime);
-    return access ? checkAccess(req, access) : checkOnceRead(req, res);
-  };
-  const checkOnceRead = async (req: Request, res: Response): Promise<void> => checkAccess(req, await accessOnceRead(req, res, action, runtime));
-  return { run, failed };
+  const run = (req: Request): void => checkAccess(req, accessOf(req, action, runtime));
+  return { run, failed, body: contractNeed(action, runtime.settings) };
 }

@@ -1,7 +1,7 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { schema } from './schema';
-import { contractAtHand, contractOnceRead, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
-import { inputAtHand, inputOnceRead } from '../../plugin/pipeline/message-input';
+import { contractOf, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { inputNeed, inputOf } from '../../plugin/pipeline/message-input';
 import type { Runtime } from '../../plugin/runtime';
 import { GatewayError } from '../../plugin/errors/gateway-error';
 import { errorMessage } from '../../plugin/errors/describe';
@@ -9,8 +9,7 @@ import type { JsonSchema } from '../../plugin/contracts/types';
 import { compileInline, type Compiled } from '../../plugin/validation/validator-cache';
 import { inputValidationError } from '../../plugin/validation/field-errors';
 import { answerStepError } from '../../plugin/pipeline/step-error';
-import { runner, type Stage } from '../../plugin/lifecycle/runner';
-import type { ValidateFunction } from 'ajv';
+import { runner, type Step } from '../../plugin/lifecycle/runner';
 
 export interface ValidationAction extends RouteAction {
   /** Validate against this instead of the contract's inputSchema (hand-written pipelines). */
@@ -22,14 +21,14 @@ const BROKEN_CONTRACT = 'The service contract for this route is invalid';
 
 /**
  * The step before contract-router: checks the message input (body + path parameters + query string, as
- * messageInput builds it) against the contract's inputSchema, or an inline schema, and fills in its defaults.
+ * inputOf builds it) against the contract's inputSchema, or an inline schema, and fills in its defaults.
  * Bad input is a 400 and never reaches the bus.
  */
 export function schemaValidationPolicy(runtime: Runtime) {
-  return { name: 'schema-validation', schema, policy: (action: ValidationAction) => runner([schemaValidationStage(runtime, action)]) };
+  return { name: 'schema-validation', schema, policy: (action: ValidationAction) => runner([schemaValidationStep(runtime, action)]) };
 }
 
-function schemaValidationStage(runtime: Runtime, action: ValidationAction): Stage {
+function schemaValidationStep(runtime: Runtime, action: ValidationAction): Step {
   const failed = answerStepError(runtime.log, (err) => `schema-validation: ${errorMessage(err)}`);
   const inline = action.schema ? compileInline(action.schema) : undefined;
   if (inline && !inline.ok) runtime.log.error(`schema-validation: an inline schema does not compile (${inline.reason}); its pipeline answers 500`);
@@ -37,18 +36,30 @@ function schemaValidationStage(runtime: Runtime, action: ValidationAction): Stag
   void runtime.validators;
 
   /** What the input must pass: an inline schema (on the route's contract when it has one), else the contract's. */
-  const targetOf = (resolved: ResolvedContract): Target =>
-    inline && action.schema ? inlineTarget(resolved, action.schema, inline) : contractTarget(resolved, runtime);
-
-  const run = (req: Request, res: Response): void | Promise<void> => {
+  const targetOf = (req: Request): Target => {
     // An inline schema also checks routes that serve no contract.
-    const resolved = inline && !routeOf(req, action) ? NO_CONTRACT : contractAtHand(req, action, runtime);
-    return resolved ? validate(req, res, targetOf(resolved), runtime) : validateOnceRead(req, res);
+    const resolved = inline && !routeOf(req, action) ? NO_CONTRACT : contractOf(req, action, runtime);
+    return inline && action.schema ? inlineTarget(resolved, action.schema, inline) : contractTarget(resolved, runtime);
   };
-  const validateOnceRead = async (req: Request, res: Response): Promise<void> =>
-    validate(req, res, targetOf(await contractOnceRead(req, res, action, runtime)), runtime);
 
-  return { run, failed };
+  /** Throws the answer unless the request's input passes its schema (defaults filled in). */
+  const run = (req: Request): void => {
+    const { resolved, validator } = targetOf(req);
+    if (!validator.ok) throw new GatewayError('INTERNAL_ERROR', BROKEN_CONTRACT);
+    // The input object is the one contract-router sends: defaults filled in here travel with the message.
+    const input = inputOf(req, resolved);
+    if (!validator.validate(input)) throw inputValidationError(validator.validate.errors);
+  };
+  /** The body is read only for a request that gets as far as its input: one whose contract and schema are usable. */
+  const reachesInput = (req: Request): boolean => {
+    try {
+      return targetOf(req).validator.ok;
+    } catch {
+      return false;
+    }
+  };
+
+  return { run, failed, body: inputNeed(action, runtime.settings, reachesInput) };
 }
 
 interface Target {
@@ -57,22 +68,6 @@ interface Target {
 }
 
 const NO_CONTRACT: ResolvedContract = { contract: { messageType: '', targetService: '', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }, dispatched: false };
-
-/** Throws the answer unless the request's input passes its schema (defaults filled in). */
-function validate(req: Request, res: Response, { resolved, validator }: Target, runtime: Runtime): void | Promise<void> {
-  if (!validator.ok) throw new GatewayError('INTERNAL_ERROR', BROKEN_CONTRACT);
-  // The input object is the one contract-router sends: defaults filled in here travel with the message.
-  const input = inputAtHand(req, resolved);
-  return input ? check(input, validator.validate) : checkOnceRead(req, res, resolved, validator.validate, runtime);
-}
-
-async function checkOnceRead(req: Request, res: Response, resolved: ResolvedContract, validate: ValidateFunction, runtime: Runtime): Promise<void> {
-  check(await inputOnceRead(req, res, resolved, runtime.settings), validate);
-}
-
-function check(input: Record<string, unknown>, validate: ValidateFunction): void {
-  if (!validate(input)) throw inputValidationError(validate.errors);
-}
 
 /** The inline schema also decides how query-string values are converted, so they meet the schema that checks them. */
 function inlineTarget(base: ResolvedContract, schema: JsonSchema, inline: Compiled): Target {

@@ -8,14 +8,15 @@ import { requestUser } from '../../plugin/pipeline/user';
 import { TokenVerifier } from '../../plugin/auth/verify-token';
 import { resolveAuthConfig } from '../../plugin/settings/auth';
 import { GatewayError } from '../../plugin/errors/gateway-error';
-import { testRuntime } from '../support/runtime';
+import { quiet, testRuntime } from '../support/runtime';
+import type { Runtime } from '../../plugin/runtime';
 import {
-  AUDIENCE, ISSUER, JWKS_HOST, JWKS_PATH, JWKS_URI, SECRET, claims, fakeReq, hs256, isolateAuthEnv, useNock, now, rs256, rsaKey, rsClaims, run,
+  AUDIENCE, ISSUER, JWKS_HOST, JWKS_PATH, JWKS_URI, SECRET, claims, envWithoutAuth, fakeReq, hs256, isolateAuthEnv, useNock, now, rs256, rsaKey, rsClaims, run,
   verifierFor,
 } from './support';
 
 /** The policies' runtime (verifiers, log); its bus is never started: these routes name no contract. */
-const runtime = testRuntime();
+const runtime = testRuntime({}, quiet, envWithoutAuth());
 after(() => runtime.close());
 
 const k1 = rsaKey('k1');
@@ -38,10 +39,23 @@ function keySetHost(keys: () => object[] | null): { fetches: () => number } {
   return { fetches: () => n };
 }
 
-async function authorize(action: JwtDevAuthAction, headers: Record<string, string | undefined>) {
+async function authorize(action: JwtDevAuthAction, headers: Record<string, string | undefined>, on: Runtime = runtime) {
   const req = fakeReq(headers);
-  const out = await run(jwtDevAuthPolicy(runtime).policy(action), req);
+  const out = await run(jwtDevAuthPolicy(on).policy(action), req);
   return { ...out, user: requestUser(req) };
+}
+
+/**
+ * The authentication settings are the runtime's, read from the environment with the others when it is made: a
+ * runtime made after the test set its variables, closed after `use`.
+ */
+async function withRuntimeOfEnv<T>(use: (runtimeOfEnv: Runtime) => Promise<T>): Promise<T> {
+  const made = testRuntime();
+  try {
+    return await use(made);
+  } finally {
+    await made.close();
+  }
 }
 
 /**
@@ -132,15 +146,21 @@ describe('jwt-dev-auth: accepted tokens', () => {
   it('reads the configuration from the environment (JWT_SECRET, JWKS_URI, JWT_ISSUER, JWT_AUDIENCE)', async () => {
     keySetHost(() => [k1.jwk]);
     Object.assign(process.env, { JWT_SECRET: SECRET, JWKS_URI, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE });
-    expect((await authorize({}, { authorization: `Bearer ${hs256(claims())}` })).next).to.equal(true);
-    expect((await authorize({}, { authorization: `Bearer ${rs256(k1, rsClaims())}` })).next).to.equal(true);
-    expect((await authorize({}, { authorization: `Bearer ${rs256(k1, rsClaims({ iss: 'https://other/' }))}` })).status).to.equal(401);
+    await withRuntimeOfEnv(async (fromEnv) => {
+      expect((await authorize({}, { authorization: `Bearer ${hs256(claims())}` }, fromEnv)).next).to.equal(true);
+      expect((await authorize({}, { authorization: `Bearer ${rs256(k1, rsClaims())}` }, fromEnv)).next).to.equal(true);
+      expect((await authorize({}, { authorization: `Bearer ${rs256(k1, rsClaims({ iss: 'https://other/' }))}` }, fromEnv)).status).to.equal(401);
+    });
+    // The runtime made before the variables were set does not see them.
+    expect((await authorize({}, { authorization: `Bearer ${hs256(claims())}` })).status).to.equal(401);
   });
 
   it('action parameters override the environment', async () => {
     process.env.JWT_SECRET = 'x'.repeat(40);
-    expect((await authorize({}, { authorization: `Bearer ${hs256(claims())}` })).status).to.equal(401);
-    expect((await authorize(HS, { authorization: `Bearer ${hs256(claims())}` })).next).to.equal(true);
+    await withRuntimeOfEnv(async (fromEnv) => {
+      expect((await authorize({}, { authorization: `Bearer ${hs256(claims())}` }, fromEnv)).status).to.equal(401);
+      expect((await authorize(HS, { authorization: `Bearer ${hs256(claims())}` }, fromEnv)).next).to.equal(true);
+    });
   });
 
   it('clock tolerance (JWT_CLOCK_TOLERANCE) admits a token just expired or not yet valid', async () => {
@@ -150,7 +170,7 @@ describe('jwt-dev-auth: accepted tokens', () => {
     expect((await authorize({ ...HS, clockTolerance: 30 }, { authorization: `Bearer ${expired}` })).next).to.equal(true);
     expect((await authorize({ ...HS, clockTolerance: 30 }, { authorization: `Bearer ${early}` })).next).to.equal(true);
     process.env.JWT_CLOCK_TOLERANCE = '30';
-    expect((await authorize(HS, { authorization: `Bearer ${expired}` })).next).to.equal(true);
+    await withRuntimeOfEnv(async (fromEnv) => expect((await authorize(HS, { authorization: `Bearer ${expired}` }, fromEnv)).next).to.equal(true));
   });
 
   describe('key set', () => {
@@ -280,19 +300,20 @@ describe('jwt-dev-auth: development mode', () => {
     expect(out.user?.permissions).to.deep.equal([]);
   });
 
-  it('is on when DEVELOPMENT_AUTH_ENABLED is exactly "true", read when the policy is created', async () => {
+  it('is on when DEVELOPMENT_AUTH_ENABLED is exactly "true", read when the runtime is made', async () => {
     process.env.DEVELOPMENT_AUTH_ENABLED = 'true';
-    const mw = jwtDevAuthPolicy(runtime).policy({});
-    delete process.env.DEVELOPMENT_AUTH_ENABLED;
-    const req = fakeReq(dev);
-    expect((await run(mw, req)).next).to.equal(true);
-    expect(requestUser(req)?.userId).to.equal('dev-7');
+    await withRuntimeOfEnv(async (fromEnv) => {
+      delete process.env.DEVELOPMENT_AUTH_ENABLED;
+      const req = fakeReq(dev);
+      expect((await run(jwtDevAuthPolicy(fromEnv).policy({}), req)).next).to.equal(true);
+      expect(requestUser(req)?.userId).to.equal('dev-7');
+    });
   });
 
   for (const value of ['TRUE', 'True', '1', 'yes', 'on', ' true', 'true ', '']) {
     it(`is off when DEVELOPMENT_AUTH_ENABLED=${JSON.stringify(value)}: dev headers are ignored`, async () => {
       process.env.DEVELOPMENT_AUTH_ENABLED = value;
-      const out = await authorize({}, dev);
+      const out = await withRuntimeOfEnv((fromEnv) => authorize({}, dev, fromEnv));
       expect(out.status).to.equal(401);
       expect(out.body.code).to.equal('NO_AUTH_HEADER');
     });

@@ -5,15 +5,15 @@ import type { AddressInfo } from 'node:net';
 import nock from 'nock';
 import { jwtDevAuthPolicy } from '../../policies/jwt-dev-auth';
 import { requestUser } from '../../plugin/pipeline/user';
-import { testRuntime } from '../support/runtime';
+import { quiet, testRuntime } from '../support/runtime';
 import type { JwtDevAuthAction } from '../../policies/jwt-dev-auth';
 import {
-  AUDIENCE, ISSUER, JWKS_HOST, JWKS_PATH, JWKS_URI, SECRET, b64u, claims, ecJwk, fakeReq, hs256, isolateAuthEnv, useNock, now, raw, rs256,
+  AUDIENCE, ISSUER, JWKS_HOST, JWKS_PATH, JWKS_URI, SECRET, b64u, claims, ecJwk, envWithoutAuth, fakeReq, hs256, isolateAuthEnv, useNock, now, raw, rs256,
   rsaKey, rsClaims, run, verifierFor,
 } from './support';
 
 /** The policies' runtime (verifiers, log); its bus is never started: these routes name no contract. */
-const runtime = testRuntime();
+const runtime = testRuntime({}, quiet, envWithoutAuth());
 after(() => runtime.close());
 
 const good = rsaKey('k1');

@@ -2,7 +2,7 @@ import nock from 'nock';
 import { createHmac, generateKeyPairSync, sign as rsaSign, type KeyObject } from 'node:crypto';
 import type { Request, Response, NextFunction } from 'express';
 import type { JWK } from 'jose';
-import { resolveAuthConfig, type AuthOverrides } from '../../plugin/settings/auth';
+import { withAuthOverrides, type AuthOverrides } from '../../plugin/settings/auth';
 import type { TokenVerifier } from '../../plugin/auth/verify-token';
 import type { Runtime } from '../../plugin/runtime';
 
@@ -51,9 +51,19 @@ export function isolateAuthEnv(): void {
   });
 }
 
+/**
+ * The environment without the auth variables: for a runtime made when a suite's file is loaded, before isolateAuthEnv
+ * clears them (a runtime's authentication settings are read from the environment when it is made).
+ */
+export function envWithoutAuth(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of AUTH_ENV) delete env[k];
+  return env;
+}
+
 /** The verifier a policy of this runtime created with these overrides uses (shared per configuration). */
 export function verifierFor(runtime: Runtime, overrides: AuthOverrides): TokenVerifier {
-  return runtime.verifiers.obtain(resolveAuthConfig(overrides));
+  return runtime.verifiers.obtain(withAuthOverrides(runtime.settings.auth, overrides));
 }
 
 // ---------------------------------------------------------------- keys and tokens

@@ -35,7 +35,7 @@ describe('discovery grace', () => {
 
   describe('a route no contract serves', () => {
     const source = (state: string, remainingMs: number): ContractSource => ({
-      settings: { bodyLimitBytes: 1024, maxJsonDepth: 8 },
+      settings: {},
       transport: { state: () => state },
       discoveryGrace: { remainingMs: () => remainingMs },
       contract: () => undefined,

@@ -1,15 +1,15 @@
 import '../auth/support';
 import { expect } from 'chai';
 import type { Request, Response } from 'express';
-import { runner, type Stage } from '../../plugin/lifecycle/runner';
+import { runner, type Step } from '../../plugin/lifecycle/runner';
 import { jwtDevAuthPolicy } from '../../policies/jwt-dev-auth';
 import { permissionPolicy } from '../../policies/permission';
 import { requestUser } from '../../plugin/pipeline/user';
-import { testRuntime } from '../support/runtime';
-import { SECRET, claims, fakeReq, hs256, isolateAuthEnv, run } from '../auth/support';
+import { quiet, testRuntime } from '../support/runtime';
+import { SECRET, claims, envWithoutAuth, fakeReq, hs256, isolateAuthEnv, run } from '../auth/support';
 
-/** A stage that records its name, then returns what `result` gives (nothing, a promise) or throws it. */
-function stage(name: string, seen: string[], result: () => void | Promise<void> = () => undefined, failed: Stage['failed'] = () => seen.push(`${name} failed`)): Stage {
+/** A step that records its name, then returns what `result` gives (nothing, a promise) or throws it. */
+function step(name: string, seen: string[], result: () => void | Promise<void> = () => undefined, failed: Step['failed'] = () => seen.push(`${name} failed`)): Step {
   return {
     run: () => {
       seen.push(name);
@@ -19,12 +19,12 @@ function stage(name: string, seen: string[], result: () => void | Promise<void> 
   };
 }
 
-/** What the runner did: the order of the stages, next and failures, and whether next came before the call returned. */
-function runNow(stages: Stage[], res: Partial<Response> = { headersSent: false, setHeader: () => undefined as never, getHeader: () => undefined }): { seen: string[]; done: Promise<void> } {
+/** What the runner did: the order of the steps, next and failures, and whether next came before the call returned. */
+function runNow(steps: Step[], res: Partial<Response> = { headersSent: false, setHeader: () => undefined as never, getHeader: () => undefined }): { seen: string[]; done: Promise<void> } {
   const seen: string[] = [];
   let finish = (): void => undefined;
   const done = new Promise<void>((resolve) => (finish = resolve));
-  const built = stages.map((s) => ({ run: (req: Request, r: Response) => s.run(req, r), failed: (err: unknown, req: Request, r: Response) => {
+  const built = steps.map((s) => ({ run: (req: Request, r: Response) => s.run(req, r), failed: (err: unknown, req: Request, r: Response) => {
     s.failed(err, req, r);
     seen.push('failed');
     finish();
@@ -37,19 +37,19 @@ function runNow(stages: Stage[], res: Partial<Response> = { headersSent: false, 
   return { seen, done };
 }
 
-describe('runner: stages in order, waiting only for a promise', () => {
-  it('runs stages that return nothing and calls next() before it returns', () => {
+describe('runner: steps in order, waiting only for a promise', () => {
+  it('runs steps that return nothing and calls next() before it returns', () => {
     const seen: string[] = [];
-    const { seen: order } = runNow([stage('a', seen), stage('b', seen)]);
+    const { seen: order } = runNow([step('a', seen), step('b', seen)]);
     expect(seen).to.deep.equal(['a', 'b']);
     expect(order).to.deep.equal(['next', 'returned']);
   });
 
-  it('waits for a stage\'s promise, then goes on with the next stage', async () => {
+  it('waits for a step\'s promise, then goes on with the next step', async () => {
     const seen: string[] = [];
     let release = (): void => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const r = runNow([stage('a', seen), stage('b', seen, () => gate), stage('c', seen)]);
+    const r = runNow([step('a', seen), step('b', seen, () => gate), step('c', seen)]);
     expect(seen).to.deep.equal(['a', 'b']);
     expect(r.seen).to.deep.equal(['returned']);
     release();
@@ -58,14 +58,14 @@ describe('runner: stages in order, waiting only for a promise', () => {
     expect(r.seen).to.deep.equal(['returned', 'next']);
   });
 
-  it('sends what a stage throws, or its promise rejects with, to that stage\'s failed, and runs nothing after it', async () => {
+  it('sends what a step throws, or its promise rejects with, to that step\'s failed, and runs nothing after it', async () => {
     const thrown = new Error('thrown');
     for (const result of [(): void => {
       throw thrown;
     }, (): Promise<void> => Promise.reject(thrown)]) {
       const seen: string[] = [];
       let got: unknown;
-      const r = runNow([stage('a', seen), stage('b', seen, result, (err) => (got = err)), stage('c', seen)]);
+      const r = runNow([step('a', seen), step('b', seen, result, (err) => (got = err)), step('c', seen)]);
       await r.done;
       expect(got).to.equal(thrown);
       expect(seen).to.deep.equal(['a', 'b']);
@@ -74,7 +74,7 @@ describe('runner: stages in order, waiting only for a promise', () => {
     }
   });
 
-  it('stops after a stage that answered the request, at once or once its promise settles', async () => {
+  it('stops after a step that answered the request, at once or once its promise settles', async () => {
     for (const wait of [false, true]) {
       const seen: string[] = [];
       const res = { headersSent: false, setHeader: () => undefined as never, getHeader: () => undefined };
@@ -82,7 +82,7 @@ describe('runner: stages in order, waiting only for a promise', () => {
         res.headersSent = true;
         return wait ? Promise.resolve() : undefined;
       };
-      const r = runNow([stage('a', seen, answer), stage('b', seen)], res as Partial<Response>);
+      const r = runNow([step('a', seen, answer), step('b', seen)], res as Partial<Response>);
       await new Promise((resolve) => setImmediate(resolve));
       expect(seen).to.deep.equal(['a']);
       expect(r.seen).to.deep.equal(['returned']);
@@ -96,7 +96,7 @@ describe('runner: stages in order, waiting only for a promise', () => {
     try {
       let destroyed = false;
       const res = { headersSent: false, setHeader: () => undefined, getHeader: () => undefined, destroy: () => void (destroyed = true) };
-      const broken: Stage = { run: () => Promise.reject(new Error('bus down')), failed: () => { throw new Error('could not answer'); } };
+      const broken: Step = { run: () => Promise.reject(new Error('bus down')), failed: () => { throw new Error('could not answer'); } };
       runner([broken])(fakeReq(), res as unknown as Response, () => expect.fail('next must not run'));
       await new Promise((r) => setImmediate(r));
       await new Promise((r) => setImmediate(r));
@@ -107,19 +107,19 @@ describe('runner: stages in order, waiting only for a promise', () => {
     }
   });
 
-  it('sets the trace headers before the first stage runs', () => {
+  it('sets the trace headers before the first step runs', () => {
     const headers: Record<string, unknown> = {};
     const res = { headersSent: false, setHeader: (name: string, value: unknown) => (headers[name.toLowerCase()] = value), getHeader: (name: string) => headers[name.toLowerCase()] };
-    let atFirstStage: unknown;
-    runNow([{ run: () => void (atFirstStage = headers['x-correlation-id']), failed: () => undefined }], res as unknown as Partial<Response>);
-    expect(atFirstStage).to.be.a('string');
+    let atFirstStep: unknown;
+    runNow([{ run: () => void (atFirstStep = headers['x-correlation-id']), failed: () => undefined }], res as unknown as Partial<Response>);
+    expect(atFirstStep).to.be.a('string');
   });
 });
 
 describe('runner: policies on the fast path', () => {
   isolateAuthEnv();
   /** The policies' runtime (verifiers, log); its bus is never started: these routes name no contract. */
-  const runtime = testRuntime();
+  const runtime = testRuntime({}, quiet, envWithoutAuth());
   after(() => runtime.close());
   beforeEach(() => runtime.verifiers.clear());
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Request } from 'express';
-import { contractAtHand, type ContractSource } from '../../plugin/pipeline/resolve-contract';
+import { contractOf, type ContractSource } from '../../plugin/pipeline/resolve-contract';
 import { resolveSettings } from '../../plugin/settings';
 import { validateSettings } from '../../plugin/settings/validation';
 import { buildEndpointSpecs } from '../../plugin/contracts/endpoint-specs';
@@ -40,7 +40,7 @@ describe('excludeFromGeneratedRoutes', () => {
 
   describe('a generated route in a file written before the setting (a stale entry)', () => {
     const source: ContractSource = {
-      settings: { bodyLimitBytes: 1024, maxJsonDepth: 64, excludeFromGeneratedRoutes: ['CreateOrderCommand', 'ApproveOrderCommand'] },
+      settings: { excludeFromGeneratedRoutes: ['CreateOrderCommand', 'ApproveOrderCommand'] },
       transport: { state: () => 'up' },
       discoveryGrace: { remainingMs: () => 0 },
       contract: (messageType) => contract(messageType),
@@ -59,14 +59,14 @@ describe('excludeFromGeneratedRoutes', () => {
     };
 
     it('does not reach an excluded contract, directly or by dispatch', () => {
-      notFound(() => contractAtHand(onEndpoint({ messageType: 'CreateOrderCommand' }), {}, source));
-      notFound(() => contractAtHand(onEndpoint({ dispatch: 'query', messageTypes: ['ApproveOrderCommand'] }, { method: 'GET', query: { messageType: 'ApproveOrderCommand' } }), {}, source));
-      expect(contractAtHand(onEndpoint({ messageType: 'RefundOrderCommand' }), {}, source)?.contract.messageType).to.equal('RefundOrderCommand');
+      notFound(() => contractOf(onEndpoint({ messageType: 'CreateOrderCommand' }), {}, source));
+      notFound(() => contractOf(onEndpoint({ dispatch: 'query', messageTypes: ['ApproveOrderCommand'] }, { method: 'GET', query: { messageType: 'ApproveOrderCommand' } }), {}, source));
+      expect(contractOf(onEndpoint({ messageType: 'RefundOrderCommand' }), {}, source).contract.messageType).to.equal('RefundOrderCommand');
     });
 
     it('still lets a hand-written step that names the contract reach it', () => {
-      const resolved = contractAtHand(onEndpoint({}), { messageType: 'CreateOrderCommand' }, source);
-      expect(resolved?.contract.messageType).to.equal('CreateOrderCommand');
+      const resolved = contractOf(onEndpoint({}), { messageType: 'CreateOrderCommand' }, source);
+      expect(resolved.contract.messageType).to.equal('CreateOrderCommand');
     });
   });
 });

@@ -2,7 +2,7 @@ import '../auth/support';
 import { expect } from 'chai';
 import { contractRouterPolicy } from '../../policies/contract-router';
 import { schemaValidationPolicy } from '../../policies/schema-validation';
-import { resolveContract } from '../../plugin/pipeline/resolve-contract';
+import { contractOf } from '../../plugin/pipeline/resolve-contract';
 import { fakeReq, run } from '../auth/support';
 import { testRuntime } from '../support/runtime';
 
@@ -27,8 +27,8 @@ describe('steps before the bus is up', () => {
     });
   }
 
-  it('resolveContract throws the same error', () => {
+  it('contractOf throws the same error', () => {
     const req = fakeReq();
-    expect(() => resolveContract(req, {} as never, { messageType: 'GetUserQuery' }, runtime)).to.throw(NOT_CONNECTED);
+    expect(() => contractOf(req, { messageType: 'GetUserQuery' }, runtime)).to.throw(NOT_CONNECTED);
   });
 });

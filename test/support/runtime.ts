@@ -9,6 +9,6 @@ export const quiet: Logger = { debug: () => undefined, info: () => undefined, wa
  * so a route no contract serves is 404 at once): hand it to the policy factories (`jwtDevAuthPolicy(runtime)`,
  * createPolicies) and close it after the suite.
  */
-export function testRuntime(settings: Record<string, unknown> = {}, log: Logger = quiet): Runtime {
-  return new Runtime(resolveSettings({ busUrl: 'embedded', writeConfig: false, discoveryGraceMs: 0, ...settings }), log);
+export function testRuntime(settings: Record<string, unknown> = {}, log: Logger = quiet, env: NodeJS.ProcessEnv = process.env): Runtime {
+  return new Runtime(resolveSettings({ busUrl: 'embedded', writeConfig: false, discoveryGraceMs: 0, ...settings }, env), log);
 }

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import type { Request, Response } from 'express';
 import type { Contract } from '../../plugin/contracts/types';
 import { schemaValidationPolicy } from '../../policies/schema-validation';
-import { resolveContract } from '../../plugin/pipeline/resolve-contract';
-import { messageInput } from '../../plugin/pipeline/message-input';
+import { contractOf } from '../../plugin/pipeline/resolve-contract';
+import { inputOf } from '../../plugin/pipeline/message-input';
 import type { Runtime } from '../../plugin/runtime';
 import { testRuntime } from '../support/runtime';
 
@@ -78,9 +78,9 @@ describe('validation: the schema-validation policy', () => {
   });
 
   it('fills defaults into the input the router will send, and lets valid input through', async () => {
-    const { req, res, nextCalled } = await run(good.messageType, {});
+    const { req, nextCalled } = await run(good.messageType, {});
     expect(nextCalled).to.equal(true);
-    const input = await messageInput(req, res, await resolveContract(req, res, { messageType: good.messageType }, fake.runtime), fake.runtime.settings);
+    const input = inputOf(req, contractOf(req, { messageType: good.messageType }, fake.runtime));
     expect(input).to.deep.equal({ page: 1 });
   });
 
