@@ -5,7 +5,13 @@
  */
 
 /** Where the shipped code starts: the host loads the manifest, a service the SDK, ops the three bins (plugin/cli/). */
-const ENTRY_POINTS = ['^plugin/manifest\\.ts$', '^sdk/index\\.ts$', '^plugin/cli/contracts-broker-definitions\\.ts$', '^plugin/cli/contracts-check-config\\.ts$', '^plugin/cli/contracts-gateway\\.ts$'];
+const ENTRY_POINTS = [
+  '^plugin/manifest\\.ts$',
+  '^sdk/index\\.ts$',
+  '^plugin/cli/contracts-broker-definitions\\.ts$',
+  '^plugin/cli/contracts-check-config\\.ts$',
+  '^plugin/cli/contracts-gateway\\.ts$',
+];
 
 module.exports = {
   forbidden: [
@@ -32,7 +38,8 @@ module.exports = {
     },
     {
       name: 'host-only-through-adapter',
-      comment: 'Express Gateway and its internals (its logger, db, policies) are loaded in plugin/host/ alone, the host adapter; the rest reaches the host through it.',
+      comment:
+        'Express Gateway and its internals (its logger, db, policies) are loaded in plugin/host/ alone, the host adapter; the rest reaches the host through it.',
       severity: 'error',
       from: { path: '^(plugin|policies|conditions|sdk)/', pathNot: '^plugin/host/' },
       to: { path: '(^|/)node_modules/express-gateway/' },
@@ -44,7 +51,12 @@ module.exports = {
       from: { path: '^sdk/' },
       to: {
         path: '^plugin/',
-        pathNot: ['^plugin/bus/', '^plugin/contracts/types\\.ts$', '^plugin/errors/(codes|describe)\\.ts$', '^plugin/observability/tracing\\.ts$'],
+        pathNot: [
+          '^plugin/bus/',
+          '^plugin/contracts/types\\.ts$',
+          '^plugin/errors/(codes|describe)\\.ts$',
+          '^plugin/observability/tracing\\.ts$',
+        ],
       },
     },
     {
@@ -52,7 +64,14 @@ module.exports = {
       comment: 'Nothing the SDK loads, however indirectly, starts the gateway or loads Express.',
       severity: 'error',
       from: { path: '^sdk/' },
-      to: { path: ['^plugin/(runtime|manifest)\\.ts$', '^(policies|conditions)/', '(^|/)node_modules/(express|express-gateway)/'], reachable: true },
+      to: {
+        path: [
+          '^plugin/(runtime|manifest)\\.ts$',
+          '^(policies|conditions)/',
+          '(^|/)node_modules/(express|express-gateway)/',
+        ],
+        reachable: true,
+      },
     },
     {
       name: 'shipped-not-to-tests',
@@ -77,9 +96,13 @@ module.exports = {
     },
     {
       name: 'no-orphans',
-      comment: 'A file that imports nothing and that nothing imports; the standalone scripts and test fixtures are run by path.',
+      comment:
+        'A file that imports nothing and that nothing imports; the standalone scripts and test fixtures are run by path.',
       severity: 'error',
-      from: { orphan: true, pathNot: ['\\.d\\.ts$', '^scripts/container/healthcheck\\.js$', '^scripts/ci/', '^test/harness/fixtures/'] },
+      from: {
+        orphan: true,
+        pathNot: ['\\.d\\.ts$', '^scripts/container/healthcheck\\.js$', '^scripts/ci/', '^test/harness/fixtures/'],
+      },
       to: {},
     },
   ],

@@ -50,7 +50,14 @@ async function read({ child, file }) {
 async function ours(label, referenceServices) {
   const port = await freePort();
   const dir = join(work, label);
-  const env = { PORT: String(port), EG_CONFIG_DIR: dir, DATA_DIR: join(dir, 'data'), BUS_URL: 'embedded', JWT_SECRET: SECRET, BUS_PREFIX: `bench-memory-${process.pid}` };
+  const env = {
+    PORT: String(port),
+    EG_CONFIG_DIR: dir,
+    DATA_DIR: join(dir, 'data'),
+    BUS_URL: 'embedded',
+    JWT_SECRET: SECRET,
+    BUS_PREFIX: `bench-memory-${process.pid}`,
+  };
   if (!referenceServices) env.START_REFERENCE_SERVICES = 'false';
   const p = await start(label, join(ROOT, 'dist', 'scripts', 'start.js'), env, 'gateway ready');
   return { ...p, base: `http://127.0.0.1:${port}` };
@@ -63,9 +70,18 @@ async function load(p) {
     if (r?.status === 200) break;
     await sleep(100);
   }
-  const res = await fetch(`${p.base}/api/users`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify({ email: 'mem@example.com', firstName: 'Ada', lastName: 'Lovelace' }) });
+  const res = await fetch(`${p.base}/api/users`, {
+    method: 'POST',
+    headers: { authorization: auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'mem@example.com', firstName: 'Ada', lastName: 'Lovelace' }),
+  });
   const { userId } = await res.json();
-  await new Promise((ok, fail) => autocannon({ url: `${p.base}/api/users/${userId}`, headers: { authorization: auth }, connections: 64, amount: 20000 }, (err, r) => (err ? fail(err) : ok(r))));
+  await new Promise((ok, fail) =>
+    autocannon(
+      { url: `${p.base}/api/users/${userId}`, headers: { authorization: auth }, connections: 64, amount: 20000 },
+      (err, r) => (err ? fail(err) : ok(r)),
+    ),
+  );
 }
 
 const rows = [];
@@ -88,11 +104,23 @@ try {
   await measure('(a) embedded, reference services (PGlite)', () => ours('a', true), { withLoad: true });
   await measure('(a0) embedded, no service', () => ours('a0', false));
   const port = await freePort();
-  await measure('(d) bare Express Gateway', () => start('d', join(BENCH, 'eg-host', 'start.js'), { PORT: String(port), EG_CONFIG_DIR: join(work, 'd'), BENCH_MODE: 'direct' }, 'ready'));
+  await measure('(d) bare Express Gateway', () =>
+    start(
+      'd',
+      join(BENCH, 'eg-host', 'start.js'),
+      { PORT: String(port), EG_CONFIG_DIR: join(work, 'd'), BENCH_MODE: 'direct' },
+      'ready',
+    ),
+  );
   const f = (x) => x.toFixed(0);
-  console.log('| process | when | RSS MB | of which anonymous | file-backed | V8 heap used / total MB | external MB | of which ArrayBuffers |');
+  console.log(
+    '| process | when | RSS MB | of which anonymous | file-backed | V8 heap used / total MB | external MB | of which ArrayBuffers |',
+  );
   console.log('|---|---|---:|---:|---:|---:|---:|---:|');
-  for (const [label, when, m] of rows) console.log(`| ${label} | ${when} | ${f(m.rss)} | ${f(m.rssAnon)} | ${f(m.rssFile)} | ${f(m.heapUsed)} / ${f(m.heapTotal)} | ${f(m.external)} | ${f(m.arrayBuffers)} |`);
+  for (const [label, when, m] of rows)
+    console.log(
+      `| ${label} | ${when} | ${f(m.rss)} | ${f(m.rssAnon)} | ${f(m.rssFile)} | ${f(m.heapUsed)} / ${f(m.heapTotal)} | ${f(m.external)} | ${f(m.arrayBuffers)} |`,
+    );
 } finally {
   if (current && current.exitCode === null) current.kill('SIGKILL');
   rmSync(work, { recursive: true, force: true });

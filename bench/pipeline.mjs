@@ -60,7 +60,13 @@ function hs256(claims) {
 
 const quiet = { debug() {}, info() {}, warn: (m) => console.warn(m), error: (m) => console.error(m) };
 // The authentication settings are the runtime's, read from the environment it is given.
-const runtime = new Runtime(resolveSettings({ busUrl: 'embedded', writeConfig: false }, { JWT_SECRET: SECRET, DEVELOPMENT_AUTH_ENABLED: 'false' }), quiet);
+const runtime = new Runtime(
+  resolveSettings(
+    { busUrl: 'embedded', writeConfig: false },
+    { JWT_SECRET: SECRET, DEVELOPMENT_AUTH_ENABLED: 'false' },
+  ),
+  quiet,
+);
 await runtime.start();
 const transport = createTransport({ url: 'embedded', prefix: runtime.settings.busPrefix });
 await transport.start();
@@ -70,7 +76,12 @@ const db = await openDatabase({ dataDir });
 const users = await startUsersService(transport, { store: new UserStore(db), bcryptRounds: 4 });
 for (let i = 0; i < 200 && !runtime.contract('GetUserQuery'); i++) await new Promise((r) => setTimeout(r, 10));
 const created = await runtime.transport.request(
-  { messageType: 'CreateUserCommand', targetService: 'users-service', input: { email: 'bench@example.com', firstName: 'Bench', lastName: 'Mark', password: 'long-enough-1' }, headers: { correlationId: 'seed', requestId: 'seed' } },
+  {
+    messageType: 'CreateUserCommand',
+    targetService: 'users-service',
+    input: { email: 'bench@example.com', firstName: 'Bench', lastName: 'Mark', password: 'long-enough-1' },
+    headers: { correlationId: 'seed', requestId: 'seed' },
+  },
   5000,
 );
 if (!created.ok) throw new Error(`seed failed: ${JSON.stringify(created.error)}`);
@@ -78,13 +89,28 @@ const userId = created.result.userId;
 const authorization = `Bearer ${hs256({ sub: 'bench', permissions: ['users:read'], exp: Math.floor(Date.now() / 1000) + 3600 })}`;
 
 // As the host calls them: one instance per step, each with its step's action (empty on a generated pipeline).
-const steps = [requestTracePolicy, contractRateLimitPolicy, jwtDevAuthPolicy, permissionPolicy, schemaValidationPolicy, contractRouterPolicy].map((p) => p(runtime).policy({}));
+const steps = [
+  requestTracePolicy,
+  contractRateLimitPolicy,
+  jwtDevAuthPolicy,
+  permissionPolicy,
+  schemaValidationPolicy,
+  contractRouterPolicy,
+].map((p) => p(runtime).policy({}));
 const endpoint = { contract: { messageType: 'GetUserQuery' } };
 
 /** The least a policy can do with the bus: one request, the result written as JSON. */
 function bareStep(req, res) {
   runtime.transport
-    .request({ messageType: 'GetUserQuery', targetService: 'users-service', input: { userId: req.params.userId }, headers: { correlationId: 'c', requestId: 'r' } }, 30000)
+    .request(
+      {
+        messageType: 'GetUserQuery',
+        targetService: 'users-service',
+        input: { userId: req.params.userId },
+        headers: { correlationId: 'c', requestId: 'r' },
+      },
+      30000,
+    )
     .then((reply) => {
       res.setHeader('Content-Type', 'application/json; charset=utf-8');
       res.end(JSON.stringify(reply.result));
@@ -102,7 +128,10 @@ function pipelineRouter(stepFns) {
   router.use(stepFns.map((step) => (req, res, next) => step(req, res, next)));
   return router;
 }
-for (const [path, router] of [['/pipeline/users/:userId', pipelineRouter(steps)], ['/bare/users/:userId', pipelineRouter([bareStep])]]) {
+for (const [path, router] of [
+  ['/pipeline/users/:userId', pipelineRouter(steps)],
+  ['/bare/users/:userId', pipelineRouter([bareStep])],
+]) {
   app.get(path, (req, res, next) => {
     req.egContext = Object.create(new EgContextBase());
     req.egContext.req = req;
@@ -165,7 +194,16 @@ await drive(pipeline, 20000);
 await drive(bare, 20000);
 const samples = { pipeline: [], bare: [] };
 for (let r = 0; r < ROUNDS; r++) {
-  for (const [name, run] of r % 2 ? [['bare', bare], ['pipeline', pipeline]] : [['pipeline', pipeline], ['bare', bare]]) samples[name].push(await measure(run));
+  for (const [name, run] of r % 2
+    ? [
+        ['bare', bare],
+        ['pipeline', pipeline],
+      ]
+    : [
+        ['pipeline', pipeline],
+        ['bare', bare],
+      ])
+    samples[name].push(await measure(run));
 }
 const p = median(samples.pipeline);
 const b = median(samples.bare);
@@ -175,7 +213,9 @@ const added = median(samples.pipeline.map((v, r) => v - samples.bare[r]));
 console.log(`CPU per request, in process, ${ROUNDS} rounds × ${REQUESTS} requests, ${CONCURRENCY} at a time (median):`);
 console.log(`  pipeline (our six steps + users service + in-process bus): ${p.toFixed(1)} µs`);
 console.log(`  bare (one bus request + JSON answer, same service and bus): ${b.toFixed(1)} µs`);
-console.log(`  our steps add: ${added.toFixed(1)} µs per request (median of the rounds' differences; range ${Math.min(...samples.pipeline.map((v, r) => v - samples.bare[r])).toFixed(1)}–${Math.max(...samples.pipeline.map((v, r) => v - samples.bare[r])).toFixed(1)})`);
+console.log(
+  `  our steps add: ${added.toFixed(1)} µs per request (median of the rounds' differences; range ${Math.min(...samples.pipeline.map((v, r) => v - samples.bare[r])).toFixed(1)}–${Math.max(...samples.pipeline.map((v, r) => v - samples.bare[r])).toFixed(1)})`,
+);
 await users.stop();
 await transport.close();
 await db.close();

@@ -14,7 +14,9 @@ const args = process.argv.slice(2);
 const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const file = args.find((a) => !a.startsWith('--'));
 if (!file) {
-  console.error('usage: node bench/profile-summary.mjs <file> [--requests=N] [--against=<file> --against-requests=M] [--top=25]');
+  console.error(
+    'usage: node bench/profile-summary.mjs <file> [--requests=N] [--against=<file> --against-requests=M] [--top=25]',
+  );
   process.exit(2);
 }
 const top = Number(option('top') ?? 25);
@@ -22,7 +24,12 @@ const top = Number(option('top') ?? 25);
 const where = (cf) => {
   const url = cf.url.replace(/^file:\/\//, '');
   const nm = url.lastIndexOf('node_modules/');
-  if (nm >= 0) return url.slice(nm + 13).split('/').slice(0, url.slice(nm + 13).startsWith('@') ? 2 : 1).join('/');
+  if (nm >= 0)
+    return url
+      .slice(nm + 13)
+      .split('/')
+      .slice(0, url.slice(nm + 13).startsWith('@') ? 2 : 1)
+      .join('/');
   if (url.includes('/dist/')) return url.slice(url.indexOf('/dist/') + 6);
   return url.startsWith('node:') ? url : url === '' ? `(${cf.functionName || 'native'})` : 'node:internal';
 };
@@ -86,15 +93,21 @@ const against = option('against');
 const unit = main.kind === 'cpu' ? 'µs' : 'bytes';
 // Per request when the request count is known, else shares of the whole.
 const scale = (t, requests, total) => (Number.isFinite(requests) ? t / requests : (100 * t) / total);
-const fmt = (v) => (Number.isFinite(mainRequests) ? v.toFixed(main.kind === 'cpu' ? 1 : 0).padStart(8) : `${v.toFixed(1).padStart(5)}%`);
+const fmt = (v) =>
+  Number.isFinite(mainRequests) ? v.toFixed(main.kind === 'cpu' ? 1 : 0).padStart(8) : `${v.toFixed(1).padStart(5)}%`;
 
 const a = summarise(main);
 if (!against) {
-  console.log(`total ${main.kind === 'cpu' ? `sampled ${(a.total / 1e6).toFixed(1)} s` : `allocated ${(a.total / 1e6).toFixed(1)} MB`}` +
-    (Number.isFinite(mainRequests) ? `, ${(a.total / mainRequests).toFixed(main.kind === 'cpu' ? 1 : 0)} ${unit} per request over ${mainRequests} requests` : ''));
+  console.log(
+    `total ${main.kind === 'cpu' ? `sampled ${(a.total / 1e6).toFixed(1)} s` : `allocated ${(a.total / 1e6).toFixed(1)} MB`}` +
+      (Number.isFinite(mainRequests)
+        ? `, ${(a.total / mainRequests).toFixed(main.kind === 'cpu' ? 1 : 0)} ${unit} per request over ${mainRequests} requests`
+        : ''),
+  );
   const show = (title, m) => {
     console.log(`\n## ${title}${Number.isFinite(mainRequests) ? ` (${unit} per request)` : ''}`);
-    for (const [k, t] of [...m].sort((x, y) => y[1] - x[1]).slice(0, top)) console.log(`${fmt(scale(t, mainRequests, a.total))}  ${k}`);
+    for (const [k, t] of [...m].sort((x, y) => y[1] - x[1]).slice(0, top))
+      console.log(`${fmt(scale(t, mainRequests, a.total))}  ${k}`);
   };
   show('self by module', a.modSelf);
   show('self by function', a.fnSelf);
@@ -106,13 +119,16 @@ if (!against) {
     process.exit(2);
   }
   const b = summarise(load(against));
-  console.log(`per request, ${unit}: ${file} ${(a.total / mainRequests).toFixed(1)} against ${against} ${(b.total / againstRequests).toFixed(1)}`);
+  console.log(
+    `per request, ${unit}: ${file} ${(a.total / mainRequests).toFixed(1)} against ${against} ${(b.total / againstRequests).toFixed(1)}`,
+  );
   const diff = (title, ma, mb) => {
     console.log(`\n## ${title}: difference, this, other (${unit} per request)`);
     const keys = new Set([...ma.keys(), ...mb.keys()]);
     const rows = [...keys].map((k) => [k, (ma.get(k) ?? 0) / mainRequests, (mb.get(k) ?? 0) / againstRequests]);
     rows.sort((x, y) => Math.abs(y[1] - y[2]) - Math.abs(x[1] - x[2]));
-    for (const [k, x, y] of rows.slice(0, top)) console.log(`${(x - y).toFixed(1).padStart(8)} ${x.toFixed(1).padStart(8)} ${y.toFixed(1).padStart(8)}  ${k}`);
+    for (const [k, x, y] of rows.slice(0, top))
+      console.log(`${(x - y).toFixed(1).padStart(8)} ${x.toFixed(1).padStart(8)} ${y.toFixed(1).padStart(8)}  ${k}`);
   };
   diff('self by module', a.modSelf, b.modSelf);
   diff('self by function', a.fnSelf, b.fnSelf);

@@ -34,18 +34,28 @@ async function round(busUrl, queueType) {
   try {
     await Promise.all([gateway.start(), service.start()]);
     await service.serve('echo', async (m) => ({ ok: true, result: m.input }), { prefetch: 16 });
-    const request = { messageType: 'EchoQuery', targetService: 'echo', input: { id: 'u-1', name: 'a user' }, headers: { correlationId: 'c', requestId: 'r' } };
+    const request = {
+      messageType: 'EchoQuery',
+      targetService: 'echo',
+      input: { id: 'u-1', name: 'a user' },
+      headers: { correlationId: 'c', requestId: 'r' },
+    };
     // Warm-up, then the measured window.
     for (let i = 0; i < 500; i++) await gateway.request(request, 5000);
     let done = 0;
     let failed = 0;
     const until = Date.now() + DURATION_MS;
     const started = Date.now();
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (Date.now() < until) {
-        await gateway.request(request, 5000).then(() => done++, () => failed++);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (Date.now() < until) {
+          await gateway.request(request, 5000).then(
+            () => done++,
+            () => failed++,
+          );
+        }
+      }),
+    );
     return { rps: done / ((Date.now() - started) / 1000), failed };
   } finally {
     await service.close();
@@ -71,7 +81,9 @@ async function measure(busUrl, where) {
   }
   const classic = median(results.classic);
   const quorum = median(results.quorum);
-  log(`${where}: classic ${classic.toFixed(0)} req/s, quorum ${quorum.toFixed(0)} req/s (median of ${ROUNDS}), quorum / classic ${(quorum / classic).toFixed(2)}`);
+  log(
+    `${where}: classic ${classic.toFixed(0)} req/s, quorum ${quorum.toFixed(0)} req/s (median of ${ROUNDS}), quorum / classic ${(quorum / classic).toFixed(2)}`,
+  );
 }
 
 async function main() {

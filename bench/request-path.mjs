@@ -24,7 +24,9 @@ const require = createRequire(import.meta.url);
 const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback;
 const AGAINST = arg('against');
 if (!AGAINST) {
-  console.error('usage: node bench/request-path.mjs --against=<other build\'s dist dir> [--rounds=21] [--requests=20000] [--only=pending,spans,output,reply] [--strict]');
+  console.error(
+    "usage: node bench/request-path.mjs --against=<other build's dist dir> [--rounds=21] [--requests=20000] [--only=pending,spans,output,reply] [--strict]",
+  );
   process.exit(2);
 }
 const ROUNDS = Number(arg('rounds', 21));
@@ -69,7 +71,8 @@ function pendingLoop(b, n) {
     const step = () => {
       for (let i = 0; i < 1000 && k < n; i++, k++) {
         const id = `p-${k}`;
-        if (oldApi) pending.add(id, { service: 's', timer: setTimeout(onDeadline, 30000, id), resolve: noop, reject: noop });
+        if (oldApi)
+          pending.add(id, { service: 's', timer: setTimeout(onDeadline, 30000, id), resolve: noop, reject: noop });
         else pending.add(id, { service: 's', timeoutMs: 30000, resolve: noop, reject: noop });
         ids.push(id);
         if (ids.length > 64) pending.take(ids.shift())?.resolve({ ok: true });
@@ -99,19 +102,61 @@ async function spansLoop(b, n) {
   }
 }
 
-const user = (i) => ({ userId: `u-${i}`, id: `u-${i}`, email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', name: 'Ada Lovelace', role: 'user', createdAt: '2024-01-01T00:00:00.000Z', updatedAt: '2024-01-01T00:00:00.000Z', permissions: ['users:read', 'users:write'], department: 'Engineering' });
-const userSchema = { type: 'object', properties: { userId: { type: 'string' }, id: { type: 'string' }, email: { type: 'string', format: 'email' }, firstName: { type: 'string' }, lastName: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' }, updatedAt: { type: 'string', format: 'date-time' } }, required: ['userId', 'email'] };
+const user = (i) => ({
+  userId: `u-${i}`,
+  id: `u-${i}`,
+  email: 'ada@example.com',
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  name: 'Ada Lovelace',
+  role: 'user',
+  createdAt: '2024-01-01T00:00:00.000Z',
+  updatedAt: '2024-01-01T00:00:00.000Z',
+  permissions: ['users:read', 'users:write'],
+  department: 'Engineering',
+});
+const userSchema = {
+  type: 'object',
+  properties: {
+    userId: { type: 'string' },
+    id: { type: 'string' },
+    email: { type: 'string', format: 'email' },
+    firstName: { type: 'string' },
+    lastName: { type: 'string' },
+    name: { type: 'string' },
+    role: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+  required: ['userId', 'email'],
+};
 /** Frozen to the last level, as the registry's contracts are (what is frozen is remembered per object). */
 const deepFreeze = (o) => {
   if (o && typeof o === 'object' && !Object.isFrozen(o)) for (const v of Object.values(Object.freeze(o))) deepFreeze(v);
   return o;
 };
 const contracts = {
-  one: deepFreeze({ messageType: 'GetUserQuery', targetService: 'users-service', inputSchema: { type: 'object' }, outputSchema: userSchema, requiredPermissions: [] }),
-  page: deepFreeze({ messageType: 'ListUsersQuery', targetService: 'users-service', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { items: { type: 'array', items: userSchema }, total: { type: 'integer' } } }, requiredPermissions: [] }),
+  one: deepFreeze({
+    messageType: 'GetUserQuery',
+    targetService: 'users-service',
+    inputSchema: { type: 'object' },
+    outputSchema: userSchema,
+    requiredPermissions: [],
+  }),
+  page: deepFreeze({
+    messageType: 'ListUsersQuery',
+    targetService: 'users-service',
+    inputSchema: { type: 'object' },
+    outputSchema: {
+      type: 'object',
+      properties: { items: { type: 'array', items: userSchema }, total: { type: 'integer' } },
+    },
+    requiredPermissions: [],
+  }),
 };
 contracts.mb = contracts.page;
-const page = (n) => Buffer.from(JSON.stringify({ ok: true, result: { items: Array.from({ length: n }, (_, i) => user(i)), total: n } }));
+const page = (n) =>
+  Buffer.from(JSON.stringify({ ok: true, result: { items: Array.from({ length: n }, (_, i) => user(i)), total: n } }));
 const replies = {
   one: Buffer.from(JSON.stringify({ ok: true, result: user(1) })),
   page: page(100),
@@ -130,7 +175,13 @@ function outputLoop(b, n, which) {
     if (b.envelope.TOO_DEEP !== undefined) {
       // Builds that parse the result only when something reads it: responseJson takes a function.
       const reply = b.envelope.decodeReply(bytes);
-      const body = b.output.responseJson(context, contract, () => reply.result ?? null, b.envelope.resultJsonOf(reply), 'c');
+      const body = b.output.responseJson(
+        context,
+        contract,
+        () => reply.result ?? null,
+        b.envelope.resultJsonOf(reply),
+        'c',
+      );
       len += typeof body === 'string' ? Buffer.from(body).length : body.length;
     } else if (b.output.responseJson) {
       const reply = b.envelope.decodeReply(bytes);
@@ -186,7 +237,11 @@ if (ONLY.includes('reply')) {
   const kb = (which) => `${(replies[which].length / 1024).toFixed(replies[which].length < 10240 ? 1 : 0)} KB`;
   parts.push([`reply: 1 user (${kb('one')})`, (b, n) => replyLoop(b, n, 'one'), REQUESTS]);
   parts.push([`reply: page of 100 (${kb('page')})`, (b, n) => replyLoop(b, n, 'page'), Math.ceil(REQUESTS / 20)]);
-  parts.push([`reply: page of 3650 (${kb('mb')})`, (b, n) => replyLoop(b, n, 'mb'), Math.max(32, Math.ceil(REQUESTS / 500))]);
+  parts.push([
+    `reply: page of 3650 (${kb('mb')})`,
+    (b, n) => replyLoop(b, n, 'mb'),
+    Math.max(32, Math.ceil(REQUESTS / 500)),
+  ]);
 }
 for (const [label, fn, n] of parts) {
   // Warm both (JIT, validator compiled, the contract past its first checked replies).
@@ -199,6 +254,8 @@ for (const [label, fn, n] of parts) {
     rows.push({ o, t, ratio: o.cpu / t.cpu });
   }
   const med = (f) => median(rows.map(f));
-  console.log(`${label}: this build ${med((x) => x.o.cpu).toFixed(3)} µs/req (GC ${med((x) => x.o.gc).toFixed(3)}), other ${med((x) => x.t.cpu).toFixed(3)} µs/req (GC ${med((x) => x.t.gc).toFixed(3)}); median of ${ROUNDS} paired ratios ${med((x) => x.ratio).toFixed(2)}`);
+  console.log(
+    `${label}: this build ${med((x) => x.o.cpu).toFixed(3)} µs/req (GC ${med((x) => x.o.gc).toFixed(3)}), other ${med((x) => x.t.cpu).toFixed(3)} µs/req (GC ${med((x) => x.t.gc).toFixed(3)}); median of ${ROUNDS} paired ratios ${med((x) => x.ratio).toFixed(2)}`,
+  );
 }
 process.exit(0);

@@ -35,7 +35,15 @@ import { parse as parseYaml } from 'yaml';
 import { createRequire } from 'node:module';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { freePort } from './lib/free-port.mjs';
-import { BENCH, HEAP_ARGS, ROOT, rootRequire, sleep, startNode as startBenchNode, stopChild } from './lib/node-process.mjs';
+import {
+  BENCH,
+  HEAP_ARGS,
+  ROOT,
+  rootRequire,
+  sleep,
+  startNode as startBenchNode,
+  stopChild,
+} from './lib/node-process.mjs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
@@ -60,7 +68,12 @@ const OPTS = {
   scaleRounds: Number(option('scale-rounds') ?? (QUICK ? 1 : 3)),
   scaleDurationS: QUICK ? 2 : 10,
   // --quick leaves out (g) and (h), the diagnostic variants of (b), to stay under 2 minutes.
-  only: (option('only')?.split(',') ?? (QUICK ? ['a', 'b', 'o', 'c', 'd', 'e', 'f'] : ['a', 'b', 'q', 'o', 'g', 'h', 'l', 'w', 'c', 'k', 'p', 'd', 'e', 'f'])).filter((k) => /^[a-hopqlwkB]$/.test(k)),
+  only: (
+    option('only')?.split(',') ??
+    (QUICK
+      ? ['a', 'b', 'o', 'c', 'd', 'e', 'f']
+      : ['a', 'b', 'q', 'o', 'g', 'h', 'l', 'w', 'c', 'k', 'p', 'd', 'e', 'f'])
+  ).filter((k) => /^[a-hopqlwkB]$/.test(k)),
   // The reply-size sweep, (b) and (c) on replies of these sizes in bytes (--sweep=…; --skip-sweep leaves it out).
   sweep: (option('sweep') ?? (QUICK ? '1000,100000' : '1000,10000,100000,1000000')).split(',').map(Number),
   skipSweep: flag('skip-sweep'),
@@ -78,7 +91,8 @@ const OPTS = {
   report: resolve(option('report') ?? join(BENCH, 'REPORT.md')),
 };
 // Next to (b) and (o) in the rotation, so that (B) runs close in time to what it is compared with.
-if (OPTS.before && !OPTS.only.includes('B')) OPTS.only.splice(Math.max(OPTS.only.indexOf('o'), OPTS.only.indexOf('b')) + 1, 0, 'B');
+if (OPTS.before && !OPTS.only.includes('B'))
+  OPTS.only.splice(Math.max(OPTS.only.indexOf('o'), OPTS.only.indexOf('b')) + 1, 0, 'B');
 if (!OPTS.before && OPTS.only.includes('B')) {
   console.error('(B) needs --before=<git ref>');
   process.exit(2);
@@ -86,7 +100,11 @@ if (!OPTS.before && OPTS.only.includes('B')) {
 const BUS_URLS = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 /** The first node: what the amqplib floors and peers, which take one URL, connect to. */
 const AMQP_URL = BUS_URLS.split(',')[0].trim();
-if (!BUS_URLS.split(',').every((url) => /^amqp:\/\/[^@]*@?(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?(\/|$)/.test(url.trim()))) {
+if (
+  !BUS_URLS.split(',').every((url) =>
+    /^amqp:\/\/[^@]*@?(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?(\/|$)/.test(url.trim()),
+  )
+) {
   console.error('BENCH_AMQP_URL must point at loopback');
   process.exit(2);
 }
@@ -148,13 +166,25 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 async function deleteRunTopology() {
   const list = (what) =>
     new Promise((ok) =>
-      execFile('rabbitmqctl', ['-q', '--no-table-headers', what, 'name'], { timeout: 20000 }, (err, stdout) => ok(err ? [] : stdout.split('\n').map((s) => s.trim()).filter((s) => s.includes(RUN_ID)))),
+      execFile('rabbitmqctl', ['-q', '--no-table-headers', what, 'name'], { timeout: 20000 }, (err, stdout) =>
+        ok(
+          err
+            ? []
+            : stdout
+                .split('\n')
+                .map((s) => s.trim())
+                .filter((s) => s.includes(RUN_ID)),
+        ),
+      ),
     );
   const [exchanges, queues] = await Promise.all([list('list_exchanges'), list('list_queues')]);
   if (!exchanges.length && !queues.length) return;
   const conn = await amqp.connect(AMQP_URL);
   try {
-    for (const [kind, names] of [['queue', queues], ['exchange', exchanges]]) {
+    for (const [kind, names] of [
+      ['queue', queues],
+      ['exchange', exchanges],
+    ]) {
       for (const name of names) {
         const ch = await conn.createChannel();
         ch.on('error', () => undefined);
@@ -176,7 +206,9 @@ let beforeSha;
 
 function run(cmd, args, cwd, timeout = 300000) {
   return new Promise((ok, fail) =>
-    execFile(cmd, args, { cwd, timeout, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => (err ? fail(new Error(`${cmd} ${args.join(' ')}: ${err.message}\n${stdout}${stderr}`)) : ok(stdout.trim()))),
+    execFile(cmd, args, { cwd, timeout, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) =>
+      err ? fail(new Error(`${cmd} ${args.join(' ')}: ${err.message}\n${stdout}${stderr}`)) : ok(stdout.trim()),
+    ),
   );
 }
 
@@ -202,7 +234,9 @@ async function removeBeforeTree() {
   beforeTree = undefined;
   // The link first, so that nothing removing the tree can reach this checkout's node_modules through it.
   rmSync(join(dir, 'node_modules'), { force: true });
-  await run('git', ['worktree', 'remove', '--force', dir], ROOT).catch((e) => log(`removing the worktree of --before failed: ${e.message}`));
+  await run('git', ['worktree', 'remove', '--force', dir], ROOT).catch((e) =>
+    log(`removing the worktree of --before failed: ${e.message}`),
+  );
   await run('git', ['worktree', 'prune'], ROOT).catch(() => undefined);
 }
 
@@ -297,7 +331,12 @@ async function seedUser(base, auth) {
   const res = await fetch(`${base}/api/users`, {
     method: 'POST',
     headers: { authorization: auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ email: `bench-${Math.random().toString(36).slice(2)}@example.com`, firstName: 'Ada', lastName: 'Lovelace', password: 'correct-horse-battery' }),
+    body: JSON.stringify({
+      email: `bench-${Math.random().toString(36).slice(2)}@example.com`,
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      password: 'correct-horse-battery',
+    }),
   });
   if (res.status !== 201) throw new Error(`seeding the user failed: ${res.status} ${await res.text()}`);
   return (await res.json()).userId;
@@ -325,12 +364,27 @@ async function measureHttp(target, connections, durationS) {
     const gc1 = await Promise.all(target.rssPids.map(gcMs));
     noteProfile(target, r.requests.total);
     if (r.errors + r.non2xx > 0) {
-      const codes = Object.entries(r.statusCodeStats ?? {}).filter(([code]) => !code.startsWith('2')).map(([code, s]) => `${code}×${s.count}`);
-      log(`${target.key} @${connections}: ${r.errors} errors (of which ${r.timeouts} timed out after 10 s), non-2xx ${codes.join(' ') || r.non2xx}`);
+      const codes = Object.entries(r.statusCodeStats ?? {})
+        .filter(([code]) => !code.startsWith('2'))
+        .map(([code, s]) => `${code}×${s.count}`);
+      log(
+        `${target.key} @${connections}: ${r.errors} errors (of which ${r.timeouts} timed out after 10 s), non-2xx ${codes.join(' ') || r.non2xx}`,
+      );
     }
     const gc = (gc1.reduce((sum, t, i) => sum + t - gc0[i], 0) * 1000) / n;
     const ok = r['2xx'];
-    return { rps: ok / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, timeouts: r.timeouts, rss: peak || NaN, cpuPerReq: gw, gcPerReq: gc, serviceCpuPerReq: target.servicePids ? svc : NaN, brokerCpuPerReq: broker };
+    return {
+      rps: ok / r.duration,
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      errors: r.errors + r.non2xx,
+      timeouts: r.timeouts,
+      rss: peak || NaN,
+      cpuPerReq: gw,
+      gcPerReq: gc,
+      serviceCpuPerReq: target.servicePids ? svc : NaN,
+      brokerCpuPerReq: broker,
+    };
   } finally {
     clearInterval(sampler);
   }
@@ -338,7 +392,13 @@ async function measureHttp(target, connections, durationS) {
 
 /** What autocannon sends for `target`: a GET of its url, or its own method and body (`[<id>]` made unique per request). */
 function requestOf(target) {
-  return { url: target.url, headers: target.headers, method: target.method ?? 'GET', body: target.body, idReplacement: target.body !== undefined };
+  return {
+    url: target.url,
+    headers: target.headers,
+    method: target.method ?? 'GET',
+    body: target.body,
+    idReplacement: target.body !== undefined,
+  };
 }
 
 async function warmUp(target, amount) {
@@ -352,7 +412,7 @@ const TOPOLOGY = {
   a: 'this gateway, full pipeline (jwt-dev-auth HS256 ▸ permission ▸ schema-validation ▸ contract-router), embedded bus; the users service in the gateway process (`npm start`), a user once read answered from memory as in (b)',
   b: 'this gateway, full pipeline, RabbitMQ; the users service in its own process (`dist/scripts/users-service.js`, with bench/lib/cached-user-reads.cjs preloaded: a user once read answered from memory, so its database is not what is measured)',
   c: 'floor: bare Express Gateway 1.16, one policy doing one amqplib RPC (reply bytes passed on); minimal amqplib service in its own process',
-  k: 'as (c), the reply as many bytes as (b-list)\'s page of 100 (bench/lib/user.js payload()): the floor (b-list) is compared with',
+  k: "as (c), the reply as many bytes as (b-list)'s page of 100 (bench/lib/user.js payload()): the floor (b-list) is compared with",
   p: 'protocol floor: as (c), but the policy sends the message the product sends (`{input}` body, ids and the user as headers, expiration, mandatory, a deadline timer) and unwraps the `{ok, result}` reply (parsed and serialised again); no authentication, permission, validation or trace ids',
   d: 'ceiling: bare Express Gateway 1.16, one policy answering the JSON itself; no bus',
   e: 'peer: moleculer-web 0.11 gateway + moleculer 0.15 service, AMQP transporter (prefetch 16, Nagle off), separate processes, no auth',
@@ -360,12 +420,28 @@ const TOPOLOGY = {
   g: 'as (b), with `routing: table` (CONTRACT_ROUTING=table): one generated apiEndpoint, the path matched by the plugin',
   h: 'as (b), but the request goes to a hand-written endpoint whose pipeline is contract-router alone: no trace ids, CORS, rate limit, token, permission or input check (the output check and the bus are the same)',
   o: 'as (b), with metrics and tracing on: a metrics port (METRICS_PORT, not scraped during the runs) and an OpenTelemetry SDK registered without exporter (bench/lib/tracing-no-export.cjs: a BasicTracerProvider and an AsyncLocalStorage context manager), so the spans are made and not shipped',
-  q: 'as (b), with `BUS_QUEUE_TYPE=quorum` for the users service: its work queue is a quorum queue (replicated over every node of BENCH_AMQP_URL\'s cluster; on one node, a quorum queue of one member), the requests still unconfirmed',
-  l: 'as (b), `GET /api/users?pageSize=100` (a reply of about 28 KB), the users service\'s own ListUsersQuery contract served from memory by bench/services/payload-service.js (the SDK over RabbitMQ), so no database is measured',
-  w: 'as (b), `POST /api/users` with a new email and a new `Idempotency-Key` each (input validation, the key to the service), the users service\'s own CreateUserCommand contract served from memory by bench/services/payload-service.js with the SDK\'s MemoryIdempotencyStore (no database, no password hash: no password sent); the token holds `users:create`',
-  B: 'as (b), with the gateway and the users service built from the commit given by `--before` (checked out in a temporary git worktree, built with `npm run build`, this checkout\'s node_modules linked)',
+  q: "as (b), with `BUS_QUEUE_TYPE=quorum` for the users service: its work queue is a quorum queue (replicated over every node of BENCH_AMQP_URL's cluster; on one node, a quorum queue of one member), the requests still unconfirmed",
+  l: "as (b), `GET /api/users?pageSize=100` (a reply of about 28 KB), the users service's own ListUsersQuery contract served from memory by bench/services/payload-service.js (the SDK over RabbitMQ), so no database is measured",
+  w: "as (b), `POST /api/users` with a new email and a new `Idempotency-Key` each (input validation, the key to the service), the users service's own CreateUserCommand contract served from memory by bench/services/payload-service.js with the SDK's MemoryIdempotencyStore (no database, no password hash: no password sent); the token holds `users:create`",
+  B: "as (b), with the gateway and the users service built from the commit given by `--before` (checked out in a temporary git worktree, built with `npm run build`, this checkout's node_modules linked)",
 };
-const NAMES = { a: '(a) gateway, embedded', b: '(b) gateway, RabbitMQ', o: '(o) (b) with metrics and tracing on', B: '(B) (b) before', q: '(q) (b) with quorum queues', g: '(g) gateway, RabbitMQ, routing: table', h: '(h) gateway, RabbitMQ, contract-router only', l: '(b-list) GET a page of 100', k: '(c-list) floor, reply of (b-list)\'s size', w: '(b-create) POST with Idempotency-Key', c: '(c) floor: EG + amqplib RPC', p: '(p) protocol floor: (c) with our bus message', d: '(d) ceiling: EG answers', e: '(e) peer: moleculer-web', f: '(f) bus: amqplib RPC, no HTTP' };
+const NAMES = {
+  a: '(a) gateway, embedded',
+  b: '(b) gateway, RabbitMQ',
+  o: '(o) (b) with metrics and tracing on',
+  B: '(B) (b) before',
+  q: '(q) (b) with quorum queues',
+  g: '(g) gateway, RabbitMQ, routing: table',
+  h: '(h) gateway, RabbitMQ, contract-router only',
+  l: '(b-list) GET a page of 100',
+  k: "(c-list) floor, reply of (b-list)'s size",
+  w: '(b-create) POST with Idempotency-Key',
+  c: '(c) floor: EG + amqplib RPC',
+  p: '(p) protocol floor: (c) with our bus message',
+  d: '(d) ceiling: EG answers',
+  e: '(e) peer: moleculer-web',
+  f: '(f) bus: amqplib RPC, no HTTP',
+};
 
 function tempDir(label) {
   const d = mkdtempSync(join(tmpdir(), `${RUN_ID}-${label}-`));
@@ -377,12 +453,18 @@ const profileRuns = new Map();
 
 /** A profiled gateway wrote one profile for the run that just ended: say which, and over how many requests. */
 function noteProfile(target, requests) {
-  const ext = OPTS.profile.includes(target.key) ? 'cpuprofile' : OPTS.allocProfile.includes(target.key) ? 'heapprofile' : undefined;
+  const ext = OPTS.profile.includes(target.key)
+    ? 'cpuprofile'
+    : OPTS.allocProfile.includes(target.key)
+      ? 'heapprofile'
+      : undefined;
   if (!ext) return;
   const pid = target.rssPids[0];
   const n = (profileRuns.get(pid) ?? 0) + 1;
   profileRuns.set(pid, n);
-  log(`profile of this run: bench/profiles/${pid}-${n}.${ext} (${requests} requests; node bench/profile-summary.mjs <file> --requests=${requests})`);
+  log(
+    `profile of this run: bench/profiles/${pid}-${n}.${ext} (${requests} requests; node bench/profile-summary.mjs <file> --requests=${requests})`,
+  );
 }
 
 /** Environment that makes the probe of `key`'s gateway profile the measured runs (see bench/lib/probe.cjs). */
@@ -420,28 +502,91 @@ pipelines:
  * One of this gateway's configurations. `observe`: metrics on and/or spans made (no exporter), by default what
  * --observe asks; `root`: the checkout whose dist/ runs (another commit's for (B)).
  */
-async function startOurGateway(key, { overRabbit, routing = 'auto', routerOnly = false, observe = OPTS.observe, root = ROOT, queueType = 'classic', service = 'users' }) {
+async function startOurGateway(
+  key,
+  {
+    overRabbit,
+    routing = 'auto',
+    routerOnly = false,
+    observe = OPTS.observe,
+    root = ROOT,
+    queueType = 'classic',
+    service = 'users',
+  },
+) {
   const port = await freePort();
   const prefix = `${RUN_ID}-${key}`;
   // No access log: a line per request would measure the terminal.
-  const env = { PORT: String(port), EG_CONFIG_DIR: tempDir(key), BUS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: 'warn', BUS_URL: overRabbit ? BUS_URLS : 'embedded', CONTRACT_ROUTING: routing, ACCESS_LOG: 'false' };
-  if (observe === 'all' || observe === 'metrics') Object.assign(env, { METRICS_PORT: String(await freePort()), METRICS_HOST: '127.0.0.1' });
-  if (observe === 'all' || observe === 'tracing') env.NODE_OPTIONS = `--require ${join(BENCH, 'lib', 'tracing-no-export.cjs')}`;
+  const env = {
+    PORT: String(port),
+    EG_CONFIG_DIR: tempDir(key),
+    BUS_PREFIX: prefix,
+    JWT_SECRET,
+    LOG_LEVEL: 'warn',
+    BUS_URL: overRabbit ? BUS_URLS : 'embedded',
+    CONTRACT_ROUTING: routing,
+    ACCESS_LOG: 'false',
+  };
+  if (observe === 'all' || observe === 'metrics')
+    Object.assign(env, { METRICS_PORT: String(await freePort()), METRICS_HOST: '127.0.0.1' });
+  if (observe === 'all' || observe === 'tracing')
+    env.NODE_OPTIONS = `--require ${join(BENCH, 'lib', 'tracing-no-export.cjs')}`;
   // start.js fills in the rest of the config directory from config/ and keeps a gateway.config.yml it finds.
   if (routerOnly) writeFileSync(join(env.EG_CONFIG_DIR, 'gateway.config.yml'), ROUTER_ONLY_CONFIG);
   if (overRabbit) env.START_REFERENCE_SERVICES = 'false';
   // The users service, in the gateway's process (a) or its own, answers a user once read from memory.
   const cached = { preload: [join(BENCH, 'lib', 'cached-user-reads.cjs')], cwd: root };
-  const gw = await startNode(`gateway (${key})`, join(root, 'dist', 'scripts', 'start.js'), { ...env, ...profileEnv(key), BENCH_ROOT: root }, { ready: 'gateway ready', ...(overRabbit ? { cwd: root } : cached) });
+  const gw = await startNode(
+    `gateway (${key})`,
+    join(root, 'dist', 'scripts', 'start.js'),
+    { ...env, ...profileEnv(key), BENCH_ROOT: root },
+    { ready: 'gateway ready', ...(overRabbit ? { cwd: root } : cached) },
+  );
   const procs = [gw];
-  if (overRabbit && service === 'users') procs.push(await startNode(`users-service (${key})`, join(root, 'dist', 'scripts', 'users-service.js'), { BUS_URL: BUS_URLS, BUS_PREFIX: prefix, BUS_QUEUE_TYPE: queueType, DATA_DIR: join(env.EG_CONFIG_DIR, 'users-data'), BENCH_ROOT: root }, cached));
-  if (overRabbit && service === 'payload') procs.push(await startNode(`payload-service (${key})`, join(BENCH, 'services', 'payload-service.js'), { BUS_URL: BUS_URLS, BUS_PREFIX: prefix, BENCH_ROOT: root }));
+  if (overRabbit && service === 'users')
+    procs.push(
+      await startNode(
+        `users-service (${key})`,
+        join(root, 'dist', 'scripts', 'users-service.js'),
+        {
+          BUS_URL: BUS_URLS,
+          BUS_PREFIX: prefix,
+          BUS_QUEUE_TYPE: queueType,
+          DATA_DIR: join(env.EG_CONFIG_DIR, 'users-data'),
+          BENCH_ROOT: root,
+        },
+        cached,
+      ),
+    );
+  if (overRabbit && service === 'payload')
+    procs.push(
+      await startNode(`payload-service (${key})`, join(BENCH, 'services', 'payload-service.js'), {
+        BUS_URL: BUS_URLS,
+        BUS_PREFIX: prefix,
+        BENCH_ROOT: root,
+      }),
+    );
   const base = `http://127.0.0.1:${port}`;
   const admin = `Bearer ${await token(['users:read', 'users:create'])}`;
-  await until(`${key}: POST /api/users routed`, async () => (await fetch(`${base}/api/users?page=1`, { headers: { authorization: admin } })).status === 200);
+  await until(
+    `${key}: POST /api/users routed`,
+    async () => (await fetch(`${base}/api/users?page=1`, { headers: { authorization: admin } })).status === 200,
+  );
   const userId = await seedUser(base, admin);
   const reader = `Bearer ${await token(['users:read'])}`;
-  return { key, url: routerOnly ? `${base}/bench/users/${userId}` : `${base}/api/users/${userId}`, base, headers: { authorization: reader }, admin, rssPids: [gw.pid], servicePids: overRabbit ? [procs[1].pid] : undefined, procs, gateway: gw, configDir: env.EG_CONFIG_DIR, prefix };
+  return {
+    key,
+    url: routerOnly ? `${base}/bench/users/${userId}` : `${base}/api/users/${userId}`,
+    base,
+    headers: { authorization: reader },
+    admin,
+    rssPids: [gw.pid],
+    servicePids: overRabbit ? [procs[1].pid] : undefined,
+    procs,
+    gateway: gw,
+    configDir: env.EG_CONFIG_DIR,
+    prefix,
+  };
 }
 
 /** (b-list): a page of 100 users from the payload service. */
@@ -454,14 +599,28 @@ async function startList(key) {
 async function startCreate(key) {
   const t = await startOurGateway(key, { overRabbit: true, service: 'payload' });
   const body = JSON.stringify({ email: 'bench-[<id>]@example.com', firstName: 'Ada', lastName: 'Lovelace' });
-  return { ...t, url: `${t.base}/api/users`, method: 'POST', body, headers: { authorization: t.admin, 'content-type': 'application/json', 'idempotency-key': 'bench-[<id>]' } };
+  return {
+    ...t,
+    url: `${t.base}/api/users`,
+    method: 'POST',
+    body,
+    headers: { authorization: t.admin, 'content-type': 'application/json', 'idempotency-key': 'bench-[<id>]' },
+  };
 }
 
 /** The size of (b-list)'s reply body, which (c-list)'s floor answers as many bytes of. */
 const LIST_BYTES = (() => {
   const { listedUser } = createRequire(import.meta.url)('./lib/user.js');
   const users = Array.from({ length: 100 }, (_, i) => listedUser(i));
-  return JSON.stringify({ users, page: 1, pageSize: 100, totalCount: 100, totalPages: 1, hasNext: false, hasPrevious: false }).length;
+  return JSON.stringify({
+    users,
+    page: 1,
+    pageSize: 100,
+    totalCount: 100,
+    totalPages: 1,
+    hasNext: false,
+    hasPrevious: false,
+  }).length;
 })();
 
 async function startBareEg(key, mode, replyBytes) {
@@ -469,18 +628,44 @@ async function startBareEg(key, mode, replyBytes) {
   const queue = `${RUN_ID}.${key}.users`;
   const procs = [];
   const rpc = mode === 'rpc' || mode === 'protocol';
-  if (rpc) procs.push(await startNode(`rpc-service (${key})`, join(BENCH, 'services', 'rpc-service.js'), { BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: queue }));
-  const gw = await startNode(`bench EG (${key})`, join(BENCH, 'eg-host', 'start.js'), { PORT: String(port), EG_CONFIG_DIR: tempDir(key), BENCH_MODE: mode, BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: queue, LOG_LEVEL: 'warn', ...profileEnv(key) });
+  if (rpc)
+    procs.push(
+      await startNode(`rpc-service (${key})`, join(BENCH, 'services', 'rpc-service.js'), {
+        BENCH_AMQP_URL: AMQP_URL,
+        BENCH_QUEUE: queue,
+      }),
+    );
+  const gw = await startNode(`bench EG (${key})`, join(BENCH, 'eg-host', 'start.js'), {
+    PORT: String(port),
+    EG_CONFIG_DIR: tempDir(key),
+    BENCH_MODE: mode,
+    BENCH_AMQP_URL: AMQP_URL,
+    BENCH_QUEUE: queue,
+    LOG_LEVEL: 'warn',
+    ...profileEnv(key),
+  });
   procs.push(gw);
   const id = replyBytes === undefined ? 'u-bench' : `pad-${replyBytes}`;
-  return { key, url: `http://127.0.0.1:${port}/api/users/${id}`, base: `http://127.0.0.1:${port}`, headers: {}, rssPids: [gw.pid], servicePids: rpc ? [procs[0].pid] : undefined, procs };
+  return {
+    key,
+    url: `http://127.0.0.1:${port}/api/users/${id}`,
+    base: `http://127.0.0.1:${port}`,
+    headers: {},
+    rssPids: [gw.pid],
+    servicePids: rpc ? [procs[0].pid] : undefined,
+    procs,
+  };
 }
 
 async function startMoleculer(key) {
   const port = await freePort();
   const env = { BENCH_AMQP_URL: AMQP_URL, BENCH_NAMESPACE: `${RUN_ID}-${key}` };
   const svc = await startNode(`moleculer service (${key})`, join(BENCH, 'moleculer', 'service.js'), env);
-  const gw = await startNode(`moleculer-web (${key})`, join(BENCH, 'moleculer', 'gateway.js'), { ...env, PORT: String(port), ...profileEnv(key) });
+  const gw = await startNode(`moleculer-web (${key})`, join(BENCH, 'moleculer', 'gateway.js'), {
+    ...env,
+    PORT: String(port),
+    ...profileEnv(key),
+  });
   const url = `http://127.0.0.1:${port}/api/users/u-bench`;
   await until(`${key}: moleculer route`, async () => (await fetch(url)).status === 200);
   return { key, url, headers: {}, rssPids: [gw.pid], servicePids: [svc.pid], procs: [svc, gw] };
@@ -488,15 +673,41 @@ async function startMoleculer(key) {
 
 async function startBus(key) {
   const queue = `${RUN_ID}.${key}.users`;
-  const svc = await startNode(`rpc-service (${key})`, join(BENCH, 'services', 'rpc-service.js'), { BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: queue });
+  const svc = await startNode(`rpc-service (${key})`, join(BENCH, 'services', 'rpc-service.js'), {
+    BENCH_AMQP_URL: AMQP_URL,
+    BENCH_QUEUE: queue,
+  });
   return { key, queue, procs: [svc], bus: true };
 }
 
 async function measureBus(target, connections, durationS) {
-  const proc = await startNode(`bus client (${connections})`, join(BENCH, 'services', 'bus-client.js'), { BENCH_AMQP_URL: AMQP_URL, BENCH_QUEUE: target.queue, BENCH_CONCURRENCY: String(connections), BENCH_DURATION_MS: String(durationS * 1000) }, { ready: '"rps"' });
-  const line = proc.output().split('\n').find((l) => l.includes('"rps"'));
+  const proc = await startNode(
+    `bus client (${connections})`,
+    join(BENCH, 'services', 'bus-client.js'),
+    {
+      BENCH_AMQP_URL: AMQP_URL,
+      BENCH_QUEUE: target.queue,
+      BENCH_CONCURRENCY: String(connections),
+      BENCH_DURATION_MS: String(durationS * 1000),
+    },
+    { ready: '"rps"' },
+  );
+  const line = proc
+    .output()
+    .split('\n')
+    .find((l) => l.includes('"rps"'));
   const r = JSON.parse(line);
-  return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, rss: NaN, cpuPerReq: NaN, gcPerReq: NaN, serviceCpuPerReq: NaN, brokerCpuPerReq: NaN };
+  return {
+    rps: r.rps,
+    p50: r.p50,
+    p99: r.p99,
+    errors: r.errors,
+    rss: NaN,
+    cpuPerReq: NaN,
+    gcPerReq: NaN,
+    serviceCpuPerReq: NaN,
+    brokerCpuPerReq: NaN,
+  };
 }
 
 // ------------------------------------------------------------------ statistics
@@ -536,7 +747,10 @@ function summarise(samples) {
 async function sizeSweep() {
   const b = await startOurGateway('sb', { overRabbit: true, service: 'payload' });
   const c = await startBareEg('sc', 'rpc');
-  const at = (t, bytes) => ({ ...t, url: t.key === 'sb' ? `${t.base}/api/payloads/${bytes}` : `${t.base}/api/users/pad-${bytes}` });
+  const at = (t, bytes) => ({
+    ...t,
+    url: t.key === 'sb' ? `${t.base}/api/payloads/${bytes}` : `${t.base}/api/users/pad-${bytes}`,
+  });
   for (const t of [b, c]) await warmUp(at(t, OPTS.sweep[0]), OPTS.warmupRequests);
   const samples = {};
   for (let round = 0; round < OPTS.rounds; round++) {
@@ -545,7 +759,9 @@ async function sizeSweep() {
       for (const t of pair) {
         const r = await measureHttp(at(t, bytes), OPTS.sweepConnections, OPTS.durationS);
         ((samples[bytes] ??= {})[t.key] ??= []).push(r);
-        log(`sweep round ${round + 1} ${t.key} ${bytes} B @${OPTS.sweepConnections}: ${r.rps.toFixed(0)}/s p99 ${fmt(r.p99, 1)} errors ${r.errors} cpu µs/req gw ${fmt(r.cpuPerReq)} (gc ${fmt(r.gcPerReq)})`);
+        log(
+          `sweep round ${round + 1} ${t.key} ${bytes} B @${OPTS.sweepConnections}: ${r.rps.toFixed(0)}/s p99 ${fmt(r.p99, 1)} errors ${r.errors} cpu µs/req gw ${fmt(r.cpuPerReq)} (gc ${fmt(r.gcPerReq)})`,
+        );
       }
     }
   }
@@ -554,12 +770,19 @@ async function sizeSweep() {
 }
 
 function sweepSection(rows) {
-  const L = ['## Reply-size sweep', '',
-    `(b) as \`GET /api/payloads/<bytes>\` (bench/services/payload-service.js: the full pipeline, a result of listed users at least that long, checked against its outputSchema as any reply) and (c) answering the same result bytes; ${OPTS.sweepConnections} connections (64 replies of 1 MB in flight would not fit the gateway's 128 MB heap), ${OPTS.rounds} round(s) × ${OPTS.durationS} s, the two alternated. µs per KB: the gateway's CPU per request over the reply's size in KB (1 KB = 1000 bytes).`, '',
-    '| reply | (b) req/s | (b) CPU µs/req | of which GC | (b) µs per KB | (c) req/s | (c) CPU µs/req | of which GC | (c) µs per KB | CPU (b)/(c) | errors (b), (c) |', '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'];
+  const L = [
+    '## Reply-size sweep',
+    '',
+    `(b) as \`GET /api/payloads/<bytes>\` (bench/services/payload-service.js: the full pipeline, a result of listed users at least that long, checked against its outputSchema as any reply) and (c) answering the same result bytes; ${OPTS.sweepConnections} connections (64 replies of 1 MB in flight would not fit the gateway's 128 MB heap), ${OPTS.rounds} round(s) × ${OPTS.durationS} s, the two alternated. µs per KB: the gateway's CPU per request over the reply's size in KB (1 KB = 1000 bytes).`,
+    '',
+    '| reply | (b) req/s | (b) CPU µs/req | of which GC | (b) µs per KB | (c) req/s | (c) CPU µs/req | of which GC | (c) µs per KB | CPU (b)/(c) | errors (b), (c) |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
   for (const { bytes, b, c } of rows) {
     const kb = bytes / 1000;
-    L.push(`| ${fmt(kb)} KB | ${fmt(b.rps)} | ${fmt(b.cpuPerReq)} | ${fmt(b.gcPerReq)} | ${fmt(b.cpuPerReq / kb, 1)} | ${fmt(c.rps)} | ${fmt(c.cpuPerReq)} | ${fmt(c.gcPerReq)} | ${fmt(c.cpuPerReq / kb, 1)} | ${fmt(ratio(b.cpuPerReq, c.cpuPerReq), 2)} | ${b.errors}, ${c.errors} |`);
+    L.push(
+      `| ${fmt(kb)} KB | ${fmt(b.rps)} | ${fmt(b.cpuPerReq)} | ${fmt(b.gcPerReq)} | ${fmt(b.cpuPerReq / kb, 1)} | ${fmt(c.rps)} | ${fmt(c.cpuPerReq)} | ${fmt(c.gcPerReq)} | ${fmt(c.cpuPerReq / kb, 1)} | ${fmt(ratio(b.cpuPerReq, c.cpuPerReq), 2)} | ${b.errors}, ${c.errors} |`,
+    );
   }
   L.push('');
   return L.join('\n');
@@ -569,7 +792,12 @@ function sweepSection(rows) {
 
 async function scaleBenchmark(routing) {
   const target = await startOurGateway(`s-${routing}`, { overRabbit: true, routing });
-  const announcer = await startNode('scale announcer', join(BENCH, 'services', 'scale-announcer.js'), { BUS_URL: AMQP_URL, BUS_PREFIX: target.prefix }, { ipc: true, ready: '\u0000never' });
+  const announcer = await startNode(
+    'scale announcer',
+    join(BENCH, 'services', 'scale-announcer.js'),
+    { BUS_URL: AMQP_URL, BUS_PREFIX: target.prefix },
+    { ipc: true, ready: '\u0000never' },
+  );
   const ask = (msg) =>
     new Promise((ok, fail) => {
       const on = (reply) => {
@@ -581,14 +809,17 @@ async function scaleBenchmark(routing) {
       announcer.child.on('message', on);
       announcer.child.send(msg);
     });
-  const get = (path) => fetch(`${target.base}${path}`, { headers: target.headers }).then(async (r) => {
-    await r.arrayBuffer();
-    return r.status;
-  });
+  const get = (path) =>
+    fetch(`${target.base}${path}`, { headers: target.headers }).then(async (r) => {
+      await r.arrayBuffer();
+      return r.status;
+    });
   const lastAsset = (n) => `/api/asset${String(Math.floor((n - 1) / 4)).padStart(4, '0')}s/x`;
   // Generated apiEndpoints that serve contract routes: one per route (`contract:`), or the one table endpoint.
   const endpoints = () =>
-    Object.entries(parseYaml(readFileSync(join(target.configDir, 'gateway.config.yml'), 'utf8')).apiEndpoints ?? {}).filter(([name, e]) => e && (e.contract || name === 'contracts-api')).length;
+    Object.entries(
+      parseYaml(readFileSync(join(target.configDir, 'gateway.config.yml'), 'utf8')).apiEndpoints ?? {},
+    ).filter(([name, e]) => e && (e.contract || name === 'contracts-api')).length;
   const usersContracts = 7;
   const small = 10 - usersContracts;
   const large = OPTS.scaleContracts;
@@ -598,20 +829,34 @@ async function scaleBenchmark(routing) {
     for (const set of [small, large]) {
       const t0 = Date.now();
       await ask({ set });
-      await until(`${set} contracts routed`, async () => (await get(lastAsset(set))) === 200 && (set === large || (await get(lastAsset(large))) === 404), 60000, 50).catch((err) => {
-        throw new Error(`${err.message}; gateway output:\n${target.gateway.output().slice(-3000)}\nannouncer:\n${announcer.output().slice(-2000)}`);
+      await until(
+        `${set} contracts routed`,
+        async () => (await get(lastAsset(set))) === 200 && (set === large || (await get(lastAsset(large))) === 404),
+        60000,
+        50,
+      ).catch((err) => {
+        throw new Error(
+          `${err.message}; gateway output:\n${target.gateway.output().slice(-3000)}\nannouncer:\n${announcer.output().slice(-2000)}`,
+        );
       });
       if (set === large) info.liveAfterMs.push(Date.now() - t0);
       // With one endpoint per route, a withdrawn route answers 404 before the file drops it: measure only once the
       // file the host serves has the set's endpoints (the plugin reloads the host right after writing it).
       const expected = routing === 'table' || (routing === 'auto' && set === large) ? 1 : set + usersContracts;
-      await until(`${set} contracts written`, async () => Math.abs(endpoints() - expected) <= usersContracts + 3, 30000, 50);
+      await until(
+        `${set} contracts written`,
+        async () => Math.abs(endpoints() - expected) <= usersContracts + 3,
+        30000,
+        50,
+      );
       await sleep(500);
       info[set === large ? 'endpointsLarge' : 'endpointsSmall'] = endpoints();
       await warmUp(target, 3000);
       const r = await measureHttp(target, 64, OPTS.scaleDurationS);
       samples[set === large ? 'large' : 'small'].push(r);
-      log(`scale (routing: ${routing}): ${set === large ? large + usersContracts : 10} contracts: ${r.rps.toFixed(0)} req/s, p99 ${r.p99} ms`);
+      log(
+        `scale (routing: ${routing}): ${set === large ? large + usersContracts : 10} contracts: ${r.rps.toFixed(0)} req/s, p99 ${r.p99} ms`,
+      );
     }
   }
   // (i) a new contract announced while 1,000 are known: announcement → first 2xx on its route.
@@ -621,7 +866,15 @@ async function scaleBenchmark(routing) {
   await sleep(500);
   const rssIdle = rssMb(target.gateway.pid);
   for (const p of [announcer, ...target.procs].reverse()) await stopChild(p.child);
-  return { routing, small: summarise(samples.small), large: summarise(samples.large), firstOkMs, rssIdle, contracts: large + usersContracts + 1, ...info };
+  return {
+    routing,
+    small: summarise(samples.small),
+    large: summarise(samples.large),
+    firstOkMs,
+    rssIdle,
+    contracts: large + usersContracts + 1,
+    ...info,
+  };
 }
 
 // ------------------------------------------------------------------ report
@@ -661,30 +914,53 @@ function report(results, scales, meta, sweep = []) {
   const conns = OPTS.connections;
   const get = (k, c) => results[k]?.[c];
   L.push('# Benchmark report', '');
-  if (OPTS.quick) L.push('> **Quick run (`npm run bench -- --quick`)**: 1 round of short runs with a short warm-up, on a shared machine. The numbers show the format and the rough picture only; the figures that count come from a full `npm run bench` on a quiet machine.', '');
-  L.push(`Run ${meta.runId}, ${meta.date}. Node ${process.version}, ${cpus().length} cores, load average ${meta.loadBefore} before / ${meta.loadAfter} after. ` +
-    `${OPTS.rounds} round(s) × ${OPTS.durationS} s per configuration and concurrency, configurations alternated (rotated each round), median of the rounds; warm-up ${OPTS.warmupRequests} requests per HTTP configuration. ` +
-    'Every request (but those of (b-list), (c-list), (b-create) and the reply-size sweep, described with them) is `GET /api/users/<id>` of one user on 127.0.0.1; (a) and (b) send an HS256 JWT holding `users:read` and run the whole pipeline (the user is created through the gateway first). Every Node process runs with `' + HEAP_ARGS.join(' ') + '`, as the sidecar image runs the gateway. Total wall time: ' + `${fmt(meta.wallS)} s.`, '');
+  if (OPTS.quick)
+    L.push(
+      '> **Quick run (`npm run bench -- --quick`)**: 1 round of short runs with a short warm-up, on a shared machine. The numbers show the format and the rough picture only; the figures that count come from a full `npm run bench` on a quiet machine.',
+      '',
+    );
+  L.push(
+    `Run ${meta.runId}, ${meta.date}. Node ${process.version}, ${cpus().length} cores, load average ${meta.loadBefore} before / ${meta.loadAfter} after. ` +
+      `${OPTS.rounds} round(s) × ${OPTS.durationS} s per configuration and concurrency, configurations alternated (rotated each round), median of the rounds; warm-up ${OPTS.warmupRequests} requests per HTTP configuration. ` +
+      'Every request (but those of (b-list), (c-list), (b-create) and the reply-size sweep, described with them) is `GET /api/users/<id>` of one user on 127.0.0.1; (a) and (b) send an HS256 JWT holding `users:read` and run the whole pipeline (the user is created through the gateway first). Every Node process runs with `' +
+      HEAP_ARGS.join(' ') +
+      '`, as the sidecar image runs the gateway. Total wall time: ' +
+      `${fmt(meta.wallS)} s.`,
+    '',
+  );
   L.push('## Configurations', '');
   for (const k of Object.keys(NAMES)) if (results[k]) L.push(`- **${NAMES[k]}**: ${TOPOLOGY[k]}`);
   L.push('');
   for (const c of conns) {
-    L.push(`## ${c} connections`, '', '| configuration | req/s | min–max of rounds | p50 ms | p99 ms | errors | gateway RSS MB | CPU µs/req: gateway | of which GC | service | broker |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    L.push(
+      `## ${c} connections`,
+      '',
+      '| configuration | req/s | min–max of rounds | p50 ms | p99 ms | errors | gateway RSS MB | CPU µs/req: gateway | of which GC | service | broker |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
     for (const k of Object.keys(NAMES)) {
       const r = get(k, c);
-      if (r) L.push(`| ${NAMES[k]} | ${fmt(r.rps)} | ${fmt(r.rpsMin)}–${fmt(r.rpsMax)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.errors}${r.timeouts ? ` (${r.timeouts} timed out)` : ''} | ${fmt(r.rss)} | ${fmt(r.cpuPerReq)} | ${fmt(r.gcPerReq)} | ${fmt(r.serviceCpuPerReq)} | ${fmt(r.brokerCpuPerReq)} |`);
+      if (r)
+        L.push(
+          `| ${NAMES[k]} | ${fmt(r.rps)} | ${fmt(r.rpsMin)}–${fmt(r.rpsMax)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.errors}${r.timeouts ? ` (${r.timeouts} timed out)` : ''} | ${fmt(r.rss)} | ${fmt(r.cpuPerReq)} | ${fmt(r.gcPerReq)} | ${fmt(r.serviceCpuPerReq)} | ${fmt(r.brokerCpuPerReq)} |`,
+        );
     }
     L.push('');
   }
   if (Object.values(results).some((byConn) => Object.values(byConn ?? {}).some((r) => r?.timeouts))) {
     L.push(
-      'Timed out = no answer within autocannon\'s 10 s. Where a gateway process runs at full CPU (the embedded configuration, at 256 connections), Node accepts new connections slowly ' +
+      "Timed out = no answer within autocannon's 10 s. Where a gateway process runs at full CPU (the embedded configuration, at 256 connections), Node accepts new connections slowly " +
         '(a bare Node HTTP server burning 300 µs per request drained its accept queue at about 25 connections per second under the same load), so some of the connections a run opens at its start wait seconds to be accepted; ' +
         'a request, once the gateway has it, was answered within a second in every check.',
       '',
     );
   }
-  L.push('## Ratios (same run)', '', `| ratio | ${conns.map((c) => `${c} conn.`).join(' | ')} |`, `|---|${conns.map(() => '---:').join('|')}|`);
+  L.push(
+    '## Ratios (same run)',
+    '',
+    `| ratio | ${conns.map((c) => `${c} conn.`).join(' | ')} |`,
+    `|---|${conns.map(() => '---:').join('|')}|`,
+  );
   const row = (label, f) => L.push(`| ${label} | ${conns.map((c) => fmt(f(c), 2)).join(' | ')} |`);
   row('(b) / (c) throughput: RabbitMQ pipeline vs floor', (c) => ratio(get('b', c)?.rps, get('c', c)?.rps));
   row('(b) / (c) p99 (≤ 1 is better)', (c) => ratio(get('b', c)?.p99, get('c', c)?.p99));
@@ -694,34 +970,72 @@ function report(results, scales, meta, sweep = []) {
   row('gateway CPU per request, (o) / (b)', (c) => ratio(get('o', c)?.cpuPerReq, get('b', c)?.cpuPerReq));
   row('(b) / (B) throughput: this build vs before', (c) => ratio(get('b', c)?.rps, get('B', c)?.rps));
   row('gateway CPU per request, (b) / (B)', (c) => ratio(get('b', c)?.cpuPerReq, get('B', c)?.cpuPerReq));
-  row('(b) / (e) throughput: RabbitMQ pipeline vs moleculer-web (reference, no target)', (c) => ratio(get('b', c)?.rps, get('e', c)?.rps));
+  row('(b) / (e) throughput: RabbitMQ pipeline vs moleculer-web (reference, no target)', (c) =>
+    ratio(get('b', c)?.rps, get('e', c)?.rps),
+  );
   row('(b) / (e) p99 (≤ 1 is better)', (c) => ratio(get('b', c)?.p99, get('e', c)?.p99));
-  row('(g) / (c) throughput: RabbitMQ pipeline, routing: table, vs floor', (c) => ratio(get('g', c)?.rps, get('c', c)?.rps));
-  row('(b) / (h) throughput: full pipeline vs contract-router alone (what the steps before it cost)', (c) => ratio(get('b', c)?.rps, get('h', c)?.rps));
-  row('(h) / (c) throughput: contract-router alone vs floor (our bus message and output check vs a bare RPC)', (c) => ratio(get('h', c)?.rps, get('c', c)?.rps));
-  row('(p) / (c) throughput: protocol floor vs floor (what the bus message the design asks for costs by itself)', (c) => ratio(get('p', c)?.rps, get('c', c)?.rps));
-  row('(b) / (p) throughput: RabbitMQ pipeline vs protocol floor (what the policies cost beyond the protocol)', (c) => ratio(get('b', c)?.rps, get('p', c)?.rps));
+  row('(g) / (c) throughput: RabbitMQ pipeline, routing: table, vs floor', (c) =>
+    ratio(get('g', c)?.rps, get('c', c)?.rps),
+  );
+  row('(b) / (h) throughput: full pipeline vs contract-router alone (what the steps before it cost)', (c) =>
+    ratio(get('b', c)?.rps, get('h', c)?.rps),
+  );
+  row('(h) / (c) throughput: contract-router alone vs floor (our bus message and output check vs a bare RPC)', (c) =>
+    ratio(get('h', c)?.rps, get('c', c)?.rps),
+  );
+  row('(p) / (c) throughput: protocol floor vs floor (what the bus message the design asks for costs by itself)', (c) =>
+    ratio(get('p', c)?.rps, get('c', c)?.rps),
+  );
+  row('(b) / (p) throughput: RabbitMQ pipeline vs protocol floor (what the policies cost beyond the protocol)', (c) =>
+    ratio(get('b', c)?.rps, get('p', c)?.rps),
+  );
   row('(a) / (c) throughput: embedded pipeline vs floor', (c) => ratio(get('a', c)?.rps, get('c', c)?.rps));
   row('(a) / (d) throughput: embedded pipeline vs ceiling', (c) => ratio(get('a', c)?.rps, get('d', c)?.rps));
   row('(c) / (d) floor vs ceiling', (c) => ratio(get('c', c)?.rps, get('d', c)?.rps));
   row('(d) / (e) host ceiling vs moleculer-web', (c) => ratio(get('d', c)?.rps, get('e', c)?.rps));
   row('(e) / (c) moleculer-web vs floor', (c) => ratio(get('e', c)?.rps, get('c', c)?.rps));
   row('(c) / (f) floor vs bus limit', (c) => ratio(get('c', c)?.rps, get('f', c)?.rps));
-  row('gateway CPU per request, (b) / (c) (machine-noise resistant)', (c) => ratio(get('b', c)?.cpuPerReq, get('c', c)?.cpuPerReq));
+  row('gateway CPU per request, (b) / (c) (machine-noise resistant)', (c) =>
+    ratio(get('b', c)?.cpuPerReq, get('c', c)?.cpuPerReq),
+  );
   row('gateway CPU per request, (b) / (e)', (c) => ratio(get('b', c)?.cpuPerReq, get('e', c)?.cpuPerReq));
   row('gateway GC per request, (b) / (c)', (c) => ratio(get('b', c)?.gcPerReq, get('c', c)?.gcPerReq));
   L.push('');
-  L.push('## Targets', '', 'Each from this run at 64 connections (the medians above).', '', '| target | measured | status |', '|---|---|---|');
+  L.push(
+    '## Targets',
+    '',
+    'Each from this run at 64 connections (the medians above).',
+    '',
+    '| target | measured | status |',
+    '|---|---|---|',
+  );
   const at64 = (k) => get(k, 64);
   const target = (label, x, y, what, ok, digits = 2) => {
     const r = ratio(x, y);
-    L.push(`| ${label} | ${fmt(r, 2)}× (${fmt(x, digits)} vs ${fmt(y, digits)} ${what}) | ${Number.isFinite(r) ? mark(ok(r)) : ''} |`);
+    L.push(
+      `| ${label} | ${fmt(r, 2)}× (${fmt(x, digits)} vs ${fmt(y, digits)} ${what}) | ${Number.isFinite(r) ? mark(ok(r)) : ''} |`,
+    );
   };
-  target('gateway CPU per request, full pipeline over RabbitMQ (b) ≤ 1.35× the floor\'s (c)', at64('b')?.cpuPerReq, at64('c')?.cpuPerReq, 'µs', (r) => r <= 1.35, 0);
-  target('gateway GC per request (b) ≤ 1.4× (c)\'s', at64('b')?.gcPerReq, at64('c')?.gcPerReq, 'µs', (r) => r <= 1.4, 0);
+  target(
+    "gateway CPU per request, full pipeline over RabbitMQ (b) ≤ 1.35× the floor's (c)",
+    at64('b')?.cpuPerReq,
+    at64('c')?.cpuPerReq,
+    'µs',
+    (r) => r <= 1.35,
+    0,
+  );
+  target("gateway GC per request (b) ≤ 1.4× (c)'s", at64('b')?.gcPerReq, at64('c')?.gcPerReq, 'µs', (r) => r <= 1.4, 0);
   target('throughput (b) / (c) ≥ 0.80', at64('b')?.rps, at64('c')?.rps, 'req/s', (r) => r >= 0.8, 0);
-  if (at64('l') && at64('k')) target('(b-list) gateway CPU per request ≤ 1.5× the floor\'s on a reply of the same size (c-list)', at64('l')?.cpuPerReq, at64('k')?.cpuPerReq, 'µs', (r) => r <= 1.5, 0);
-  target('p99 (b) ≤ 1.3× (c)\'s', at64('b')?.p99, at64('c')?.p99, 'ms', (r) => r <= 1.3, 1);
+  if (at64('l') && at64('k'))
+    target(
+      "(b-list) gateway CPU per request ≤ 1.5× the floor's on a reply of the same size (c-list)",
+      at64('l')?.cpuPerReq,
+      at64('k')?.cpuPerReq,
+      'µs',
+      (r) => r <= 1.5,
+      0,
+    );
+  target("p99 (b) ≤ 1.3× (c)'s", at64('b')?.p99, at64('c')?.p99, 'ms', (r) => r <= 1.3, 1);
   /**
    * Two builds or settings of the same gateway differ by a few percent: compared round by round (the two ran minutes
    * apart at most, so the machine's load drifts less between them), the median of the rounds' ratios.
@@ -731,19 +1045,37 @@ function report(results, scales, meta, sweep = []) {
     if (!x || !y) return;
     const each = x.rounds.map((s, i) => ratio(s[field], y.rounds[i]?.[field]));
     const r = median(each);
-    L.push(`| ${label} | ${fmt(r, 2)}× (median of the rounds' ratios ${each.map((e) => fmt(e, 2)).join(', ')}; medians ${fmt(x[field], digits)} vs ${fmt(y[field], digits)} ${what}) | ${Number.isFinite(r) ? mark(ok(r)) : ''} |`);
+    L.push(
+      `| ${label} | ${fmt(r, 2)}× (median of the rounds' ratios ${each.map((e) => fmt(e, 2)).join(', ')}; medians ${fmt(x[field], digits)} vs ${fmt(y[field], digits)} ${what}) | ${Number.isFinite(r) ? mark(ok(r)) : ''} |`,
+    );
   };
-  if (at64('o') && OPTS.observe) L.push(`| observability cost: (o)/(b) throughput ≥ 0.97 | not measured: --observe=${OPTS.observe} turned them on in (b) too | |`);
+  if (at64('o') && OPTS.observe)
+    L.push(
+      `| observability cost: (o)/(b) throughput ≥ 0.97 | not measured: --observe=${OPTS.observe} turned them on in (b) too | |`,
+    );
   else paired('observability cost: (o)/(b) throughput, target ≥ 0.95', 'o', 'b', 'rps', 'req/s', (r) => r >= 0.95);
   // The same code built twice differs by a few percent from one run to the next: 3% is left for that.
-  paired(`not slower than before: (b) / (B ${beforeSha ?? 'before'}) throughput ≥ 0.97`, 'b', 'B', 'rps', 'req/s', (r) => r >= 0.97);
+  paired(
+    `not slower than before: (b) / (B ${beforeSha ?? 'before'}) throughput ≥ 0.97`,
+    'b',
+    'B',
+    'rps',
+    'req/s',
+    (r) => r >= 0.97,
+  );
   paired('… and gateway CPU per request (b) / (B) ≤ 1.03', 'b', 'B', 'cpuPerReq', 'µs', (r) => r <= 1.03);
   for (const sc of scales) {
     const loss = 1 - ratio(sc.large.rps, sc.small.rps);
     const mode = `(routing: ${sc.routing}${sc.routing === 'auto' ? ', the default' : ''})`;
-    L.push(`| (i) new contract announced → first 2xx, with 1,000 contracts known ≤ 3 s ${mode} | ${fmt(sc.firstOkMs)} ms | ${mark(sc.firstOkMs <= 3000)} |`);
-    L.push(`| (ii) throughput on one route, 1,000 vs 10 contracts: loss ≤ 10% ${mode} | ${fmt(loss * 100, 1)}% (${fmt(sc.large.rps)} vs ${fmt(sc.small.rps)} req/s) | ${mark(loss <= 0.1)} |`);
-    L.push(`| (iii) gateway RSS with 1,000 contracts < 200 MB ${mode} | ${fmt(sc.rssIdle)} MB idle, ${fmt(sc.large.rss)} MB peak under load | ${mark(Math.max(sc.rssIdle, sc.large.rss) < 200)} |`);
+    L.push(
+      `| (i) new contract announced → first 2xx, with 1,000 contracts known ≤ 3 s ${mode} | ${fmt(sc.firstOkMs)} ms | ${mark(sc.firstOkMs <= 3000)} |`,
+    );
+    L.push(
+      `| (ii) throughput on one route, 1,000 vs 10 contracts: loss ≤ 10% ${mode} | ${fmt(loss * 100, 1)}% (${fmt(sc.large.rps)} vs ${fmt(sc.small.rps)} req/s) | ${mark(loss <= 0.1)} |`,
+    );
+    L.push(
+      `| (iii) gateway RSS with 1,000 contracts < 200 MB ${mode} | ${fmt(sc.rssIdle)} MB idle, ${fmt(sc.large.rss)} MB peak under load | ${mark(Math.max(sc.rssIdle, sc.large.rss) < 200)} |`,
+    );
   }
   L.push('');
   const de = conns.map((c) => ratio(get('d', c)?.rps, get('e', c)?.rps));
@@ -755,35 +1087,60 @@ function report(results, scales, meta, sweep = []) {
     );
   }
   const budget = cpuBudget(get('b', 64), [
-    { label: '0.85× the floor', rps: 0.85 * (get('c', 64)?.rps ?? NaN), against: get('p', 64), what: "(p)'s gateway, the protocol floor with no policy" },
+    {
+      label: '0.85× the floor',
+      rps: 0.85 * (get('c', 64)?.rps ?? NaN),
+      against: get('p', 64),
+      what: "(p)'s gateway, the protocol floor with no policy",
+    },
   ]);
   if (budget) L.push(budget, '');
   if (sweep.length) L.push(sweepSection(sweep));
   if (scales.length) {
-    L.push('## Discovery at scale', '',
+    L.push(
+      '## Discovery at scale',
+      '',
       `Topology as (b): the gateway with the users service (7 contracts) in its own process, plus one process announcing synthetic CRUD contracts (Create/Get/Update/List per resource \`Asset<n>\`) over the plugin's SDK, as services of 200 contracts each (one announcement of 1,000 would exceed the default announcementMaxBytes). ` +
-      `"10 contracts" = 7 + 3 synthetic; "1,000 contracts" = 7 + ${OPTS.scaleContracts} synthetic. ` +
-      'Synthetic paths sort before `/api/users`, so with one apiEndpoint per route the measured route is matched after all of them (worst case for the host, which tries routes in order). ' +
-      '`routing: endpoints` writes one apiEndpoint per route; `routing: table` (`CONTRACT_ROUTING=table`) writes one for all of them and matches the path in the plugin (plugin/routing/path-table.ts); `routing: auto` (the default) is endpoints up to 50 routes and the table above, so endpoints with 10 contracts and the table with 1,000. ' +
-      `${OPTS.scaleRounds} round(s) × ${OPTS.scaleDurationS} s at 64 connections, 10 and 1,000 alternated.`, '',
-      '| routing | contracts | generated endpoints | req/s | p50 ms | p99 ms | errors | gateway RSS MB (peak) |', '|---|---|---:|---:|---:|---:|---:|---:|');
+        `"10 contracts" = 7 + 3 synthetic; "1,000 contracts" = 7 + ${OPTS.scaleContracts} synthetic. ` +
+        'Synthetic paths sort before `/api/users`, so with one apiEndpoint per route the measured route is matched after all of them (worst case for the host, which tries routes in order). ' +
+        '`routing: endpoints` writes one apiEndpoint per route; `routing: table` (`CONTRACT_ROUTING=table`) writes one for all of them and matches the path in the plugin (plugin/routing/path-table.ts); `routing: auto` (the default) is endpoints up to 50 routes and the table above, so endpoints with 10 contracts and the table with 1,000. ' +
+        `${OPTS.scaleRounds} round(s) × ${OPTS.scaleDurationS} s at 64 connections, 10 and 1,000 alternated.`,
+      '',
+      '| routing | contracts | generated endpoints | req/s | p50 ms | p99 ms | errors | gateway RSS MB (peak) |',
+      '|---|---|---:|---:|---:|---:|---:|---:|',
+    );
     for (const sc of scales) {
-      L.push(`| ${sc.routing} | 10 | ${sc.endpointsSmall} | ${fmt(sc.small.rps)} | ${fmt(sc.small.p50, 1)} | ${fmt(sc.small.p99, 1)} | ${sc.small.errors} | ${fmt(sc.small.rss)} |`,
-        `| ${sc.routing} | 1,000 | ${sc.endpointsLarge} | ${fmt(sc.large.rps)} | ${fmt(sc.large.p50, 1)} | ${fmt(sc.large.p99, 1)} | ${sc.large.errors} | ${fmt(sc.large.rss)} |`);
+      L.push(
+        `| ${sc.routing} | 10 | ${sc.endpointsSmall} | ${fmt(sc.small.rps)} | ${fmt(sc.small.p50, 1)} | ${fmt(sc.small.p99, 1)} | ${sc.small.errors} | ${fmt(sc.small.rss)} |`,
+        `| ${sc.routing} | 1,000 | ${sc.endpointsLarge} | ${fmt(sc.large.rps)} | ${fmt(sc.large.p50, 1)} | ${fmt(sc.large.p99, 1)} | ${sc.large.errors} | ${fmt(sc.large.rss)} |`,
+      );
     }
     L.push('');
     for (const sc of scales) {
-      L.push(`- routing: ${sc.routing}: 1,000 contracts announced → all routed: ${sc.liveAfterMs.map((x) => `${x} ms`).join(', ')}; ` +
-        `a new contract announced with ${sc.contracts - 1} known → first 2xx on its route: ${sc.firstOkMs} ms (timed from just before the service starts, which includes declaring its queue); ` +
-        `gateway RSS with ${sc.contracts} contracts, idle after the load: ${fmt(sc.rssIdle)} MB.`);
+      L.push(
+        `- routing: ${sc.routing}: 1,000 contracts announced → all routed: ${sc.liveAfterMs.map((x) => `${x} ms`).join(', ')}; ` +
+          `a new contract announced with ${sc.contracts - 1} known → first 2xx on its route: ${sc.firstOkMs} ms (timed from just before the service starts, which includes declaring its queue); ` +
+          `gateway RSS with ${sc.contracts} contracts, idle after the load: ${fmt(sc.rssIdle)} MB.`,
+      );
     }
     L.push('');
   }
-  L.push('## Reproduce', '', '```sh', 'npm run build && npm run bench          # full run (RabbitMQ on 127.0.0.1:5672, guest/guest; installs bench/ deps on first use)', 'npm run bench -- --quick                 # < 2 minutes, for development', 'npm run bench -- --before=<git ref>      # adds (B): that commit built in a temporary git worktree, beside (b)', 'npm run bench -- --only=b,c --profile=b,c --rounds=1 --connections=64 --skip-scale  # CPU profiles of the measured runs in bench/profiles/',
-    'node bench/profile-summary.mjs bench/profiles/<b>.cpuprofile --requests=N --against=bench/profiles/<c>.cpuprofile --against-requests=M  # per request, (b) minus (c)', 'npm run bench:pipeline                   # the plugin\'s own steps alone: CPU µs per request, in process',
+  L.push(
+    '## Reproduce',
+    '',
+    '```sh',
+    'npm run build && npm run bench          # full run (RabbitMQ on 127.0.0.1:5672, guest/guest; installs bench/ deps on first use)',
+    'npm run bench -- --quick                 # < 2 minutes, for development',
+    'npm run bench -- --before=<git ref>      # adds (B): that commit built in a temporary git worktree, beside (b)',
+    'npm run bench -- --only=b,c --profile=b,c --rounds=1 --connections=64 --skip-scale  # CPU profiles of the measured runs in bench/profiles/',
+    'node bench/profile-summary.mjs bench/profiles/<b>.cpuprofile --requests=N --against=bench/profiles/<c>.cpuprofile --against-requests=M  # per request, (b) minus (c)',
+    "npm run bench:pipeline                   # the plugin's own steps alone: CPU µs per request, in process",
     'npm run bench -- --only=none --skip-scale --sweep=1000,10000,100000,1000000  # the reply-size sweep alone',
-    'node bench/request-path.mjs --against=<other build\'s dist>  # pending requests, spans, output check: paired, in process',
-    'node bench/embedded-memory.mjs           # what the embedded set-up (a) holds: RSS, heap, external memory', '```', '');
+    "node bench/request-path.mjs --against=<other build's dist>  # pending requests, spans, output check: paired, in process",
+    'node bench/embedded-memory.mjs           # what the embedded set-up (a) holds: RSS, heap, external memory',
+    '```',
+    '',
+  );
   return L.join('\n');
 }
 
@@ -791,7 +1148,13 @@ function report(results, scales, meta, sweep = []) {
 
 async function main() {
   const t0 = Date.now();
-  const meta = { runId: RUN_ID, date: new Date().toISOString(), loadBefore: loadavg().map((x) => x.toFixed(2)).join(' ') };
+  const meta = {
+    runId: RUN_ID,
+    date: new Date().toISOString(),
+    loadBefore: loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' '),
+  };
   log(`${RUN_ID}: ${OPTS.quick ? 'quick' : 'full'} run of ${OPTS.only.join(', ')}`);
   const starters = {
     a: () => startOurGateway('a', { overRabbit: false }),
@@ -799,7 +1162,17 @@ async function main() {
     q: () => startOurGateway('q', { overRabbit: true, queueType: 'quorum' }),
     o: () => startOurGateway('o', { overRabbit: true, observe: 'all' }),
     B: () => startOurGateway('B', { overRabbit: true, root: beforeTree.dir }),
-    g: () => startOurGateway('g', { overRabbit: true, routing: 'table' }), l: () => startList('l'), k: () => startBareEg('k', 'rpc', LIST_BYTES), w: () => startCreate('w'), h: () => startOurGateway('h', { overRabbit: true, routerOnly: true }), c: () => startBareEg('c', 'rpc'), p: () => startBareEg('p', 'protocol'), d: () => startBareEg('d', 'direct'), e: () => startMoleculer('e'), f: () => startBus('f') };
+    g: () => startOurGateway('g', { overRabbit: true, routing: 'table' }),
+    l: () => startList('l'),
+    k: () => startBareEg('k', 'rpc', LIST_BYTES),
+    w: () => startCreate('w'),
+    h: () => startOurGateway('h', { overRabbit: true, routerOnly: true }),
+    c: () => startBareEg('c', 'rpc'),
+    p: () => startBareEg('p', 'protocol'),
+    d: () => startBareEg('d', 'direct'),
+    e: () => startMoleculer('e'),
+    f: () => startBus('f'),
+  };
   if (OPTS.before) {
     await buildBefore(OPTS.before);
     NAMES.B = `(B) (b) before: ${beforeTree.sha}`;
@@ -822,17 +1195,22 @@ async function main() {
       for (const t of order) {
         const r = t.bus ? await measureBus(t, c, OPTS.durationS) : await measureHttp(t, c, OPTS.durationS);
         ((samples[t.key] ??= {})[c] ??= []).push(r);
-        log(`round ${round + 1} ${t.key} @${c}: ${r.rps.toFixed(0)}/s p50 ${fmt(r.p50, 1)} p99 ${fmt(r.p99, 1)} errors ${r.errors} cpu µs/req gw ${fmt(r.cpuPerReq)} (gc ${fmt(r.gcPerReq)}) svc ${fmt(r.serviceCpuPerReq)} broker ${fmt(r.brokerCpuPerReq)}`);
+        log(
+          `round ${round + 1} ${t.key} @${c}: ${r.rps.toFixed(0)}/s p50 ${fmt(r.p50, 1)} p99 ${fmt(r.p99, 1)} errors ${r.errors} cpu µs/req gw ${fmt(r.cpuPerReq)} (gc ${fmt(r.gcPerReq)}) svc ${fmt(r.serviceCpuPerReq)} broker ${fmt(r.brokerCpuPerReq)}`,
+        );
       }
     }
   }
   const results = {};
-  for (const [k, byConn] of Object.entries(samples)) for (const [c, list] of Object.entries(byConn)) (results[k] ??= {})[c] = summarise(list);
+  for (const [k, byConn] of Object.entries(samples))
+    for (const [c, list] of Object.entries(byConn)) (results[k] ??= {})[c] = summarise(list);
   for (const t of targets) for (const p of [...t.procs].reverse()) await stopChild(p.child);
   const sweep = OPTS.skipSweep || !OPTS.sweep.length ? [] : await sizeSweep();
   const scales = [];
   if (!OPTS.skipScale) for (const routing of OPTS.scaleRouting) scales.push(await scaleBenchmark(routing));
-  meta.loadAfter = loadavg().map((x) => x.toFixed(2)).join(' ');
+  meta.loadAfter = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
   meta.wallS = (Date.now() - t0) / 1000;
   writeFileSync(OPTS.report, report(results, scales, meta, sweep));
   log(`report written to ${OPTS.report} (${meta.wallS.toFixed(0)} s)`);

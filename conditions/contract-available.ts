@@ -16,6 +16,9 @@ export function contractAvailableCondition(runtime: Runtime) {
       properties: { messageType: { type: 'string', minLength: 1 } },
       required: ['messageType'],
     },
-    handler: (config: { messageType: string }) => (_req: Request): boolean => runtime.contract(config.messageType) !== undefined,
+    handler:
+      (config: { messageType: string }) =>
+      (_req: Request): boolean =>
+        runtime.contract(config.messageType) !== undefined,
   };
 }

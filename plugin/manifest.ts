@@ -29,7 +29,16 @@ const plugin = {
   version: PACKAGE_VERSION,
   // In the order of a generated pipeline (plugin/pipeline/generated-pipeline.ts; `cors` is the host's; route-table
   // only with `routing: table`), then the 404.
-  policies: ['route-table', 'request-trace', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router', 'not-found'],
+  policies: [
+    'route-table',
+    'request-trace',
+    'contract-rate-limit',
+    'jwt-dev-auth',
+    'permission',
+    'schema-validation',
+    'contract-router',
+    'not-found',
+  ],
   // Constraint-free for the host: on a bad value it would only log and skip the plugin; settingsForInit stops the start instead.
   schema: hostSettingsSchema(),
   init(ctx: PluginContext): void {

@@ -100,14 +100,29 @@ export class Runtime {
       },
       // A reply counts only from the broker user that may announce for its service (read per reply: the settings
       // object is the one the trust settings live in).
-      replies: { maxBytes: settings.maxReplyBytes, replyUser: (service) => serviceBrokerUser(this.settings, service), onRefusedReply: (service) => this.observability.metrics?.replyRefused(service) },
+      replies: {
+        maxBytes: settings.maxReplyBytes,
+        replyUser: (service) => serviceBrokerUser(this.settings, service),
+        onRefusedReply: (service) => this.observability.metrics?.replyRefused(service),
+      },
     });
     this.discoveryGrace = new DiscoveryGrace(settings.discoveryGraceMs);
-    this.registry = new ContractRegistry({ logger: log, rules: settings.ownership, limits: settings.announcementLimits, maxLeaseMs: settings.maxLeaseMs, budget: settings.retainedBudget, breakingChanges: settings.breakingChanges });
+    this.registry = new ContractRegistry({
+      logger: log,
+      rules: settings.ownership,
+      limits: settings.announcementLimits,
+      maxLeaseMs: settings.maxLeaseMs,
+      budget: settings.retainedBudget,
+      breakingChanges: settings.breakingChanges,
+    });
     this.routes = RoutePlan.forSettings(this.registry, settings);
     this.inbox = new AnnouncementInbox(this.registry, {
       intervalMs: settings.announcementApplyIntervalMs,
-      announcers: { users: settings.announcementUsers, required: settings.requireAnnouncementUser, listedOnly: settings.servicesFile !== undefined },
+      announcers: {
+        users: settings.announcementUsers,
+        required: settings.requireAnnouncementUser,
+        listedOnly: settings.servicesFile !== undefined,
+      },
       pendingBudget: settings.retainedBudget,
       logger: log,
     });
@@ -118,7 +133,10 @@ export class Runtime {
       timeoutMs: settings.rateLimitStoreTimeoutMs,
       metrics: this.observability.metrics,
     });
-    this.gracefulStop = new GracefulStop(() => this.transport, () => this.close());
+    this.gracefulStop = new GracefulStop(
+      () => this.transport,
+      () => this.close(),
+    );
     this.registry.on('change', (contracts: Contract[]) => this.deprecations.update(contracts));
     const capLog = new TimeoutCapLog(settings, (line) => this.log.warn(line));
     this.registry.on('change', (contracts: Contract[]) => capLog.contractsChanged(contracts));
@@ -227,12 +245,20 @@ export class Runtime {
     const open: string[] = [];
     if (!requireAnnouncementUser) {
       const pinned = Object.keys(announcementUsers).length;
-      open.push(`announcements are unauthenticated: any client of the broker may announce contracts${pinned ? ` for services other than the ${pinned} in announcementUsers` : ''}`);
+      open.push(
+        `announcements are unauthenticated: any client of the broker may announce contracts${pinned ? ` for services other than the ${pinned} in announcementUsers` : ''}`,
+      );
     }
-    if (user === 'guest') open.push('the gateway connects as guest, a shared credential: whoever else uses it may publish requests to every service and read announcements');
-    else if (sharedWith !== undefined) open.push(`the gateway's broker user ${user} is also ${sharedWith}'s: that service may act as the gateway`);
+    if (user === 'guest')
+      open.push(
+        'the gateway connects as guest, a shared credential: whoever else uses it may publish requests to every service and read announcements',
+      );
+    else if (sharedWith !== undefined)
+      open.push(`the gateway's broker user ${user} is also ${sharedWith}'s: that service may act as the gateway`);
     if (open.length === 0) return;
-    this.log.warn(`${open.join('; ')}; use per-service broker users and requireAnnouncementUser (docs/operations.md, "Trust on the bus")`);
+    this.log.warn(
+      `${open.join('; ')}; use per-service broker users and requireAnnouncementUser (docs/operations.md, "Trust on the bus")`,
+    );
   }
 
   /** Binds the host's config so discovered routes are written into gateway.config.yml. */
@@ -261,7 +287,9 @@ export class Runtime {
     const routed = routedMessageTypes(gatewayConfig, this.settings.generatedPrefix);
     const unrouted = this.settings.excludeFromGeneratedRoutes.filter((t) => !routed.has(t)).join(', ');
     if (unrouted && unrouted !== this.lastUnrouted) {
-      this.log.warn(`excludeFromGeneratedRoutes: no hand-written pipeline's contract-router names ${unrouted}; nothing serves it (is the name right?)`);
+      this.log.warn(
+        `excludeFromGeneratedRoutes: no hand-written pipeline's contract-router names ${unrouted}; nothing serves it (is the name right?)`,
+      );
     }
     this.lastUnrouted = unrouted;
   }

@@ -11,7 +11,10 @@ export function loadHostConfig<T>(): T {
   } catch (err) {
     // js-yaml's error carries `reason` and `mark`; its message (and the error object) hold the file's text.
     const { reason, mark } = err as { reason?: string; mark?: { line: number; column: number } };
-    const what = reason && mark ? `not valid YAML at line ${mark.line + 1}, column ${mark.column + 1}: ${reason}` : String((err as Error).message ?? err).split('\n')[0];
+    const what =
+      reason && mark
+        ? `not valid YAML at line ${mark.line + 1}, column ${mark.column + 1}: ${reason}`
+        : String((err as Error).message ?? err).split('\n')[0];
     throw new Error(`the gateway's configuration in ${process.env.EG_CONFIG_DIR} could not be loaded: ${what}`);
   } finally {
     hostLog.config.silent = was;

@@ -5,7 +5,12 @@ import { createServer, type Server } from 'node:http';
  * 2 s, else 503 `{"status":"unavailable"}`, each with the fields `details` gives (the bus node); 404 for any other
  * path. Nothing else is served.
  */
-export function startHealthServer(port: number, healthy: () => Promise<boolean>, host = '0.0.0.0', details: () => Record<string, unknown> = () => ({})): Promise<Server> {
+export function startHealthServer(
+  port: number,
+  healthy: () => Promise<boolean>,
+  host = '0.0.0.0',
+  details: () => Record<string, unknown> = () => ({}),
+): Promise<Server> {
   const server = createServer((req, res) => {
     if (req.method !== 'GET' || req.url !== '/health') {
       res.writeHead(404).end();
@@ -15,7 +20,9 @@ export function startHealthServer(port: number, healthy: () => Promise<boolean>,
     const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 2000)));
     void Promise.race([healthy().catch(() => false), late]).then((ok) => {
       clearTimeout(timer);
-      res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ok ? 'ok' : 'unavailable', ...details() }));
+      res
+        .writeHead(ok ? 200 : 503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ status: ok ? 'ok' : 'unavailable', ...details() }));
     });
   });
   return new Promise((resolve, reject) => {

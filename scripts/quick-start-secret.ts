@@ -22,11 +22,15 @@ export function quickStartSecret(dataDir: string): QuickStartSecret {
     writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
     return { secret, file, created: true };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`the JWT secret file ${file} could not be written (${(err as NodeJS.ErrnoException).code})`);
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+      throw new Error(`the JWT secret file ${file} could not be written (${(err as NodeJS.ErrnoException).code})`);
   }
   // A copy restored with looser permissions is tightened rather than refused.
   if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
   const kept = readFileSync(file, 'utf8').trim();
-  if (kept.length < 32) throw new Error(`the JWT secret file ${file} holds fewer than 32 characters; delete it to generate a new one, or set JWT_SECRET`);
+  if (kept.length < 32)
+    throw new Error(
+      `the JWT secret file ${file} holds fewer than 32 characters; delete it to generate a new one, or set JWT_SECRET`,
+    );
   return { secret: kept, file, created: false };
 }

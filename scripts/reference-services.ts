@@ -14,9 +14,11 @@ import { startHealthServer } from './health-server';
 
 async function main(): Promise<void> {
   const url = process.env.BUS_URL ?? '';
-  if (!/^amqps?:\/\//i.test(url)) throw new Error('BUS_URL must be an amqp:// URL (the embedded bus cannot reach another process)');
+  if (!/^amqps?:\/\//i.test(url))
+    throw new Error('BUS_URL must be an amqp:// URL (the embedded bus cannot reach another process)');
   const healthPort = process.env.HEALTH_PORT ? Number(process.env.HEALTH_PORT) : undefined;
-  if (healthPort !== undefined && !(Number.isInteger(healthPort) && healthPort > 0 && healthPort < 65536)) throw new Error('HEALTH_PORT must be a port number (1-65535)');
+  if (healthPort !== undefined && !(Number.isInteger(healthPort) && healthPort > 0 && healthPort < 65536))
+    throw new Error('HEALTH_PORT must be a port number (1-65535)');
   const log = (m: string) => console.log(`[reference-services] ${m}`);
   const storage = storageSettings(process.env, '.gateway/data');
   const database = await openReferenceDatabase(storage, log);
@@ -25,17 +27,25 @@ async function main(): Promise<void> {
   const { services, db } = await startReferenceStack(transport, database, { dataDir: storage.dataDir, log });
   // HEALTH_PORT: probes (deploy/kubernetes) see whether the bus and the database answer.
   const health = healthPort
-    ? await startHealthServer(healthPort, async () => transport.state() === 'up' && (await db.query('select 1').then(() => true)), undefined, () => {
-        // The broker node (host:port of BUS_URL's list) the services are on, while connected.
-        const node = transport.node?.();
-        return node === undefined ? {} : { bus: { node } };
-      })
+    ? await startHealthServer(
+        healthPort,
+        async () => transport.state() === 'up' && (await db.query('select 1').then(() => true)),
+        undefined,
+        () => {
+          // The broker node (host:port of BUS_URL's list) the services are on, while connected.
+          const node = transport.node?.();
+          return node === undefined ? {} : { bus: { node } };
+        },
+      )
     : undefined;
   // The database closes last, after the handlers in flight have finished.
-  stopOnSignals(services, transport, { log, afterStop: async () => {
-    health?.close();
-    await db.close();
-  } });
+  stopOnSignals(services, transport, {
+    log,
+    afterStop: async () => {
+      health?.close();
+      await db.close();
+    },
+  });
   console.log(`[reference-services] ready: ${services.map((s) => s.instanceId).join(', ')}`);
 }
 

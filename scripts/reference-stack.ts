@@ -26,7 +26,11 @@ export async function openReferenceDatabase(storage: StorageSettings, log: (line
 }
 
 /** The users and auth services on one database, with the first administrator seeded. Closes the database if they fail. */
-export async function startReferenceStack(transport: Transport, db: Database, seed: SeedAdminOptions): Promise<ReferenceStack> {
+export async function startReferenceStack(
+  transport: Transport,
+  db: Database,
+  seed: SeedAdminOptions,
+): Promise<ReferenceStack> {
   try {
     const store = new UserStore(db);
     await seedAdmin(store, seed);

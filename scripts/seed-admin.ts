@@ -21,7 +21,11 @@ export interface SeedAdminOptions {
  * only when the account is made, so a fresh start is never left with a known default. It goes to a file only
  * this user can read, and the log names the file: log lines never carry a password (they are often shipped).
  */
-export async function seedAdmin(store: UserStore, opts: SeedAdminOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function seedAdmin(
+  store: UserStore,
+  opts: SeedAdminOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   const email = env.ADMIN_EMAIL || 'admin@example.com';
   let password = env.ADMIN_PASSWORD;
   const reset = checkAdminSettings(env);
@@ -30,7 +34,13 @@ export async function seedAdmin(store: UserStore, opts: SeedAdminOptions, env: N
   const generated = !password;
   if (!password) password = randomBytes(12).toString('base64url');
   try {
-    await store.insert({ email, name: 'Administrator', role: 'admin', permissions: [], passwordHash: await bcrypt.hash(password, 10) });
+    await store.insert({
+      email,
+      name: 'Administrator',
+      role: 'admin',
+      permissions: [],
+      passwordHash: await bcrypt.hash(password, 10),
+    });
   } catch (err) {
     // Another instance starting at the same time made it first.
     if (err instanceof EmailTaken) return;
@@ -42,7 +52,9 @@ export async function seedAdmin(store: UserStore, opts: SeedAdminOptions, env: N
   // One left from an earlier database is replaced, not rewritten: a copy with looser permissions must not keep them.
   rmSync(file, { force: true });
   writeFileSync(file, `${password}\n`, { mode: 0o600, flag: 'wx' });
-  opts.log(`administrator ${email} created; its generated password is in ${file} (readable by this user only; delete the file once read)`);
+  opts.log(
+    `administrator ${email} created; its generated password is in ${file} (readable by this user only; delete the file once read)`,
+  );
 }
 
 /**
@@ -51,7 +63,8 @@ export async function seedAdmin(store: UserStore, opts: SeedAdminOptions, env: N
  */
 export function checkAdminSettings(env: NodeJS.ProcessEnv): boolean {
   const password = env.ADMIN_PASSWORD;
-  if (password !== undefined && password !== '' && password.length < 8) throw new Error('ADMIN_PASSWORD must be at least 8 characters');
+  if (password !== undefined && password !== '' && password.length < 8)
+    throw new Error('ADMIN_PASSWORD must be at least 8 characters');
   const value = env.ADMIN_PASSWORD_RESET;
   if (value === undefined || value === '' || value === 'false') return false;
   if (value !== 'true') throw new Error('ADMIN_PASSWORD_RESET must be true or false');
@@ -64,10 +77,18 @@ export function checkAdminSettings(env: NodeJS.ProcessEnv): boolean {
  * administrator's refresh tokens revoked, as a password change does) when a reset is asked for; else one line
  * saying it was not applied and how to apply it.
  */
-async function keepOrReset(store: UserStore, admin: UserRecord, password: string, reset: boolean, opts: SeedAdminOptions): Promise<void> {
+async function keepOrReset(
+  store: UserStore,
+  admin: UserRecord,
+  password: string,
+  reset: boolean,
+  opts: SeedAdminOptions,
+): Promise<void> {
   if (!reset) {
     if (admin.passwordHash && (await bcrypt.compare(password, admin.passwordHash))) return;
-    (opts.warn ?? opts.log)(`ADMIN_PASSWORD is not applied: administrator ${admin.email} already exists with another password; start once with ADMIN_PASSWORD_RESET=true to set it (docs/operations.md#data-of-the-reference-services)`);
+    (opts.warn ?? opts.log)(
+      `ADMIN_PASSWORD is not applied: administrator ${admin.email} already exists with another password; start once with ADMIN_PASSWORD_RESET=true to set it (docs/operations.md#data-of-the-reference-services)`,
+    );
     return;
   }
   const hash = await bcrypt.hash(password, 10);
@@ -75,5 +96,7 @@ async function keepOrReset(store: UserStore, admin: UserRecord, password: string
     await store.setPasswordHash(admin.userId, hash, tx);
     await new RefreshStore(tx).revokeAllOf(admin.userId, 'password-change', tx);
   });
-  (opts.warn ?? opts.log)(`administrator ${admin.email}: password set from ADMIN_PASSWORD (ADMIN_PASSWORD_RESET=true), its refresh tokens revoked; unset ADMIN_PASSWORD_RESET for later starts`);
+  (opts.warn ?? opts.log)(
+    `administrator ${admin.email}: password set from ADMIN_PASSWORD (ADMIN_PASSWORD_RESET=true), its refresh tokens revoked; unset ADMIN_PASSWORD_RESET for later starts`,
+  );
 }

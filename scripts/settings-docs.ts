@@ -18,7 +18,9 @@ function row(key: string, d: SettingDeclaration): string {
 
 /** The table, header included, one row per declared setting in declaration order. */
 export function settingsTable(): string {
-  const rows = Object.entries(SETTING_DECLARATIONS as Record<string, SettingDeclaration>).map(([key, d]) => row(key, d));
+  const rows = Object.entries(SETTING_DECLARATIONS as Record<string, SettingDeclaration>).map(([key, d]) =>
+    row(key, d),
+  );
   return HEADER + rows.join('');
 }
 
@@ -34,5 +36,9 @@ if (require.main === module) {
   const before = readFileSync(CONFIGURATION_DOC, 'utf8');
   const after = withSettingsTable(before);
   if (after !== before) writeFileSync(CONFIGURATION_DOC, after);
-  process.stdout.write(after === before ? 'docs/configuration.md: settings table up to date\n' : 'docs/configuration.md: settings table rewritten\n');
+  process.stdout.write(
+    after === before
+      ? 'docs/configuration.md: settings table up to date\n'
+      : 'docs/configuration.md: settings table rewritten\n',
+  );
 }

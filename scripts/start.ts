@@ -48,8 +48,13 @@ async function main(): Promise<void> {
   const settings = startupSettings(contractsBlock());
   const runtime = obtainRuntime(settings);
   // An unreachable database or a schema newer than the code stops the start here, with one line.
-  if (kept) runtime.log.info(`JWT_SECRET was not set; ${kept.created ? 'generated one into' : 'using the one generated earlier in'} ${kept.file} (set JWT_SECRET to use your own)`);
-  const database = referenceServices ? await openReferenceDatabase(storage, (line) => runtime.log.info(line)) : undefined;
+  if (kept)
+    runtime.log.info(
+      `JWT_SECRET was not set; ${kept.created ? 'generated one into' : 'using the one generated earlier in'} ${kept.file} (set JWT_SECRET to use your own)`,
+    );
+  const database = referenceServices
+    ? await openReferenceDatabase(storage, (line) => runtime.log.info(line))
+    : undefined;
   // Not awaited: a bus that is not reachable yet (broker down, wrong credentials) is retried while the gateway
   // listens and answers 503, as the installed gateway does; a supervisor never sees a clean exit for it.
   void runtime.start();
@@ -59,10 +64,18 @@ async function main(): Promise<void> {
   let stopping = false;
   const startReferenceServices = async (db: NonNullable<typeof database>): Promise<void> => {
     // The gateway's own connection reports the bus; this second one stays quiet about the same broker.
-    const transport = createTransport({ url: settings.busUrl, prefix: settings.busPrefix, logger: quietLogger(runtime.log) });
+    const transport = createTransport({
+      url: settings.busUrl,
+      prefix: settings.busPrefix,
+      logger: quietLogger(runtime.log),
+    });
     referenceTransport = transport;
     if (!(await startWithRetry(transport, quietLogger(runtime.log), () => stopping))) return db.close();
-    stack = await startReferenceStack(transport, db, { dataDir: storage.dataDir, log: (line) => runtime.log.info(line), warn: (line) => runtime.log.warn(line) });
+    stack = await startReferenceStack(transport, db, {
+      dataDir: storage.dataDir,
+      log: (line) => runtime.log.info(line),
+      warn: (line) => runtime.log.warn(line),
+    });
     // Every reference contract known before the host starts: the first config the host reads has all routes.
     const expected = stack.services.flatMap((s) => s.messageTypes);
     await waitFor(() => expected.every((t) => runtime.contract(t) !== undefined), 5000);
@@ -79,7 +92,8 @@ async function main(): Promise<void> {
   }
   const port = process.env.PORT ?? '8080';
   const bus = settings.busUrl.startsWith('amqp') ? 'RabbitMQ' : 'embedded';
-  const waiting = runtime.transport.state() === 'up' ? '' : ', not reachable yet: retrying, /health answers 503 until it is up';
+  const waiting =
+    runtime.transport.state() === 'up' ? '' : ', not reachable yet: retrying, /health answers 503 until it is up';
   runtime.log.info(`gateway ready on http://127.0.0.1:${port} (bus: ${bus}${waiting})`);
 
   // SIGTERM/SIGINT run the plugin's graceful stop (plugin/shutdown); the in-process services stop after the

@@ -13,7 +13,8 @@ import { storageSettings } from './storage-settings';
 
 async function main(): Promise<void> {
   const url = process.env.BUS_URL ?? '';
-  if (!/^amqps?:\/\//i.test(url)) throw new Error('BUS_URL must be an amqp:// URL (the embedded bus cannot reach another process)');
+  if (!/^amqps?:\/\//i.test(url))
+    throw new Error('BUS_URL must be an amqp:// URL (the embedded bus cannot reach another process)');
   const transport = createTransport({ url, prefix: process.env.BUS_PREFIX });
   await transport.start();
   const db = await openDatabase(storageSettings(process.env, '.gateway/data'));

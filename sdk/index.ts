@@ -5,7 +5,12 @@ export { ServiceError } from './service-error';
 export { stopOnSignals, type StopOnSignalsOptions } from './stop-on-signals';
 export { createTransport } from '../plugin/bus';
 export { MemoryIdempotencyStore } from './idempotency/memory-store';
-export { PgIdempotencyStore, idempotencyMigration, idempotencyMigrationStatements, DEFAULT_IDEMPOTENCY_TABLE } from './idempotency/pg-store';
+export {
+  PgIdempotencyStore,
+  idempotencyMigration,
+  idempotencyMigrationStatements,
+  DEFAULT_IDEMPOTENCY_TABLE,
+} from './idempotency/pg-store';
 export { IdempotencyClaimLost } from './idempotency/store';
 export type { IdempotencyStore, SqlClient, Claim, ClaimRequest, IdempotencyId } from './idempotency/store';
 export type { IdempotencyOptions, IdempotencyScope } from './idempotency/guard';

@@ -3,7 +3,10 @@ import type { Contract, HttpMethod } from '../plugin/contracts/types';
 import type { Answer, HandlerContext, Operation } from './serve';
 
 /** A contract whose schemas keep their literal types (written inline, or declared `as const`: lists may be readonly). */
-export type TypedContract = Omit<Contract, 'targetService' | 'inputSchema' | 'outputSchema' | 'requiredPermissions' | 'http'> & {
+export type TypedContract = Omit<
+  Contract,
+  'targetService' | 'inputSchema' | 'outputSchema' | 'requiredPermissions' | 'http'
+> & {
   inputSchema: Exclude<JSONSchema, boolean>;
   outputSchema: Exclude<JSONSchema, boolean>;
   requiredPermissions: readonly string[];
@@ -16,7 +19,10 @@ export type InputOf<C extends TypedContract> = FromSchema<C['inputSchema']>;
 export type OutputOf<C extends TypedContract> = FromSchema<C['outputSchema']> | Answer<FromSchema<C['outputSchema']>>;
 
 /** A handler whose input and output are the types the contract's schemas describe. */
-export type TypedHandler<C extends TypedContract> = (input: InputOf<C>, ctx: HandlerContext) => OutputOf<C> | Promise<OutputOf<C>>;
+export type TypedHandler<C extends TypedContract> = (
+  input: InputOf<C>,
+  ctx: HandlerContext,
+) => OutputOf<C> | Promise<OutputOf<C>>;
 
 /**
  * An operation for serve() whose handler is typed from the contract's JSON Schemas (json-schema-to-ts):

@@ -29,7 +29,10 @@ export function answer<T>(result: T, opts: { status?: number; location?: string 
 }
 
 /** The answer to a request that reached the service after its deadline; no handler runs for it. */
-const ARRIVED_LATE: Reply = { ok: false, error: { code: 'REQUEST_TIMEOUT', message: 'The request arrived after its deadline' } };
+const ARRIVED_LATE: Reply = {
+  ok: false,
+  error: { code: 'REQUEST_TIMEOUT', message: 'The request arrived after its deadline' },
+};
 
 /** A handler's return value as the reply envelope. */
 function toReply(out: unknown): Reply {
@@ -103,7 +106,11 @@ const DEFAULT_GATEWAY_USER = 'gateway';
  * the gateway publishes as `guest` too, so that is whose requests are taken (and anyone else using it is the gateway
  * as far as the broker can tell). Undefined: no check (the in-process bus).
  */
-export function requestPublisher(transport: Pick<Transport, 'kind' | 'brokerUser'>, option: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function requestPublisher(
+  transport: Pick<Transport, 'kind' | 'brokerUser'>,
+  option: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   if (transport.kind !== 'amqp') return undefined;
   if (option !== undefined) return option;
   const fromEnv = env.BUS_GATEWAY_USER?.trim();
@@ -181,18 +188,20 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
   const handle = (message: RequestMessage): Promise<Reply> => {
     const { span, ctx } = startHandlerSpan(service, message.messageType, message.headers.traceparent, transport);
     // The deadline travels with the handler's async work: a database call can give up before the gateway does.
-    return context.with(ctx, () => withRequestDeadline(message.headers.deadline, () => dispatch(message))).then(
-      (reply) => {
-        if (!reply.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: reply.error.code });
-        span.end();
-        return reply;
-      },
-      (err: unknown) => {
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-        throw err;
-      },
-    );
+    return context
+      .with(ctx, () => withRequestDeadline(message.headers.deadline, () => dispatch(message)))
+      .then(
+        (reply) => {
+          if (!reply.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: reply.error.code });
+          span.end();
+          return reply;
+        },
+        (err: unknown) => {
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          span.end();
+          throw err;
+        },
+      );
   };
 
   const dispatch = async (message: RequestMessage): Promise<Reply> => {
@@ -200,14 +209,24 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
     // work is not started; this reply is dropped by the gateway.
     if (message.headers.deadline !== undefined && Date.now() > message.headers.deadline) return ARRIVED_LATE;
     const handler = handlers.get(message.messageType);
-    if (!handler) return { ok: false, error: { code: 'HANDLER_NOT_FOUND', message: `No handler for ${message.messageType}` } };
-    const headers: HandlerContext = message.deliveryCount === undefined ? message.headers : { ...message.headers, deliveryCount: message.deliveryCount };
+    if (!handler)
+      return { ok: false, error: { code: 'HANDLER_NOT_FOUND', message: `No handler for ${message.messageType}` } };
+    const headers: HandlerContext =
+      message.deliveryCount === undefined
+        ? message.headers
+        : { ...message.headers, deliveryCount: message.deliveryCount };
     if (!guard || message.headers.idempotencyKey === undefined) return run(handler, message, headers);
     return guard.run(message, toReply, (idempotency) => run(handler, message, { ...headers, idempotency }));
   };
 
   const announce = (withdrawn = false) =>
-    transport.announce({ service, instanceId, contracts: withdrawn ? [] : contracts, ttlMs, withdrawn: withdrawn || undefined });
+    transport.announce({
+      service,
+      instanceId,
+      contracts: withdrawn ? [] : contracts,
+      ttlMs,
+      withdrawn: withdrawn || undefined,
+    });
 
   const acceptRequestsFrom = requestPublisher(transport, opts.acceptRequestsFrom);
   if (transport.kind === 'amqp' && transport.brokerUser === SHARED_DEV_USER && !warnedShared) {
@@ -221,7 +240,10 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
   subs.push(await transport.serve(service, handle, { prefetch: opts.prefetch, acceptRequestsFrom }));
   subs.push(await transport.onDiscoveryRequest(answerDiscovery(() => void announce().catch(() => undefined))));
   await announce();
-  const timer = setInterval(() => void announce().catch(() => undefined), Math.max(MIN_REANNOUNCE_EVERY_MS, Math.floor(ttlMs / 3)));
+  const timer = setInterval(
+    () => void announce().catch(() => undefined),
+    Math.max(MIN_REANNOUNCE_EVERY_MS, Math.floor(ttlMs / 3)),
+  );
   timer.unref();
 
   let stopped = false;

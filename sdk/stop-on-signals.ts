@@ -19,7 +19,11 @@ export interface StopOnSignalsOptions {
  * The SIGTERM path of a service: withdraw its contracts (the gateway stops routing here at once), finish the
  * handlers in flight, close the bus connection, exit. Returns a function that removes the handlers.
  */
-export function stopOnSignals(services: RunningService | RunningService[], transport?: Transport, opts: StopOnSignalsOptions = {}): () => void {
+export function stopOnSignals(
+  services: RunningService | RunningService[],
+  transport?: Transport,
+  opts: StopOnSignalsOptions = {},
+): () => void {
   const list = Array.isArray(services) ? services : [services];
   const signals = opts.signals ?? ['SIGTERM', 'SIGINT'];
   const log = opts.log ?? ((m: string) => console.log(m));
@@ -30,7 +34,9 @@ export function stopOnSignals(services: RunningService | RunningService[], trans
     log(`${signal}: withdrawing ${list.map((s) => s.service).join(', ')} and stopping`);
     void (async () => {
       let failed = false;
-      await Promise.all(list.map((s) => s.stop({ drainMs: opts.drainMs ?? DEFAULT_DRAIN_MS }).catch(() => (failed = true))));
+      await Promise.all(
+        list.map((s) => s.stop({ drainMs: opts.drainMs ?? DEFAULT_DRAIN_MS }).catch(() => (failed = true))),
+      );
       await transport?.close().catch(() => (failed = true));
       await opts.afterStop?.().catch(() => (failed = true));
       if (opts.exit !== false) process.exit(failed ? 1 : 0);

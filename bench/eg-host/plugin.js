@@ -51,7 +51,12 @@ module.exports = {
       policy: () => {
         client ??= rpcClient(process.env.BENCH_AMQP_URL, process.env.BENCH_QUEUE);
         // What the product's token cache hands the bus: the user, serialised once.
-        const user = JSON.stringify({ userId: 'bench-user', email: 'bench@example.com', name: 'Bench', permissions: ['users:read'] });
+        const user = JSON.stringify({
+          userId: 'bench-user',
+          email: 'bench@example.com',
+          name: 'Bench',
+          permissions: ['users:read'],
+        });
         let n = 0;
         return (req, res) => {
           n += 1;

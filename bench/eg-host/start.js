@@ -12,7 +12,8 @@ const dir = process.env.EG_CONFIG_DIR;
 const MODES = { rpc: 'bench-rpc', protocol: 'bench-rpc-protocol', direct: 'bench-direct' };
 const mode = MODES[process.env.BENCH_MODE] ?? 'bench-direct';
 fs.mkdirSync(path.join(dir, 'models'), { recursive: true });
-for (const f of fs.readdirSync(path.join(ROOT, 'config', 'models'))) fs.copyFileSync(path.join(ROOT, 'config', 'models', f), path.join(dir, 'models', f));
+for (const f of fs.readdirSync(path.join(ROOT, 'config', 'models')))
+  fs.copyFileSync(path.join(ROOT, 'config', 'models', f), path.join(dir, 'models', f));
 fs.writeFileSync(
   path.join(dir, 'system.config.yml'),
   `db:\n  redis:\n    emulate: true\n    namespace: EG\ncrypto:\n  cipherKey: bench\n  algorithm: aes256\n  saltRounds: 10\nsession:\n  secret: bench\n  resave: false\n  saveUninitialized: false\nplugins:\n  bench:\n    package: ${JSON.stringify(path.join(__dirname, 'plugin.js'))}\n`,

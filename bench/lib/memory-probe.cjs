@@ -12,11 +12,21 @@ if (file) {
   process.on('SIGUSR2', () => {
     const status = readFileSync('/proc/self/status', 'utf8');
     const mem = process.memoryUsage();
-    const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, s.space_used_size / 2 ** 20]));
-    writeFileSync(file, JSON.stringify({
-      rss: kb('VmRSS', status), rssAnon: kb('RssAnon', status), rssFile: kb('RssFile', status),
-      heapUsed: mem.heapUsed / 2 ** 20, heapTotal: mem.heapTotal / 2 ** 20, external: mem.external / 2 ** 20, arrayBuffers: mem.arrayBuffers / 2 ** 20,
-      spaces,
-    }));
+    const spaces = Object.fromEntries(
+      v8.getHeapSpaceStatistics().map((s) => [s.space_name, s.space_used_size / 2 ** 20]),
+    );
+    writeFileSync(
+      file,
+      JSON.stringify({
+        rss: kb('VmRSS', status),
+        rssAnon: kb('RssAnon', status),
+        rssFile: kb('RssFile', status),
+        heapUsed: mem.heapUsed / 2 ** 20,
+        heapTotal: mem.heapTotal / 2 ** 20,
+        external: mem.external / 2 ** 20,
+        arrayBuffers: mem.arrayBuffers / 2 ** 20,
+        spaces,
+      }),
+    );
   });
 }

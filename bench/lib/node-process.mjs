@@ -26,7 +26,20 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * `ipc` once it sends `{ ready }`; fails when it exits first or after `timeoutMs`. `onSpawn` gets the child at once,
  * so that the caller can stop it whether or not it gets ready.
  */
-export function startNode(label, script, { env = {}, nodeArgs = [], ready = 'ready', stderrToo = false, ipc = false, cwd = ROOT, timeoutMs = 40000, onSpawn } = {}) {
+export function startNode(
+  label,
+  script,
+  {
+    env = {},
+    nodeArgs = [],
+    ready = 'ready',
+    stderrToo = false,
+    ipc = false,
+    cwd = ROOT,
+    timeoutMs = 40000,
+    onSpawn,
+  } = {},
+) {
   const child = spawn(process.execPath, [...HEAP_ARGS, ...nodeArgs, script], {
     cwd,
     env: { ...process.env, ...env },

@@ -47,14 +47,18 @@ if (dir) {
     session.connect();
     let running = false;
     let n = 0;
-    const [start, stop, ext] = mode === 'cpu'
-      ? ['Profiler.start', 'Profiler.stop', 'cpuprofile']
-      : ['HeapProfiler.startSampling', 'HeapProfiler.stopSampling', 'heapprofile'];
+    const [start, stop, ext] =
+      mode === 'cpu'
+        ? ['Profiler.start', 'Profiler.stop', 'cpuprofile']
+        : ['HeapProfiler.startSampling', 'HeapProfiler.stopSampling', 'heapprofile'];
     if (mode === 'cpu') session.post('Profiler.enable');
     toggle = () => {
       if (!running) {
         running = true;
-        const params = mode === 'alloc' ? { samplingInterval: 8192, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } : {};
+        const params =
+          mode === 'alloc'
+            ? { samplingInterval: 8192, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }
+            : {};
         session.post(start, params);
         return;
       }

@@ -51,8 +51,13 @@ async function rpcClient(url, queue) {
           reject,
         });
         ch.sendToQueue(queue, Buffer.from(JSON.stringify({ input })), {
-          correlationId: id, replyTo: REPLY_TO, contentType: 'application/json', type: messageType,
-          expiration: String(timeoutMs), mandatory: true, headers,
+          correlationId: id,
+          replyTo: REPLY_TO,
+          contentType: 'application/json',
+          type: messageType,
+          expiration: String(timeoutMs),
+          mandatory: true,
+          headers,
         });
       });
     },
@@ -61,7 +66,11 @@ async function rpcClient(url, queue) {
       const id = String(++seq);
       return new Promise((resolve, reject) => {
         pending.set(id, { resolve, reject });
-        ch.sendToQueue(queue, Buffer.from(JSON.stringify(payload)), { correlationId: id, replyTo: REPLY_TO, contentType: 'application/json' });
+        ch.sendToQueue(queue, Buffer.from(JSON.stringify(payload)), {
+          correlationId: id,
+          replyTo: REPLY_TO,
+          contentType: 'application/json',
+        });
       });
     },
     async close() {
@@ -96,7 +105,10 @@ async function rpcService(url, queue, prefetch = 16) {
     // `pad-<bytes>`: the reply-size sweep's payload instead of one user.
     const user = userId.startsWith('pad-') ? payload(Number(userId.slice(4))) : benchUser(userId);
     const reply = enveloped ? { ok: true, result: user } : user;
-    ch.sendToQueue(msg.properties.replyTo, Buffer.from(JSON.stringify(reply)), { correlationId: msg.properties.correlationId, contentType: 'application/json' });
+    ch.sendToQueue(msg.properties.replyTo, Buffer.from(JSON.stringify(reply)), {
+      correlationId: msg.properties.correlationId,
+      contentType: 'application/json',
+    });
     ch.ack(msg);
   });
   return { close: () => conn.close().catch(() => undefined) };

@@ -4,7 +4,12 @@ const { ServiceBroker } = require('moleculer');
 const ApiGateway = require('moleculer-web');
 const { transporter } = require('./transporter');
 
-const broker = new ServiceBroker({ namespace: process.env.BENCH_NAMESPACE, nodeID: `gateway-${process.pid}`, transporter: transporter(), logger: false });
+const broker = new ServiceBroker({
+  namespace: process.env.BENCH_NAMESPACE,
+  nodeID: `gateway-${process.pid}`,
+  transporter: transporter(),
+  logger: false,
+});
 broker.createService({
   name: 'api',
   mixins: [ApiGateway],

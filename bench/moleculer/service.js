@@ -4,7 +4,12 @@ const { ServiceBroker } = require('moleculer');
 const { benchUser } = require('../lib/user');
 const { transporter } = require('./transporter');
 
-const broker = new ServiceBroker({ namespace: process.env.BENCH_NAMESPACE, nodeID: `users-${process.pid}`, transporter: transporter(), logger: false });
+const broker = new ServiceBroker({
+  namespace: process.env.BENCH_NAMESPACE,
+  nodeID: `users-${process.pid}`,
+  transporter: transporter(),
+  logger: false,
+});
 broker.createService({ name: 'users', actions: { get: { handler: (ctx) => benchUser(ctx.params.userId) } } });
 broker.start().then(
   () => console.log('[moleculer-service] ready'),

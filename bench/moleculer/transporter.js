@@ -6,7 +6,12 @@
 function transporter() {
   return {
     type: 'AMQP',
-    options: { url: process.env.BENCH_AMQP_URL, prefetch: 16, socketOptions: { noDelay: true }, autoDeleteQueues: 30000 },
+    options: {
+      url: process.env.BENCH_AMQP_URL,
+      prefetch: 16,
+      socketOptions: { noDelay: true },
+      autoDeleteQueues: 30000,
+    },
   };
 }
 

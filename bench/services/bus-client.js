@@ -29,8 +29,17 @@ async function main() {
   await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)));
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
   latencies.sort((a, b) => a - b);
-  const at = (q) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] : NaN);
-  console.log(JSON.stringify({ requests: latencies.length, errors, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99) }));
+  const at = (q) =>
+    latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] : NaN;
+  console.log(
+    JSON.stringify({
+      requests: latencies.length,
+      errors,
+      rps: latencies.length / elapsed,
+      p50: at(0.5),
+      p99: at(0.99),
+    }),
+  );
   await client.close();
 }
 

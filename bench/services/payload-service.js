@@ -21,8 +21,16 @@ const userSchema = listUsers.outputSchema.properties.users.items;
 const getPayload = {
   messageType: 'GetPayloadQuery',
   requiredPermissions: ['users:read'],
-  inputSchema: { type: 'object', properties: { payloadId: { type: 'string', pattern: '^[0-9]{1,8}$' } }, required: ['payloadId'] },
-  outputSchema: { type: 'object', properties: { payloadId: { type: 'string' }, users: { type: 'array', items: userSchema } }, required: ['payloadId', 'users'] },
+  inputSchema: {
+    type: 'object',
+    properties: { payloadId: { type: 'string', pattern: '^[0-9]{1,8}$' } },
+    required: ['payloadId'],
+  },
+  outputSchema: {
+    type: 'object',
+    properties: { payloadId: { type: 'string' }, users: { type: 'array', items: userSchema } },
+    required: ['payloadId', 'users'],
+  },
 };
 
 let created = 0;
@@ -40,11 +48,28 @@ async function main() {
         contract: createUser,
         handle: (input) => {
           created += 1;
-          const user = { ...listedUser(created), email: input.email, firstName: input.firstName, lastName: input.lastName, name: `${input.firstName} ${input.lastName}` };
+          const user = {
+            ...listedUser(created),
+            email: input.email,
+            firstName: input.firstName,
+            lastName: input.lastName,
+            name: `${input.firstName} ${input.lastName}`,
+          };
           return answer({ ...user, success: true }, { status: 201, location: `/api/users/${user.userId}` });
         },
       },
-      { contract: listUsers, handle: (input) => ({ users: PAGE.slice(0, input.pageSize ?? 20), page: 1, pageSize: input.pageSize ?? 20, totalCount: PAGE.length, totalPages: 1, hasNext: false, hasPrevious: false }) },
+      {
+        contract: listUsers,
+        handle: (input) => ({
+          users: PAGE.slice(0, input.pageSize ?? 20),
+          page: 1,
+          pageSize: input.pageSize ?? 20,
+          totalCount: PAGE.length,
+          totalPages: 1,
+          hasNext: false,
+          hasPrevious: false,
+        }),
+      },
       { contract: getPayload, handle: (input) => payload(Number(input.payloadId)) },
     ],
   });

@@ -28,9 +28,20 @@ function syntheticOperations(count) {
     const resource = `Asset${String(i).padStart(4, '0')}`;
     const idField = `asset${String(i).padStart(4, '0')}Id`;
     const { input, output } = schemaFor(idField);
-    const contract = (messageType) => ({ messageType, inputSchema: input, outputSchema: output, requiredPermissions: ['users:read'] });
-    for (const messageType of [`Get${resource}Query`, `List${resource}sQuery`, `Create${resource}Command`, `Update${resource}Command`]) {
-      if (ops.length < count) ops.push({ contract: contract(messageType), handle: (inputValue) => ({ ...inputValue }) });
+    const contract = (messageType) => ({
+      messageType,
+      inputSchema: input,
+      outputSchema: output,
+      requiredPermissions: ['users:read'],
+    });
+    for (const messageType of [
+      `Get${resource}Query`,
+      `List${resource}sQuery`,
+      `Create${resource}Command`,
+      `Update${resource}Command`,
+    ]) {
+      if (ops.length < count)
+        ops.push({ contract: contract(messageType), handle: (inputValue) => ({ ...inputValue }) });
     }
   }
   return ops;
@@ -48,7 +59,14 @@ async function main() {
         const ops = syntheticOperations(msg.set);
         current = [];
         for (let i = 0; i * PER_SERVICE < ops.length; i++) {
-          current.push(await serve({ transport, service: `scale-service-${i}`, operations: ops.slice(i * PER_SERVICE, (i + 1) * PER_SERVICE), ttlMs: 600000 }));
+          current.push(
+            await serve({
+              transport,
+              service: `scale-service-${i}`,
+              operations: ops.slice(i * PER_SERVICE, (i + 1) * PER_SERVICE),
+              ttlMs: 600000,
+            }),
+          );
         }
         process.send({ done: 'set', count: msg.set });
       } else if (msg.latecomer) {
@@ -59,7 +77,16 @@ async function main() {
           ttlMs: 600000,
           operations: [
             {
-              contract: { messageType: 'GetLatecomerQuery', requiredPermissions: ['users:read'], inputSchema: { type: 'object', properties: { latecomerId: { type: 'string' } }, required: ['latecomerId'] }, outputSchema: { type: 'object' } },
+              contract: {
+                messageType: 'GetLatecomerQuery',
+                requiredPermissions: ['users:read'],
+                inputSchema: {
+                  type: 'object',
+                  properties: { latecomerId: { type: 'string' } },
+                  required: ['latecomerId'],
+                },
+                outputSchema: { type: 'object' },
+              },
               handle: (input) => ({ latecomerId: input.latecomerId }),
             },
           ],

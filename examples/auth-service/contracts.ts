@@ -7,8 +7,12 @@ const token = { type: 'string', minLength: 1, maxLength: 8192 };
 const authUser = {
   type: 'object',
   properties: {
-    id: { type: 'string' }, userId: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' },
-    permissions: { type: 'array', items: { type: 'string' } }, roles: { type: 'array', items: { type: 'string' } },
+    id: { type: 'string' },
+    userId: { type: 'string' },
+    email: { type: 'string' },
+    name: { type: 'string' },
+    permissions: { type: 'array', items: { type: 'string' } },
+    roles: { type: 'array', items: { type: 'string' } },
   },
   required: ['id', 'userId', 'email', 'name', 'permissions', 'roles'],
 };
@@ -16,8 +20,12 @@ const authUser = {
 const authResult = {
   type: 'object',
   properties: {
-    success: { type: 'boolean' }, accessToken: { type: 'string' }, refreshToken: { type: 'string' },
-    expiresIn: { type: 'integer' }, tokenType: { type: 'string' }, user: authUser,
+    success: { type: 'boolean' },
+    accessToken: { type: 'string' },
+    refreshToken: { type: 'string' },
+    expiresIn: { type: 'integer' },
+    tokenType: { type: 'string' },
+    user: authUser,
   },
   required: ['success', 'accessToken', 'refreshToken', 'expiresIn', 'tokenType', 'user'],
 };
@@ -30,7 +38,10 @@ export const authenticate: OwnContract = {
   requiredPermissions: [],
   inputSchema: {
     type: 'object',
-    properties: { email: { type: 'string', format: 'email', maxLength: 254 }, password: { type: 'string', minLength: 1, maxLength: 200, writeOnly: true } },
+    properties: {
+      email: { type: 'string', format: 'email', maxLength: 254 },
+      password: { type: 'string', minLength: 1, maxLength: 200, writeOnly: true },
+    },
     required: ['email', 'password'],
   },
   outputSchema: authResult,
@@ -45,7 +56,12 @@ export const refreshToken: OwnContract = {
   inputSchema: { type: 'object', properties: { refreshToken: token }, required: ['refreshToken'] },
   outputSchema: {
     type: 'object',
-    properties: { success: { type: 'boolean' }, accessToken: { type: 'string' }, expiresIn: { type: 'integer' }, tokenType: { type: 'string' } },
+    properties: {
+      success: { type: 'boolean' },
+      accessToken: { type: 'string' },
+      expiresIn: { type: 'integer' },
+      tokenType: { type: 'string' },
+    },
     required: ['success', 'accessToken', 'expiresIn', 'tokenType'],
   },
 };
@@ -55,7 +71,11 @@ export const revokeToken: OwnContract = {
   http: { method: 'POST', paths: ['/api/auth/revoke-token'] },
   requiredPermissions: [],
   inputSchema: { type: 'object', properties: { token }, required: ['token'] },
-  outputSchema: { type: 'object', properties: { success: { type: 'boolean' }, revoked: { type: 'boolean' } }, required: ['success', 'revoked'] },
+  outputSchema: {
+    type: 'object',
+    properties: { success: { type: 'boolean' }, revoked: { type: 'boolean' } },
+    required: ['success', 'revoked'],
+  },
 };
 
 export const logout: OwnContract = {
@@ -63,7 +83,11 @@ export const logout: OwnContract = {
   http: { method: 'POST', paths: ['/api/logout'] },
   requiredPermissions: [],
   inputSchema: { type: 'object', properties: { userId: { type: 'string', minLength: 1, maxLength: 100 } } },
-  outputSchema: { type: 'object', properties: { success: { type: 'boolean' }, revokedTokens: { type: 'integer' } }, required: ['success', 'revokedTokens'] },
+  outputSchema: {
+    type: 'object',
+    properties: { success: { type: 'boolean' }, revokedTokens: { type: 'integer' } },
+    required: ['success', 'revokedTokens'],
+  },
 };
 
 export const externalLogin: OwnContract = {

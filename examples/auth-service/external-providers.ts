@@ -52,7 +52,9 @@ interface ExternalIdentity {
   name?: string;
 }
 
-export type VerifyOutcome = { ok: true; identity: ExternalIdentity } | { ok: false; reason: 'not-configured' | 'invalid' | 'unavailable' };
+export type VerifyOutcome =
+  | { ok: true; identity: ExternalIdentity }
+  | { ok: false; reason: 'not-configured' | 'invalid' | 'unavailable' };
 
 /** Verifies a provider's id token against that provider's key set, issuer and audience. */
 export class ExternalVerifier {
@@ -65,18 +67,31 @@ export class ExternalVerifier {
     if (!cfg) return { ok: false, reason: 'not-configured' };
     let keys = this.keySets.get(provider);
     if (!keys) {
-      keys = createRemoteJWKSet(new URL(cfg.jwksUri), { timeoutDuration: 5000, cooldownDuration: 30000, [customFetch]: fetchKeySet });
+      keys = createRemoteJWKSet(new URL(cfg.jwksUri), {
+        timeoutDuration: 5000,
+        cooldownDuration: 30000,
+        [customFetch]: fetchKeySet,
+      });
       this.keySets.set(provider, keys);
     }
     try {
-      const { payload } = await jwtVerify(idToken, keys, { issuer: cfg.issuer, audience: cfg.audience, algorithms: ['RS256', 'ES256'], requiredClaims: ['sub', 'exp'] });
+      const { payload } = await jwtVerify(idToken, keys, {
+        issuer: cfg.issuer,
+        audience: cfg.audience,
+        algorithms: ['RS256', 'ES256'],
+        requiredClaims: ['sub', 'exp'],
+      });
       if (typeof payload.sub !== 'string' || payload.sub === '') return { ok: false, reason: 'invalid' };
       const email = typeof payload.email === 'string' ? payload.email : undefined;
       const name = typeof payload.name === 'string' ? payload.name : undefined;
       return { ok: true, identity: { provider, externalUserId: payload.sub, email, name } };
     } catch (err) {
       // The provider's key set could not be had: not the caller's fault.
-      if (err instanceof KeySetUnreachable || err instanceof errors.JWKSTimeout || (err instanceof errors.JOSEError && err.code === 'ERR_JOSE_GENERIC')) {
+      if (
+        err instanceof KeySetUnreachable ||
+        err instanceof errors.JWKSTimeout ||
+        (err instanceof errors.JOSEError && err.code === 'ERR_JOSE_GENERIC')
+      ) {
         return { ok: false, reason: 'unavailable' };
       }
       if (err instanceof errors.JOSEError || err instanceof TypeError) return { ok: false, reason: 'invalid' };

@@ -66,15 +66,30 @@ export function authHandlers(deps: AuthDeps) {
         refreshToken: refresh.token,
         expiresIn: signer.accessSeconds,
         tokenType: 'Bearer',
-        user: { id: user.userId, userId: user.userId, email: user.email, name: subject.name, permissions: subject.permissions, roles: subject.roles },
+        user: {
+          id: user.userId,
+          userId: user.userId,
+          email: user.email,
+          name: subject.name,
+          permissions: subject.permissions,
+          roles: subject.roles,
+        },
       };
     });
   }
 
-  async function linkOrCreate(provider: string, externalUserId: string, email: string | undefined, name: string | undefined): Promise<UserRecord> {
+  async function linkOrCreate(
+    provider: string,
+    externalUserId: string,
+    email: string | undefined,
+    name: string | undefined,
+  ): Promise<UserRecord> {
     const linked = await store.findByExternal(provider, externalUserId);
     if (linked) return linked;
-    if (!email) throw new ServiceError('VALIDATION_ERROR', 'The identity carries no email', { details: { email: 'is required' } });
+    if (!email)
+      throw new ServiceError('VALIDATION_ERROR', 'The identity carries no email', {
+        details: { email: 'is required' },
+      });
     // Twice at most: a concurrent first login with the same email may create the account between look-up and insert.
     for (let attempt = 0; ; attempt++) {
       const existing = await store.findByEmail(email);
@@ -93,7 +108,9 @@ export function authHandlers(deps: AuthDeps) {
       // The address the gateway saw; a gateway that does not send one puts every caller in one bucket.
       const admission = await throttle.admit(email, ctx.clientAddress ?? 'unknown');
       if (!admission.admitted) {
-        throw new ServiceError('RATE_LIMIT_EXCEEDED', 'Too many failed logins for this account; try again later', { retryAfter: admission.retryAfter });
+        throw new ServiceError('RATE_LIMIT_EXCEEDED', 'Too many failed logins for this account; try again later', {
+          retryAfter: admission.retryAfter,
+        });
       }
       const user = await store.findByEmail(email);
       if (!hashFitsDeadline()) {
@@ -114,7 +131,12 @@ export function authHandlers(deps: AuthDeps) {
       if (!claims || !(await refreshTokens.isActive(claims.jti))) throw invalidToken();
       const user = await store.get(claims.sub);
       if (!user) throw invalidToken();
-      return { success: true, accessToken: await signer.accessToken(subjectOf(user)), expiresIn: signer.accessSeconds, tokenType: 'Bearer' };
+      return {
+        success: true,
+        accessToken: await signer.accessToken(subjectOf(user)),
+        expiresIn: signer.accessSeconds,
+        tokenType: 'Bearer',
+      };
     },
 
     /** Revokes one refresh token of the caller (any user's for an administrator). An unknown token revokes nothing. */
@@ -124,26 +146,42 @@ export function authHandlers(deps: AuthDeps) {
       if (claims.sub !== ctx.user?.userId && !isAdmin(ctx)) {
         throw new ServiceError('ACCESS_DENIED', 'This token belongs to another user');
       }
-      return changeWithAnswer(store.db, ctx, async (tx) => ({ success: true, revoked: await refreshTokens.revoke(claims.jti, 'revoked', tx) }));
+      return changeWithAnswer(store.db, ctx, async (tx) => ({
+        success: true,
+        revoked: await refreshTokens.revoke(claims.jti, 'revoked', tx),
+      }));
     },
 
     /** Revokes every refresh token of the user; access tokens cannot be revoked and run out by themselves. */
     async logout(input: Input, ctx: HandlerContext) {
       const userId = typeof input.userId === 'string' ? input.userId : ctx.user?.userId;
       if (!userId) throw new ServiceError('UNAUTHORIZED', 'Authentication required');
-      if (userId !== ctx.user?.userId && !isAdmin(ctx)) throw new ServiceError('ACCESS_DENIED', 'You can only log yourself out');
-      return changeWithAnswer(store.db, ctx, async (tx) => ({ success: true, revokedTokens: await refreshTokens.revokeAllOf(userId, 'logout', tx) }));
+      if (userId !== ctx.user?.userId && !isAdmin(ctx))
+        throw new ServiceError('ACCESS_DENIED', 'You can only log yourself out');
+      return changeWithAnswer(store.db, ctx, async (tx) => ({
+        success: true,
+        revokedTokens: await refreshTokens.revokeAllOf(userId, 'logout', tx),
+      }));
     },
 
     async externalLogin(input: Input, ctx: HandlerContext) {
       const provider = String(input.provider) as ProviderName;
-      if (!PROVIDERS.includes(provider)) throw new ServiceError('INVALID_FORMAT', 'Unknown provider', { details: { provider: `must be one of ${PROVIDERS.join(', ')}` } });
+      if (!PROVIDERS.includes(provider))
+        throw new ServiceError('INVALID_FORMAT', 'Unknown provider', {
+          details: { provider: `must be one of ${PROVIDERS.join(', ')}` },
+        });
       const outcome = await deps.external.verify(provider, String(input.idToken ?? ''));
       if (!outcome.ok) {
         if (outcome.reason === 'not-configured') {
-          throw new ServiceError('VALIDATION_ERROR', `Login with ${provider} is not configured`, { details: { provider: 'is not configured' } });
+          throw new ServiceError('VALIDATION_ERROR', `Login with ${provider} is not configured`, {
+            details: { provider: 'is not configured' },
+          });
         }
-        if (outcome.reason === 'unavailable') throw new ServiceError('SERVICE_UNAVAILABLE', `${provider} could not be reached`, { status: 503, retryAfter: 5 });
+        if (outcome.reason === 'unavailable')
+          throw new ServiceError('SERVICE_UNAVAILABLE', `${provider} could not be reached`, {
+            status: 503,
+            retryAfter: 5,
+          });
         throw new ServiceError('INVALID_CREDENTIALS', `The ${provider} id token is not valid`);
       }
       const { identity } = outcome;
@@ -151,7 +189,12 @@ export function authHandlers(deps: AuthDeps) {
     },
 
     async authenticateExternalUser(input: Input, ctx: HandlerContext) {
-      const user = await linkOrCreate(String(input.externalProvider), String(input.externalUserId), String(input.email), typeof input.name === 'string' ? input.name : undefined);
+      const user = await linkOrCreate(
+        String(input.externalProvider),
+        String(input.externalUserId),
+        String(input.email),
+        typeof input.name === 'string' ? input.name : undefined,
+      );
       return issue(user, ctx);
     },
   };

@@ -17,10 +17,18 @@ export const SERVICE = 'auth-service';
  * verifies them) and reads accounts from the users service's tables; refresh tokens and login attempts are in the
  * same database (examples/storage), so every instance sees the same.
  */
-export async function startAuthService(transport: Transport, opts: { db: Database; store: UserStore; env?: NodeJS.ProcessEnv; throttle?: ThrottleLimits }): Promise<RunningService> {
+export async function startAuthService(
+  transport: Transport,
+  opts: { db: Database; store: UserStore; env?: NodeJS.ProcessEnv; throttle?: ThrottleLimits },
+): Promise<RunningService> {
   const env = opts.env ?? process.env;
   if (!env.JWT_SECRET) throw new Error('JWT_SECRET must be set for the auth service');
-  const signer = new TokenSigner({ secret: env.JWT_SECRET, issuer: env.JWT_ISSUER || undefined, audience: env.JWT_AUDIENCE || undefined, lifetimes: lifetimesFromEnv(env) });
+  const signer = new TokenSigner({
+    secret: env.JWT_SECRET,
+    issuer: env.JWT_ISSUER || undefined,
+    audience: env.JWT_AUDIENCE || undefined,
+    lifetimes: lifetimesFromEnv(env),
+  });
   const h = authHandlers({
     store: opts.store,
     signer,

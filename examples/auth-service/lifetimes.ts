@@ -21,8 +21,11 @@ function parseDuration(name: string, value: string): number {
  */
 export function lifetimesFromEnv(env: NodeJS.ProcessEnv = process.env): Lifetimes {
   const accessSeconds = env.ACCESS_TOKEN_EXPIRY ? parseDuration('ACCESS_TOKEN_EXPIRY', env.ACCESS_TOKEN_EXPIRY) : 3600;
-  const refreshSeconds = env.REFRESH_TOKEN_EXPIRY ? parseDuration('REFRESH_TOKEN_EXPIRY', env.REFRESH_TOKEN_EXPIRY) : 7 * DAY;
-  if (refreshSeconds < 7 * DAY || refreshSeconds > 30 * DAY) throw new Error('REFRESH_TOKEN_EXPIRY must be between 7 and 30 days');
+  const refreshSeconds = env.REFRESH_TOKEN_EXPIRY
+    ? parseDuration('REFRESH_TOKEN_EXPIRY', env.REFRESH_TOKEN_EXPIRY)
+    : 7 * DAY;
+  if (refreshSeconds < 7 * DAY || refreshSeconds > 30 * DAY)
+    throw new Error('REFRESH_TOKEN_EXPIRY must be between 7 and 30 days');
   if (accessSeconds >= refreshSeconds) throw new Error('ACCESS_TOKEN_EXPIRY must be shorter than REFRESH_TOKEN_EXPIRY');
   return { accessSeconds, refreshSeconds };
 }

@@ -22,7 +22,9 @@ const UNCAPPED = 2_147_483_647;
 type Outcome = 'succeeded' | 'failed' | 'unchecked';
 
 /** A login may go ahead, or must wait this many seconds. */
-export type Admission = { admitted: true; release(outcome: Outcome): Promise<void> } | { admitted: false; retryAfter: number };
+export type Admission =
+  | { admitted: true; release(outcome: Outcome): Promise<void> }
+  | { admitted: false; retryAfter: number };
 
 /**
  * Slows password guessing without letting a stranger lock the owner out. Failures are counted per (account, client
@@ -46,27 +48,29 @@ export class LoginThrottle {
     const now = new Date(this.clock());
     const pairKey = `pair:${JSON.stringify([account, addressBucket(address)])}`;
     const accountKey = `account:${account}`;
-    return this.prune(now).then(() => this.db.transaction(async (tx): Promise<Admission> => {
-      // The account's row first: it is locked until commit, so attempts on one account take turns here.
-      const failures = (await this.count(tx, accountKey, UNCAPPED, now)).attempts - 1;
-      const allowance = failures >= this.limits.perAccount ? 1 : this.limits.perAddress;
-      const pair = await this.count(tx, pairKey, allowance, now);
-      if (pair.attempts > allowance) {
-        await giveBack(tx, accountKey);
-        return { admitted: false, retryAfter: this.secondsLeft(pair.windowStart, now) };
-      }
-      return {
-        admitted: true,
-        // A success clears this address's failures and gives back its attempt; a failure stays counted; an attempt
-        // whose password was never checked is given back.
-        release: async (outcome) => {
-          if (outcome === 'failed') return;
-          if (outcome === 'succeeded') await this.db.query('delete from login_attempts where key = $1', [pairKey]);
-          else await giveBack(this.db, pairKey);
-          await giveBack(this.db, accountKey);
-        },
-      };
-    }));
+    return this.prune(now).then(() =>
+      this.db.transaction(async (tx): Promise<Admission> => {
+        // The account's row first: it is locked until commit, so attempts on one account take turns here.
+        const failures = (await this.count(tx, accountKey, UNCAPPED, now)).attempts - 1;
+        const allowance = failures >= this.limits.perAccount ? 1 : this.limits.perAddress;
+        const pair = await this.count(tx, pairKey, allowance, now);
+        if (pair.attempts > allowance) {
+          await giveBack(tx, accountKey);
+          return { admitted: false, retryAfter: this.secondsLeft(pair.windowStart, now) };
+        }
+        return {
+          admitted: true,
+          // A success clears this address's failures and gives back its attempt; a failure stays counted; an attempt
+          // whose password was never checked is given back.
+          release: async (outcome) => {
+            if (outcome === 'failed') return;
+            if (outcome === 'succeeded') await this.db.query('delete from login_attempts where key = $1', [pairKey]);
+            else await giveBack(this.db, pairKey);
+            await giveBack(this.db, accountKey);
+          },
+        };
+      }),
+    );
   }
 
   /** Old windows of anyone: the table holds only what can still refuse a login. Rows in use are skipped, never waited for. */
@@ -78,7 +82,12 @@ export class LoginThrottle {
   }
 
   /** Counts one attempt on `key` unless its window is already full (attempts = limit + 1 marks it full). */
-  private async count(tx: SqlClient, key: string, limit: number, now: Date): Promise<{ attempts: number; windowStart: Date }> {
+  private async count(
+    tx: SqlClient,
+    key: string,
+    limit: number,
+    now: Date,
+  ): Promise<{ attempts: number; windowStart: Date }> {
     const windowStart = new Date(now.getTime() - this.limits.windowMs);
     const { rows } = await tx.query<{ attempts: number; window_start: Date | string }>(
       `insert into login_attempts (key, attempts, window_start) values ($1, 1, $2)
@@ -113,9 +122,14 @@ export function addressBucket(address: string): string {
   const bare = address.split('%')[0]!;
   if (!isIPv6(bare)) return address;
   const [head, tail] = bare.includes('::') ? bare.split('::') : [bare, undefined];
-  const groups = (part: string | undefined): string[] => (part ? part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])) : []);
+  const groups = (part: string | undefined): string[] =>
+    part ? part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])) : [];
   const before = groups(head);
   const after = groups(tail);
-  const all = tail === undefined ? before : [...before, ...Array<string>(8 - before.length - after.length).fill('0'), ...after];
-  return `${all.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+  const all =
+    tail === undefined ? before : [...before, ...Array<string>(8 - before.length - after.length).fill('0'), ...after];
+  return `${all
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
 }

@@ -13,17 +13,27 @@ export class RefreshStore {
   async add(jti: string, userId: string, exp: number, client: SqlClient = this.db): Promise<void> {
     // Expired tokens can never be used again: dropping them keeps the table bounded by live tokens.
     await client.query('delete from refresh_tokens where expires_at <= now()');
-    await client.query('insert into refresh_tokens (jti, user_id, expires_at) values ($1, $2, to_timestamp($3))', [jti, userId, exp]);
+    await client.query('insert into refresh_tokens (jti, user_id, expires_at) values ($1, $2, to_timestamp($3))', [
+      jti,
+      userId,
+      exp,
+    ]);
   }
 
   /** Usable: issued by us, not revoked, not expired. */
   async isActive(jti: string): Promise<boolean> {
-    const { rows } = await this.db.query('select 1 from refresh_tokens where jti = $1 and revoked_reason is null and expires_at > now()', [jti]);
+    const { rows } = await this.db.query(
+      'select 1 from refresh_tokens where jti = $1 and revoked_reason is null and expires_at > now()',
+      [jti],
+    );
     return rows.length > 0;
   }
 
   async revoke(jti: string, reason: RevocationReason, client: SqlClient = this.db): Promise<boolean> {
-    const { rows } = await client.query('update refresh_tokens set revoked_reason = $2, revoked_at = now() where jti = $1 and revoked_reason is null returning jti', [jti, reason]);
+    const { rows } = await client.query(
+      'update refresh_tokens set revoked_reason = $2, revoked_at = now() where jti = $1 and revoked_reason is null returning jti',
+      [jti, reason],
+    );
     return rows.length > 0;
   }
 

@@ -37,7 +37,12 @@ export class TokenSigner {
   }
 
   accessToken(subject: TokenSubject): Promise<string> {
-    const jwt = new SignJWT({ email: subject.email, name: subject.name, permissions: subject.permissions, roles: subject.roles })
+    const jwt = new SignJWT({
+      email: subject.email,
+      name: subject.name,
+      permissions: subject.permissions,
+      roles: subject.roles,
+    })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(subject.userId)
       .setIssuedAt()
@@ -49,7 +54,14 @@ export class TokenSigner {
   async refreshToken(userId: string): Promise<{ token: string; jti: string; exp: number }> {
     const jti = randomUUID();
     const exp = Math.floor(Date.now() / 1000) + this.config.lifetimes.refreshSeconds;
-    const token = await this.withIssuer(new SignJWT({ type: 'refresh' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setSubject(userId).setJti(jti).setIssuedAt().setExpirationTime(exp)).sign(this.key);
+    const token = await this.withIssuer(
+      new SignJWT({ type: 'refresh' })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(userId)
+        .setJti(jti)
+        .setIssuedAt()
+        .setExpirationTime(exp),
+    ).sign(this.key);
     return { token, jti, exp };
   }
 

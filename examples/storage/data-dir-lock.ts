@@ -18,10 +18,13 @@ export function lockDataDirectory(file: string, dir: string): () => void {
         rmSync(file, { force: true });
       };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new DatabaseError(`the data directory ${dir} is not writable (${(err as NodeJS.ErrnoException).code})`);
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw new DatabaseError(`the data directory ${dir} is not writable (${(err as NodeJS.ErrnoException).code})`);
       const pid = Number(readTrimmed(file));
       if (held.has(file) || (pid !== process.pid && isAlive(pid))) {
-        throw new DatabaseError(`the data directory ${dir} is in use by ${held.has(file) ? 'this process' : `process ${pid}`}; stop it or set DATA_DIR to another directory`);
+        throw new DatabaseError(
+          `the data directory ${dir} is in use by ${held.has(file) ? 'this process' : `process ${pid}`}; stop it or set DATA_DIR to another directory`,
+        );
       }
       rmSync(file, { force: true });
     }

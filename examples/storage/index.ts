@@ -5,7 +5,6 @@ import { migrate } from './migrations';
 import { MIGRATIONS } from './schema';
 import { ServiceError } from '../../sdk';
 
-
 export interface StorageSettings {
   /** A PostgreSQL server (postgres://user:password@host:5432/database); the embedded database when absent. */
   databaseUrl?: string;
@@ -21,7 +20,9 @@ export async function openDatabase(settings: StorageSettings): Promise<Database>
   } catch (err) {
     await db.close().catch(() => undefined);
     if (err instanceof DatabaseError) throw err;
-    throw new DatabaseError(`the database at ${db.location} could not be migrated: ${String((err as Error)?.message ?? err).split('\n')[0]}`);
+    throw new DatabaseError(
+      `the database at ${db.location} could not be migrated: ${String((err as Error)?.message ?? err).split('\n')[0]}`,
+    );
   }
   return refusingUnstorableText(db);
 }
@@ -37,12 +38,17 @@ function refusingUnstorableText(db: Database): Database {
   const check = <T>(work: Promise<T>): Promise<T> =>
     work.catch((err: unknown) => {
       const code = (err as { code?: unknown } | null)?.code;
-      throw typeof code === 'string' && UNSTORABLE_TEXT.has(code) ? new ServiceError('VALIDATION_ERROR', 'Text may not contain the NUL character (U+0000)') : err;
+      throw typeof code === 'string' && UNSTORABLE_TEXT.has(code)
+        ? new ServiceError('VALIDATION_ERROR', 'Text may not contain the NUL character (U+0000)')
+        : err;
     });
   return {
     location: db.location,
     close: () => db.close(),
     query: <T>(sql: string, params?: unknown[]) => check(db.query<T>(sql, params)),
-    transaction: <T>(fn: (tx: SqlClient) => Promise<T>) => check(db.transaction((tx) => fn({ query: <R>(sql: string, params?: unknown[]) => check(tx.query<R>(sql, params)) }))),
+    transaction: <T>(fn: (tx: SqlClient) => Promise<T>) =>
+      check(
+        db.transaction((tx) => fn({ query: <R>(sql: string, params?: unknown[]) => check(tx.query<R>(sql, params)) })),
+      ),
   };
 }

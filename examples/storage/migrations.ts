@@ -16,7 +16,10 @@ const LOCK_KEY = 7_340_015;
  * migration leaves nothing half done), each recorded in `schema_migrations`.
  * A database migrated by newer code is refused: this code would misread what it does not know.
  */
-export async function migrate(db: Database, migrations: readonly Migration[]): Promise<{ applied: number[]; version: number }> {
+export async function migrate(
+  db: Database,
+  migrations: readonly Migration[],
+): Promise<{ applied: number[]; version: number }> {
   const latest = migrations.reduce((max, m) => Math.max(max, m.version), 0);
   return db.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock($1)', [LOCK_KEY]);
@@ -29,7 +32,9 @@ export async function migrate(db: Database, migrations: readonly Migration[]): P
     const done = new Set(rows.map((r) => Number(r.version)));
     const newest = Math.max(0, ...done);
     if (newest > latest) {
-      throw new DatabaseError(`the database schema is at version ${newest}, newer than this code knows (${latest}); run the newer release or restore a backup`);
+      throw new DatabaseError(
+        `the database schema is at version ${newest}, newer than this code knows (${latest}); run the newer release or restore a backup`,
+      );
     }
     const applied: number[] = [];
     for (const m of [...migrations].sort((a, b) => a.version - b.version)) {

@@ -16,12 +16,15 @@ export async function openPglite(dataDir: string): Promise<Database> {
     db = await loadPglite(join(dataDir, 'pglite'));
   } catch (err) {
     release();
-    throw new DatabaseError(`the embedded database in ${dataDir} could not be opened: ${String((err as Error)?.message ?? err).split('\n')[0]}`);
+    throw new DatabaseError(
+      `the embedded database in ${dataDir} could not be opened: ${String((err as Error)?.message ?? err).split('\n')[0]}`,
+    );
   }
   return {
     location: dataDir,
     query: <T>(sql: string, params?: unknown[]) => db.query<T>(sql, params),
-    transaction: <T>(fn: (tx: SqlClient) => Promise<T>) => db.transaction((tx) => fn({ query: <R>(sql: string, params?: unknown[]) => tx.query<R>(sql, params) })),
+    transaction: <T>(fn: (tx: SqlClient) => Promise<T>) =>
+      db.transaction((tx) => fn({ query: <R>(sql: string, params?: unknown[]) => tx.query<R>(sql, params) })),
     async close() {
       try {
         if (!db.closed) await db.close();

@@ -27,7 +27,12 @@ function describeUrl(url: string): string {
  */
 export async function openPostgres(url: string, opts: { max?: number } = {}): Promise<Database> {
   const location = describeUrl(url);
-  const pool = new Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true });
+  const pool = new Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+  });
   // A connection the server drops must not crash the process: an idle one's error comes to the pool, a checked-out
   // one's to the client, where nothing else listens (its queries fail, and that is answered).
   pool.on('error', () => undefined);
@@ -39,7 +44,10 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
     throw new DatabaseError(`database unreachable at ${location}: ${reason(err)}`);
   }
   /** A checked-out connection, `fn` run on it, and the connection back in the pool (closed when it failed). */
-  async function withClient<T>(fn: (run: SqlClient['query']) => Promise<T>, onFailure?: (run: SqlClient['query']) => Promise<unknown>): Promise<T> {
+  async function withClient<T>(
+    fn: (run: SqlClient['query']) => Promise<T>,
+    onFailure?: (run: SqlClient['query']) => Promise<unknown>,
+  ): Promise<T> {
     const client = await checkout(pool);
     let broken: Error | undefined;
     const run = async <R>(sql: string, params?: unknown[]): Promise<{ rows: R[] }> => {
@@ -101,7 +109,10 @@ async function checkout(pool: Pool): Promise<PoolClient> {
   try {
     return await Promise.race([connecting, late]);
   } catch (err) {
-    connecting.then((c) => c.release(), () => undefined);
+    connecting.then(
+      (c) => c.release(),
+      () => undefined,
+    );
     throw unavailableOr(err);
   } finally {
     clearTimeout(timer);
@@ -109,7 +120,9 @@ async function checkout(pool: Pool): Promise<PoolClient> {
 }
 
 function unavailable(): ServiceError {
-  return new ServiceError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', { retryAfter: RETRY_AFTER_S });
+  return new ServiceError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', {
+    retryAfter: RETRY_AFTER_S,
+  });
 }
 
 function unavailableOr(err: unknown): unknown {
@@ -122,7 +135,8 @@ function unavailableOr(err: unknown): unknown {
  */
 const UNAVAILABLE_CLASSES = new Set(['08', '53', '57', '58']);
 /** pg's own errors when a connection fails, times out or is gone (they carry no code). */
-const CONNECTION_FAILED = /connection terminated|timeout|not queryable|client was closed|connection error|connection ended/i;
+const CONNECTION_FAILED =
+  /connection terminated|timeout|not queryable|client was closed|connection error|connection ended/i;
 
 /** Whether a query failed because the server is unreachable, stalled or restarting, rather than on its content. */
 export function isUnavailable(err: unknown): boolean {
@@ -138,7 +152,9 @@ export function isUnavailable(err: unknown): boolean {
 /** The driver's reason in a few words: the error code (ECONNREFUSED, 28P01, 3D000, …) and its message's first line. */
 function reason(err: unknown): string {
   const e = err as { code?: string; message?: string } | null;
-  const first = String(e?.message ?? err).split('\n')[0]!.slice(0, 200);
+  const first = String(e?.message ?? err)
+    .split('\n')[0]!
+    .slice(0, 200);
   if (!e?.code || first.includes(e.code)) return first || 'no answer';
   return first ? `${e.code} ${first}` : e.code;
 }

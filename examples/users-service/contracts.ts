@@ -5,7 +5,11 @@ type OwnContract = Omit<Contract, 'targetService'>;
 const email = { type: 'string', format: 'email', maxLength: 254 };
 const role = { type: 'string', enum: ['user', 'admin'] };
 /** On create and update: giving a role other than `user`, or changing one, needs admin:all (handlers.ts). */
-const assignedRole = { ...role, description: 'a role other than user (on create), or a change of role (on update), needs admin:all: the admin role carries admin:all' };
+const assignedRole = {
+  ...role,
+  description:
+    'a role other than user (on create), or a change of role (on update), needs admin:all: the admin role carries admin:all',
+};
 const name = { type: 'string', minLength: 1, maxLength: 200 };
 const userId = { type: 'string', minLength: 1, maxLength: 100 };
 
@@ -13,7 +17,13 @@ const userId = { type: 'string', minLength: 1, maxLength: 100 };
 const userOutput = {
   type: 'object',
   properties: {
-    userId, id: userId, email, firstName: name, lastName: name, name, role,
+    userId,
+    id: userId,
+    email,
+    firstName: name,
+    lastName: name,
+    name,
+    role,
     profile: { type: 'object', properties: { firstName: name, lastName: name } },
     permissions: { type: 'array', items: { type: 'string' } },
     createdAt: { type: 'string', format: 'date-time' },
@@ -29,7 +39,11 @@ export const createUser: OwnContract = {
   inputSchema: {
     type: 'object',
     properties: {
-      email, firstName: name, lastName: name, name, role: assignedRole,
+      email,
+      firstName: name,
+      lastName: name,
+      name,
+      role: assignedRole,
       password: { type: 'string', minLength: 8, maxLength: 200, writeOnly: true },
       profile: {
         type: 'object',
@@ -38,7 +52,11 @@ export const createUser: OwnContract = {
     },
     required: ['email'],
   },
-  outputSchema: { ...userOutput, properties: { ...userOutput.properties, success: { type: 'boolean' } }, required: [...userOutput.required, 'success'] },
+  outputSchema: {
+    ...userOutput,
+    properties: { ...userOutput.properties, success: { type: 'boolean' } },
+    required: [...userOutput.required, 'success'],
+  },
 };
 
 export const getUser: OwnContract = {
@@ -90,8 +108,12 @@ export const listUsers: OwnContract = {
     type: 'object',
     properties: {
       users: { type: 'array', items: userOutput },
-      page: { type: 'integer' }, pageSize: { type: 'integer' }, totalCount: { type: 'integer' }, totalPages: { type: 'integer' },
-      hasNext: { type: 'boolean' }, hasPrevious: { type: 'boolean' },
+      page: { type: 'integer' },
+      pageSize: { type: 'integer' },
+      totalCount: { type: 'integer' },
+      totalPages: { type: 'integer' },
+      hasNext: { type: 'boolean' },
+      hasPrevious: { type: 'boolean' },
     },
     required: ['users', 'page', 'pageSize', 'totalCount', 'totalPages', 'hasNext', 'hasPrevious'],
   },
@@ -107,7 +129,11 @@ export const getUserPermissions: OwnContract = {
   inputSchema: { type: 'object', properties: { userId }, required: ['userId'] },
   outputSchema: {
     type: 'object',
-    properties: { userId, permissions: { type: 'array', items: permission }, roles: { type: 'array', items: { type: 'string' } } },
+    properties: {
+      userId,
+      permissions: { type: 'array', items: permission },
+      roles: { type: 'array', items: { type: 'string' } },
+    },
     required: ['userId', 'permissions', 'roles'],
   },
 };

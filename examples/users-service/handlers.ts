@@ -39,7 +39,11 @@ function mayAssignRoles(ctx: HandlerContext | undefined): boolean {
 }
 
 function roleRefused(): ServiceError {
-  return new ServiceError('INSUFFICIENT_PERMISSIONS', `Giving a role other than user, or changing a role, needs ${ROLE_PERMISSION}`, { requiredPermission: ROLE_PERMISSION });
+  return new ServiceError(
+    'INSUFFICIENT_PERMISSIONS',
+    `Giving a role other than user, or changing a role, needs ${ROLE_PERMISSION}`,
+    { requiredPermission: ROLE_PERMISSION },
+  );
 }
 
 /** The database's unique index decides who has an email, so two concurrent creates give one user and one 409. */
@@ -58,7 +62,8 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
   return {
     async create(input: Input, ctx?: HandlerContext) {
       const email = str(input.email);
-      if (!email) throw new ServiceError('MISSING_REQUIRED_FIELD', 'email is required', { details: { email: 'is required' } });
+      if (!email)
+        throw new ServiceError('MISSING_REQUIRED_FIELD', 'email is required', { details: { email: 'is required' } });
       const role = input.role === 'admin' ? ('admin' as const) : ('user' as const);
       if (role !== 'user' && !mayAssignRoles(ctx)) throw roleRefused();
       // Spares the hash when the answer is already known; the insert below is what enforces it.
@@ -82,7 +87,10 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
       };
       return changeWithAnswer(db, ctx, async (tx) => {
         const user = await store.insert(fields, undefined, tx).catch(conflictIfTaken);
-        return answer({ ...toPublic(user), success: true }, { status: 201, location: `/api/users/${encodeURIComponent(user.userId)}` });
+        return answer(
+          { ...toPublic(user), success: true },
+          { status: 201, location: `/api/users/${encodeURIComponent(user.userId)}` },
+        );
       });
     },
 
@@ -91,7 +99,10 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
       const user = await store.get(userId);
       if (!user) throw notFound(userId);
       const full = toPublic(user) as unknown as Record<string, unknown>;
-      const fields = str(input.fields)?.split(',').map((f) => f.trim()).filter(Boolean);
+      const fields = str(input.fields)
+        ?.split(',')
+        .map((f) => f.trim())
+        .filter(Boolean);
       if (!fields?.length) return full;
       return Object.fromEntries(fields.filter((f) => f in full).map((f) => [f, full[f]]));
     },

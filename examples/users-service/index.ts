@@ -1,13 +1,24 @@
 import { PgIdempotencyStore, serve, type RunningService } from '../../sdk';
 import type { Transport } from '../../plugin/bus/transport';
-import { createUser, deleteUser, getUser, getUserPermissions, grantUserPermission, listUsers, updateUser } from './contracts';
+import {
+  createUser,
+  deleteUser,
+  getUser,
+  getUserPermissions,
+  grantUserPermission,
+  listUsers,
+  updateUser,
+} from './contracts';
 import { userHandlers } from './handlers';
 import type { UserStore } from './store';
 
 export const SERVICE = 'users-service';
 
 /** Starts the reference users service on a transport, its users in the store's database (examples/storage). */
-export async function startUsersService(transport: Transport, opts: { store: UserStore; ttlMs?: number; bcryptRounds?: number }): Promise<RunningService & { store: UserStore }> {
+export async function startUsersService(
+  transport: Transport,
+  opts: { store: UserStore; ttlMs?: number; bcryptRounds?: number },
+): Promise<RunningService & { store: UserStore }> {
   const { store } = opts;
   const h = userHandlers(store, { bcryptRounds: opts.bcryptRounds });
   const running = await serve({

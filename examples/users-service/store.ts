@@ -105,17 +105,33 @@ export class UserStore {
    * A new user (and its first external identity, in the same transaction: `client`'s when given, else one of its
    * own); EmailTaken when the email is.
    */
-  insert(fields: NewUser, external?: { provider: string; externalUserId: string }, client?: SqlClient): Promise<UserRecord> {
+  insert(
+    fields: NewUser,
+    external?: { provider: string; externalUserId: string },
+    client?: SqlClient,
+  ): Promise<UserRecord> {
     const userId = randomUUID();
     return this.inTransaction(client, async (tx) => {
       // The profile goes as an object: both drivers encode a jsonb parameter themselves.
       await tx.query(
         `insert into users (user_id, email, first_name, last_name, name, role, profile, password_hash, created_at, updated_at)
          values ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp(), clock_timestamp())`,
-        [userId, fields.email, fields.firstName ?? null, fields.lastName ?? null, fields.name ?? null, fields.role, fields.profile ?? null, fields.passwordHash ?? null],
+        [
+          userId,
+          fields.email,
+          fields.firstName ?? null,
+          fields.lastName ?? null,
+          fields.name ?? null,
+          fields.role,
+          fields.profile ?? null,
+          fields.passwordHash ?? null,
+        ],
       );
       for (const permission of fields.permissions) {
-        await tx.query('insert into user_permissions (user_id, permission) values ($1, $2) on conflict do nothing', [userId, permission]);
+        await tx.query('insert into user_permissions (user_id, permission) values ($1, $2) on conflict do nothing', [
+          userId,
+          permission,
+        ]);
       }
       if (external) await this.addExternal(tx, userId, external.provider, external.externalUserId);
       return (await this.get(userId, tx))!;
@@ -124,7 +140,13 @@ export class UserStore {
 
   /** The changed user, undefined when there is none; EmailTaken when the new email is another user's. */
   async update(userId: string, changes: UserChanges, client: SqlClient = this.db): Promise<UserRecord | undefined> {
-    const columns: Record<keyof UserChanges, string> = { email: 'email', firstName: 'first_name', lastName: 'last_name', name: 'name', role: 'role' };
+    const columns: Record<keyof UserChanges, string> = {
+      email: 'email',
+      firstName: 'first_name',
+      lastName: 'last_name',
+      name: 'name',
+      role: 'role',
+    };
     const sets: string[] = ['updated_at = clock_timestamp()'];
     const params: unknown[] = [userId];
     const param: Partial<Record<keyof UserChanges, string>> = {};
@@ -136,17 +158,28 @@ export class UserStore {
     }
     if (changes.name === undefined && (param.firstName || param.lastName)) {
       // A name made of firstName and lastName (as create makes it) follows them; one chosen apart from them stays.
-      const fullName = (first: string, last: string): string => `nullif(concat_ws(' ', nullif(${first}, ''), nullif(${last}, '')), '')`;
-      const next = fullName(param.firstName ? `${param.firstName}::text` : 'first_name', param.lastName ? `${param.lastName}::text` : 'last_name');
-      sets.push(`name = case when name is not distinct from ${fullName('first_name', 'last_name')} then ${next} else name end`);
+      const fullName = (first: string, last: string): string =>
+        `nullif(concat_ws(' ', nullif(${first}, ''), nullif(${last}, '')), '')`;
+      const next = fullName(
+        param.firstName ? `${param.firstName}::text` : 'first_name',
+        param.lastName ? `${param.lastName}::text` : 'last_name',
+      );
+      sets.push(
+        `name = case when name is not distinct from ${fullName('first_name', 'last_name')} then ${next} else name end`,
+      );
     }
-    const { rows } = await client.query(`update users set ${sets.join(', ')} where user_id = $1 returning user_id`, params).catch(rethrowEmailTaken);
+    const { rows } = await client
+      .query(`update users set ${sets.join(', ')} where user_id = $1 returning user_id`, params)
+      .catch(rethrowEmailTaken);
     return rows.length ? this.get(userId, client) : undefined;
   }
 
   /** Replaces the user's password hash; false when there is no such user. */
   async setPasswordHash(userId: string, passwordHash: string, client: SqlClient = this.db): Promise<boolean> {
-    const { rows } = await client.query('update users set password_hash = $2, updated_at = clock_timestamp() where user_id = $1 returning user_id', [userId, passwordHash]);
+    const { rows } = await client.query(
+      'update users set password_hash = $2, updated_at = clock_timestamp() where user_id = $1 returning user_id',
+      [userId, passwordHash],
+    );
     return rows.length > 0;
   }
 
@@ -160,8 +193,12 @@ export class UserStore {
     return this.inTransaction(client, async (tx) => {
       const { rows } = await tx.query('select user_id from users where user_id = $1 for update', [userId]);
       if (!rows.length) return undefined;
-      const added = await tx.query('insert into user_permissions (user_id, permission) values ($1, $2) on conflict do nothing returning permission', [userId, permission]);
-      if (added.rows.length) await tx.query('update users set updated_at = clock_timestamp() where user_id = $1', [userId]);
+      const added = await tx.query(
+        'insert into user_permissions (user_id, permission) values ($1, $2) on conflict do nothing returning permission',
+        [userId, permission],
+      );
+      if (added.rows.length)
+        await tx.query('update users set updated_at = clock_timestamp() where user_id = $1', [userId]);
       return this.get(userId, tx);
     });
   }
@@ -184,7 +221,9 @@ export class UserStore {
       // strpos, not LIKE: a caller's % or _ is looked for as it is.
       params.push(q.search);
       const p = `$${params.length}`;
-      where.push(`(strpos(lower(coalesce(u.name, '')), ${p}) > 0 or strpos(lower(coalesce(u.first_name, '')), ${p}) > 0 or strpos(lower(coalesce(u.last_name, '')), ${p}) > 0 or strpos(lower(u.email), ${p}) > 0)`);
+      where.push(
+        `(strpos(lower(coalesce(u.name, '')), ${p}) > 0 or strpos(lower(coalesce(u.first_name, '')), ${p}) > 0 or strpos(lower(coalesce(u.last_name, '')), ${p}) > 0 or strpos(lower(u.email), ${p}) > 0)`,
+      );
     }
     const filter = where.length ? ` where ${where.join(' and ')}` : '';
     const dir = q.order === 'desc' ? 'desc' : 'asc';
@@ -202,8 +241,16 @@ export class UserStore {
     return client ? fn(client) : this.db.transaction(fn);
   }
 
-  private async addExternal(client: SqlClient, userId: string, provider: string, externalUserId: string): Promise<void> {
-    await client.query('insert into external_identities (provider, external_user_id, user_id) values ($1, $2, $3) on conflict do nothing', [provider, externalUserId, userId]);
+  private async addExternal(
+    client: SqlClient,
+    userId: string,
+    provider: string,
+    externalUserId: string,
+  ): Promise<void> {
+    await client.query(
+      'insert into external_identities (provider, external_user_id, user_id) values ($1, $2, $3) on conflict do nothing',
+      [provider, externalUserId, userId],
+    );
   }
 
   private async one(client: SqlClient, sql: string, params: unknown[]): Promise<UserRecord | undefined> {

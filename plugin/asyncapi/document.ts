@@ -23,8 +23,16 @@ const REQUEST_HEADERS: JsonSchema = {
   properties: {
     correlationId: { type: 'string', description: 'The trace id the caller sees as X-Correlation-Id.' },
     requestId: { type: 'string', description: "The gateway's id of this HTTP request (X-Request-Id)." },
-    deadline: { type: 'string', pattern: '^[0-9]+$', description: 'When the gateway stops waiting, in ms since the Unix epoch.' },
-    user: { type: 'string', description: 'The authenticated caller as a JSON string (userId, email, name, permissions, roles); absent for anonymous calls.' },
+    deadline: {
+      type: 'string',
+      pattern: '^[0-9]+$',
+      description: 'When the gateway stops waiting, in ms since the Unix epoch.',
+    },
+    user: {
+      type: 'string',
+      description:
+        'The authenticated caller as a JSON string (userId, email, name, permissions, roles); absent for anonymous calls.',
+    },
     traceparent: { type: 'string', description: "The caller's W3C trace context, when it sent a valid one." },
     idempotencyKey: { type: 'string', description: "The caller's Idempotency-Key (commands and POSTs)." },
     clientAddress: { type: 'string', description: "The caller's IP address as the gateway's host saw it." },
@@ -63,12 +71,19 @@ const CONTRACT: JsonSchema = {
     requiredPermissions: { type: 'array', items: { type: 'string' } },
     http: {
       type: 'object',
-      properties: { method: { enum: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] }, paths: { type: 'array', items: { type: 'string', pattern: '^/' } } },
+      properties: {
+        method: { enum: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] },
+        paths: { type: 'array', items: { type: 'string', pattern: '^/' } },
+      },
       required: ['method', 'paths'],
     },
     public: { type: 'boolean' },
     timeoutMs: { type: 'number', exclusiveMinimum: 0 },
-    rateLimit: { type: 'object', properties: { max: { type: 'integer', minimum: 1 }, windowMs: { type: 'integer', minimum: 1000 } }, required: ['max'] },
+    rateLimit: {
+      type: 'object',
+      properties: { max: { type: 'integer', minimum: 1 }, windowMs: { type: 'integer', minimum: 1000 } },
+      required: ['max'],
+    },
     deprecated: { type: 'boolean' },
     sunset: { type: 'string', description: 'ISO 8601 date or date-time: when the routes are expected to go.' },
   },
@@ -80,18 +95,37 @@ const ANNOUNCEMENT: JsonSchema = {
   properties: {
     service: { type: 'string', minLength: 1, maxLength: 200 },
     instanceId: { type: 'string', minLength: 1, maxLength: 200 },
-    ttlMs: { type: 'number', exclusiveMinimum: 0, maximum: 3600000, description: 'The lease: re-announce every ttlMs / 3.' },
+    ttlMs: {
+      type: 'number',
+      exclusiveMinimum: 0,
+      maximum: 3600000,
+      description: 'The lease: re-announce every ttlMs / 3.',
+    },
     contracts: { type: 'array', items: ref(componentRef('Contract')) },
-    withdrawn: { type: 'boolean', description: 'true: ends this instance\'s lease at once (contracts and ttlMs are ignored).' },
+    withdrawn: {
+      type: 'boolean',
+      description: "true: ends this instance's lease at once (contracts and ttlMs are ignored).",
+    },
   },
   required: ['service', 'instanceId'],
 };
 
-const SHARED_SCHEMAS = { RequestHeaders: REQUEST_HEADERS, ReplyFailure: REPLY_FAILURE, Contract: CONTRACT, Announcement: ANNOUNCEMENT };
+const SHARED_SCHEMAS = {
+  RequestHeaders: REQUEST_HEADERS,
+  ReplyFailure: REPLY_FAILURE,
+  Contract: CONTRACT,
+  Announcement: ANNOUNCEMENT,
+};
 
 /** A topic exchange as the gateway and the services declare it. */
 function exchangeBinding(name: string) {
-  return { amqp: { is: 'routingKey', exchange: { name, type: 'topic', durable: true, autoDelete: false, vhost: '/' }, bindingVersion: AMQP_BINDING } };
+  return {
+    amqp: {
+      is: 'routingKey',
+      exchange: { name, type: 'topic', durable: true, autoDelete: false, vhost: '/' },
+      bindingVersion: AMQP_BINDING,
+    },
+  };
 }
 
 function requestMessage(c: Contract) {
@@ -111,7 +145,12 @@ function replyMessage(c: Contract) {
   const output = componentName(c.messageType, 'Output');
   const success = {
     type: 'object',
-    properties: { ok: { const: true }, result: ref(componentRef(output)), status: { type: 'integer', minimum: 200, maximum: 299 }, location: { type: 'string' } },
+    properties: {
+      ok: { const: true },
+      result: ref(componentRef(output)),
+      status: { type: 'integer', minimum: 200, maximum: 299 },
+      location: { type: 'string' },
+    },
     required: ['ok'],
   };
   return {
@@ -126,7 +165,9 @@ function replyMessage(c: Contract) {
 /** The contracts of each service, by the service their requests go to. */
 function byService(contracts: readonly Contract[]): Map<string, Contract[]> {
   const out = new Map<string, Contract[]>();
-  const sorted = [...contracts].sort((a, b) => (a.messageType < b.messageType ? -1 : a.messageType > b.messageType ? 1 : 0));
+  const sorted = [...contracts].sort((a, b) =>
+    a.messageType < b.messageType ? -1 : a.messageType > b.messageType ? 1 : 0,
+  );
   for (const c of sorted) out.set(c.targetService, [...(out.get(c.targetService) ?? []), c]);
   return out;
 }
@@ -165,7 +206,10 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
       channel: ref(`#/channels/${channel}`),
       summary: `The gateway sends ${service} its requests (mandatory, expiration = the timeout, user_id = the gateway's broker user).`,
       messages: list.map((c) => ref(`#/channels/${channel}/messages/${key(c.messageType)}`)),
-      reply: { channel: ref('#/channels/replies'), messages: list.map((c) => ref(`#/channels/replies/messages/${key(`${c.messageType}.reply`)}`)) },
+      reply: {
+        channel: ref('#/channels/replies'),
+        messages: list.map((c) => ref(`#/channels/replies/messages/${key(`${c.messageType}.reply`)}`)),
+      },
       bindings: { amqp: { mandatory: true, deliveryMode: 1, ack: true, bindingVersion: AMQP_BINDING } },
     };
   }
@@ -180,8 +224,14 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
     address: 'announce.{service}',
     title: 'Announcements and withdrawals',
     description: `Published to ${names.discoveryExchange}; re-announced every ttlMs / 3, user_id = the service's broker user.`,
-    parameters: { service: { description: 'The announcing service: the same as the body\'s service.' } },
-    messages: { announcement: { name: 'announcement', contentType: 'application/json', payload: ref(componentRef('Announcement')) } },
+    parameters: { service: { description: "The announcing service: the same as the body's service." } },
+    messages: {
+      announcement: {
+        name: 'announcement',
+        contentType: 'application/json',
+        payload: ref(componentRef('Announcement')),
+      },
+    },
     bindings: exchangeBinding(names.discoveryExchange),
   };
   channels.discovery = {
@@ -191,8 +241,16 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
     messages: { discover: { name: 'discover', contentType: 'application/json', payload: { type: 'object' } } },
     bindings: exchangeBinding(names.discoveryExchange),
   };
-  operations.receiveAnnouncements = { action: 'receive', channel: ref('#/channels/announcements'), messages: [ref('#/channels/announcements/messages/announcement')] };
-  operations.askForAnnouncements = { action: 'send', channel: ref('#/channels/discovery'), messages: [ref('#/channels/discovery/messages/discover')] };
+  operations.receiveAnnouncements = {
+    action: 'receive',
+    channel: ref('#/channels/announcements'),
+    messages: [ref('#/channels/announcements/messages/announcement')],
+  };
+  operations.askForAnnouncements = {
+    action: 'send',
+    channel: ref('#/channels/discovery'),
+    messages: [ref('#/channels/discovery/messages/discover')],
+  };
   return {
     asyncapi: '3.0.0',
     info: {

@@ -9,7 +9,9 @@ const CHALLENGE = 'Bearer';
 const INVALID_CHALLENGE = 'Bearer error="invalid_token"';
 
 export function noAuthHeader(): GatewayError {
-  return new GatewayError('NO_AUTH_HEADER', 'Authorization header is missing', { headers: { 'WWW-Authenticate': CHALLENGE } });
+  return new GatewayError('NO_AUTH_HEADER', 'Authorization header is missing', {
+    headers: { 'WWW-Authenticate': CHALLENGE },
+  });
 }
 
 export function invalidToken(message = 'The access token is invalid'): GatewayError {
@@ -17,7 +19,9 @@ export function invalidToken(message = 'The access token is invalid'): GatewayEr
 }
 
 export function tokenExpired(): GatewayError {
-  return new GatewayError('TOKEN_EXPIRED', 'The access token has expired', { headers: { 'WWW-Authenticate': INVALID_CHALLENGE } });
+  return new GatewayError('TOKEN_EXPIRED', 'The access token has expired', {
+    headers: { 'WWW-Authenticate': INVALID_CHALLENGE },
+  });
 }
 
 /** The permission step found no authenticated caller on a route that needs one. */

@@ -8,7 +8,11 @@ import type { TokenVerifier } from './verify-token';
  * looked at), otherwise the Bearer token; at once unless a token has to be verified. Throws (or rejects with) the
  * GatewayErrors of TokenVerifier.
  */
-export function authenticateRequest(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): AuthenticatedUser | Promise<AuthenticatedUser> {
+export function authenticateRequest(
+  req: Request,
+  verifier: TokenVerifier,
+  developmentAuthEnabled: boolean,
+): AuthenticatedUser | Promise<AuthenticatedUser> {
   if (developmentAuthEnabled) {
     const dev = developmentUser(req.headers);
     if (dev) return dev;
@@ -20,7 +24,11 @@ export function authenticateRequest(req: Request, verifier: TokenVerifier, devel
  * The caller when no token has to be verified (development headers, or a token verified before); undefined when one
  * has (authenticateRequest). Throws the GatewayError of a missing or malformed token.
  */
-export function knownCaller(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): AuthenticatedUser | undefined {
+export function knownCaller(
+  req: Request,
+  verifier: TokenVerifier,
+  developmentAuthEnabled: boolean,
+): AuthenticatedUser | undefined {
   if (developmentAuthEnabled) {
     const dev = developmentUser(req.headers);
     if (dev) return dev;

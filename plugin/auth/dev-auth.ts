@@ -13,8 +13,15 @@ export function developmentUser(headers: IncomingHttpHeaders): AuthenticatedUser
   const userId = single(headers['x-dev-user-id'])?.trim();
   if (!userId) return undefined;
   const raw = headers['x-dev-permissions'];
-  const list = Array.isArray(raw) ? raw.join(',') : raw ?? '';
-  const permissions = [...new Set(list.split(',').map((p) => p.trim()).filter((p) => p !== ''))];
+  const list = Array.isArray(raw) ? raw.join(',') : (raw ?? '');
+  const permissions = [
+    ...new Set(
+      list
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== ''),
+    ),
+  ];
   return {
     userId,
     email: `${userId}@development.local`,

@@ -3,7 +3,10 @@ import { errorMessage } from '../errors/describe';
 
 /** The key set could not be fetched or read; `retryAfterSeconds` says when the next fetch may happen. */
 export class KeySetUnavailableError extends Error {
-  constructor(readonly retryAfterSeconds: number, reason: string) {
+  constructor(
+    readonly retryAfterSeconds: number,
+    reason: string,
+  ) {
     super(`JWKS unavailable: ${reason}`);
     this.name = 'KeySetUnavailableError';
   }
@@ -169,7 +172,8 @@ export class RemoteKeySet {
   private importKey(kid: string, jwk: JWK): Promise<VerifyKey> {
     let key = this.imported.get(kid);
     if (!key) {
-      if (jwk.kty !== 'RSA' || typeof jwk.n !== 'string' || typeof jwk.e !== 'string') throw new UnknownKeyError('not an RSA key');
+      if (jwk.kty !== 'RSA' || typeof jwk.n !== 'string' || typeof jwk.e !== 'string')
+        throw new UnknownKeyError('not an RSA key');
       if (jwk.alg !== undefined && jwk.alg !== 'RS256') throw new UnknownKeyError('key not meant for RS256');
       if (jwk.use !== undefined && jwk.use !== 'sig') throw new UnknownKeyError('key not meant for signatures');
       key = importJWK({ kty: 'RSA', n: jwk.n, e: jwk.e }, 'RS256').catch(() => {

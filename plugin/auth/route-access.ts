@@ -37,7 +37,11 @@ const byContract = new WeakMap<object, WeakMap<object, RouteAccess>>();
 export function accessOf(req: Request, action: AccessAction, source: ContractSource): RouteAccess {
   if (!routeOf(req, action)) {
     let access = byAction.get(action);
-    if (!access) byAction.set(action, (access = Object.freeze({ public: action.public === true, required: unique(extraRequired(action)) })));
+    if (!access)
+      byAction.set(
+        action,
+        (access = Object.freeze({ public: action.public === true, required: unique(extraRequired(action)) })),
+      );
     return access;
   }
   try {
@@ -57,7 +61,10 @@ export function contractAccess(contract: Contract, action: AccessAction): RouteA
   if (!perAction) byContract.set(contract, (perAction = new WeakMap()));
   let access = perAction.get(action);
   if (!access) {
-    access = Object.freeze({ public: contract.public === true, required: unique([...(contract.requiredPermissions ?? []), ...extraRequired(action)]) });
+    access = Object.freeze({
+      public: contract.public === true,
+      required: unique([...(contract.requiredPermissions ?? []), ...extraRequired(action)]),
+    });
     perAction.set(action, access);
   }
   return access;

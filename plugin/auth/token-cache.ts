@@ -45,7 +45,11 @@ export class TokenCache {
     const expiresAt = expSeconds * 1000;
     const ttl = Math.min(expiresAt - this.now(), this.maxTtlMs);
     if (!(ttl >= 1)) return; // accepted only thanks to the clock tolerance: not worth keeping
-    this.cache.set(digest(token), { user: Object.isFrozen(user) ? user : frozenUser(user), expiresAt }, { ttl: Math.floor(ttl) });
+    this.cache.set(
+      digest(token),
+      { user: Object.isFrozen(user) ? user : frozenUser(user), expiresAt },
+      { ttl: Math.floor(ttl) },
+    );
   }
 
   get size(): number {

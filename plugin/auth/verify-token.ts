@@ -1,4 +1,10 @@
-import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTVerifyOptions, type ProtectedHeaderParameters } from 'jose';
+import {
+  decodeProtectedHeader,
+  errors as joseErrors,
+  jwtVerify,
+  type JWTVerifyOptions,
+  type ProtectedHeaderParameters,
+} from 'jose';
 import type { AuthConfig } from '../settings/auth';
 import { frozenUser, hasValidSubject, toAuthenticatedUser, type AuthenticatedUser, type Claims } from './claims';
 import { KeySetUnavailableError, RemoteKeySet, UnknownKeyError } from './key-set';
@@ -33,7 +39,10 @@ export class TokenVerifier {
   private readonly now: () => number;
 
   /** `now` (ms) is the clock of the token cache, the key set's cooldowns and the exp check: tests move it by hand. */
-  constructor(private readonly config: AuthConfig, deps: { keySet?: RemoteKeySet; fetch?: typeof fetch; now?: () => number } = {}) {
+  constructor(
+    private readonly config: AuthConfig,
+    deps: { keySet?: RemoteKeySet; fetch?: typeof fetch; now?: () => number } = {},
+  ) {
     this.now = deps.now ?? Date.now;
     if (config.jwtSecret !== undefined) this.secret = new TextEncoder().encode(config.jwtSecret);
     if (config.jwksUri !== undefined) {
@@ -139,7 +148,8 @@ function readHeader(token: string): ProtectedHeaderParameters {
   } catch {
     throw invalidToken();
   }
-  if (typeof header.alg !== 'string' || !(ACCEPTED_ALGORITHMS as readonly string[]).includes(header.alg)) throw invalidToken();
+  if (typeof header.alg !== 'string' || !(ACCEPTED_ALGORITHMS as readonly string[]).includes(header.alg))
+    throw invalidToken();
   if (header.crit !== undefined) throw invalidToken();
   if (header.b64 !== undefined) throw invalidToken();
   return header;

@@ -30,7 +30,15 @@ export interface BrokerDefinitions {
   vhosts: Array<{ name: string }>;
   permissions: Array<{ user: string; vhost: string; configure: string; write: string; read: string }>;
   topic_permissions: Array<{ user: string; vhost: string; exchange: string; write: string; read: string }>;
-  exchanges: Array<{ name: string; vhost: string; type: string; durable: boolean; auto_delete: boolean; internal: boolean; arguments: Record<string, never> }>;
+  exchanges: Array<{
+    name: string;
+    vhost: string;
+    type: string;
+    durable: boolean;
+    auto_delete: boolean;
+    internal: boolean;
+    arguments: Record<string, never>;
+  }>;
 }
 
 const HASHING = 'rabbit_password_hashing_sha256';
@@ -44,7 +52,9 @@ function literal(text: string): string {
 
 /** RabbitMQ's rabbit_password_hashing_sha256: base64(salt ‖ sha256(salt ‖ password)), 4-byte salt. */
 export function rabbitPasswordHash(password: string, salt: Buffer = randomBytes(4)): string {
-  const digest = createHash('sha256').update(Buffer.concat([salt, Buffer.from(password, 'utf8')])).digest();
+  const digest = createHash('sha256')
+    .update(Buffer.concat([salt, Buffer.from(password, 'utf8')]))
+    .digest();
   return Buffer.concat([salt, digest]).toString('base64');
 }
 
@@ -75,7 +85,8 @@ export function brokerDefinitions(input: DefinitionsInput): BrokerDefinitions {
   // an upgrade (legacyReplies) a gateway of the previous version still declares its P.reply.<uuid> after a reconnect.
   const replyQueues = `${any('reply')}(\\.[A-Za-z0-9_.-]+)${input.legacyReplies ? '?' : ''}`;
   const users = [gatewayUser, ...Object.values(input.services)];
-  if (new Set(users).size !== users.length) throw new Error('every service needs a broker user of its own, other than the gateway user');
+  if (new Set(users).size !== users.length)
+    throw new Error('every service needs a broker user of its own, other than the gateway user');
   const missing = users.filter((u) => !input.passwords[u]);
   if (missing.length > 0) throw new Error(`no password for broker user(s) ${missing.join(', ')}`);
 

@@ -7,7 +7,11 @@ import { BUS_RETRY_AFTER_S } from './constants';
  */
 
 export function busNotConnected(service?: string): GatewayError {
-  return serviceUnavailable('The message bus is not connected', BUS_RETRY_AFTER_S, service === undefined ? {} : { service });
+  return serviceUnavailable(
+    'The message bus is not connected',
+    BUS_RETRY_AFTER_S,
+    service === undefined ? {} : { service },
+  );
 }
 
 export function busClosing(service: string): GatewayError {
@@ -19,7 +23,11 @@ export function noInstance(service: string): GatewayError {
 }
 
 export function busRefused(service?: string): GatewayError {
-  return serviceUnavailable('The message bus did not accept the message', BUS_RETRY_AFTER_S, service === undefined ? {} : { service });
+  return serviceUnavailable(
+    'The message bus did not accept the message',
+    BUS_RETRY_AFTER_S,
+    service === undefined ? {} : { service },
+  );
 }
 
 export function notEncodable(): GatewayError {

@@ -17,11 +17,15 @@ export async function invokeHandler(handler: RequestHandler, message: RequestMes
   try {
     reply = await handler(message);
   } catch (err) {
-    logger.error(`[${message.headers?.correlationId}] bus: handler for ${message.targetService}/${message.messageType} failed: ${describeError(err)}`);
+    logger.error(
+      `[${message.headers?.correlationId}] bus: handler for ${message.targetService}/${message.messageType} failed: ${describeError(err)}`,
+    );
     return internalErrorReply();
   }
   if (!isReply(reply)) {
-    logger.error(`[${message.headers?.correlationId}] bus: handler for ${message.targetService}/${message.messageType} returned no reply envelope`);
+    logger.error(
+      `[${message.headers?.correlationId}] bus: handler for ${message.targetService}/${message.messageType} returned no reply envelope`,
+    );
     return internalErrorReply();
   }
   return reply;
@@ -43,7 +47,9 @@ export function replyJson<R>(
   try {
     return JSON.stringify(reply);
   } catch (err) {
-    logger.error(`[${traceOf(request)}] bus: reply of ${service}/${String(messageType)} is not JSON: ${describeError(err)}`);
+    logger.error(
+      `[${traceOf(request)}] bus: reply of ${service}/${String(messageType)} is not JSON: ${describeError(err)}`,
+    );
     return JSON.stringify(internalErrorReply());
   }
 }

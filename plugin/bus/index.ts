@@ -7,7 +7,6 @@ import { defaultHub } from './inprocess/hub';
 import type { Transport } from './transport';
 import type { Logger } from '../logger';
 
-
 export interface TransportConfig {
   /**
    * BUS_URL: `amqp://…`, `amqps://…`, or `embedded` for the in-process bus (a service in the gateway's own process).
@@ -30,11 +29,20 @@ export const DEFAULT_BUS_PREFIX = 'contracts';
 /** Picks the transport for a BUS_URL. Does not start it. No URL is an error: `embedded` must be asked for by name. */
 export function createTransport(config: TransportConfig): Transport {
   const url = (config.url ?? '').trim();
-  if (url === '') throw new Error('no bus URL: set BUS_URL to amqp://user:pass@host:5672 (or to embedded for a service in the gateway\'s own process)');
+  if (url === '')
+    throw new Error(
+      "no bus URL: set BUS_URL to amqp://user:pass@host:5672 (or to embedded for a service in the gateway's own process)",
+    );
   if (url === 'embedded') return new InProcessTransport(defaultHub(), { logger: config.logger });
   if (/^amqps?:\/\//i.test(url)) {
     const queueType = config.queueType ?? workQueueTypeOf(process.env.BUS_QUEUE_TYPE);
-    return new AmqpTransport(url, { prefix: config.prefix || DEFAULT_BUS_PREFIX, logger: config.logger, announcements: config.announcements, replies: config.replies, queueType });
+    return new AmqpTransport(url, {
+      prefix: config.prefix || DEFAULT_BUS_PREFIX,
+      logger: config.logger,
+      announcements: config.announcements,
+      replies: config.replies,
+      queueType,
+    });
   }
   throw new Error('BUS_URL must be amqp://, amqps:// or embedded');
 }

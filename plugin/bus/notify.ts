@@ -12,6 +12,10 @@ export function callGuarded(logger: Logger, what: string, call: () => void): voi
 }
 
 /** Tells every state listener (those added meanwhile wait for the next change). */
-export function notifyState(listeners: ReadonlyArray<(state: TransportState) => void>, state: TransportState, logger: Logger): void {
+export function notifyState(
+  listeners: ReadonlyArray<(state: TransportState) => void>,
+  state: TransportState,
+  logger: Logger,
+): void {
   for (const listener of [...listeners]) callGuarded(logger, 'state listener', () => listener(state));
 }

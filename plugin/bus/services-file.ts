@@ -60,29 +60,50 @@ function stringList(value: unknown, where: string, valid: (s: string) => boolean
 /** Checks a parsed services file; throws an Error naming the first problem. */
 function checkServicesList(doc: unknown): ServicesList {
   if (!isRecord(doc)) throw new Error('must be a mapping with a services key');
-  for (const key of Object.keys(doc)) if (key !== 'services') throw new Error(`has an unknown key ${JSON.stringify(key)} (known: services)`);
+  for (const key of Object.keys(doc))
+    if (key !== 'services') throw new Error(`has an unknown key ${JSON.stringify(key)} (known: services)`);
   const services = doc.services;
-  if (!isRecord(services) || Object.keys(services).length === 0) throw new Error('services must map at least one service name to its entry');
+  if (!isRecord(services) || Object.keys(services).length === 0)
+    throw new Error('services must map at least one service name to its entry');
   const out: Record<string, ServiceEntry> = {};
   const userOf = new Map<string, string>();
   for (const [service, raw] of Object.entries(services)) {
     const at = `services.${service}`;
-    if (!NAME.test(service)) throw new Error(`service name ${JSON.stringify(service)} is not usable (letters, digits, _ . - only)`);
+    if (!NAME.test(service))
+      throw new Error(`service name ${JSON.stringify(service)} is not usable (letters, digits, _ . - only)`);
     if (!isRecord(raw)) throw new Error(`${at} must be a mapping`);
     for (const key of Object.keys(raw)) {
-      if (!(ENTRY_KEYS as readonly string[]).includes(key)) throw new Error(`${at} has an unknown key ${JSON.stringify(key)} (known: ${ENTRY_KEYS.join(', ')})`);
+      if (!(ENTRY_KEYS as readonly string[]).includes(key))
+        throw new Error(`${at} has an unknown key ${JSON.stringify(key)} (known: ${ENTRY_KEYS.join(', ')})`);
     }
     const user = raw.user ?? service;
-    if (typeof user !== 'string' || !NAME.test(user)) throw new Error(`${at}.user is not a usable broker user name (letters, digits, _ . - only)`);
+    if (typeof user !== 'string' || !NAME.test(user))
+      throw new Error(`${at}.user is not a usable broker user name (letters, digits, _ . - only)`);
     const shared = userOf.get(user);
-    if (shared !== undefined) throw new Error(`${at}.user is also the broker user of ${shared}: every service needs one of its own`);
+    if (shared !== undefined)
+      throw new Error(`${at}.user is also the broker user of ${shared}: every service needs one of its own`);
     userOf.set(user, service);
-    if (raw.messageTypes === undefined) throw new Error(`${at}.messageTypes is missing: list the message types it owns`);
-    const messageTypes = stringList(raw.messageTypes, `${at}.messageTypes`, (s) => MESSAGE_TYPE_PATTERN.test(s), 'a message type or a prefix ending in *');
+    if (raw.messageTypes === undefined)
+      throw new Error(`${at}.messageTypes is missing: list the message types it owns`);
+    const messageTypes = stringList(
+      raw.messageTypes,
+      `${at}.messageTypes`,
+      (s) => MESSAGE_TYPE_PATTERN.test(s),
+      'a message type or a prefix ending in *',
+    );
     if (messageTypes.length === 0) throw new Error(`${at}.messageTypes is empty: list the message types it owns`);
-    const pathPrefixes = raw.pathPrefixes === undefined ? [] : stringList(raw.pathPrefixes, `${at}.pathPrefixes`, (s) => /^\/[^\s]*$/.test(s) && s.length <= 500, 'a path starting with /');
+    const pathPrefixes =
+      raw.pathPrefixes === undefined
+        ? []
+        : stringList(
+            raw.pathPrefixes,
+            `${at}.pathPrefixes`,
+            (s) => /^\/[^\s]*$/.test(s) && s.length <= 500,
+            'a path starting with /',
+          );
     for (const flag of ['public', 'httpPaths'] as const) {
-      if (raw[flag] !== undefined && typeof raw[flag] !== 'boolean') throw new Error(`${at}.${flag} must be true or false`);
+      if (raw[flag] !== undefined && typeof raw[flag] !== 'boolean')
+        throw new Error(`${at}.${flag} must be true or false`);
     }
     out[service] = { user, messageTypes, pathPrefixes, public: raw.public === true, httpPaths: raw.httpPaths === true };
   }
@@ -103,7 +124,16 @@ export function readServicesFile(file: string): ServicesList {
   } catch (err) {
     if (err instanceof ServicesFileError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ServicesFileError(file, code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'is not readable (permission denied)' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? 'error'})`);
+    throw new ServicesFileError(
+      file,
+      code === 'ENOENT'
+        ? 'does not exist'
+        : code === 'EACCES'
+          ? 'is not readable (permission denied)'
+          : code === 'EISDIR'
+            ? 'is a directory'
+            : `cannot be read (${code ?? 'error'})`,
+    );
   }
   let doc: unknown;
   try {

@@ -11,14 +11,20 @@ const FIRST_DELAY_MS = 250;
  * false when stopped first. One log line per failed attempt (an AMQP attempt already retries for its connect
  * timeout), so a broker that stays away costs a line every ten seconds or so, not a screenful.
  */
-export async function startWithRetry(transport: Pick<Transport, 'start'>, log: Pick<Logger, 'warn'>, stopped: () => boolean): Promise<boolean> {
+export async function startWithRetry(
+  transport: Pick<Transport, 'start'>,
+  log: Pick<Logger, 'warn'>,
+  stopped: () => boolean,
+): Promise<boolean> {
   for (let delay = FIRST_DELAY_MS; !stopped(); delay = Math.min(delay * 2, RETRY_MAX_DELAY_MS)) {
     try {
       await transport.start();
       return true;
     } catch (err) {
       if (stopped()) break;
-      log.warn(`bus not reachable (${errorMessage(err)}); retrying in ${delay} ms, requests are answered 503 meanwhile`);
+      log.warn(
+        `bus not reachable (${errorMessage(err)}); retrying in ${delay} ms, requests are answered 503 meanwhile`,
+      );
       // Unref'd: a process that has nothing else to do (a stop in progress) is not held open by the retry.
       await new Promise((r) => setTimeout(r, delay).unref());
     }

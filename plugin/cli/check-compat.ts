@@ -46,8 +46,18 @@ async function runCheckCompat(args: readonly string[]): Promise<number> {
 }
 
 function parseOptions(args: readonly string[]): { file: string; against: string; json: boolean } {
-  const { values, positionals } = parseArgs({ args: [...args], options: { against: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
-  if (positionals.length !== 1) throw new Error(positionals.length === 0 ? 'the new contracts file is missing' : `one contracts file expected, got ${positionals.length}`);
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: { against: { type: 'string' }, json: { type: 'boolean' } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length !== 1)
+    throw new Error(
+      positionals.length === 0
+        ? 'the new contracts file is missing'
+        : `one contracts file expected, got ${positionals.length}`,
+    );
   if (values.against === undefined || values.against === '') throw new Error('--against is missing');
   return { file: positionals[0] as string, against: values.against, json: values.json === true };
 }
@@ -72,7 +82,12 @@ function report(changes: readonly ContractChange[]): string {
 /** The contracts of a list as an announcement would carry them, checked as the gateway checks one. */
 function checkedContracts(list: unknown, source: string): Contract[] {
   if (!Array.isArray(list)) throw new InputError(`${source} is not a JSON array of contracts`);
-  const result = validateAnnouncement({ service: 'check-compat', instanceId: 'check-compat', ttlMs: 1, contracts: list });
+  const result = validateAnnouncement({
+    service: 'check-compat',
+    instanceId: 'check-compat',
+    ttlMs: 1,
+    contracts: list,
+  });
   if (!result.ok) throw new InputError(`${source}: ${result.reason}`);
   return result.announcement.contracts;
 }
@@ -107,7 +122,10 @@ async function contractsFromGateway(base: string): Promise<Contract[]> {
   const token = process.env[TOKEN_ENV];
   let res: Response;
   try {
-    res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    res = await fetch(url, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+    });
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     throw new InputError(`cannot reach ${shown} (${cause?.code ?? cause?.message ?? (err as Error).name})`);

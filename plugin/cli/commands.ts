@@ -7,7 +7,8 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   'check-compat': checkCompat,
   conformance: {
     usage: CONFORMANCE_USAGE,
-    summary: 'check a running service over the bus against docs/bus-protocol.md, one line per rule; exit 1 on a failure',
+    summary:
+      'check a running service over the bus against docs/bus-protocol.md, one line per rule; exit 1 on a failure',
     run: (args) => runConformance(args),
   },
 };

@@ -40,7 +40,14 @@ interface Args {
 }
 
 export function parseArgs(argv: string[]): Args {
-  const args: Args = { prefix: 'contracts', vhost: '/', gatewayUser: 'gateway', services: [], generate: false, legacyReplies: false };
+  const args: Args = {
+    prefix: 'contracts',
+    vhost: '/',
+    gatewayUser: 'gateway',
+    services: [],
+    generate: false,
+    legacyReplies: false,
+  };
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i] as string;
     const value = (): string => {
@@ -62,7 +69,8 @@ export function parseArgs(argv: string[]): Args {
   }
   if (args.servicesFile !== undefined) {
     // One list: the gateway reads the file alone, so users or services named beside it would differ from its view.
-    if (args.services.length > 0 || args.userPrefix !== undefined) throw new Error('--services replaces --service and --user-prefix: name every service and its user in the file');
+    if (args.services.length > 0 || args.userPrefix !== undefined)
+      throw new Error('--services replaces --service and --user-prefix: name every service and its user in the file');
   } else if (args.services.length === 0) {
     throw new Error('name at least one --service, or a --services file');
   }
@@ -88,14 +96,20 @@ function password(user: string, args: Args, env: NodeJS.ProcessEnv): string | un
 
 export function run(argv: string[], env: NodeJS.ProcessEnv = process.env): string {
   const args = parseArgs(argv);
-  const services = args.servicesFile !== undefined
-    ? Object.fromEntries(Object.entries(readServicesFile(args.servicesFile)).map(([service, entry]) => [service, entry.user]))
-    : Object.fromEntries(args.services.map((s) => [s, `${args.userPrefix ?? ''}${s}`]));
+  const services =
+    args.servicesFile !== undefined
+      ? Object.fromEntries(
+          Object.entries(readServicesFile(args.servicesFile)).map(([service, entry]) => [service, entry.user]),
+        )
+      : Object.fromEntries(args.services.map((s) => [s, `${args.userPrefix ?? ''}${s}`]));
   const users = [args.gatewayUser, ...Object.values(services)];
   const passwords: Record<string, string> = {};
   for (const user of users) {
     const p = password(user, args, env);
-    if (p === undefined) throw new Error(`no password for broker user ${user}: set ${envName(user)}${args.passwordDir ? ` or write ${join(args.passwordDir, user)}` : ' or use --password-dir'}`);
+    if (p === undefined)
+      throw new Error(
+        `no password for broker user ${user}: set ${envName(user)}${args.passwordDir ? ` or write ${join(args.passwordDir, user)}` : ' or use --password-dir'}`,
+      );
     passwords[user] = p;
   }
   return `${JSON.stringify(brokerDefinitions({ prefix: args.prefix, vhost: args.vhost, gatewayUser: args.gatewayUser, services, passwords, legacyReplies: args.legacyReplies }), null, 2)}\n`;

@@ -36,14 +36,21 @@ export function classifyContractChange(before: Contract, after: Contract): Contr
   for (const r of oldRoutes) if (!newRoutes.has(r)) push(true, 'route-removed', r, `route ${r} removed`);
   for (const r of newRoutes) if (!oldRoutes.has(r)) push(false, 'route-added', r, `route ${r} added`);
   const oldPermissions = new Set(before.requiredPermissions);
-  for (const p of after.requiredPermissions) if (!oldPermissions.has(p)) push(true, 'permission-added', p, `permission ${p} required now: callers without it get 403`);
+  for (const p of after.requiredPermissions)
+    if (!oldPermissions.has(p))
+      push(true, 'permission-added', p, `permission ${p} required now: callers without it get 403`);
   const newPermissions = new Set(after.requiredPermissions);
-  for (const p of before.requiredPermissions) if (!newPermissions.has(p)) push(false, 'permission-removed', p, `permission ${p} no longer required`);
-  if (before.public === true && after.public !== true) push(true, 'public-removed', 'public', 'no longer public: callers need a token now');
-  if (before.public !== true && after.public === true) push(false, 'public-added', 'public', 'public now: no token needed');
+  for (const p of before.requiredPermissions)
+    if (!newPermissions.has(p)) push(false, 'permission-removed', p, `permission ${p} no longer required`);
+  if (before.public === true && after.public !== true)
+    push(true, 'public-removed', 'public', 'no longer public: callers need a token now');
+  if (before.public !== true && after.public === true)
+    push(false, 'public-added', 'public', 'public now: no token needed');
   for (const c of diffSchema(before.inputSchema, after.inputSchema, 'input')) push(c.breaking, c.rule, c.at, c.message);
-  for (const c of diffSchema(before.outputSchema, after.outputSchema, 'output')) push(c.breaking, c.rule, c.at, c.message);
-  if (before.deprecated !== true && after.deprecated === true) push(false, 'deprecated', 'deprecated', `deprecated${after.sunset ? `, sunset ${after.sunset}` : ''}`);
+  for (const c of diffSchema(before.outputSchema, after.outputSchema, 'output'))
+    push(c.breaking, c.rule, c.at, c.message);
+  if (before.deprecated !== true && after.deprecated === true)
+    push(false, 'deprecated', 'deprecated', `deprecated${after.sunset ? `, sunset ${after.sunset}` : ''}`);
   return changes.sort((a, b) => (a.class === b.class ? 0 : a.class === 'breaking' ? -1 : 1));
 }
 
@@ -58,13 +65,26 @@ export function classifyContractLists(before: readonly Contract[], after: readon
   for (const old of before) {
     const next = newByType.get(old.messageType);
     if (next === undefined) {
-      changes.push({ messageType: old.messageType, class: 'breaking', rule: 'contract-removed', at: old.messageType, message: `contract ${old.messageType} removed with its routes` });
+      changes.push({
+        messageType: old.messageType,
+        class: 'breaking',
+        rule: 'contract-removed',
+        at: old.messageType,
+        message: `contract ${old.messageType} removed with its routes`,
+      });
     } else {
       changes.push(...classifyContractChange(old, next));
     }
   }
   for (const added of after) {
-    if (!oldTypes.has(added.messageType)) changes.push({ messageType: added.messageType, class: 'compatible', rule: 'contract-added', at: added.messageType, message: `contract ${added.messageType} added` });
+    if (!oldTypes.has(added.messageType))
+      changes.push({
+        messageType: added.messageType,
+        class: 'compatible',
+        rule: 'contract-added',
+        at: added.messageType,
+        message: `contract ${added.messageType} added`,
+      });
   }
   return changes;
 }

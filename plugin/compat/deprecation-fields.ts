@@ -11,13 +11,20 @@ export function parseIsoDate(text: string): number | undefined {
   // Date.parse rolls 2026-02-30 over to March; a day that does not exist is refused instead.
   const midnight = Date.UTC(Number(year), Number(month) - 1, Number(day));
   const check = new Date(midnight);
-  if (check.getUTCFullYear() !== Number(year) || check.getUTCMonth() !== Number(month) - 1 || check.getUTCDate() !== Number(day)) return undefined;
+  if (
+    check.getUTCFullYear() !== Number(year) ||
+    check.getUTCMonth() !== Number(month) - 1 ||
+    check.getUTCDate() !== Number(day)
+  )
+    return undefined;
   const ms = Date.parse(m[4] === undefined ? `${text}T00:00:00Z` : text);
   return Number.isFinite(ms) ? ms : undefined;
 }
 
 /** A contract's `deprecated` and `sunset` as announced, checked; the reason when they are unusable. */
-export function validateDeprecation(value: Record<string, unknown>): { deprecated?: boolean; sunset?: string } | string {
+export function validateDeprecation(
+  value: Record<string, unknown>,
+): { deprecated?: boolean; sunset?: string } | string {
   const out: { deprecated?: boolean; sunset?: string } = {};
   if (value.deprecated !== undefined) {
     if (typeof value.deprecated !== 'boolean') return 'deprecated must be a boolean';

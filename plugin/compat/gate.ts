@@ -87,7 +87,9 @@ export class BreakingChangeGate {
     for (const served of view.servedOf(service)) {
       // An instance that never had it (a service whose instances announce different lists) removes nothing.
       if (announced.has(served.messageType) || (previous !== undefined && !before.has(served.messageType))) continue;
-      const substitute = this.breaking(served, undefined, 'none', [`contract ${served.messageType} no longer announced (its routes go with it)`]);
+      const substitute = this.breaking(served, undefined, 'none', [
+        `contract ${served.messageType} no longer announced (its routes go with it)`,
+      ]);
       if (this.mode === 'refuse') kept.push(substitute);
     }
     return kept;
@@ -95,7 +97,9 @@ export class BreakingChangeGate {
 
   /** The breaking changes still relevant, by message type. */
   list(): BreakingChange[] {
-    return [...this.found.values()].map((c) => ({ ...c, reasons: [...c.reasons] })).sort((a, b) => (a.messageType < b.messageType ? -1 : a.messageType > b.messageType ? 1 : 0));
+    return [...this.found.values()]
+      .map((c) => ({ ...c, reasons: [...c.reasons] }))
+      .sort((a, b) => (a.messageType < b.messageType ? -1 : a.messageType > b.messageType ? 1 : 0));
   }
 
   /** Forgets message types no longer served. */
@@ -116,7 +120,15 @@ export class BreakingChangeGate {
     const previousHash = contractHash(served);
     const known = this.found.get(served.messageType);
     if (!known || known.hash !== hash || known.previousHash !== previousHash || known.outcome !== outcome) {
-      const change: BreakingChange = { messageType: served.messageType, service: served.targetService, outcome, previousHash, hash, reasons: [...reasons], at: new Date(this.now()).toISOString() };
+      const change: BreakingChange = {
+        messageType: served.messageType,
+        service: served.targetService,
+        outcome,
+        previousHash,
+        hash,
+        reasons: [...reasons],
+        at: new Date(this.now()).toISOString(),
+      };
       this.found.set(served.messageType, change);
       this.report(change);
     }
@@ -127,8 +139,11 @@ export class BreakingChangeGate {
     const key = JSON.stringify([change.service, change.messageType, change.previousHash, change.hash]);
     if (this.reported.has(key)) return;
     this.reported.set(key, true);
-    const verdict = change.outcome === 'refused' ? 'refused; the previous version stays served' : 'accepted (breakingChanges: warn)';
-    this.logger?.warn(`contract registry: breaking change to ${inert(change.messageType)} from ${inert(change.service)} ${verdict}: ${inert(change.reasons.join('; '), 500)}`);
+    const verdict =
+      change.outcome === 'refused' ? 'refused; the previous version stays served' : 'accepted (breakingChanges: warn)';
+    this.logger?.warn(
+      `contract registry: breaking change to ${inert(change.messageType)} from ${inert(change.service)} ${verdict}: ${inert(change.reasons.join('; '), 500)}`,
+    );
     this.onBreaking(change);
   }
 

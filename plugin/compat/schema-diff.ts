@@ -26,9 +26,26 @@ const LOWER_BOUNDS = ['minLength', 'minimum', 'exclusiveMinimum', 'minItems', 'm
 const OPAQUE_CONSTRAINTS = ['pattern', 'format', 'multipleOf', 'const', 'contentEncoding', 'contentMediaType'] as const;
 /** Keywords this classifier does not reason about: any change to them is reported as breaking, to be safe. */
 const UNANALYSED = [
-  'allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', 'patternProperties', 'propertyNames', 'dependentRequired',
-  'dependentSchemas', 'dependencies', 'prefixItems', 'contains', 'minContains', 'maxContains', 'unevaluatedProperties',
-  'unevaluatedItems', '$dynamicRef', '$recursiveRef',
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'patternProperties',
+  'propertyNames',
+  'dependentRequired',
+  'dependentSchemas',
+  'dependencies',
+  'prefixItems',
+  'contains',
+  'minContains',
+  'maxContains',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  '$dynamicRef',
+  '$recursiveRef',
 ] as const;
 /** Deepest nesting followed; a contract's schemas are bounded by the announcement limits well before this. */
 const MAX_DEPTH = 64;
@@ -50,7 +67,14 @@ interface Walk {
  */
 export function diffSchema(oldSchema: JsonSchema, newSchema: JsonSchema, direction: Direction): SchemaChange[] {
   const definitions = (s: JsonSchema): string => canonical([s.$defs, s.definitions]);
-  const walk: Walk = { direction, oldRoot: oldSchema, newRoot: newSchema, changes: [], seen: new Set(), sameDefinitions: definitions(oldSchema) === definitions(newSchema) };
+  const walk: Walk = {
+    direction,
+    oldRoot: oldSchema,
+    newRoot: newSchema,
+    changes: [],
+    seen: new Set(),
+    sameDefinitions: definitions(oldSchema) === definitions(newSchema),
+  };
   compare(walk, oldSchema, newSchema, direction, 0);
   return walk.changes;
 }
@@ -78,7 +102,10 @@ function add(walk: Walk, breaking: boolean, rule: string, at: string, message: s
 
 function compare(walk: Walk, oldRaw: unknown, newRaw: unknown, at: string, depth: number): void {
   if (depth > MAX_DEPTH) return;
-  const refKey = isRecord(oldRaw) && isRecord(newRaw) && (typeof oldRaw.$ref === 'string' || typeof newRaw.$ref === 'string') ? `${String(oldRaw.$ref)}|${String(newRaw.$ref)}` : undefined;
+  const refKey =
+    isRecord(oldRaw) && isRecord(newRaw) && (typeof oldRaw.$ref === 'string' || typeof newRaw.$ref === 'string')
+      ? `${String(oldRaw.$ref)}|${String(newRaw.$ref)}`
+      : undefined;
   if (refKey !== undefined) {
     if (walk.seen.has(refKey)) return;
     walk.seen.add(refKey);
@@ -143,7 +170,8 @@ function compareEnums(walk: Walk, oldSchema: Node, newSchema: Node, at: string):
   const before = Array.isArray(oldSchema.enum) ? oldSchema.enum : undefined;
   const after = Array.isArray(newSchema.enum) ? newSchema.enum : undefined;
   if (after === undefined) {
-    if (before !== undefined) add(walk, false, `${walk.direction}-enum-lifted`, at, `${at} is no longer limited to a list of values`);
+    if (before !== undefined)
+      add(walk, false, `${walk.direction}-enum-lifted`, at, `${at} is no longer limited to a list of values`);
     return;
   }
   if (before === undefined) {
@@ -154,8 +182,22 @@ function compareEnums(walk: Walk, oldSchema: Node, newSchema: Node, at: string):
   const had = new Set(before.map(canonical));
   const removed = before.filter((v) => !kept.has(canonical(v)));
   const added = after.filter((v) => !had.has(canonical(v)));
-  if (removed.length > 0) add(walk, true, `${walk.direction}-enum-value-removed`, at, `${at} enum value(s) removed: ${removed.map((v) => JSON.stringify(v)).join(', ')}`);
-  if (added.length > 0) add(walk, false, `${walk.direction}-enum-value-added`, at, `${at} enum value(s) added: ${added.map((v) => JSON.stringify(v)).join(', ')}`);
+  if (removed.length > 0)
+    add(
+      walk,
+      true,
+      `${walk.direction}-enum-value-removed`,
+      at,
+      `${at} enum value(s) removed: ${removed.map((v) => JSON.stringify(v)).join(', ')}`,
+    );
+  if (added.length > 0)
+    add(
+      walk,
+      false,
+      `${walk.direction}-enum-value-added`,
+      at,
+      `${at} enum value(s) added: ${added.map((v) => JSON.stringify(v)).join(', ')}`,
+    );
 }
 
 function numberOf(schema: Node, key: string): number | undefined {
@@ -174,7 +216,8 @@ function compareBounds(walk: Walk, oldSchema: Node, newSchema: Node, at: string)
   };
   for (const key of UPPER_BOUNDS) bound(key, (before, after) => before === undefined || after < before);
   for (const key of LOWER_BOUNDS) bound(key, (before, after) => before === undefined || after > before);
-  if (newSchema.uniqueItems === true && oldSchema.uniqueItems !== true) add(walk, true, `${walk.direction}-narrowed`, at, `${at} items must be unique now`);
+  if (newSchema.uniqueItems === true && oldSchema.uniqueItems !== true)
+    add(walk, true, `${walk.direction}-narrowed`, at, `${at} items must be unique now`);
 }
 
 function compareOpaque(walk: Walk, oldSchema: Node, newSchema: Node, at: string): void {
@@ -182,7 +225,14 @@ function compareOpaque(walk: Walk, oldSchema: Node, newSchema: Node, at: string)
     const [before, after] = [oldSchema[key], newSchema[key]];
     if (canonical(before) === canonical(after)) continue;
     if (after === undefined) add(walk, false, `${walk.direction}-widened`, at, `${at} ${key} removed`);
-    else add(walk, true, `${walk.direction}-narrowed`, at, `${at} ${key} ${before === undefined ? 'added' : 'changed'}: ${JSON.stringify(after).slice(0, 80)}`);
+    else
+      add(
+        walk,
+        true,
+        `${walk.direction}-narrowed`,
+        at,
+        `${at} ${key} ${before === undefined ? 'added' : 'changed'}: ${JSON.stringify(after).slice(0, 80)}`,
+      );
   }
 }
 
@@ -194,7 +244,9 @@ function compareUnanalysed(walk: Walk, oldSchema: Node, newSchema: Node, at: str
 }
 
 function requiredOf(schema: Node): Set<string> {
-  return new Set(Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : []);
+  return new Set(
+    Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : [],
+  );
 }
 
 function propertiesOf(schema: Node): Node {
@@ -212,23 +264,38 @@ function compareObjects(walk: Walk, oldSchema: Node, newSchema: Node, at: string
     } else if (!input) {
       add(walk, true, 'output-property-removed', where, `${where} removed: clients reading it get nothing`);
     } else if (newSchema.additionalProperties === false) {
-      add(walk, true, 'input-property-removed', where, `${where} removed and additional properties are refused: requests sending it fail`);
+      add(
+        walk,
+        true,
+        'input-property-removed',
+        where,
+        `${where} removed and additional properties are refused: requests sending it fail`,
+      );
     } else {
       add(walk, false, 'input-property-removed', where, `${where} removed; still accepted as an additional property`);
     }
   }
   for (const name of Object.keys(newProps)) {
-    if (!Object.hasOwn(oldProps, name)) add(walk, false, `${walk.direction}-property-added`, `${at}.${name}`, `${at}.${name} added`);
+    if (!Object.hasOwn(oldProps, name))
+      add(walk, false, `${walk.direction}-property-added`, `${at}.${name}`, `${at}.${name} added`);
   }
   for (const name of newRequired) {
     if (oldRequired.has(name)) continue;
-    if (input) add(walk, true, 'input-property-required', `${at}.${name}`, `${at}.${name} is required now: requests without it fail`);
+    if (input)
+      add(
+        walk,
+        true,
+        'input-property-required',
+        `${at}.${name}`,
+        `${at}.${name} is required now: requests without it fail`,
+      );
     else add(walk, false, 'output-property-required', `${at}.${name}`, `${at}.${name} is always present now`);
   }
   for (const name of oldRequired) {
     if (newRequired.has(name)) continue;
     // A property removed altogether is reported once, above.
-    if (!input && Object.hasOwn(newProps, name)) add(walk, true, 'output-property-optional', `${at}.${name}`, `${at}.${name} may be missing now`);
+    if (!input && Object.hasOwn(newProps, name))
+      add(walk, true, 'output-property-optional', `${at}.${name}`, `${at}.${name} may be missing now`);
     if (input) add(walk, false, 'input-property-optional', `${at}.${name}`, `${at}.${name} is optional now`);
   }
   compareAdditional(walk, oldSchema, newSchema, at, depth);
@@ -251,7 +318,8 @@ function compareItems(walk: Walk, oldSchema: Node, newSchema: Node, at: string, 
   const [before, after] = [oldSchema.items, newSchema.items];
   if (same(walk, before, after)) return;
   if (before === undefined || after === undefined || Array.isArray(before) || Array.isArray(after)) {
-    if (walk.direction === 'input' && after === undefined) add(walk, false, 'input-widened', `${at}[]`, `${at}[] accepts any item now`);
+    if (walk.direction === 'input' && after === undefined)
+      add(walk, false, 'input-widened', `${at}[]`, `${at}[] accepts any item now`);
     else add(walk, true, 'schema-changed', `${at}[]`, `${at}[] items changed; not analysed, treated as breaking`);
     return;
   }

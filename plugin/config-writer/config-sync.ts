@@ -3,7 +3,14 @@ import { readFile } from 'node:fs/promises';
 import type { ContractRegistry } from '../contracts/registry';
 import type { Conflict, EndpointSpec } from '../contracts/endpoint-specs';
 import type { RoutePlan } from '../contracts/route-plan';
-import { GENERATED_POLICIES, generatedPipeline, isContractEndpoint, preflightEndpoint, TABLE_STEP, tableEndpoint } from '../pipeline/generated-pipeline';
+import {
+  GENERATED_POLICIES,
+  generatedPipeline,
+  isContractEndpoint,
+  preflightEndpoint,
+  TABLE_STEP,
+  tableEndpoint,
+} from '../pipeline/generated-pipeline';
 import { routeAction } from '../routing/route-action';
 import { unfitPaths } from '../routing/path-table';
 import { wantsTable } from '../routing/routing-mode';
@@ -91,7 +98,14 @@ export class ConfigSync {
     // The preflight endpoint first: it must precede any catch-all endpoint for /api paths.
     // The not-found catch-all last: after it nothing under /api could be reached.
     const useTable = this.useTable(table.endpoints);
-    const routes = useTable ? [tableEndpoint(prefix, table.endpoints.map((e) => e.path))] : table.endpoints;
+    const routes = useTable
+      ? [
+          tableEndpoint(
+            prefix,
+            table.endpoints.map((e) => e.path),
+          ),
+        ]
+      : table.endpoints;
     const endpoints = [preflightEndpoint(prefix), ...routes, notFoundEndpoint(prefix)];
     // Contracts often change without their routes (new schemas, a new instance): then the file would not change.
     const key = JSON.stringify([useTable, routes]);
@@ -120,7 +134,10 @@ export class ConfigSync {
     if (use) {
       const unfit = unfitPaths(endpoints).join(', ');
       if (unfit !== this.lastUnfit) {
-        if (unfit) this.log.warn(`routing: table cannot hold ${unfit}; one apiEndpoint per route is written instead until that path goes`);
+        if (unfit)
+          this.log.warn(
+            `routing: table cannot hold ${unfit}; one apiEndpoint per route is written instead until that path goes`,
+          );
         else if (this.lastUnfit) this.log.info('routing: table is in use again');
       }
       this.lastUnfit = unfit;
@@ -128,9 +145,11 @@ export class ConfigSync {
     }
     // Auto's switch is worth a line: ops see gateway.config.yml change shape.
     if (mode === 'auto' && this.lastTable !== undefined && use !== this.lastTable) {
-      this.log.info(use
-        ? `routing: auto: ${endpoints.length} routes, one apiEndpoint for all of them (the plugin's path table) from now on`
-        : `routing: auto: ${endpoints.length} routes, one apiEndpoint per route again`);
+      this.log.info(
+        use
+          ? `routing: auto: ${endpoints.length} routes, one apiEndpoint for all of them (the plugin's path table) from now on`
+          : `routing: auto: ${endpoints.length} routes, one apiEndpoint per route again`,
+      );
     }
     this.lastTable = use;
     return use;
@@ -156,16 +175,19 @@ export class ConfigSync {
    */
   private schedule(): void {
     if (this.timer) return;
-    this.timer = this.clock.setTimeout(() => {
-      this.timer = undefined;
-      const started = this.clock.now();
-      this.writing = this.writing
-        .then(() => this.writeAsync())
-        .finally(() => {
-          const now = this.clock.now();
-          this.nextWriteAt = now + Math.max(this.settings.configWriteIntervalMs ?? 0, (now - started) * 4);
-        });
-    }, Math.max(this.settings.writeDebounceMs, this.nextWriteAt - this.clock.now()));
+    this.timer = this.clock.setTimeout(
+      () => {
+        this.timer = undefined;
+        const started = this.clock.now();
+        this.writing = this.writing
+          .then(() => this.writeAsync())
+          .finally(() => {
+            const now = this.clock.now();
+            this.nextWriteAt = now + Math.max(this.settings.configWriteIntervalMs ?? 0, (now - started) * 4);
+          });
+      },
+      Math.max(this.settings.writeDebounceMs, this.nextWriteAt - this.clock.now()),
+    );
     this.timer.unref();
   }
 
@@ -189,7 +211,10 @@ export class ConfigSync {
 
   private report(conflicts: Conflict[]): void {
     const text = conflicts
-      .map((c) => `${c.method} ${c.path}${c.whenQuery ? `?${c.whenQuery}` : ''}: ${c.messageTypes.join(', ')} (${c.reason})`)
+      .map(
+        (c) =>
+          `${c.method} ${c.path}${c.whenQuery ? `?${c.whenQuery}` : ''}: ${c.messageTypes.join(', ')} (${c.reason})`,
+      )
       .join('; ');
     if (text && text !== this.lastConflicts) this.log.warn(`route conflicts, first contract kept: ${text}`);
     this.lastConflicts = text;

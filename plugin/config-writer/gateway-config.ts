@@ -31,7 +31,8 @@ export interface RenderOptions<E extends WritableEndpoint> {
 }
 
 /** Marks the generated block for people reading the file; it goes away with the entries it precedes. */
-export const GENERATED_COMMENT = ' Generated from announced contracts by express-gateway-plugin-contracts; edits here are overwritten.';
+export const GENERATED_COMMENT =
+  ' Generated from announced contracts by express-gateway-plugin-contracts; edits here are overwritten.';
 
 /**
  * Replaces the plugin's apiEndpoints and pipelines in a gateway.config.yml text and leaves every other byte as it
@@ -53,13 +54,30 @@ export function renderGatewayConfig<E extends WritableEndpoint>(
   const top = doc.contents as YAMLMap;
   const apiEndpoints = section(top, 'apiEndpoints');
   const pipelines = section(top, 'pipelines');
-  const removals = [...generatedRanges(text, apiEndpoints, opts.prefix), ...generatedRanges(text, pipelines, opts.prefix)];
+  const removals = [
+    ...generatedRanges(text, apiEndpoints, opts.prefix),
+    ...generatedRanges(text, pipelines, opts.prefix),
+  ];
   // The style of the hand-written text alone: the generated block follows it and never votes on it.
-  const style = detectStyle(applyEdits(text, removals.map((r) => ({ ...r, text: '' }))));
-  const writer: Writer = { text, eol: /\r\n/.test(text) ? '\r\n' : '\n', style, column: columnOf(text, top.range?.[0] ?? 0) };
+  const style = detectStyle(
+    applyEdits(
+      text,
+      removals.map((r) => ({ ...r, text: '' })),
+    ),
+  );
+  const writer: Writer = {
+    text,
+    eol: /\r\n/.test(text) ? '\r\n' : '\n',
+    style,
+    column: columnOf(text, top.range?.[0] ?? 0),
+  };
   const groups = pipelineGroups(endpoints, opts);
-  const endpointPairs = endpoints.map((endpoint) => [endpoint.name, apiEndpointEntry(endpoint, opts.endpointExtra?.(endpoint))] as const);
-  const pipelinePairs = groups.map((g) => [g.name, { apiEndpoints: g.endpointNames, policies: opts.pipelinePolicies(g.first) }] as const);
+  const endpointPairs = endpoints.map(
+    (endpoint) => [endpoint.name, apiEndpointEntry(endpoint, opts.endpointExtra?.(endpoint))] as const,
+  );
+  const pipelinePairs = groups.map(
+    (g) => [g.name, { apiEndpoints: g.endpointNames, policies: opts.pipelinePolicies(g.first) }] as const,
+  );
   const edits: Edit[] = [];
   const appended: string[] = [];
   sectionEdits(writer, 'apiEndpoints', apiEndpoints, opts.prefix, endpointPairs, edits, appended);
@@ -88,7 +106,9 @@ interface Writer {
 }
 
 function applyEdits(text: string, edits: readonly Edit[]): string {
-  const sorted = edits.map((edit, index) => ({ edit, index })).sort((a, b) => a.edit.start - b.edit.start || a.index - b.index);
+  const sorted = edits
+    .map((edit, index) => ({ edit, index }))
+    .sort((a, b) => a.edit.start - b.edit.start || a.index - b.index);
   let out = '';
   let at = 0;
   for (const { edit } of sorted) {
@@ -138,7 +158,11 @@ function pairEnd(text: string, pair: Pair): number {
  * The byte ranges of a section's generated entries, each from the start of its key's line (the marker comment
  * right above it included) to the end of its value's last line; adjacent ones merged.
  */
-function generatedRanges(text: string, sectionPair: Pair | undefined, prefix: string): Array<{ start: number; end: number }> {
+function generatedRanges(
+  text: string,
+  sectionPair: Pair | undefined,
+  prefix: string,
+): Array<{ start: number; end: number }> {
   const map = sectionPair?.value;
   if (!isMap(map) || map.flow) return [];
   const ranges: Array<{ start: number; end: number }> = [];
@@ -172,12 +196,16 @@ function sectionEdits(
   appended: string[],
 ): void {
   const value = sectionPair?.value as Node | null | undefined;
-  if (sectionPair && value != null && !isMap(value) && !isEmptyScalar(value)) throw new Error(`gateway config: ${key} must be a mapping`);
+  if (sectionPair && value != null && !isMap(value) && !isEmptyScalar(value))
+    throw new Error(`gateway config: ${key} must be a mapping`);
   if (isMap(value) && value.flow && value.items.length > 0) {
-    throw new Error(`gateway config: ${key} is written as a flow mapping ({ ... }); write it as a block mapping so the generated entries can be added`);
+    throw new Error(
+      `gateway config: ${key} is written as a flow mapping ({ ... }); write it as a block mapping so the generated entries can be added`,
+    );
   }
   if (!sectionPair) {
-    if (entries.length > 0) appended.push(`${' '.repeat(w.column)}${key}:${w.eol}${block(w, entries, w.column + indentWidth(w))}`);
+    if (entries.length > 0)
+      appended.push(`${' '.repeat(w.column)}${key}:${w.eol}${block(w, entries, w.column + indentWidth(w))}`);
     return;
   }
   const ranges = generatedRanges(w.text, sectionPair, prefix);
@@ -203,7 +231,11 @@ function sectionEdits(
   }
   // `key:`, `key: ~` or `key: {}`: the empty value gives way to the block on the following lines.
   const at = emptyValueEdits(w, sectionPair, edits);
-  edits.push({ start: at, end: at, text: block(w, entries, columnOf(w.text, (sectionPair.key as Node).range?.[0] ?? 0) + indentWidth(w)) });
+  edits.push({
+    start: at,
+    end: at,
+    text: block(w, entries, columnOf(w.text, (sectionPair.key as Node).range?.[0] ?? 0) + indentWidth(w)),
+  });
 }
 
 function indentWidth(w: Writer): number {
@@ -259,17 +291,29 @@ function block(w: Writer, entries: ReadonlyArray<readonly [string, unknown]>, co
 function quotePatterns(node: YAMLMap): void {
   visit(node, {
     Pair(_, pair) {
-      if (isScalar(pair.key) && pair.key.value === 'pathRegex' && isScalar(pair.value)) pair.value.type = 'QUOTE_SINGLE';
+      if (isScalar(pair.key) && pair.key.value === 'pathRegex' && isScalar(pair.value))
+        pair.value.type = 'QUOTE_SINGLE';
     },
   });
 }
 
 /** Adds every missing required name to the top-level `policies:` list, after the names already there. */
-function policiesEdits(w: Writer, pair: Pair | undefined, required: readonly string[], edits: Edit[], appended: string[]): void {
+function policiesEdits(
+  w: Writer,
+  pair: Pair | undefined,
+  required: readonly string[],
+  edits: Edit[],
+  appended: string[],
+): void {
   const value = pair?.value as Node | null | undefined;
-  if (pair && value != null && !isSeq(value) && !isEmptyScalar(value)) throw new Error('gateway config: policies must be a list');
-  const present = new Set(isSeq(value) ? value.items.map((item) => (isScalar(item) ? String(item.value) : String(item))) : []);
-  const missing = [...new Set(required)].filter((name) => !present.has(name)).map((name) => new Document(name).toString(w.style).trimEnd());
+  if (pair && value != null && !isSeq(value) && !isEmptyScalar(value))
+    throw new Error('gateway config: policies must be a list');
+  const present = new Set(
+    isSeq(value) ? value.items.map((item) => (isScalar(item) ? String(item.value) : String(item))) : [],
+  );
+  const missing = [...new Set(required)]
+    .filter((name) => !present.has(name))
+    .map((name) => new Document(name).toString(w.style).trimEnd());
   if (missing.length === 0) return;
   const dash = w.style.indentSeq === false ? 0 : indentWidth(w);
   const items = (column: number) => missing.map((name) => `${' '.repeat(column)}- ${name}${w.eol}`).join('');
@@ -297,7 +341,11 @@ function policiesEdits(w: Writer, pair: Pair | undefined, required: readonly str
     return;
   }
   const at = emptyValueEdits(w, pair as Pair, edits);
-  edits.push({ start: at, end: at, text: items(columnOf(w.text, (pair?.key as Node | undefined)?.range?.[0] ?? 0) + dash) });
+  edits.push({
+    start: at,
+    end: at,
+    text: items(columnOf(w.text, (pair?.key as Node | undefined)?.range?.[0] ?? 0) + dash),
+  });
 }
 
 function apiEndpointEntry(endpoint: WritableEndpoint, extra?: Record<string, unknown>): Record<string, unknown> {
@@ -315,11 +363,15 @@ interface PipelineGroup<E> {
 }
 
 /** Pipelines in the order their first endpoint comes, each with every endpoint that runs it. */
-function pipelineGroups<E extends WritableEndpoint>(endpoints: readonly E[], opts: RenderOptions<E>): PipelineGroup<E>[] {
+function pipelineGroups<E extends WritableEndpoint>(
+  endpoints: readonly E[],
+  opts: RenderOptions<E>,
+): PipelineGroup<E>[] {
   const byName = new Map<string, PipelineGroup<E>>();
   for (const endpoint of endpoints) {
     const name = opts.pipelineOf?.(endpoint) ?? endpoint.name;
-    if (!name.startsWith(opts.prefix)) throw new Error(`gateway config: pipeline name ${name} lacks prefix ${opts.prefix}`);
+    if (!name.startsWith(opts.prefix))
+      throw new Error(`gateway config: pipeline name ${name} lacks prefix ${opts.prefix}`);
     const group = byName.get(name);
     if (group) group.endpointNames.push(endpoint.name);
     else byName.set(name, { name, first: endpoint, endpointNames: [endpoint.name] });

@@ -77,32 +77,50 @@ export class ConformanceBus {
     const announce = names.listenerQueue('announce', randomUUID());
     await ch.assertQueue(announce, { exclusive: true, autoDelete: true, durable: false });
     await ch.bindQueue(announce, names.discoveryExchange, announceKey(this.service));
-    await ch.consume(announce, (msg) => msg && this.announcements.push({ at: Date.now(), msg, body: parse(msg) }), { noAck: true });
+    await ch.consume(announce, (msg) => msg && this.announcements.push({ at: Date.now(), msg, body: parse(msg) }), {
+      noAck: true,
+    });
     // Replies come through P.replies with routing key = reply_to = this queue's name, as the gateway's do.
     await ch.assertQueue(this.replyQueue, { exclusive: true, durable: false });
     await ch.bindQueue(this.replyQueue, names.replyExchange, this.replyQueue);
-    await ch.consume(this.replyQueue, (msg) => {
-      if (!msg) return;
-      const id = String(msg.properties.correlationId);
-      this.replies.set(id, [...(this.replies.get(id) ?? []), { at: Date.now(), msg, body: parse(msg) }]);
-    }, { noAck: true });
+    await ch.consume(
+      this.replyQueue,
+      (msg) => {
+        if (!msg) return;
+        const id = String(msg.properties.correlationId);
+        this.replies.set(id, [...(this.replies.get(id) ?? []), { at: Date.now(), msg, body: parse(msg) }]);
+      },
+      { noAck: true },
+    );
   }
 
   /** Asks every instance to announce at once. */
   discover(): void {
-    this.ch.publish(this.names.discoveryExchange, DISCOVER_KEY, encodeJson({}), { contentType: JSON_TYPE, userId: this.user });
+    this.ch.publish(this.names.discoveryExchange, DISCOVER_KEY, encodeJson({}), {
+      contentType: JSON_TYPE,
+      userId: this.user,
+    });
   }
 
   /** A request as the gateway sends it; returns its correlation_id. `deadline`: ms since the epoch. */
   request(messageType: string, deadline: number, correlationId: string = randomUUID()): string {
-    this.ch.publish(this.names.requestExchange, this.service, encodeJson({ input: {} }), this.properties(messageType, deadline, correlationId, this.user));
+    this.ch.publish(
+      this.names.requestExchange,
+      this.service,
+      encodeJson({ input: {} }),
+      this.properties(messageType, deadline, correlationId, this.user),
+    );
     return correlationId;
   }
 
   /** The same request published by `channel`'s user straight to the work queue (as any user with amqp.default may). */
   static requestFrom(channel: Channel, bus: ConformanceBus, user: string, messageType: string): string {
     const correlationId = randomUUID();
-    channel.sendToQueue(bus.names.serviceQueue(bus.service), encodeJson({ input: {} }), bus.properties(messageType, Date.now() + 10_000, correlationId, user));
+    channel.sendToQueue(
+      bus.names.serviceQueue(bus.service),
+      encodeJson({ input: {} }),
+      bus.properties(messageType, Date.now() + 10_000, correlationId, user),
+    );
     return correlationId;
   }
 

@@ -6,7 +6,8 @@ import { ConformanceBus } from './bus';
 import { checkService, type Outcome } from './rules';
 import { EXIT_FAILED, EXIT_INPUT, EXIT_USAGE } from '../cli/command';
 
-export const CONFORMANCE_USAGE = 'conformance --bus <amqp url> --service <name> [--prefix <P>] [--foreign-bus <amqp url>] [--service-bus <amqp url>] [--pid <pid>] [--max-lease-ms <ms>]';
+export const CONFORMANCE_USAGE =
+  'conformance --bus <amqp url> --service <name> [--prefix <P>] [--foreign-bus <amqp url>] [--service-bus <amqp url>] [--pid <pid>] [--max-lease-ms <ms>]';
 const USAGE = `usage: contracts-gateway ${CONFORMANCE_USAGE}
   Checks a running service over the bus against docs/bus-protocol.md, one line per rule; exits 1 on a failure.
   --bus          the gateway's broker user (the kit publishes requests as the gateway does)
@@ -26,7 +27,10 @@ function line(o: Outcome): string {
  * `contracts-gateway conformance …`: resolves with the exit status (0 every rule passed, 1 a rule failed, 2 the bus
  * could not be reached, 64 usage).
  */
-export async function runConformance(argv: readonly string[], out: (line: string) => void = (l) => console.log(l)): Promise<number> {
+export async function runConformance(
+  argv: readonly string[],
+  out: (line: string) => void = (l) => console.log(l),
+): Promise<number> {
   // biome-ignore lint/suspicious/noImplicitAnyLet: typed by the parseArgs call below, which TypeScript follows
   let values;
   try {
@@ -63,10 +67,22 @@ export async function runConformance(argv: readonly string[], out: (line: string
   }
   let failed = false;
   try {
-    await checkService(bus, { bus: values.bus, service: values.service, prefix, foreignBus: values['foreign-bus'], serviceBus: values['service-bus'], pid, maxLeaseMs }, (o) => {
-      failed ||= o.status === 'fail';
-      out(line(o));
-    });
+    await checkService(
+      bus,
+      {
+        bus: values.bus,
+        service: values.service,
+        prefix,
+        foreignBus: values['foreign-bus'],
+        serviceBus: values['service-bus'],
+        pid,
+        maxLeaseMs,
+      },
+      (o) => {
+        failed ||= o.status === 'fail';
+        out(line(o));
+      },
+    );
   } catch (err) {
     failed = true;
     out(`FAIL  the check stopped: ${errorMessage(err)}`);

@@ -54,7 +54,7 @@ function announcementFault(seen: Seen, service: string, maxLeaseMs: number): str
 /** What is wrong with a reply (undefined: nothing). */
 function replyFault(seen: Seen, correlationId: string): string | undefined {
   const p = seen.msg.properties;
-  if (p.correlationId !== correlationId) return 'its correlation_id is not the request\'s';
+  if (p.correlationId !== correlationId) return "its correlation_id is not the request's";
   if (p.contentType !== JSON_TYPE) return `its content_type is ${String(p.contentType)}`;
   if (typeof p.userId !== 'string') return 'it has no user_id';
   if (!isReply(seen.body)) return 'its body is not a reply envelope';
@@ -69,12 +69,19 @@ export async function checkService(bus: ConformanceBus, opts: ConformanceOptions
   bus.discover();
   const first = await within(PROMPT_MS, () => bus.announcements.find((s) => record(s.body).withdrawn !== true));
   if (!first) {
-    report(fail('announces its contracts on a discovery request', `no announcement on announce.${service} within ${PROMPT_MS} ms`));
+    report(
+      fail(
+        'announces its contracts on a discovery request',
+        `no announcement on announce.${service} within ${PROMPT_MS} ms`,
+      ),
+    );
     return;
   }
   report(pass('announces its contracts on a discovery request'));
   const fault = announcementFault(first, service, opts.maxLeaseMs);
-  report(fault ? fail('announces valid contracts with a lease', fault) : pass('announces valid contracts with a lease'));
+  report(
+    fault ? fail('announces valid contracts with a lease', fault) : pass('announces valid contracts with a lease'),
+  );
   const instance = record(first.body).instanceId;
   const ttl = Number(record(first.body).ttlMs) || opts.maxLeaseMs;
 
@@ -82,29 +89,45 @@ export async function checkService(bus: ConformanceBus, opts: ConformanceOptions
   const reply = await within(PROMPT_MS, () => bus.repliesTo(id)[0]);
   if (!reply) report(fail('answers with the reply envelope', `no reply to ${PROBE_TYPE} within ${PROMPT_MS} ms`));
   else {
-    const bad = replyFault(reply, id) ?? (code(reply) === 'HANDLER_NOT_FOUND' ? undefined : `a message type it does not handle got ${JSON.stringify(reply.body)}, not HANDLER_NOT_FOUND`);
+    const bad =
+      replyFault(reply, id) ??
+      (code(reply) === 'HANDLER_NOT_FOUND'
+        ? undefined
+        : `a message type it does not handle got ${JSON.stringify(reply.body)}, not HANDLER_NOT_FOUND`);
     report(bad ? fail('answers with the reply envelope', bad) : pass('answers with the reply envelope'));
   }
 
   const late = bus.request(PROBE_TYPE, Date.now() - 1_000);
   const lateReply = await within(SILENCE_MS, () => bus.repliesTo(late)[0]);
-  report(lateReply && code(lateReply) !== 'REQUEST_TIMEOUT'
-    ? fail('honours the deadline', `a request past its deadline was handled: ${JSON.stringify(lateReply.body)}`)
-    : pass('honours the deadline'));
+  report(
+    lateReply && code(lateReply) !== 'REQUEST_TIMEOUT'
+      ? fail('honours the deadline', `a request past its deadline was handled: ${JSON.stringify(lateReply.body)}`)
+      : pass('honours the deadline'),
+  );
 
   const twice = bus.request(PROBE_TYPE, Date.now() + 10_000);
   bus.request(PROBE_TYPE, Date.now() + 10_000, twice);
   const both = await within(PROMPT_MS, () => (bus.repliesTo(twice).length >= 2 ? bus.repliesTo(twice) : undefined));
   const valid = (both ?? []).filter((s) => !replyFault(s, twice)).length;
-  report(valid >= 2
-    ? pass('answers a second delivery of the same request')
-    : fail('answers a second delivery of the same request', `${valid} valid replies to two deliveries`));
+  report(
+    valid >= 2
+      ? pass('answers a second delivery of the same request')
+      : fail('answers a second delivery of the same request', `${valid} valid replies to two deliveries`),
+  );
 
   report(await redelivered(bus, opts));
   report(await foreignRequest(bus, opts));
 
-  const renewed = await within(ttl, () => bus.announcements.find((s) => s.at > first.at + 100 && record(s.body).instanceId === instance && record(s.body).withdrawn !== true));
-  report(renewed ? pass('renews its lease') : fail('renews its lease', `no new announcement from ${String(instance)} within its ttlMs ${ttl}`));
+  const renewed = await within(ttl, () =>
+    bus.announcements.find(
+      (s) => s.at > first.at + 100 && record(s.body).instanceId === instance && record(s.body).withdrawn !== true,
+    ),
+  );
+  report(
+    renewed
+      ? pass('renews its lease')
+      : fail('renews its lease', `no new announcement from ${String(instance)} within its ttlMs ${ttl}`),
+  );
 
   for (const o of await stopped(bus, opts, instance)) report(o);
 }
@@ -131,7 +154,7 @@ async function redelivered(bus: ConformanceBus, opts: ConformanceOptions): Promi
       bus.request(PROBE_TYPE, Date.now() + 10_000);
       await within(200, () => held);
     }
-    if (held === undefined) return fail(rule, 'no request reached the kit\'s consumer of the work queue');
+    if (held === undefined) return fail(rule, "no request reached the kit's consumer of the work queue");
     await ch.close();
     const reply = await within(PROMPT_MS, () => bus.repliesTo(held!)[0]);
     if (!reply) return fail(rule, `no reply to a redelivered request within ${PROMPT_MS} ms`);
@@ -154,10 +177,16 @@ async function foreignRequest(bus: ConformanceBus, opts: ConformanceOptions): Pr
     ch.on('error', () => undefined);
     const id = ConformanceBus.requestFrom(ch, bus, user, PROBE_TYPE);
     // Under per-service users the broker refuses it outright (no write on the default exchange): nothing to check.
-    const refused = await ch.waitForConfirms().then(() => false, () => true);
-    if (refused) return skip(rule, `the broker refused ${user}'s publish to the work queue; give a user that may publish there`);
+    const refused = await ch.waitForConfirms().then(
+      () => false,
+      () => true,
+    );
+    if (refused)
+      return skip(rule, `the broker refused ${user}'s publish to the work queue; give a user that may publish there`);
     const answered = await within(SILENCE_MS, () => bus.repliesTo(id)[0]);
-    return answered ? fail(rule, `a request published by ${user} was answered: ${JSON.stringify(answered.body)}`) : pass(rule);
+    return answered
+      ? fail(rule, `a request published by ${user} was answered: ${JSON.stringify(answered.body)}`)
+      : pass(rule);
   } finally {
     await model.close().catch(() => undefined);
   }
@@ -169,14 +198,27 @@ async function stopped(bus: ConformanceBus, opts: ConformanceOptions, instance: 
   if (opts.pid === undefined) return rules.map((r) => skip(r, 'no --pid given'));
   const sent = Date.now();
   process.kill(opts.pid, 'SIGTERM');
-  const withdrawal = await within(PROMPT_MS, () => bus.announcements.find((s) => s.at >= sent && record(s.body).withdrawn === true && record(s.body).instanceId === instance));
+  const withdrawal = await within(PROMPT_MS, () =>
+    bus.announcements.find(
+      (s) => s.at >= sent && record(s.body).withdrawn === true && record(s.body).instanceId === instance,
+    ),
+  );
   const gone = await within(15_000, () => (alive(opts.pid!) ? undefined : true));
-  const out = [withdrawal ? pass(rules[0]) : fail(rules[0], `no withdrawal from ${String(instance)} within ${PROMPT_MS} ms of SIGTERM`)];
+  const out = [
+    withdrawal
+      ? pass(rules[0])
+      : fail(rules[0], `no withdrawal from ${String(instance)} within ${PROMPT_MS} ms of SIGTERM`),
+  ];
   if (!gone) return [...out, fail(rules[1], 'the process was still running 15 s after SIGTERM')];
   // The gateway's own test: a mandatory request to a service with no queue bound comes back unroutable.
   const id = bus.request(PROBE_TYPE, Date.now() + 10_000);
   const returned = await within(SILENCE_MS, () => (bus.wasReturned(id) ? true : undefined));
-  return [...out, returned ? pass(rules[1]) : fail(rules[1], `requests still reach ${bus.names.serviceQueue(bus.service)} after the process ended`)];
+  return [
+    ...out,
+    returned
+      ? pass(rules[1])
+      : fail(rules[1], `requests still reach ${bus.names.serviceQueue(bus.service)} after the process ended`),
+  ];
 }
 
 function alive(pid: number): boolean {

@@ -44,7 +44,8 @@ const MAX_RATE_WINDOW_MS = 24 * 60 * 60 * 1000;
 function validateRateLimit(value: unknown): ContractRateLimit | string {
   if (!isRecord(value)) return 'rateLimit must be an object';
   const { max, windowMs } = value;
-  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_RATE_LIMIT) return 'rateLimit.max must be a positive integer';
+  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_RATE_LIMIT)
+    return 'rateLimit.max must be a positive integer';
   if (windowMs === undefined) return { max };
   if (typeof windowMs !== 'number' || !Number.isInteger(windowMs) || windowMs < 1000 || windowMs > MAX_RATE_WINDOW_MS) {
     return 'rateLimit.windowMs must be an integer from 1000 to 86400000';
@@ -121,20 +122,23 @@ export function validateAnnouncement(input: unknown, options: ValidationOptions 
   if (input.withdrawn !== undefined && typeof input.withdrawn !== 'boolean') {
     return { ok: false, reason: 'withdrawn must be a boolean' };
   }
-  if (input.withdrawn === true) return { ok: true, announcement: { service, instanceId, contracts: [], ttlMs: 0, withdrawn: true } };
+  if (input.withdrawn === true)
+    return { ok: true, announcement: { service, instanceId, contracts: [], ttlMs: 0, withdrawn: true } };
   const ttl = input.ttlMs;
   if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl <= 0 || ttl > maxTtl) {
     return { ok: false, reason: `ttlMs must be a number in (0, ${maxTtl}]` };
   }
   if (!Array.isArray(input.contracts)) return { ok: false, reason: 'contracts is not an array' };
-  if (input.contracts.length > maxContracts) return { ok: false, reason: `more than ${maxContracts} contracts (announcementMaxContracts)` };
+  if (input.contracts.length > maxContracts)
+    return { ok: false, reason: `more than ${maxContracts} contracts (announcementMaxContracts)` };
   const contracts: Contract[] = [];
   const seen = new Set<string>();
   const patterns: PatternTally = { patterns: 0 };
   for (const [index, raw] of input.contracts.entries()) {
     const contract = validateContract(raw, limits, patterns);
     if (typeof contract === 'string') return { ok: false, reason: `contracts[${index}] ${contract}` };
-    if (seen.has(contract.messageType)) return { ok: false, reason: `contracts[${index}] repeats ${contract.messageType}` };
+    if (seen.has(contract.messageType))
+      return { ok: false, reason: `contracts[${index}] repeats ${contract.messageType}` };
     seen.add(contract.messageType);
     contracts.push(contract);
   }

@@ -142,7 +142,12 @@ function buildEndpoint(owned: OwnedRoute[], conflicts: Conflict[]): Omit<Endpoin
     list.push(o);
     byQuery.set(key, list);
   }
-  const endpoint: Omit<EndpointSpec, 'name'> = { method: first.method, path: first.path, variants: [], messageTypes: [] };
+  const endpoint: Omit<EndpointSpec, 'name'> = {
+    method: first.method,
+    path: first.path,
+    variants: [],
+    messageTypes: [],
+  };
   for (const key of [...byQuery.keys()].sort(compareText)) {
     const owners = byQuery.get(key) as OwnedRoute[];
     const winner = owners[0] as OwnedRoute;

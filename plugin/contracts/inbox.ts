@@ -55,13 +55,19 @@ const MAX_BATCH = 500;
 const BUSY_FACTOR = 4;
 
 /** Why the broker user that published an announcement may not announce for its service; undefined when it may. */
-export function announcerProblem(service: string, origin: AnnouncementOrigin, check: AnnouncerCheck | undefined): string | undefined {
+export function announcerProblem(
+  service: string,
+  origin: AnnouncementOrigin,
+  check: AnnouncerCheck | undefined,
+): string | undefined {
   const mapped = Object.hasOwn(check?.users ?? {}, service) ? check?.users[service] : undefined;
   if (mapped === undefined && check?.listedOnly) return `${service} is not a service of the services file`;
   if (mapped === undefined && !check?.required) return undefined;
   const expected = mapped ?? service;
-  if (origin.userId === undefined) return `it carries no broker user (user_id); ${service} announces as broker user ${expected}`;
-  if (origin.userId !== expected) return `broker user ${origin.userId} may not announce for ${service} (expected ${expected})`;
+  if (origin.userId === undefined)
+    return `it carries no broker user (user_id); ${service} announces as broker user ${expected}`;
+  if (origin.userId !== expected)
+    return `broker user ${origin.userId} may not announce for ${service} (expected ${expected})`;
   return undefined;
 }
 
@@ -73,7 +79,10 @@ function measure(input: unknown, origin: AnnouncementOrigin): { digest: string |
   if (origin.digest !== undefined && origin.bytes !== undefined) return { digest: origin.digest, bytes: origin.bytes };
   try {
     const text = JSON.stringify(input);
-    return { digest: origin.digest ?? createHash('sha1').update(text).digest('base64'), bytes: origin.bytes ?? Buffer.byteLength(text) };
+    return {
+      digest: origin.digest ?? createHash('sha1').update(text).digest('base64'),
+      bytes: origin.bytes ?? Buffer.byteLength(text),
+    };
   } catch {
     return { digest: origin.digest, bytes: origin.bytes ?? 0 }; // e.g. nested too deep: the registry refuses it anyway
   }
@@ -116,15 +125,27 @@ export class AnnouncementInbox {
     }
     const problem = announcerProblem(service, origin, this.opts.announcers);
     if (problem) {
-      this.log.warn(JSON.stringify([service, origin.userId, 'announcer']), `refused announcement for service ${inert(service)} instance ${inert(instanceId)}: ${inert(problem, 200)}`);
+      this.log.warn(
+        JSON.stringify([service, origin.userId, 'announcer']),
+        `refused announcement for service ${inert(service)} instance ${inert(instanceId)}: ${inert(problem, 200)}`,
+      );
       this.registry.refuse(`${NOT_TRUSTED}${problem}`);
       return;
     }
     const key = JSON.stringify([service, instanceId]);
     const { digest: hash, bytes } = measure(input, origin);
-    if (hash !== undefined && !this.pending.has(key) && this.accepted.get(key) === hash && this.registry.renew(service, instanceId)) return;
+    if (
+      hash !== undefined &&
+      !this.pending.has(key) &&
+      this.accepted.get(key) === hash &&
+      this.registry.renew(service, instanceId)
+    )
+      return;
     if (!this.pending.has(key) && this.pending.size >= (this.opts.maxPending ?? DEFAULT_MAX_PENDING)) {
-      this.log.warn('inbox-full', `announcements: more than ${this.opts.maxPending ?? DEFAULT_MAX_PENDING} instances waiting; later ones wait for their next announcement`);
+      this.log.warn(
+        'inbox-full',
+        `announcements: more than ${this.opts.maxPending ?? DEFAULT_MAX_PENDING} instances waiting; later ones wait for their next announcement`,
+      );
       return;
     }
     // A required broker user is one service's; a shared one tells nobody apart, so then each service has its own budget.
@@ -132,7 +153,10 @@ export class AnnouncementInbox {
     const account = userId !== undefined ? `broker user ${inert(userId)}` : `service ${inert(service)}`;
     const full = this.overPendingBudget(key, account, bytes);
     if (full) {
-      this.log.warn(JSON.stringify([account, 'pending']), `refused announcement for service ${inert(service)} instance ${inert(instanceId)}: ${full}`);
+      this.log.warn(
+        JSON.stringify([account, 'pending']),
+        `refused announcement for service ${inert(service)} instance ${inert(instanceId)}: ${full}`,
+      );
       return;
     }
     this.unqueue(key);
@@ -147,11 +171,13 @@ export class AnnouncementInbox {
     const budget = this.opts.pendingBudget;
     if (!budget) return undefined;
     const replaced = this.pending.get(key);
-    const userBytes = (this.pendingByUser.get(account) ?? 0) - (replaced?.account === account ? replaced.bytes : 0) + bytes;
+    const userBytes =
+      (this.pendingByUser.get(account) ?? 0) - (replaced?.account === account ? replaced.bytes : 0) + bytes;
     if (userBytes > budget.perUserBytes) {
       return `${account} has ${userBytes} bytes waiting, over ${budget.perUserBytes} (announcementRetainedBytesPerUser)`;
     }
-    if (this.pendingBytes - (replaced?.bytes ?? 0) + bytes > budget.totalBytes) return `announcements waiting are over ${budget.totalBytes} bytes (announcementRetainedBytesTotal)`;
+    if (this.pendingBytes - (replaced?.bytes ?? 0) + bytes > budget.totalBytes)
+      return `announcements waiting are over ${budget.totalBytes} bytes (announcementRetainedBytesTotal)`;
     return undefined;
   }
 

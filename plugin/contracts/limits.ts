@@ -34,7 +34,10 @@ export const DEFAULT_ANNOUNCEMENT_LIMITS: Readonly<AnnouncementLimits> = Object.
  * nested a million levels deep or with a million members costs no more than the limits allow; only a schema
  * within depth and size is serialised to measure its bytes.
  */
-export function schemaOverLimits(schema: unknown, limits: Pick<AnnouncementLimits, 'maxSchemaBytes' | 'maxSchemaDepth' | 'maxSchemaProperties'>): string | undefined {
+export function schemaOverLimits(
+  schema: unknown,
+  limits: Pick<AnnouncementLimits, 'maxSchemaBytes' | 'maxSchemaDepth' | 'maxSchemaProperties'>,
+): string | undefined {
   const stack: Array<[unknown, number]> = [[schema, 1]];
   let members = 0;
   while (stack.length > 0) {
@@ -43,7 +46,8 @@ export function schemaOverLimits(schema: unknown, limits: Pick<AnnouncementLimit
     if (depth > limits.maxSchemaDepth) return `nests deeper than ${limits.maxSchemaDepth} levels (schemaMaxDepth)`;
     const children: unknown[] = Array.isArray(value) ? value : Object.values(value);
     members += children.length;
-    if (members > limits.maxSchemaProperties) return `has more than ${limits.maxSchemaProperties} members (schemaMaxProperties)`;
+    if (members > limits.maxSchemaProperties)
+      return `has more than ${limits.maxSchemaProperties} members (schemaMaxProperties)`;
     for (const child of children) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
   }
   const bytes = Buffer.byteLength(JSON.stringify(schema) ?? '', 'utf8');
@@ -73,11 +77,14 @@ export function schemaReferenceProblem(schema: unknown): string | undefined {
     const node = value as Record<string, unknown>;
     for (const keyword of REFERENCE_KEYWORDS) {
       const ref = node[keyword];
-      if (typeof ref === 'string' && !ref.startsWith('#')) return `has ${keyword} ${JSON.stringify(ref.slice(0, 80))} outside the schema (only #… references are allowed)`;
+      if (typeof ref === 'string' && !ref.startsWith('#'))
+        return `has ${keyword} ${JSON.stringify(ref.slice(0, 80))} outside the schema (only #… references are allowed)`;
     }
     // `#name` (draft-07's plain-name anchor) names a place and moves no base.
-    if (!root && typeof node.$id === 'string' && !node.$id.startsWith('#')) return `has a $id below its root (${JSON.stringify(node.$id.slice(0, 80))}); only the root may carry one`;
-    for (const child of Object.values(node)) if (child !== null && typeof child === 'object') stack.push([child, false]);
+    if (!root && typeof node.$id === 'string' && !node.$id.startsWith('#'))
+      return `has a $id below its root (${JSON.stringify(node.$id.slice(0, 80))}); only the root may carry one`;
+    for (const child of Object.values(node))
+      if (child !== null && typeof child === 'object') stack.push([child, false]);
   }
   return undefined;
 }

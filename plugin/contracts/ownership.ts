@@ -96,22 +96,28 @@ function ownRoutes(contract: Contract): DerivedRoute[] {
 /** Why the rules forbid `service` this contract regardless of what others announce; undefined when allowed. */
 function ruleRefusal(service: string, contract: Contract, rules: OwnershipRules): Refusal | undefined {
   const messageType = contract.messageType;
-  const refuse = (reason: string, holder?: string): Refusal => (holder ? { service, messageType, reason, holder } : { service, messageType, reason });
+  const refuse = (reason: string, holder?: string): Refusal =>
+    holder ? { service, messageType, reason, holder } : { service, messageType, reason };
   // Requests go to the targetService's queue: a contract for another service's queue is a claim on that service.
-  if (contract.targetService !== service) return refuse(`targetService ${contract.targetService} is not the announcing service`);
+  if (contract.targetService !== service)
+    return refuse(`targetService ${contract.targetService} is not the announcing service`);
   // Not a rule of ownership, but refused the same way: listed and logged, the service's other contracts served.
   const references = contractReferenceProblem(contract);
   if (references !== undefined) return refuse(references);
   const typeOwner = pinnedOwner(rules.messageTypes, (p) => matchesType(p, messageType));
-  if (typeOwner !== undefined && typeOwner !== service) return refuse(`message type is pinned to ${typeOwner}`, typeOwner);
-  if (typeOwner === undefined && rules.ownedOnly) return refuse(`message type is not among those the services file gives ${service}`);
+  if (typeOwner !== undefined && typeOwner !== service)
+    return refuse(`message type is pinned to ${typeOwner}`, typeOwner);
+  if (typeOwner === undefined && rules.ownedOnly)
+    return refuse(`message type is not among those the services file gives ${service}`);
   if (contract.public === true && rules.publicServices && !rules.publicServices.includes(service)) {
     return refuse('service may not declare public contracts');
   }
   if (contract.http) {
-    if (rules.httpPathServices && !rules.httpPathServices.includes(service)) return refuse('service may not declare http.paths');
+    if (rules.httpPathServices && !rules.httpPathServices.includes(service))
+      return refuse('service may not declare http.paths');
     const outside = contract.http.paths.find((p) => !API_PATH.test(p));
-    if (outside !== undefined && rules.allowPathsOutsideApi !== true) return refuse(`http.paths ${outside} is outside /api/<name>/`);
+    if (outside !== undefined && rules.allowPathsOutsideApi !== true)
+      return refuse(`http.paths ${outside} is outside /api/<name>/`);
   }
   for (const route of deriveRoutes(contract)) {
     if (route.dispatch !== undefined) continue;
@@ -133,7 +139,10 @@ export function resolveOwnership(claims: readonly Claim[], rules: OwnershipRules
   const routeHolders = new RouteHolders();
   const accepted: Contract[] = [];
   const claimants = new Map<string, Set<string>>();
-  const ordered = [...claims].sort((a, b) => a.seq - b.seq || compareText(a.service, b.service) || compareText(a.contract.messageType, b.contract.messageType));
+  const ordered = [...claims].sort(
+    (a, b) =>
+      a.seq - b.seq || compareText(a.service, b.service) || compareText(a.contract.messageType, b.contract.messageType),
+  );
   for (const claim of ordered) {
     const { service, contract } = claim;
     const messageType = contract.messageType;
@@ -152,11 +161,20 @@ export function resolveOwnership(claims: readonly Claim[], rules: OwnershipRules
     }
     const routes = ownRoutes(contract);
     // A route is taken when another service holds one that can match the same requests (case, parameter names).
-    const taken = routes.map((r) => ({ r, held: routeHolders.heldByOther(r.method, r.path, service) })).find((t) => t.held !== undefined);
+    const taken = routes
+      .map((r) => ({ r, held: routeHolders.heldByOther(r.method, r.path, service) }))
+      .find((t) => t.held !== undefined);
     if (taken?.held !== undefined) {
       const { held, r } = taken;
       const same = held.route === `${r.method} ${r.path}`;
-      refusals.push({ service, messageType, reason: same ? `route ${held.route} is held by ${held.service}` : `route ${r.method} ${r.path} overlaps ${held.route}, held by ${held.service}`, holder: held.service });
+      refusals.push({
+        service,
+        messageType,
+        reason: same
+          ? `route ${held.route} is held by ${held.service}`
+          : `route ${r.method} ${r.path} overlaps ${held.route}, held by ${held.service}`,
+        holder: held.service,
+      });
       continue;
     }
     typeHolder.set(messageType, service);

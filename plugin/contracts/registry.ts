@@ -3,14 +3,18 @@ import { EventEmitter } from 'node:events';
 import type { Announcement, Contract } from './types';
 import { resolveOwnership, type Claim, type OwnershipRules, type Refusal, type RegistryConflict } from './ownership';
 import type { AnnouncementLimits } from './limits';
-import { limitsOf, validateAnnouncement, type ValidationOptions, type ValidationResult } from './announcement-validation';
+import {
+  limitsOf,
+  validateAnnouncement,
+  type ValidationOptions,
+  type ValidationResult,
+} from './announcement-validation';
 import { canonical } from './canonical';
 import { inert, OnceLog } from '../log-once';
 import type { Logger } from '../logger';
 import { errorMessage } from '../errors/describe';
 import { BreakingChangeGate, type BreakingChange, type BreakingChangeMode, type ServedView } from '../compat/gate';
 import { isRecord } from '../is-record';
-
 
 /** What the discovery/debug endpoints show per service instance. */
 export interface InstanceInfo {
@@ -21,9 +25,7 @@ export interface InstanceInfo {
   messageTypes: string[];
 }
 
-export type ApplyResult =
-  | { accepted: true; changed: boolean }
-  | { accepted: false; changed: false; reason: string };
+export type ApplyResult = { accepted: true; changed: boolean } | { accepted: false; changed: false; reason: string };
 
 /** One announcement taken (recorded, union not yet rebuilt) or refused. */
 export type TakeResult = { accepted: true } | { accepted: false; changed: false; reason: string };
@@ -158,7 +160,12 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.logger = options.logger;
     this.limits = limitsOf(options);
     this.refusedLog = new OnceLog(options.logger, { now: this.now });
-    this.gate = new BreakingChangeGate(options.breakingChanges ?? 'accept', options.logger, (change) => this.safeEmit('breaking', change), this.now);
+    this.gate = new BreakingChangeGate(
+      options.breakingChanges ?? 'accept',
+      options.logger,
+      (change) => this.safeEmit('breaking', change),
+      this.now,
+    );
   }
 
   /** Applies one announcement (or withdrawal). Never throws; a malformed one is rejected with its reason. */
@@ -202,14 +209,20 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       validation = { ok: false, reason: `announcement could not be read: ${errorMessage(error)}` };
     }
     if (validation.ok) validation.announcement.contracts = this.gate.screen(validation.announcement, this.servedView);
-    const user = from.userId !== undefined ? `broker user ${inert(from.userId)}` : `service ${inert(isRecord(input) ? input.service : '?')}`;
+    const user =
+      from.userId !== undefined
+        ? `broker user ${inert(from.userId)}`
+        : `service ${inert(isRecord(input) ? input.service : '?')}`;
     const pooled = validation.ok ? this.intern(validation.announcement.contracts) : NOTHING_POOLED;
     let refused = validation.ok ? this.overBudget(validation.announcement, user, pooled) : validation.reason;
     refused ??= validation.ok ? this.overCapacity(validation.announcement) : undefined;
     if (refused !== undefined) {
       const from = isRecord(input) ? input : {};
       const [service, instanceId] = [inert(from.service ?? '?'), inert(from.instanceId ?? '?')];
-      this.refusedLog.warn(JSON.stringify([service, instanceId, refused]), `contract registry: refused announcement from service ${service} instance ${instanceId}: ${refused}`);
+      this.refusedLog.warn(
+        JSON.stringify([service, instanceId, refused]),
+        `contract registry: refused announcement from service ${service} instance ${instanceId}: ${refused}`,
+      );
       return this.applied({ accepted: false, changed: false, reason: refused });
     }
     const announcement = (validation as { announcement: Announcement }).announcement;
@@ -288,10 +301,12 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
    * its service heard from longest ago (a crashed instance never withdraws; a live one comes back on re-announcing).
    */
   private overCapacity(announcement: Announcement): string | undefined {
-    if (announcement.withdrawn || this.records.has(instanceKey(announcement.service, announcement.instanceId))) return undefined;
+    if (announcement.withdrawn || this.records.has(instanceKey(announcement.service, announcement.instanceId)))
+      return undefined;
     const siblings = this.byService.get(announcement.service);
     if (!siblings) {
-      if (this.byService.size >= this.limits.maxServices) return `more than ${this.limits.maxServices} services (announcedServicesMax)`;
+      if (this.byService.size >= this.limits.maxServices)
+        return `more than ${this.limits.maxServices} services (announcedServicesMax)`;
       return undefined;
     }
     if (siblings.size >= this.limits.maxInstancesPerService) {
@@ -390,7 +405,10 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     const { hashes, contracts } = pooled;
     const now = this.now();
     const previous = this.records.get(key);
-    const sameContracts = previous !== undefined && previous.hashes.length === hashes.length && previous.hashes.every((h, i) => h === hashes[i]);
+    const sameContracts =
+      previous !== undefined &&
+      previous.hashes.length === hashes.length &&
+      previous.hashes.every((h, i) => h === hashes[i]);
     this.seq += 1;
     this.hold(user, pooled);
     if (previous) this.release(previous);
@@ -455,7 +473,10 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
 
   /** Bytes of contracts retained (each distinct contract once), in total and per budget (`broker user U`, `service S`). */
   retained(): { totalBytes: number; byUser: Record<string, number> } {
-    return { totalBytes: this.poolBytes, byUser: Object.fromEntries([...this.userHeld].map(([user, held]) => [user, held.bytes])) };
+    return {
+      totalBytes: this.poolBytes,
+      byUser: Object.fromEntries([...this.userHeld].map(([user, held]) => [user, held.bytes])),
+    };
   }
 
   private drop(key: string): void {
@@ -511,7 +532,10 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private reportRefusals(refusals: Refusal[]): void {
     const before = new Set(this.currentRefusals.map(refusalKey));
     for (const r of refusals) {
-      if (!before.has(refusalKey(r))) this.logger?.warn(`contract registry: refused ${r.messageType} from ${inert(r.service)}: ${inert(r.reason, 200)}`);
+      if (!before.has(refusalKey(r)))
+        this.logger?.warn(
+          `contract registry: refused ${r.messageType} from ${inert(r.service)}: ${inert(r.reason, 200)}`,
+        );
     }
     this.currentRefusals = refusals;
   }

@@ -56,7 +56,10 @@ export class RouteHolders {
     const shape = routeShape(method, path);
     const key = RouteHolders.key(shape);
     const wildKey = `${shape.method} *`;
-    const candidates = key === wildKey ? [...this.buckets].filter(([k]) => k.startsWith(`${shape.method} `)).flatMap(([, v]) => v) : [...(this.buckets.get(key) ?? []), ...(this.buckets.get(wildKey) ?? [])];
+    const candidates =
+      key === wildKey
+        ? [...this.buckets].filter(([k]) => k.startsWith(`${shape.method} `)).flatMap(([, v]) => v)
+        : [...(this.buckets.get(key) ?? []), ...(this.buckets.get(wildKey) ?? [])];
     const hit = candidates.find((h) => h.service !== service && overlaps(h.shape, shape));
     return hit && { route: hit.route, service: hit.service };
   }

@@ -34,7 +34,10 @@ export class RoutePlan {
   }
 
   /** The plan of a gateway with these settings: its generatedPrefix, and no route for excludeFromGeneratedRoutes. */
-  static forSettings(registry: ContractRegistry, settings: { generatedPrefix: string; excludeFromGeneratedRoutes: readonly string[] }): RoutePlan {
+  static forSettings(
+    registry: ContractRegistry,
+    settings: { generatedPrefix: string; excludeFromGeneratedRoutes: readonly string[] },
+  ): RoutePlan {
     return new RoutePlan(registry, { prefix: settings.generatedPrefix, excluded: settings.excludeFromGeneratedRoutes });
   }
 

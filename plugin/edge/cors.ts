@@ -1,7 +1,15 @@
 import type { EdgeSettings } from '../settings/edge';
 
 /** Request headers a browser may send cross-origin (the API's own, plus our tracing headers and Idempotency-Key). */
-const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id', 'traceparent', 'Idempotency-Key'];
+const CORS_ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'X-Dev-User-Id',
+  'X-Dev-Permissions',
+  'X-Correlation-Id',
+  'traceparent',
+  'Idempotency-Key',
+];
 
 /**
  * Response headers a browser script may read: the trace ids, Location of a create, the rate limit answers, replays,
@@ -46,7 +54,9 @@ const DEFAULTS: Pick<EdgeSettings, 'corsOrigins' | 'corsCredentials' | 'corsAllo
  * request's Origin is reflected (`origin: true`): any site may then send credentialed requests, which is why
  * credentials are off by default and a list of origins is the safer way to turn them on.
  */
-export function corsAction(settings: Pick<EdgeSettings, 'corsOrigins' | 'corsCredentials' | 'corsAllowPatch'> = DEFAULTS): CorsAction {
+export function corsAction(
+  settings: Pick<EdgeSettings, 'corsOrigins' | 'corsCredentials' | 'corsAllowPatch'> = DEFAULTS,
+): CorsAction {
   // A list: the request's Origin is echoed when listed, and no Allow-Origin is sent otherwise.
   const origin = settings.corsOrigins !== '*' ? [...settings.corsOrigins] : settings.corsCredentials ? true : '*';
   const methods = ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'];

@@ -33,12 +33,21 @@ export function limitFor(
   explicit: ExplicitLimit = {},
 ): AppliedLimit | undefined {
   if (explicit.max !== undefined) {
-    return { scope: `r:${explicit.scope ?? 'route'}`, max: explicit.max, windowMs: explicit.windowMs ?? DEFAULT_RATE_WINDOW_MS };
+    return {
+      scope: `r:${explicit.scope ?? 'route'}`,
+      max: explicit.max,
+      windowMs: explicit.windowMs ?? DEFAULT_RATE_WINDOW_MS,
+    };
   }
   if (contract?.rateLimit) {
-    return { scope: `c:${contract.messageType}`, max: contract.rateLimit.max, windowMs: contract.rateLimit.windowMs ?? DEFAULT_RATE_WINDOW_MS };
+    return {
+      scope: `c:${contract.messageType}`,
+      max: contract.rateLimit.max,
+      windowMs: contract.rateLimit.windowMs ?? DEFAULT_RATE_WINDOW_MS,
+    };
   }
-  if (settings.rateLimitMax !== undefined) return { scope: 'all', max: settings.rateLimitMax, windowMs: settings.rateLimitWindowMs };
+  if (settings.rateLimitMax !== undefined)
+    return { scope: 'all', max: settings.rateLimitMax, windowMs: settings.rateLimitWindowMs };
   return undefined;
 }
 
@@ -47,7 +56,11 @@ export function limitFor(
  * in development mode the one development headers name, else the client address. A token that does not verify counts as its address, so a
  * caller cannot get fresh budgets by rotating the `sub` of unsigned tokens. Long user ids are hashed to bound the key.
  */
-export async function callerKey(req: Request, verifier: TokenVerifier, developmentAuthEnabled: boolean): Promise<string> {
+export async function callerKey(
+  req: Request,
+  verifier: TokenVerifier,
+  developmentAuthEnabled: boolean,
+): Promise<string> {
   try {
     return userKey(await authenticateRequest(req, verifier, developmentAuthEnabled));
   } catch {

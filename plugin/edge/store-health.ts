@@ -104,7 +104,9 @@ export class StoreHealth {
     if (now - this.lastLog < STORE_WARNING_INTERVAL_MS) return;
     this.lastLog = now;
     const verb = this.options.mode === 'open' ? 'let through uncounted' : 'refused 503';
-    this.options.log.warn(`rate limit store still unavailable: ${this.bypassedSinceLog} requests ${verb} in the last ${Math.round(STORE_WARNING_INTERVAL_MS / 1000)} s`);
+    this.options.log.warn(
+      `rate limit store still unavailable: ${this.bypassedSinceLog} requests ${verb} in the last ${Math.round(STORE_WARNING_INTERVAL_MS / 1000)} s`,
+    );
     this.bypassedSinceLog = 0;
   }
 
@@ -114,7 +116,9 @@ export class StoreHealth {
   }
 
   private consequence(): string {
-    return this.options.mode === 'open' ? 'rate-limited requests pass uncounted' : 'rate-limited requests are refused 503';
+    return this.options.mode === 'open'
+      ? 'rate-limited requests pass uncounted'
+      : 'rate-limited requests are refused 503';
   }
 
   private disconnected(): string | undefined {
@@ -145,7 +149,9 @@ export class StoreHealth {
     if (this.degradedSince === undefined) return;
     const seconds = Math.round((Date.now() - this.degradedSince) / 1000);
     const verb = this.options.mode === 'open' ? 'let through uncounted' : 'refused 503';
-    this.options.log.info(`rate limit store answers again after ${seconds} s (${this.bypassedTotal} requests ${verb} meanwhile); counting resumes`);
+    this.options.log.info(
+      `rate limit store answers again after ${seconds} s (${this.bypassedTotal} requests ${verb} meanwhile); counting resumes`,
+    );
     this.degradedSince = undefined;
     this.stopProbe();
     this.options.metrics?.rateLimitStoreState('ok');
@@ -166,10 +172,13 @@ function readyBy(client: StoreClient, deadline: number): Promise<boolean> {
       clearTimeout(timer);
       resolve(true);
     };
-    const timer = setTimeout(() => {
-      removeListener.call(client, 'ready', ready);
-      resolve(false);
-    }, Math.max(0, deadline - Date.now()));
+    const timer = setTimeout(
+      () => {
+        removeListener.call(client, 'ready', ready);
+        resolve(false);
+      },
+      Math.max(0, deadline - Date.now()),
+    );
     once.call(client, 'ready', ready);
   });
 }

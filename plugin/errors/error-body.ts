@@ -19,7 +19,10 @@ const RESERVED = new Set(['error', 'message', 'code', 'details', 'correlationId'
  * Builds the body for any thrown value. Anything that is not a GatewayError is an internal error whose
  * message is replaced: a driver message, a path or a stack must never reach the client.
  */
-export function toErrorBody(err: unknown, correlationId?: string): { status: number; body: ErrorBody; headers: Record<string, string> } {
+export function toErrorBody(
+  err: unknown,
+  correlationId?: string,
+): { status: number; body: ErrorBody; headers: Record<string, string> } {
   const e = err instanceof GatewayError ? err : new GatewayError('INTERNAL_ERROR', 'An unexpected error occurred');
   const body: ErrorBody = {
     error: e.status === codeInfo(e.code).status ? codeInfo(e.code).error : reasonFor(e.status),
@@ -35,10 +38,14 @@ export function toErrorBody(err: unknown, correlationId?: string): { status: num
 
 function reasonFor(status: number): string {
   switch (status) {
-    case 422: return 'Validation failed';
-    case 502: return 'Bad Gateway';
-    case 503: return 'Service Unavailable';
-    default: return codeInfo('INTERNAL_ERROR').error;
+    case 422:
+      return 'Validation failed';
+    case 502:
+      return 'Bad Gateway';
+    case 503:
+      return 'Service Unavailable';
+    default:
+      return codeInfo('INTERNAL_ERROR').error;
   }
 }
 
@@ -54,15 +61,23 @@ export function fromServiceError(error: unknown, service?: string): GatewayError
   let status = codeInfo(code).status;
   if (typeof e.status === 'number' && allowedStatus(code, e.status)) status = e.status;
   const retryAfter = retryAfterOf(e.retryAfter);
-  if (code === 'SERVICE_UNAVAILABLE' && status === 503) return serviceUnavailable('The service is temporarily unavailable', retryAfter ?? 5);
+  if (code === 'SERVICE_UNAVAILABLE' && status === 503)
+    return serviceUnavailable('The service is temporarily unavailable', retryAfter ?? 5);
   if (code === 'SERVICE_UNAVAILABLE' && service !== undefined) return badGateway(service);
   if (status >= 500) {
-    return new GatewayError(code, code === 'INTERNAL_ERROR' ? 'The service failed to handle the request' : String(codeInfo(code).error), { status });
+    return new GatewayError(
+      code,
+      code === 'INTERNAL_ERROR' ? 'The service failed to handle the request' : String(codeInfo(code).error),
+      { status },
+    );
   }
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(e)) if (!RESERVED.has(k) && k !== 'status' && k !== 'retryAfter') extra[k] = v;
   if (retryAfter !== undefined) extra.retryAfter = retryAfter;
-  const details = e.details && typeof e.details === 'object' && !Array.isArray(e.details) ? (e.details as Record<string, unknown>) : undefined;
+  const details =
+    e.details && typeof e.details === 'object' && !Array.isArray(e.details)
+      ? (e.details as Record<string, unknown>)
+      : undefined;
   const message = typeof e.message === 'string' && e.message ? e.message : codeInfo(code).error;
   const headers: Record<string, string> = retryAfter !== undefined ? { 'Retry-After': String(retryAfter) } : {};
   return new GatewayError(code, message, { status, details, extra, headers });

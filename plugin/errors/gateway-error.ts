@@ -16,7 +16,12 @@ export class GatewayError extends Error {
   constructor(
     code: ErrorCode,
     message: string,
-    opts: { status?: number; details?: Record<string, unknown>; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
+    opts: {
+      status?: number;
+      details?: Record<string, unknown>;
+      extra?: Record<string, unknown>;
+      headers?: Record<string, string>;
+    } = {},
   ) {
     super(message);
     this.name = 'GatewayError';
@@ -29,7 +34,11 @@ export class GatewayError extends Error {
 }
 
 /** 503 that tells the client when to come back (Retry-After on 503, retryAfter in the body). */
-export function serviceUnavailable(message: string, retryAfterSeconds = 5, extra: Record<string, unknown> = {}): GatewayError {
+export function serviceUnavailable(
+  message: string,
+  retryAfterSeconds = 5,
+  extra: Record<string, unknown> = {},
+): GatewayError {
   return new GatewayError('SERVICE_UNAVAILABLE', message, {
     status: 503,
     extra: { retryAfter: retryAfterSeconds, ...extra },

@@ -17,9 +17,17 @@ export interface RefusalHolder {
  * as a bad setting does; on a reload it is logged and the plugin's steps refuse to be built, so the host keeps the
  * routes it had (stopping a serving gateway over an edit would turn a typo into an outage).
  */
-export function checkPipelines(holder: RefusalHolder, config: { gatewayConfig?: unknown; gatewayConfigPath?: string }, policies: readonly Declared[], conditions: readonly Declared[], env: NodeJS.ProcessEnv = process.env): void {
+export function checkPipelines(
+  holder: RefusalHolder,
+  config: { gatewayConfig?: unknown; gatewayConfigPath?: string },
+  policies: readonly Declared[],
+  conditions: readonly Declared[],
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   const gatewayConfig = config.gatewayConfig;
-  const problem = pipelineProblem(gatewayConfig, policies, conditions) ?? keylessAuth(gatewayConfig, holder.settings.writeConfig, env);
+  const problem =
+    pipelineProblem(gatewayConfig, policies, conditions) ??
+    keylessAuth(gatewayConfig, holder.settings.writeConfig, env);
   holder.pipelineRefusal = problem;
   if (problem === undefined) return;
   const file = config.gatewayConfigPath ?? 'gateway.config.yml';
@@ -30,7 +38,8 @@ export function checkPipelines(holder: RefusalHolder, config: { gatewayConfig?: 
   holder.log.error(`${file}: ${problem}; this reload is refused, the routes loaded before stay`);
 }
 
-const NO_KEY = 'no key to verify tokens with: set JWT_SECRET (HS256) or JWKS_URI (RS256), or jwtSecret / jwksUri on its action';
+const NO_KEY =
+  'no key to verify tokens with: set JWT_SECRET (HS256) or JWKS_URI (RS256), or jwtSecret / jwksUri on its action';
 
 /**
  * A jwt-dev-auth that would answer every token 401 INVALID_TOKEN because it has neither a secret nor a key set (nor
@@ -64,7 +73,8 @@ function jwtSteps(gatewayConfig: unknown): Array<[string, AuthOverrides]> {
     for (const entry of listOf((pipeline as { policies?: unknown } | null)?.policies)) {
       if (typeof entry !== 'object' || entry === null || !('jwt-dev-auth' in entry)) continue;
       const steps = listOf((entry as Record<string, unknown>)['jwt-dev-auth']);
-      for (const step of steps.length ? steps : [{}]) found.push([name, ((step as { action?: AuthOverrides } | null)?.action ?? {}) as AuthOverrides]);
+      for (const step of steps.length ? steps : [{}])
+        found.push([name, ((step as { action?: AuthOverrides } | null)?.action ?? {}) as AuthOverrides]);
     }
   }
   return found;

@@ -25,9 +25,12 @@ export function configFileProblem(dir: string, env: NodeJS.ProcessEnv = process.
 
 /** The host's ${VAR} / ${VAR:-default} substitution (express-gateway/lib/config/config.js), applied before it parses. */
 function hostSubstitution(text: string, env: NodeJS.ProcessEnv): string {
-  return text.replace(/\$?\$\{([A-Za-z0-9_]+)(:-(.*?))?\}/g, (whole, name: string, _default, fallback: string | undefined) => {
-    if (whole.startsWith('$$')) return whole;
-    if (Object.hasOwn(env, name)) return String(env[name]);
-    return fallback ? fallback : 'null';
-  });
+  return text.replace(
+    /\$?\$\{([A-Za-z0-9_]+)(:-(.*?))?\}/g,
+    (whole, name: string, _default, fallback: string | undefined) => {
+      if (whole.startsWith('$$')) return whole;
+      if (Object.hasOwn(env, name)) return String(env[name]);
+      return fallback ? fallback : 'null';
+    },
+  );
 }

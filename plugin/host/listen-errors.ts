@@ -28,7 +28,8 @@ function watch(server: Server, write: (line: string) => void): void {
 }
 
 function cannotListen(err: NodeJS.ErrnoException & { address?: string; port?: number }): string {
-  const where = err.port !== undefined ? `port ${err.port}${err.address ? ` on ${err.address}` : ''}` : 'the configured address';
+  const where =
+    err.port !== undefined ? `port ${err.port}${err.address ? ` on ${err.address}` : ''}` : 'the configured address';
   if (err.code === 'EADDRINUSE') return `cannot listen on ${where}: it is already in use (PORT / HOST)`;
   if (err.code === 'EACCES') return `cannot listen on ${where}: permission denied (PORT / HOST)`;
   if (err.code === 'EADDRNOTAVAIL') return `cannot listen on ${where}: no such address on this machine (PORT / HOST)`;

@@ -49,7 +49,8 @@ export function hostLogsStructured(format: StructuredFormat): void {
   } catch {
     return; // Not running inside Express Gateway.
   }
-  for (const [name, logger] of Object.entries(loggers)) if (isWinstonLogger(logger)) logger.format = structuredFormat(format, `EG:${name}`);
+  for (const [name, logger] of Object.entries(loggers))
+    if (isWinstonLogger(logger)) logger.format = structuredFormat(format, `EG:${name}`);
   const create = loggers.createLoggerWithLabel;
   if (typeof create === 'function') {
     loggers.createLoggerWithLabel = (label: string) => {

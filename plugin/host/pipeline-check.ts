@@ -25,7 +25,11 @@ type Entry = Record<string, unknown>;
  * closest known key; undefined when every key is known. The schemas cannot say this themselves: they may not use
  * `additionalProperties: false`, because the host adds keys of its own.
  */
-export function unknownKey(declared: Declared, given: unknown, hostKeys: readonly string[] = HOST_ACTION_KEYS): string | undefined {
+export function unknownKey(
+  declared: Declared,
+  given: unknown,
+  hostKeys: readonly string[] = HOST_ACTION_KEYS,
+): string | undefined {
   if (!isRecord(given)) return undefined;
   const known = Object.keys(declared.schema.properties ?? {});
   for (const key of Object.keys(given)) {
@@ -45,7 +49,11 @@ export function unknownKey(declared: Declared, given: unknown, hostKeys: readonl
  *   of every endpoint of the pipeline: generated ones carry `contract:`, or a `route-table` step before it): it
  *   would check nothing but that there is a caller.
  */
-export function pipelineProblem(gatewayConfig: unknown, policies: readonly Declared[], conditions: readonly Declared[]): string | undefined {
+export function pipelineProblem(
+  gatewayConfig: unknown,
+  policies: readonly Declared[],
+  conditions: readonly Declared[],
+): string | undefined {
   if (!isRecord(gatewayConfig) || !isRecord(gatewayConfig.pipelines)) return undefined;
   const endpoints = isRecord(gatewayConfig.apiEndpoints) ? gatewayConfig.apiEndpoints : {};
   for (const [name, pipeline] of Object.entries(gatewayConfig.pipelines)) {
@@ -56,7 +64,12 @@ export function pipelineProblem(gatewayConfig: unknown, policies: readonly Decla
   return undefined;
 }
 
-function pipelineStepsProblem(pipeline: Entry, endpoints: Entry, policies: readonly Declared[], conditions: readonly Declared[]): string | undefined {
+function pipelineStepsProblem(
+  pipeline: Entry,
+  endpoints: Entry,
+  policies: readonly Declared[],
+  conditions: readonly Declared[],
+): string | undefined {
   const entries = listOf(pipeline.policies ?? pipeline.policy);
   let routed = routedByEndpoints(listOf(pipeline.apiEndpoints ?? pipeline.apiEndpoint), endpoints);
   for (const entry of entries) {
@@ -68,7 +81,9 @@ function pipelineStepsProblem(pipeline: Entry, endpoints: Entry, policies: reado
     const steps = listOf(entry[policyName]);
     for (const step of steps.length ? steps : [{}]) {
       if (!isRecord(step)) continue;
-      const problem = stepProblem(step, declared, conditions) ?? (policyName === 'permission' && !routed ? unboundPermission(step) : undefined);
+      const problem =
+        stepProblem(step, declared, conditions) ??
+        (policyName === 'permission' && !routed ? unboundPermission(step) : undefined);
       if (problem) return `step ${policyName}: ${problem}`;
     }
   }
@@ -86,7 +101,8 @@ function stepProblem(step: Entry, declared: Declared | undefined, conditions: re
 
 function unboundPermission(step: Entry): string | undefined {
   const action = isRecord(step.action) ? step.action : {};
-  if (Array.isArray(action.required) || action.public === true || namesContract(action as RouteAction)) return undefined;
+  if (Array.isArray(action.required) || action.public === true || namesContract(action as RouteAction))
+    return undefined;
   return 'its action has neither `required`, `public: true` nor a `messageType`, and its route serves no contract, so it would check nothing';
 }
 
@@ -108,7 +124,10 @@ function conditionProblem(condition: unknown, conditions: readonly Declared[]): 
 /** True when every endpoint of the pipeline carries the route of a generated contract endpoint (`contract:`). */
 function routedByEndpoints(names: unknown[], endpoints: Entry): boolean {
   const entries = names.flatMap((n) => (typeof n === 'string' ? listOf(endpoints[n]) : [undefined]));
-  return entries.length > 0 && entries.every((e) => isRecord(e) && isRecord(e.contract) && namesContract(e.contract as RouteAction));
+  return (
+    entries.length > 0 &&
+    entries.every((e) => isRecord(e) && isRecord(e.contract) && namesContract(e.contract as RouteAction))
+  );
 }
 
 /** "(did you mean …?)" with the closest known key, else what the keys are. */
@@ -137,7 +156,8 @@ function distance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j += 1) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.length][b.length];

@@ -134,7 +134,12 @@ export class RateLimitState {
   private client?: StoreClient;
 
   constructor(private readonly options: RateLimitStateOptions) {
-    this.store = new StoreHealth({ log: options.log, mode: options.mode, metrics: options.metrics, client: () => this.client });
+    this.store = new StoreHealth({
+      log: options.log,
+      mode: options.mode,
+      metrics: options.metrics,
+      client: () => this.client,
+    });
   }
 
   /**

@@ -16,7 +16,10 @@ type ParserError = Error & { code?: string; reason?: string };
 function parserErrorAnswer(err: ParserError): GatewayError {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return new GatewayError('HEADERS_TOO_LARGE', `The request line and headers are larger than ${maxHeaderSize} bytes`);
+      return new GatewayError(
+        'HEADERS_TOO_LARGE',
+        `The request line and headers are larger than ${maxHeaderSize} bytes`,
+      );
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return new GatewayError('PAYLOAD_TOO_LARGE', 'The chunk extensions of the request body are too large');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
@@ -69,7 +72,11 @@ export function onClientError(err: ParserError, socket: Duplex): void {
   }
   if (response) {
     response.setHeader('Connection', 'close');
-    sendError(response as Response, parserErrorAnswer(err), traceOf(response.req as Request, response as Response).correlationId);
+    sendError(
+      response as Response,
+      parserErrorAnswer(err),
+      traceOf(response.req as Request, response as Response).correlationId,
+    );
     return;
   }
   socket.end(clientErrorResponse(err));

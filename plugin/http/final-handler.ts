@@ -10,14 +10,21 @@ import type { Logger } from '../logger';
  * (e.g. Express cannot decode a path parameter). Without it Express's own final handler answers, and outside
  * NODE_ENV=production it sends the stack trace with the server's paths. Here: the JSON error body, always.
  */
-export function finalHandler(req: IncomingMessage, res: ServerResponse, log?: Pick<Logger, 'warn'>): (err?: unknown) => void {
+export function finalHandler(
+  req: IncomingMessage,
+  res: ServerResponse,
+  log?: Pick<Logger, 'warn'>,
+): (err?: unknown) => void {
   return (err?: unknown) => {
     if (res.headersSent) {
       if (err) res.destroy();
       return;
     }
     req.resume();
-    const correlationId = writeErrorBody(res, err ? fromHostError(err) : new GatewayError('NOT_FOUND', 'Nothing is served at this path'));
+    const correlationId = writeErrorBody(
+      res,
+      err ? fromHostError(err) : new GatewayError('NOT_FOUND', 'Nothing is served at this path'),
+    );
     if (err) log?.warn(`[${correlationId}] request failed before any policy answered: ${describeError(err)}`);
   };
 }
@@ -41,9 +48,11 @@ export function writeErrorBody(res: ServerResponse, err: unknown): string {
 
 /** Express marks client errors with a 4xx `status`; anything else is ours to hide. */
 function fromHostError(err: unknown): GatewayError {
-  const status = (err as { status?: unknown; statusCode?: unknown })?.status ?? (err as { statusCode?: unknown })?.statusCode;
+  const status =
+    (err as { status?: unknown; statusCode?: unknown })?.status ?? (err as { statusCode?: unknown })?.statusCode;
   if (status === 413) return new GatewayError('PAYLOAD_TOO_LARGE', 'The request body is too large');
   if (status === 415) return new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported request body');
-  if (typeof status === 'number' && status >= 400 && status < 500) return new GatewayError('BAD_REQUEST', 'The request is malformed');
+  if (typeof status === 'number' && status >= 400 && status < 500)
+    return new GatewayError('BAD_REQUEST', 'The request is malformed');
   return new GatewayError('INTERNAL_ERROR', 'An unexpected error occurred');
 }

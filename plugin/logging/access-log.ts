@@ -27,7 +27,9 @@ export function pathOnly(url: string | undefined): string {
 export function accessLog(format: LogFormat, log: Logger): AccessLog {
   if (format !== 'text') {
     return (f) => {
-      process.stdout.write(`${structuredLine(format, f.status >= 500 ? 'error' : 'info', `${f.method} ${f.route} ${f.status}`, f)}\n`);
+      process.stdout.write(
+        `${structuredLine(format, f.status >= 500 ? 'error' : 'info', `${f.method} ${f.route} ${f.status}`, f)}\n`,
+      );
     };
   }
   return (f) => {

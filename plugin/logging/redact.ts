@@ -4,7 +4,8 @@
  */
 const JWT = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
 const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi;
-const NAMED = /\b(password|passwd|secret|token|accessToken|refreshToken|apiKey|api_key|authorization)("?\s*[:=]\s*)("[^"]*"|'[^']*'|[^\s,;}&]+)/gi;
+const NAMED =
+  /\b(password|passwd|secret|token|accessToken|refreshToken|apiKey|api_key|authorization)("?\s*[:=]\s*)("[^"]*"|'[^']*'|[^\s,;}&]+)/gi;
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s:/@]+:[^\s@/]+@/gi;
 
 export function redact(text: string): string {

@@ -62,7 +62,13 @@ function ecsLine(level: Level, message: string, logger: string, fields: LogField
 }
 
 /** One structured line; `logger` names who wrote it (`contracts`, `EG:gateway`, …). */
-export function structuredLine(format: StructuredFormat, level: Level, message: string, fields: LogFields = {}, logger = 'contracts'): string {
+export function structuredLine(
+  format: StructuredFormat,
+  level: Level,
+  message: string,
+  fields: LogFields = {},
+  logger = 'contracts',
+): string {
   return format === 'ecs' ? ecsLine(level, message, logger, fields) : pinoLine(level, message, logger, fields);
 }
 

@@ -40,7 +40,7 @@ export class BusCall {
    * the caller's as that span would have passed it on.
    */
   traceparent(caller: string | undefined): string | undefined {
-    return this.span ? traceparentOf(this.span) ?? caller : passedOn(caller);
+    return this.span ? (traceparentOf(this.span) ?? caller) : passedOn(caller);
   }
 
   replied(reply: Reply): void {

@@ -29,16 +29,22 @@ export class Observability {
     const access = settings.accessLog ? accessLog(settings.logFormat, log) : undefined;
     this.observer.setOptions(access ? { accessLog: access } : {});
     if (settings.metricsPort === undefined) return;
-    const metrics = new GatewayMetrics({
-      contracts: () => registry.counts().contracts,
-      services: () => registry.counts().services,
-      instances: () => registry.counts().instances,
-    }, this.observer.labels, () => transport.node?.());
+    const metrics = new GatewayMetrics(
+      {
+        contracts: () => registry.counts().contracts,
+        services: () => registry.counts().services,
+        instances: () => registry.counts().instances,
+      },
+      this.observer.labels,
+      () => transport.node?.(),
+    );
     this.metrics = metrics;
     metrics.busStateChanged(transport.state());
     transport.onStateChange((state) => metrics.busStateChanged(state));
     registry.on('breaking', (change) => metrics.breakingChange(change.outcome));
-    registry.on('announcement', (result) => metrics.announcement(result.accepted ? 'accepted' : 'refused', result.accepted ? '' : refusalKind(result.reason)));
+    registry.on('announcement', (result) =>
+      metrics.announcement(result.accepted ? 'accepted' : 'refused', result.accepted ? '' : refusalKind(result.reason)),
+    );
     this.observer.setOptions(access ? { metrics, accessLog: access } : { metrics });
   }
 

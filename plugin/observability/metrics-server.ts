@@ -17,7 +17,10 @@ export function startMetricsServer(metrics: GatewayMetrics, port: number, host: 
       return;
     }
     metrics.exposition().then(
-      ({ contentType, body }) => res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body),
+      ({ contentType, body }) =>
+        res
+          .writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' })
+          .end(req.method === 'HEAD' ? undefined : body),
       (err) => {
         log.error(`metrics: scrape failed: ${errorMessage(err)}`);
         res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('metrics unavailable\n');

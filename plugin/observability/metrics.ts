@@ -14,7 +14,15 @@ const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
 const BUS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** How a request sent over the bus ended (bus round-trip histogram's `outcome`). */
-export type BusOutcome = 'reply' | 'error_reply' | 'timeout' | 'unroutable' | 'connection_lost' | 'bus_unavailable' | 'aborted' | 'failed';
+export type BusOutcome =
+  | 'reply'
+  | 'error_reply'
+  | 'timeout'
+  | 'unroutable'
+  | 'connection_lost'
+  | 'bus_unavailable'
+  | 'aborted'
+  | 'failed';
 
 const STATES: readonly TransportState[] = ['connecting', 'up', 'down', 'closed'];
 
@@ -66,38 +74,164 @@ export class GatewayMetrics implements StoreMetrics {
    * `routes`: the route labels of the request observer, which labels the same requests' http series;
    * `busNode`: the broker node the bus connection is on now (AMQP; read at scrape time).
    */
-  constructor(counts: RegistryCounts, private readonly routes: RouteLabels, busNode: () => string | undefined = () => undefined) {
+  constructor(
+    counts: RegistryCounts,
+    private readonly routes: RouteLabels,
+    busNode: () => string | undefined = () => undefined,
+  ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     const fast = <M extends FastCounter | FastHistogram>(metric: M): M => {
       this.registry.registerMetric(metric as unknown as Metric);
       return metric;
     };
-    this.httpRequests = fast(new FastCounter({ name: `${METRIC_PREFIX}http_requests_total`, help: 'HTTP requests answered, by route template, method and status', labelNames: ['route', 'method', 'status'] }));
-    this.httpDuration = fast(new FastHistogram({ name: `${METRIC_PREFIX}http_request_duration_seconds`, help: 'Time from the request to the end of its answer, by route template and method', labelNames: ['route', 'method'], buckets: HTTP_BUCKETS }));
+    this.httpRequests = fast(
+      new FastCounter({
+        name: `${METRIC_PREFIX}http_requests_total`,
+        help: 'HTTP requests answered, by route template, method and status',
+        labelNames: ['route', 'method', 'status'],
+      }),
+    );
+    this.httpDuration = fast(
+      new FastHistogram({
+        name: `${METRIC_PREFIX}http_request_duration_seconds`,
+        help: 'Time from the request to the end of its answer, by route template and method',
+        labelNames: ['route', 'method'],
+        buckets: HTTP_BUCKETS,
+      }),
+    );
     const inFlight = (): number => this.inFlightNow;
-    new Gauge({ name: `${METRIC_PREFIX}http_requests_in_flight`, help: 'HTTP requests received and not answered yet', registers, collect() { this.set(inFlight()); } });
-    this.busDuration = fast(new FastHistogram({ name: `${METRIC_PREFIX}bus_request_duration_seconds`, help: 'Time waiting for the service: from sending the message to its reply or failure, by target service and outcome', labelNames: ['service', 'outcome'], buckets: BUS_BUCKETS }));
-    this.busState = new Gauge({ name: `${METRIC_PREFIX}bus_connection_state`, help: 'The bus connection state: 1 for the current one', labelNames: ['state'], registers });
+    new Gauge({
+      name: `${METRIC_PREFIX}http_requests_in_flight`,
+      help: 'HTTP requests received and not answered yet',
+      registers,
+      collect() {
+        this.set(inFlight());
+      },
+    });
+    this.busDuration = fast(
+      new FastHistogram({
+        name: `${METRIC_PREFIX}bus_request_duration_seconds`,
+        help: 'Time waiting for the service: from sending the message to its reply or failure, by target service and outcome',
+        labelNames: ['service', 'outcome'],
+        buckets: BUS_BUCKETS,
+      }),
+    );
+    this.busState = new Gauge({
+      name: `${METRIC_PREFIX}bus_connection_state`,
+      help: 'The bus connection state: 1 for the current one',
+      labelNames: ['state'],
+      registers,
+    });
     for (const state of STATES) this.busState.set({ state }, 0);
     // One series, for the node of BUS_URL's list in use now; none while the bus is down.
-    new Gauge({ name: `${METRIC_PREFIX}bus_connection_node`, help: 'The broker node (host:port) the bus connection is on: 1 for the current one', labelNames: ['node'], registers, collect() { this.reset(); const node = busNode(); if (node !== undefined) this.set({ node }, 1); } });
-    this.reconnects = new Counter({ name: `${METRIC_PREFIX}bus_reconnects_total`, help: 'Times the bus connection came back up after it was lost', registers });
-    this.announcements = fast(new FastCounter({ name: `${METRIC_PREFIX}announcements_total`, help: 'Service announcements applied (accepted) or refused, by reason', labelNames: ['outcome', 'reason'] }));
-    this.authFailures = fast(new FastCounter({ name: `${METRIC_PREFIX}auth_failures_total`, help: 'Requests refused 401 or 403, by error code', labelNames: ['code'] }));
-    this.errorAnswers = fast(new FastCounter({ name: `${METRIC_PREFIX}error_responses_total`, help: 'Error answers by error code and status', labelNames: ['code', 'status'] }));
+    new Gauge({
+      name: `${METRIC_PREFIX}bus_connection_node`,
+      help: 'The broker node (host:port) the bus connection is on: 1 for the current one',
+      labelNames: ['node'],
+      registers,
+      collect() {
+        this.reset();
+        const node = busNode();
+        if (node !== undefined) this.set({ node }, 1);
+      },
+    });
+    this.reconnects = new Counter({
+      name: `${METRIC_PREFIX}bus_reconnects_total`,
+      help: 'Times the bus connection came back up after it was lost',
+      registers,
+    });
+    this.announcements = fast(
+      new FastCounter({
+        name: `${METRIC_PREFIX}announcements_total`,
+        help: 'Service announcements applied (accepted) or refused, by reason',
+        labelNames: ['outcome', 'reason'],
+      }),
+    );
+    this.authFailures = fast(
+      new FastCounter({
+        name: `${METRIC_PREFIX}auth_failures_total`,
+        help: 'Requests refused 401 or 403, by error code',
+        labelNames: ['code'],
+      }),
+    );
+    this.errorAnswers = fast(
+      new FastCounter({
+        name: `${METRIC_PREFIX}error_responses_total`,
+        help: 'Error answers by error code and status',
+        labelNames: ['code', 'status'],
+      }),
+    );
     for (const [code, status] of zeroErrorSeries()) this.errorAnswers.child(code, status);
-    this.rateLimited = fast(new FastCounter({ name: `${METRIC_PREFIX}rate_limited_total`, help: 'Requests answered 429 by a rate limit, by route template', labelNames: ['route'] }));
-    this.storeUp = new Gauge({ name: `${METRIC_PREFIX}rate_limit_store_up`, help: 'The rate-limit counter store: 1 while it answers, 0 while degraded', registers });
-    this.storeFailures = new Counter({ name: `${METRIC_PREFIX}rate_limit_store_failures_total`, help: 'Rate-limit store calls that failed, by reason (timeout, error, not_connected)', labelNames: ['reason'], registers });
-    this.storeBypassed = new Counter({ name: `${METRIC_PREFIX}rate_limit_store_bypassed_total`, help: 'Rate-limited requests not counted because the store was unavailable: allowed (fail open) or refused (fail closed)', labelNames: ['outcome'], registers });
-    this.repliesRefused = fast(new FastCounter({ name: `${METRIC_PREFIX}bus_replies_refused_total`, help: "Replies dropped because another broker user than the service's published them, by service", labelNames: ['service'] }));
-    this.breakingChanges = new Counter({ name: `${METRIC_PREFIX}breaking_changes_total`, help: 'Announced changes that break clients of a served contract, each counted once: accepted (breakingChanges: warn) or refused', labelNames: ['outcome'], registers });
+    this.rateLimited = fast(
+      new FastCounter({
+        name: `${METRIC_PREFIX}rate_limited_total`,
+        help: 'Requests answered 429 by a rate limit, by route template',
+        labelNames: ['route'],
+      }),
+    );
+    this.storeUp = new Gauge({
+      name: `${METRIC_PREFIX}rate_limit_store_up`,
+      help: 'The rate-limit counter store: 1 while it answers, 0 while degraded',
+      registers,
+    });
+    this.storeFailures = new Counter({
+      name: `${METRIC_PREFIX}rate_limit_store_failures_total`,
+      help: 'Rate-limit store calls that failed, by reason (timeout, error, not_connected)',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.storeBypassed = new Counter({
+      name: `${METRIC_PREFIX}rate_limit_store_bypassed_total`,
+      help: 'Rate-limited requests not counted because the store was unavailable: allowed (fail open) or refused (fail closed)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.repliesRefused = fast(
+      new FastCounter({
+        name: `${METRIC_PREFIX}bus_replies_refused_total`,
+        help: "Replies dropped because another broker user than the service's published them, by service",
+        labelNames: ['service'],
+      }),
+    );
+    this.breakingChanges = new Counter({
+      name: `${METRIC_PREFIX}breaking_changes_total`,
+      help: 'Announced changes that break clients of a served contract, each counted once: accepted (breakingChanges: warn) or refused',
+      labelNames: ['outcome'],
+      registers,
+    });
     for (const outcome of ['accepted', 'refused']) this.breakingChanges.inc({ outcome }, 0);
-    this.deprecatedRequests = fast(new FastCounter({ name: `${METRIC_PREFIX}deprecated_requests_total`, help: 'Requests to routes of deprecated contracts, by route template and message type', labelNames: ['route', 'message_type'] }));
-    new Gauge({ name: `${METRIC_PREFIX}contracts`, help: 'Contracts known (announced and not expired)', registers, collect() { this.set(counts.contracts()); } });
-    new Gauge({ name: `${METRIC_PREFIX}services`, help: 'Services with at least one live instance', registers, collect() { this.set(counts.services()); } });
-    new Gauge({ name: `${METRIC_PREFIX}service_instances`, help: 'Service instances holding a lease', registers, collect() { this.set(counts.instances()); } });
+    this.deprecatedRequests = fast(
+      new FastCounter({
+        name: `${METRIC_PREFIX}deprecated_requests_total`,
+        help: 'Requests to routes of deprecated contracts, by route template and message type',
+        labelNames: ['route', 'message_type'],
+      }),
+    );
+    new Gauge({
+      name: `${METRIC_PREFIX}contracts`,
+      help: 'Contracts known (announced and not expired)',
+      registers,
+      collect() {
+        this.set(counts.contracts());
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}services`,
+      help: 'Services with at least one live instance',
+      registers,
+      collect() {
+        this.set(counts.services());
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}service_instances`,
+      help: 'Service instances holding a lease',
+      registers,
+      collect() {
+        this.set(counts.instances());
+      },
+    });
   }
 
   requestStarted(): void {

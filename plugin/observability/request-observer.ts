@@ -83,7 +83,11 @@ function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLa
   const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
   const route = labels.of(req);
   const method = req.method ?? 'OTHER';
-  if (observed.span) endServerSpan(observed.span, method, route, status, { ...state.trace, clientAddress: req.ip ?? req.socket?.remoteAddress });
+  if (observed.span)
+    endServerSpan(observed.span, method, route, status, {
+      ...state.trace,
+      clientAddress: req.ip ?? req.socket?.remoteAddress,
+    });
   const found = errorCodeOf(res);
   const code = found === undefined || isKnownCode(found) ? found : 'OTHER';
   const { metrics, accessLog } = options;

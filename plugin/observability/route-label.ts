@@ -32,7 +32,8 @@ export class RouteLabels {
    * in paths do not multiply the series.
    */
   of(req: IncomingMessage): string {
-    const template = tableRouteOf(req as Request) ?? requestState(req as Request).routeTemplate ?? expressRoute(req as Request);
+    const template =
+      tableRouteOf(req as Request) ?? requestState(req as Request).routeTemplate ?? expressRoute(req as Request);
     if (template === undefined) return UNMATCHED_ROUTE;
     if (this.seen.has(template)) return template;
     if (this.seen.size >= MAX_ROUTE_LABELS) return OTHER_ROUTE;

@@ -1,4 +1,14 @@
-import { context, trace, ProxyTracerProvider, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Context, type Span, type SpanContext } from '@opentelemetry/api';
+import {
+  context,
+  trace,
+  ProxyTracerProvider,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  type Context,
+  type Span,
+  type SpanContext,
+} from '@opentelemetry/api';
 
 /**
  * OpenTelemetry spans through @opentelemetry/api only: a no-op (nothing recorded, nothing exported) until the
@@ -78,9 +88,17 @@ function serverOf(host: string | undefined, localPort: number | undefined): { ad
  * OpenTelemetry HTTP server conventions; they are worked out only when the span records (an SDK is registered).
  * `pathOf` gives url.path from the request's URL (the observer's: without the query string, as the access log).
  */
-export function startServerSpan(req: ServerRequest, traceparent: string | undefined, pathOf: (url: string | undefined) => string): Span {
+export function startServerSpan(
+  req: ServerRequest,
+  traceparent: string | undefined,
+  pathOf: (url: string | undefined) => string,
+): Span {
   const method = req.method ?? 'OTHER';
-  const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, parentOf(traceparent));
+  const span = tracer.startSpan(
+    method,
+    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
+    parentOf(traceparent),
+  );
   if (!span.isRecording()) return span;
   const server = serverOf(req.headers.host, req.socket.localPort);
   span.setAttribute('url.path', pathOf(req.url));
@@ -129,7 +147,11 @@ export interface BusDestination {
 }
 
 /** The messaging attributes of a request message to `service`, for its PRODUCER and CONSUMER spans. */
-function messagingAttributes(bus: BusDestination, service: string, operation: 'publish' | 'process'): Record<string, string> {
+function messagingAttributes(
+  bus: BusDestination,
+  service: string,
+  operation: 'publish' | 'process',
+): Record<string, string> {
   const amqp = bus.kind === 'amqp' && bus.requestExchange !== undefined;
   return {
     'messaging.system': bus.kind === 'amqp' ? 'rabbitmq' : bus.kind,
@@ -144,13 +166,22 @@ function messagingAttributes(bus: BusDestination, service: string, operation: 'p
  * The child span of a request's bus round trip (PRODUCER, `publish <exchange>`), from the send to the reply; its
  * context is the traceparent the service gets.
  */
-export function startBusSpan(parent: Span | undefined, messageType: string, targetService: string, bus: BusDestination): Span {
+export function startBusSpan(
+  parent: Span | undefined,
+  messageType: string,
+  targetService: string,
+  bus: BusDestination,
+): Span {
   const ctx = parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
   const attributes = messagingAttributes(bus, targetService, 'publish');
-  return tracer.startSpan(`publish ${attributes['messaging.destination.name']}`, {
-    kind: SpanKind.PRODUCER,
-    attributes: { ...attributes, 'contracts.message_type': messageType, 'contracts.target_service': targetService },
-  }, ctx);
+  return tracer.startSpan(
+    `publish ${attributes['messaging.destination.name']}`,
+    {
+      kind: SpanKind.PRODUCER,
+      attributes: { ...attributes, 'contracts.message_type': messageType, 'contracts.target_service': targetService },
+    },
+    ctx,
+  );
 }
 
 /** Ends the bus span with how the round trip ended (error.type: the outcome, when it is not a reply). */
@@ -169,13 +200,22 @@ export function endBusSpan(span: Span, outcome: string): void {
  * Service side (sdk/serve.ts): a CONSUMER span per handled message (`process <exchange>`), continuing the trace of
  * the traceparent it carries, and the context to run the handler in, so the handler's own spans nest under it.
  */
-export function startHandlerSpan(service: string, messageType: string, traceparent: string | undefined, bus: BusDestination = { kind: 'inprocess' }): { span: Span; ctx: Context } {
+export function startHandlerSpan(
+  service: string,
+  messageType: string,
+  traceparent: string | undefined,
+  bus: BusDestination = { kind: 'inprocess' },
+): { span: Span; ctx: Context } {
   const remote = spanContextOf(traceparent);
   const parent = remote ? trace.setSpanContext(ROOT_CONTEXT, remote) : context.active();
   const attributes = messagingAttributes(bus, service, 'process');
-  const span = tracer.startSpan(`process ${attributes['messaging.destination.name']}`, {
-    kind: SpanKind.CONSUMER,
-    attributes: { ...attributes, 'contracts.message_type': messageType },
-  }, parent);
+  const span = tracer.startSpan(
+    `process ${attributes['messaging.destination.name']}`,
+    {
+      kind: SpanKind.CONSUMER,
+      attributes: { ...attributes, 'contracts.message_type': messageType },
+    },
+    parent,
+  );
   return { span, ctx: trace.setSpan(parent, span) };
 }

@@ -18,7 +18,12 @@ export interface CachedDocument {
 export function cachedDocument(document: Record<string, unknown>): CachedDocument {
   const json = JSON.stringify(document);
   const etag = `"${createHash('sha256').update(json).digest('hex').slice(0, 32)}"`;
-  return { json, version: String((document.info as { version?: unknown }).version ?? ''), etag, generatedAt: new Date() };
+  return {
+    json,
+    version: String((document.info as { version?: unknown }).version ?? ''),
+    etag,
+    generatedAt: new Date(),
+  };
 }
 
 /**

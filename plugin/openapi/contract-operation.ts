@@ -42,7 +42,9 @@ export function claimOperationId(ctx: OperationContext, preferred: string, fallb
 
 export function permissionsText(contract: Contract): string {
   if (contract.public) return 'public (no authentication)';
-  return contract.requiredPermissions.length > 0 ? contract.requiredPermissions.map((p) => `\`${p}\``).join(', ') : 'authenticated, no particular permission';
+  return contract.requiredPermissions.length > 0
+    ? contract.requiredPermissions.map((p) => `\`${p}\``).join(', ')
+    : 'authenticated, no particular permission';
 }
 
 function servedBy(endpoint: EndpointSpec, ctx: OperationContext): Served[] {
@@ -73,7 +75,9 @@ function successResponse(method: string, served: Served[]): Record<string, unkno
     }
     const refs = list.map((s) => ({ $ref: componentRef(componentName(s.contract.messageType, 'Output')) }));
     out[String(status)] = {
-      description: list.map((s) => `${s.contract.messageType}${s.whenQuery ? ` (with \`${s.whenQuery}\`)` : ''}: its output.`).join(' '),
+      description: list
+        .map((s) => `${s.contract.messageType}${s.whenQuery ? ` (with \`${s.whenQuery}\`)` : ''}: its output.`)
+        .join(' '),
       headers,
       content: { 'application/json': { schema: refs.length === 1 ? refs[0] : { anyOf: refs } } },
     };
@@ -98,7 +102,10 @@ export function contractOperation(endpoint: EndpointSpec, ctx: OperationContext)
   const method = endpoint.method;
   const pathNames = pathParameterNames(endpoint.path);
   const main = served.find((s) => s.whenQuery === undefined);
-  const parameters: ParameterObject[] = pathParameters(endpoint.path, served.map((s) => s.contract.inputSchema));
+  const parameters: ParameterObject[] = pathParameters(
+    endpoint.path,
+    served.map((s) => s.contract.inputSchema),
+  );
   let requestBody: Record<string, unknown> | undefined;
   if (BODY_METHODS.has(method)) {
     const input = primary.contract.inputSchema;
@@ -118,7 +125,10 @@ export function contractOperation(endpoint: EndpointSpec, ctx: OperationContext)
         // A variant's parameters apply only when its query parameter is there; the selector itself is optional
         // when the route also serves a default contract.
         forceOptional: s.whenQuery !== undefined && main !== undefined,
-        note: s.whenQuery !== undefined && main !== undefined ? `(${s.contract.messageType}, with \`${s.whenQuery}\`)` : undefined,
+        note:
+          s.whenQuery !== undefined && main !== undefined
+            ? `(${s.contract.messageType}, with \`${s.whenQuery}\`)`
+            : undefined,
       });
       for (const p of params) {
         if (seen.has(p.name)) continue;
@@ -135,16 +145,26 @@ export function contractOperation(endpoint: EndpointSpec, ctx: OperationContext)
     description: describe(served, method),
     operationId: claimOperationId(ctx, primary.contract.messageType, endpoint.name),
   };
-  withParameterExamples(parameters, served.map((s) => ctx.example(s.contract)));
+  withParameterExamples(
+    parameters,
+    served.map((s) => ctx.example(s.contract)),
+  );
   // A route shared by several contracts is deprecated only when all of them are: the others still live there.
   if (served.every((s) => s.contract.deprecated === true)) operation.deprecated = true;
-  if (served.some((s) => takesIdempotencyKey(method, s.contract.messageType))) parameters.push(IDEMPOTENCY_KEY_PARAMETER);
+  if (served.some((s) => takesIdempotencyKey(method, s.contract.messageType)))
+    parameters.push(IDEMPOTENCY_KEY_PARAMETER);
   if (parameters.length > 0) operation.parameters = parameters;
   if (requestBody) operation.requestBody = requestBody;
   operation.responses = {
     ...successResponse(method, served),
     ...errorResponses(
-      errorStatusesFor({ method, path: endpoint.path, contracts: served.map((s) => s.contract), kinds: served.map((s) => s.kind), rateLimited: ctx.rateLimited }),
+      errorStatusesFor({
+        method,
+        path: endpoint.path,
+        contracts: served.map((s) => s.contract),
+        kinds: served.map((s) => s.kind),
+        rateLimited: ctx.rateLimited,
+      }),
       { serviceErrors: true },
     ),
   };
@@ -156,7 +176,10 @@ export function contractOperation(endpoint: EndpointSpec, ctx: OperationContext)
 }
 
 /** Path and query parameters get the value of their field in the first example that has one (Dredd needs them). */
-function withParameterExamples(parameters: ParameterObject[], examples: ReadonlyArray<Record<string, unknown> | undefined>): void {
+function withParameterExamples(
+  parameters: ParameterObject[],
+  examples: ReadonlyArray<Record<string, unknown> | undefined>,
+): void {
   for (const p of parameters) {
     const from = examples.find((e) => e !== undefined && Object.hasOwn(e, p.name));
     if (from) p.example = from[p.name];

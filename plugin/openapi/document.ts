@@ -33,7 +33,9 @@ export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, 
 
 /** A short fingerprint of the contracts: the document's info.version, so a client can tell two API surfaces apart. */
 export function contractsFingerprint(contracts: readonly Contract[]): string {
-  const sorted = [...contracts].sort((a, b) => (a.messageType < b.messageType ? -1 : a.messageType > b.messageType ? 1 : 0));
+  const sorted = [...contracts].sort((a, b) =>
+    a.messageType < b.messageType ? -1 : a.messageType > b.messageType ? 1 : 0,
+  );
   return createHash('sha256').update(JSON.stringify(sorted)).digest('hex').slice(0, 12);
 }
 
@@ -43,12 +45,17 @@ export function contractsFingerprint(contracts: readonly Contract[]): string {
  * Pure: same routes and options, same document.
  */
 export function buildOpenApiDocument(routes: PlannedRoutes, options: DocumentOptions = {}): OpenApiDocument {
-  const sorted = [...routes.contracts].sort((a, b) => (a.messageType < b.messageType ? -1 : a.messageType > b.messageType ? 1 : 0));
+  const sorted = [...routes.contracts].sort((a, b) =>
+    a.messageType < b.messageType ? -1 : a.messageType > b.messageType ? 1 : 0,
+  );
   const byType = new Map(sorted.map((c) => [c.messageType, c] as const));
   const schemas: Record<string, JsonSchema> = {};
   for (const c of [...byType.values()]) {
     schemas[componentName(c.messageType, 'Input')] = embedSchema(c.inputSchema, componentName(c.messageType, 'Input'));
-    schemas[componentName(c.messageType, 'Output')] = embedSchema(c.outputSchema, componentName(c.messageType, 'Output'));
+    schemas[componentName(c.messageType, 'Output')] = embedSchema(
+      c.outputSchema,
+      componentName(c.messageType, 'Output'),
+    );
   }
   const ctx: OperationContext = {
     contracts: byType,
@@ -100,10 +107,13 @@ export function buildOpenApiDocument(routes: PlannedRoutes, options: DocumentOpt
 
 /** The tags the operations use (an empty tag is an empty section in Swagger UI): services by name, then generic, then operations. */
 function usedTags(paths: Record<string, Record<string, unknown>>): Array<{ name: string; description: string }> {
-  const used = new Set(Object.values(paths).flatMap((item) => Object.values(item).flatMap((op) => (op as { tags?: string[] }).tags ?? [])));
+  const used = new Set(
+    Object.values(paths).flatMap((item) => Object.values(item).flatMap((op) => (op as { tags?: string[] }).tags ?? [])),
+  );
   const services = [...used].filter((t) => t !== GENERIC_TAG && t !== OPERATIONS_TAG).sort();
   const tags = services.map((name) => ({ name, description: `Contracts served by ${name}.` }));
-  if (used.has(GENERIC_TAG)) tags.push({ name: GENERIC_TAG, description: 'Generic routes: the request names the message type.' });
-  if (used.has(OPERATIONS_TAG)) tags.push({ name: OPERATIONS_TAG, description: 'The gateway\'s own endpoints.' });
+  if (used.has(GENERIC_TAG))
+    tags.push({ name: GENERIC_TAG, description: 'Generic routes: the request names the message type.' });
+  if (used.has(OPERATIONS_TAG)) tags.push({ name: OPERATIONS_TAG, description: "The gateway's own endpoints." });
   return tags;
 }

@@ -14,10 +14,17 @@ export const ERROR_BODY_SCHEMA = {
     error: { type: 'string', description: 'Category of the error, e.g. "Not Found", "Validation failed".' },
     message: { type: 'string', description: 'Human-readable text.' },
     code: { type: 'string', enum: Object.keys(ERROR_CODES), description: 'Machine-readable code, upper snake case.' },
-    details: { type: 'object', additionalProperties: true, description: 'Optional context, e.g. field name → message.' },
+    details: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'Optional context, e.g. field name → message.',
+    },
     correlationId: { type: 'string', description: 'The X-Correlation-Id of the request.' },
     timestamp: { type: 'string', format: 'date-time' },
-    requiredPermission: { type: 'string', description: 'INSUFFICIENT_PERMISSIONS: the first permission the caller lacks.' },
+    requiredPermission: {
+      type: 'string',
+      description: 'INSUFFICIENT_PERMISSIONS: the first permission the caller lacks.',
+    },
     required: { type: 'array', items: { type: 'string' }, description: 'PERMISSION_DENIED: permissions required.' },
     actual: { type: 'array', items: { type: 'string' }, description: 'PERMISSION_DENIED: permissions held.' },
     resourceType: { type: 'string', description: 'NOT_FOUND' },
@@ -26,9 +33,17 @@ export const ERROR_BODY_SCHEMA = {
     validationErrors: {
       type: 'array',
       description: 'VALIDATION_ERROR: one entry per failing field.',
-      items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } }, required: ['field', 'message'] },
+      items: {
+        type: 'object',
+        properties: { field: { type: 'string' }, message: { type: 'string' } },
+        required: ['field', 'message'],
+      },
     },
-    retryAfter: { type: 'integer', minimum: 0, description: 'RATE_LIMIT_EXCEEDED, and SERVICE_UNAVAILABLE on 503: seconds to wait.' },
+    retryAfter: {
+      type: 'integer',
+      minimum: 0,
+      description: 'RATE_LIMIT_EXCEEDED, and SERVICE_UNAVAILABLE on 503: seconds to wait.',
+    },
     service: { type: 'string', description: 'SERVICE_UNAVAILABLE on 502: the upstream service.' },
     timeoutMs: { type: 'integer', minimum: 1, description: 'TIMEOUT: the upstream deadline.' },
   },
@@ -57,7 +72,7 @@ const ERROR_RESPONSE_NAMES: Readonly<Record<number, string>> = {
 const OTHER_ERROR_RESPONSE = 'OtherError';
 
 const WHEN: Readonly<Record<number, string>> = {
-  400: 'The input does not match the contract\'s input schema (or the request is malformed).',
+  400: "The input does not match the contract's input schema (or the request is malformed).",
   401: 'Authentication is missing or invalid; on a public route, the service refused the credentials the request carries.',
   403: 'The caller lacks a required permission, or a business rule refused the request.',
   404: 'The resource does not exist, or no contract handles this method and path (any more: its service withdrew it or stopped announcing it).',
@@ -74,7 +89,9 @@ const WHEN: Readonly<Record<number, string>> = {
 
 /** Codes of the error table (plus 422/502 which the table reaches through a status override). */
 function codesFor(status: number): ErrorCode[] {
-  const codes = Object.keys(ERROR_CODES).filter(isKnownCode).filter((code) => codeInfo(code).status === status);
+  const codes = Object.keys(ERROR_CODES)
+    .filter(isKnownCode)
+    .filter((code) => codeInfo(code).status === status);
   if (status === 422) codes.push('VALIDATION_ERROR');
   if (status === 502) codes.push('SERVICE_UNAVAILABLE');
   return codes;
@@ -86,10 +103,16 @@ export const TRACE_HEADERS = {
 } as const;
 
 export const HEADER_COMPONENTS = {
-  'X-Correlation-Id': { description: 'The caller\'s X-Correlation-Id when it was safe to echo, else a new id.', schema: { type: 'string' } },
+  'X-Correlation-Id': {
+    description: "The caller's X-Correlation-Id when it was safe to echo, else a new id.",
+    schema: { type: 'string' },
+  },
   'X-Request-Id': { description: 'A new id for this request.', schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
-  Location: { description: 'Where the created resource can be read (on create, when the service gives it).', schema: { type: 'string' } },
+  Location: {
+    description: 'Where the created resource can be read (on create, when the service gives it).',
+    schema: { type: 'string' },
+  },
 } as const;
 
 /** The `components.responses` entries for every error status. */
@@ -112,7 +135,8 @@ export function errorResponseComponents(): Record<string, unknown> {
     };
   }
   out[OTHER_ERROR_RESPONSE] = {
-    description: 'Another error the route\'s service answered with: any status and code of the error table (e.g. 403 ACCESS_DENIED, 410 RESOURCE_DELETED).',
+    description:
+      "Another error the route's service answered with: any status and code of the error table (e.g. 403 ACCESS_DENIED, 410 RESOURCE_DELETED).",
     headers: { ...TRACE_HEADERS },
     content: {
       'application/json': {
@@ -125,7 +149,10 @@ export function errorResponseComponents(): Record<string, unknown> {
 }
 
 /** `responses` entries referring to the shared error responses; `default` too when a service answers the route. */
-export function errorResponses(statuses: readonly number[], opts: { serviceErrors?: boolean } = {}): Record<string, unknown> {
+export function errorResponses(
+  statuses: readonly number[],
+  opts: { serviceErrors?: boolean } = {},
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const status of [...new Set(statuses)].sort((a, b) => a - b)) {
     const name = ERROR_RESPONSE_NAMES[status];

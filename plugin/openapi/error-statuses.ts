@@ -5,7 +5,18 @@ import { pathParameterNames } from './paths';
 const BODY_READ_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Keywords that describe a schema without restricting what it accepts. */
-const ANNOTATIONS = new Set(['$schema', '$id', '$comment', 'title', 'description', 'examples', 'default', 'deprecated', 'readOnly', 'writeOnly']);
+const ANNOTATIONS = new Set([
+  '$schema',
+  '$id',
+  '$comment',
+  'title',
+  'description',
+  'examples',
+  'default',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+]);
 
 /** What the error statuses of a generated route depend on. */
 export interface RouteFacts {
@@ -39,7 +50,12 @@ export function errorStatusesFor(route: RouteFacts): number[] {
   const statuses = new Set([401, 404, 500, 502, 503, 504]);
   const readsBody = BODY_READ_METHODS.has(route.method);
   if (readsBody) for (const s of [413, 415]) statuses.add(s);
-  if (readsBody || route.dispatch !== undefined || pathParameterNames(route.path).length > 0 || route.contracts.some((c) => refusesInput(c.inputSchema))) {
+  if (
+    readsBody ||
+    route.dispatch !== undefined ||
+    pathParameterNames(route.path).length > 0 ||
+    route.contracts.some((c) => refusesInput(c.inputSchema))
+  ) {
     statuses.add(400);
   }
   if (route.contracts.some((c) => c.public !== true && c.requiredPermissions.length > 0)) statuses.add(403);

@@ -24,7 +24,11 @@ export const FRESH_IDEMPOTENCY_KEY = '{{$guid}}';
 function sampled(contract: Contract, skipNonRequired: boolean): Record<string, unknown> | undefined {
   try {
     // The schema is its own document: its local $refs (#/definitions/…, #/$defs/…) resolve inside it.
-    const value = sample(contract.inputSchema as Parameters<typeof sample>[0], { skipReadOnly: true, quiet: true, enablePatterns: true, skipNonRequired }, contract.inputSchema);
+    const value = sample(
+      contract.inputSchema as Parameters<typeof sample>[0],
+      { skipReadOnly: true, quiet: true, enablePatterns: true, skipNonRequired },
+      contract.inputSchema,
+    );
     return isRecord(value) ? value : undefined;
   } catch {
     return undefined; // a schema the sampler cannot walk gets no example
@@ -53,7 +57,10 @@ export function exampleMaker(check: InputCheck): (contract: Contract) => Record<
 }
 
 /** The example without the fields the path carries (a body example), or undefined when there is none. */
-export function withoutFields(example: Record<string, unknown> | undefined, names: readonly string[]): Record<string, unknown> | undefined {
+export function withoutFields(
+  example: Record<string, unknown> | undefined,
+  names: readonly string[],
+): Record<string, unknown> | undefined {
   if (example === undefined) return undefined;
   return Object.fromEntries(Object.entries(example).filter(([k]) => !names.includes(k)));
 }

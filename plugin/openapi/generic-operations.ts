@@ -16,7 +16,10 @@ function listed(endpoint: EndpointSpec, ctx: OperationContext): Contract[] {
 
 function catalogue(contracts: Contract[], method: string): string {
   return contracts
-    .map((c) => `- **${c.messageType}** → service \`${c.targetService}\`, answers ${successStatus(c.messageType, method)}; permissions: ${permissionsText(c)}`)
+    .map(
+      (c) =>
+        `- **${c.messageType}** → service \`${c.targetService}\`, answers ${successStatus(c.messageType, method)}; permissions: ${permissionsText(c)}`,
+    )
     .join('\n');
 }
 
@@ -30,7 +33,8 @@ function actionExamples(contracts: Contract[], ctx: OperationContext): Record<st
   const examples: Record<string, { summary: string; value: unknown }> = {};
   for (const c of contracts) {
     const input = ctx.example(c);
-    if (input !== undefined) examples[c.messageType] = { summary: c.messageType, value: { messageType: c.messageType, input } };
+    if (input !== undefined)
+      examples[c.messageType] = { summary: c.messageType, value: { messageType: c.messageType, input } };
   }
   const values = Object.values(examples);
   if (values.length === 0) return {};
@@ -49,11 +53,12 @@ export function genericOperation(endpoint: EndpointSpec, ctx: OperationContext):
   const kinds = contracts.map(() => (endpoint.dispatch === 'body' ? ('command' as const) : ('query' as const)));
   const operation: Record<string, unknown> = {
     tags: [GENERIC_TAG],
-    summary: endpoint.dispatch === 'body' ? 'Send any action command by message type' : 'Run any data query by message type',
+    summary:
+      endpoint.dispatch === 'body' ? 'Send any action command by message type' : 'Run any data query by message type',
     description:
       (endpoint.dispatch === 'body'
         ? 'The body names the message type and carries its input: `{"messageType": "…", "input": {…}}`. The input is checked against that contract\'s input schema.'
-        : 'The `messageType` query parameter names the query; every other query parameter is an input field, converted to the type the contract\'s input schema gives.') +
+        : "The `messageType` query parameter names the query; every other query parameter is an input field, converted to the type the contract's input schema gives.") +
       `\n\nMessage types served here:\n${catalogue(contracts, method)}`,
     operationId: claimOperationId(ctx, endpoint.dispatch === 'body' ? 'sendAction' : 'queryData', endpoint.name),
   };
@@ -62,22 +67,36 @@ export function genericOperation(endpoint: EndpointSpec, ctx: OperationContext):
     const variants = contracts.map((c) => ({
       type: 'object',
       title: c.messageType,
-      properties: { messageType: { const: c.messageType }, input: { $ref: componentRef(componentName(c.messageType, 'Input')) } },
+      properties: {
+        messageType: { const: c.messageType },
+        input: { $ref: componentRef(componentName(c.messageType, 'Input')) },
+      },
       required: ['messageType'],
     }));
     operation.requestBody = {
       required: true,
       // One message type: its object itself, not a oneOf of one.
-      content: { 'application/json': { schema: variants.length === 1 ? variants[0] : { oneOf: variants }, ...actionExamples(contracts, ctx) } },
+      content: {
+        'application/json': {
+          schema: variants.length === 1 ? variants[0] : { oneOf: variants },
+          ...actionExamples(contracts, ctx),
+        },
+      },
     };
   } else {
     operation.parameters = [
-      { name: 'messageType', in: 'query', required: true, schema: { type: 'string', enum: contracts.map((c) => c.messageType) }, description: 'The query to run.' },
+      {
+        name: 'messageType',
+        in: 'query',
+        required: true,
+        schema: { type: 'string', enum: contracts.map((c) => c.messageType) },
+        description: 'The query to run.',
+      },
       {
         name: 'input',
         in: 'query',
         required: false,
-        description: 'The query\'s input fields, each as its own query parameter (`field=value`).',
+        description: "The query's input fields, each as its own query parameter (`field=value`).",
         schema: { type: 'object', additionalProperties: true },
         style: 'form',
         explode: true,
@@ -88,13 +107,26 @@ export function genericOperation(endpoint: EndpointSpec, ctx: OperationContext):
   const success: Record<string, unknown> = {};
   for (const status of statuses) {
     const these = contracts.filter((c) => successStatus(c.messageType, method) === status);
-    success[String(status)] = { description: `The output of the message type sent.`, headers: { ...TRACE_HEADERS }, content: { 'application/json': { schema: outputs(these) } } };
+    success[String(status)] = {
+      description: `The output of the message type sent.`,
+      headers: { ...TRACE_HEADERS },
+      content: { 'application/json': { schema: outputs(these) } },
+    };
   }
   const isPublic = contracts.every((c) => c.public === true);
-  const statusesFor = { method, path: endpoint.path, contracts, kinds, dispatch: endpoint.dispatch, rateLimited: ctx.rateLimited };
+  const statusesFor = {
+    method,
+    path: endpoint.path,
+    contracts,
+    kinds,
+    dispatch: endpoint.dispatch,
+    rateLimited: ctx.rateLimited,
+  };
   operation.responses = { ...success, ...errorResponses(errorStatusesFor(statusesFor), { serviceErrors: true }) };
   operation.security = isPublic ? PUBLIC_SECURITY : DEFAULT_SECURITY;
-  operation['x-required-permissions'] = Object.fromEntries(contracts.map((c) => [c.messageType, c.public ? [] : [...c.requiredPermissions]]));
+  operation['x-required-permissions'] = Object.fromEntries(
+    contracts.map((c) => [c.messageType, c.public ? [] : [...c.requiredPermissions]]),
+  );
   operation['x-contracts'] = contracts.map((c) => contractSummary(c));
   return operation;
 }

@@ -36,7 +36,12 @@ function steps(pipeline: Entry): Array<[string, Entry[]]> {
   return list(pipeline.policies)
     .filter(isRecord)
     .flatMap((step) => Object.entries(step))
-    .map(([name, conditions]) => [name, list(conditions).filter(isRecord).map((c) => (isRecord(c.action) ? c.action : {}))]);
+    .map(([name, conditions]) => [
+      name,
+      list(conditions)
+        .filter(isRecord)
+        .map((c) => (isRecord(c.action) ? c.action : {})),
+    ]);
 }
 
 /** The message types a `contract-router` step of a hand-written pipeline names, wherever it stands. */
@@ -72,19 +77,35 @@ export function handWrittenRoutes(gatewayConfig: unknown, prefix: string): HandW
     if (last?.[0] !== 'contract-router') continue;
     const before = all.slice(0, -1);
     // A `- jwt-dev-auth:` with no action requires a token; only actions that all say `public: true` make it optional.
-    const auth = before.filter(([name]) => name === 'jwt-dev-auth').map(([, actions]) => actions.length > 0 && actions.every((a) => a.public === true));
+    const auth = before
+      .filter(([name]) => name === 'jwt-dev-auth')
+      .map(([, actions]) => actions.length > 0 && actions.every((a) => a.public === true));
     const authentication = auth.length === 0 ? 'none' : auth.every(Boolean) ? 'optional' : 'required';
-    const named = before.filter(([name]) => name === 'permission').flatMap(([, actions]) => actions.flatMap((a) => list(a.required)));
-    const permissions = named.length > 0 ? [...new Set(named.filter((p): p is string => typeof p === 'string'))] : undefined;
-    const inline = before.filter(([name]) => name === 'schema-validation').flatMap(([, actions]) => actions).find((a) => isRecord(a.schema));
+    const named = before
+      .filter(([name]) => name === 'permission')
+      .flatMap(([, actions]) => actions.flatMap((a) => list(a.required)));
+    const permissions =
+      named.length > 0 ? [...new Set(named.filter((p): p is string => typeof p === 'string'))] : undefined;
+    const inline = before
+      .filter(([name]) => name === 'schema-validation')
+      .flatMap(([, actions]) => actions)
+      .find((a) => isRecord(a.schema));
     for (const action of last[1]) {
       if (typeof action.messageType !== 'string' || action.messageType === '') continue;
       for (const endpointName of list(pipeline.apiEndpoints)) {
         const endpoint = typeof endpointName === 'string' ? endpoints[endpointName] : undefined;
         if (!isRecord(endpoint) || endpoint.pathRegex !== undefined) continue;
-        const methods = list(endpoint.methods).flatMap((m) => (typeof m === 'string' ? m.split(',') : [])).map((m) => m.trim().toUpperCase()).filter((m) => m !== '' && m !== '*');
+        const methods = list(endpoint.methods)
+          .flatMap((m) => (typeof m === 'string' ? m.split(',') : []))
+          .map((m) => m.trim().toUpperCase())
+          .filter((m) => m !== '' && m !== '*');
         for (const path of list(endpoint.paths ?? endpoint.path)) {
-          if (typeof path !== 'string' || !path.startsWith('/') || PATTERN.test(path.replace(/:[A-Za-z_][A-Za-z0-9_]*/g, ''))) continue;
+          if (
+            typeof path !== 'string' ||
+            !path.startsWith('/') ||
+            PATTERN.test(path.replace(/:[A-Za-z_][A-Za-z0-9_]*/g, ''))
+          )
+            continue;
           for (const method of methods.length > 0 ? methods : [undefined]) {
             routes.push({
               pipeline: pipelineName,
@@ -119,9 +140,16 @@ export function handWrittenOperation(
   if (!contract) return undefined;
   const derived = deriveRoutes(contract)[0];
   const method = route.method ?? derived?.method ?? 'POST';
-  const permissions = route.public || (route.permissions === undefined && contract.public === true) ? [] : (route.permissions ?? contract.requiredPermissions);
+  const permissions =
+    route.public || (route.permissions === undefined && contract.public === true)
+      ? []
+      : (route.permissions ?? contract.requiredPermissions);
   // The contract as this pipeline serves it: anonymous callers get through only when no step needs a caller.
-  const served: Contract = { ...contract, requiredPermissions: permissions, public: route.authentication !== 'required' && permissions.length === 0 };
+  const served: Contract = {
+    ...contract,
+    requiredPermissions: permissions,
+    public: route.authentication !== 'required' && permissions.length === 0,
+  };
   const endpoint: EndpointSpec = {
     name: `${route.pipeline}-${route.apiEndpoint}-${method.toLowerCase()}`,
     method: method as EndpointSpec['method'],
@@ -135,13 +163,19 @@ export function handWrittenOperation(
   if (!operation) return undefined;
   operation.description = `${String(operation.description)}\n\nServed by the hand-written pipeline \`${route.pipeline}\` (apiEndpoint \`${route.apiEndpoint}\`).`;
   operation['x-pipeline'] = route.pipeline;
-  const body = (operation.requestBody as { content?: Record<string, { schema?: unknown; example?: unknown }> } | undefined)?.content?.['application/json'];
+  const body = (
+    operation.requestBody as { content?: Record<string, { schema?: unknown; example?: unknown }> } | undefined
+  )?.content?.['application/json'];
   if (route.inputSchema && body) {
     const name = componentName(`pipeline.${route.pipeline}`, 'Input');
     ctx.schemas[name] = embedSchema(route.inputSchema, name);
     body.schema = { $ref: componentRef(name) };
     // The example must be one the pipeline's own schema accepts.
-    const example = ctx.example({ ...contract, messageType: `pipeline.${route.pipeline}`, inputSchema: route.inputSchema });
+    const example = ctx.example({
+      ...contract,
+      messageType: `pipeline.${route.pipeline}`,
+      inputSchema: route.inputSchema,
+    });
     if (example === undefined) delete body.example;
     else body.example = example;
   }

@@ -40,14 +40,25 @@ const INSTANCE = {
 };
 
 /** A contract's own JSON Schema, as announced: any object (typed clients get a map, not an empty type). */
-const JSON_SCHEMA = { type: 'object', additionalProperties: true, description: 'A JSON Schema, as the service announced it.' };
+const JSON_SCHEMA = {
+  type: 'object',
+  additionalProperties: true,
+  description: 'A JSON Schema, as the service announced it.',
+};
 
 /** Schemas of the operations endpoints' bodies (docs/operations.md "Operations endpoints"). */
 export const OPERATIONS_SCHEMAS = {
   BusStatus: BUS,
   Health: {
     type: 'object',
-    properties: { status: { type: 'string', enum: ['ok', 'degraded'], description: 'degraded: the bus is up and the rate-limit store is not.' }, ...HEALTH_FIELDS },
+    properties: {
+      status: {
+        type: 'string',
+        enum: ['ok', 'degraded'],
+        description: 'degraded: the bus is up and the rate-limit store is not.',
+      },
+      ...HEALTH_FIELDS,
+    },
     required: ['status', 'bus', 'rateLimitStore', 'contracts', 'services', 'uptimeSeconds'],
   },
   HealthUnavailable: {
@@ -70,7 +81,8 @@ export const OPERATIONS_SCHEMAS = {
   },
   RouteConflict: {
     type: 'object',
-    description: 'A route that two contracts would share (`duplicate`: the first listed keeps it) or that belongs to the gateway (`reserved`).',
+    description:
+      'A route that two contracts would share (`duplicate`: the first listed keeps it) or that belongs to the gateway (`reserved`).',
     properties: {
       method: { type: 'string', enum: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] },
       path: { type: 'string' },
@@ -89,8 +101,14 @@ export const OPERATIONS_SCHEMAS = {
       public: { type: 'boolean' },
       requiredPermissions: { type: 'array', items: { type: 'string' } },
       timeoutMs: { type: 'number', description: 'The deadline the contract asks for.' },
-      effectiveTimeoutMs: { type: 'integer', description: 'The deadline the gateway keeps: timeoutMs (or requestTimeoutMs), at most maxRequestTimeoutMs.' },
-      timeoutClamped: { type: 'boolean', description: 'Present when timeoutMs asks for more than maxRequestTimeoutMs.' },
+      effectiveTimeoutMs: {
+        type: 'integer',
+        description: 'The deadline the gateway keeps: timeoutMs (or requestTimeoutMs), at most maxRequestTimeoutMs.',
+      },
+      timeoutClamped: {
+        type: 'boolean',
+        description: 'Present when timeoutMs asks for more than maxRequestTimeoutMs.',
+      },
       rateLimit: {
         type: 'object',
         properties: { max: { type: 'integer', minimum: 1 }, windowMs: { type: 'integer', minimum: 1000 } },
@@ -98,7 +116,10 @@ export const OPERATIONS_SCHEMAS = {
       },
       http: {
         type: 'object',
-        properties: { method: { type: 'string', enum: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] }, paths: { type: 'array', items: { type: 'string' } } },
+        properties: {
+          method: { type: 'string', enum: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] },
+          paths: { type: 'array', items: { type: 'string' } },
+        },
         required: ['method', 'paths'],
       },
       inputSchema: JSON_SCHEMA,
@@ -112,15 +133,35 @@ export const OPERATIONS_SCHEMAS = {
             method: { type: 'string' },
             path: { type: 'string', description: 'Express style, e.g. /api/users/:userId.' },
             successStatus: { type: 'integer' },
-            whenQuery: { type: 'string', description: 'Reached on this path only when this query parameter is present.' },
-            generic: { type: 'boolean', description: 'A generic route (/api/actions, /api/data) that names the message type in the request.' },
+            whenQuery: {
+              type: 'string',
+              description: 'Reached on this path only when this query parameter is present.',
+            },
+            generic: {
+              type: 'boolean',
+              description: 'A generic route (/api/actions, /api/data) that names the message type in the request.',
+            },
           },
           required: ['method', 'path', 'successStatus'],
         },
       },
-      instances: { type: 'array', items: { $ref: '#/components/schemas/ServiceInstance' }, description: 'Instances announcing this message type.' },
+      instances: {
+        type: 'array',
+        items: { $ref: '#/components/schemas/ServiceInstance' },
+        description: 'Instances announcing this message type.',
+      },
     },
-    required: ['messageType', 'targetService', 'public', 'effectiveTimeoutMs', 'requiredPermissions', 'inputSchema', 'outputSchema', 'endpoints', 'instances'],
+    required: [
+      'messageType',
+      'targetService',
+      'public',
+      'effectiveTimeoutMs',
+      'requiredPermissions',
+      'inputSchema',
+      'outputSchema',
+      'endpoints',
+      'instances',
+    ],
   },
   DiscoveryListing: {
     type: 'object',
@@ -135,8 +176,17 @@ export const OPERATIONS_SCHEMAS = {
           routes: { type: 'array', items: { $ref: '#/components/schemas/RouteConflict' } },
           refused: {
             type: 'array',
-            description: 'Contracts announced but not served: held by another service, or against the pinned ownership rules.',
-            items: { type: 'object', properties: { service: { type: 'string' }, messageType: { type: 'string' }, reason: { type: 'string' }, holder: { type: 'string' } } },
+            description:
+              'Contracts announced but not served: held by another service, or against the pinned ownership rules.',
+            items: {
+              type: 'object',
+              properties: {
+                service: { type: 'string' },
+                messageType: { type: 'string' },
+                reason: { type: 'string' },
+                holder: { type: 'string' },
+              },
+            },
           },
         },
         required: ['messageTypes', 'routes'],
@@ -158,8 +208,14 @@ export const OPERATIONS_SCHEMAS = {
             messageType: { type: 'string' },
             targetService: { type: 'string' },
             instanceIds: { type: 'array', items: { type: 'string' } },
-            ageMs: { type: ['integer', 'null'], description: 'Since the freshest announcement carrying it; null when no instance does.' },
-            leaseRemainingMs: { type: ['integer', 'null'], description: 'Until the last lease carrying it runs out; null when no instance carries it.' },
+            ageMs: {
+              type: ['integer', 'null'],
+              description: 'Since the freshest announcement carrying it; null when no instance does.',
+            },
+            leaseRemainingMs: {
+              type: ['integer', 'null'],
+              description: 'Until the last lease carrying it runs out; null when no instance carries it.',
+            },
           },
           required: ['messageType', 'targetService', 'instanceIds', 'ageMs', 'leaseRemainingMs'],
         },
@@ -194,7 +250,11 @@ export const OPERATIONS_SCHEMAS = {
 } as const;
 
 function json(description: string, schemaName: string): Record<string, unknown> {
-  return { description, headers: { ...TRACE_HEADERS }, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName}` } } } };
+  return {
+    description,
+    headers: { ...TRACE_HEADERS },
+    content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName}` } } },
+  };
 }
 
 /** The gateway's own endpoints. /debug/contracts is listed only when it is enabled. */
@@ -222,7 +282,8 @@ export function operationsPaths(opts: { debugEndpoints: boolean }): Record<strin
         tags: [OPERATIONS_TAG],
         operationId: 'listDiscoveredContracts',
         summary: 'Discovered contracts with their generated endpoints',
-        description: 'Every contract the gateway serves now, with its routes and the service instances announcing it. Any authenticated caller; no particular permission.',
+        description:
+          'Every contract the gateway serves now, with its routes and the service instances announcing it. Any authenticated caller; no particular permission.',
         security: DEFAULT_SECURITY,
         'x-required-permissions': [],
         responses: { '200': json('The listing.', 'DiscoveryListing'), ...errorResponses([401, 500, 503]) },
@@ -234,7 +295,9 @@ export function operationsPaths(opts: { debugEndpoints: boolean }): Record<strin
         operationId: 'apiDocsPage',
         summary: 'This documentation, as an interactive page (Swagger UI)',
         security: PUBLIC_SECURITY,
-        responses: { '200': { description: 'An HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } },
+        responses: {
+          '200': { description: 'An HTML page.', content: { 'text/html': { schema: { type: 'string' } } } },
+        },
       },
     },
     '/api-docs/openapi.json': {
@@ -261,7 +324,8 @@ export function operationsPaths(opts: { debugEndpoints: boolean }): Record<strin
         tags: [OPERATIONS_TAG],
         operationId: 'debugContracts',
         summary: 'The contract cache (debug)',
-        description: 'Served only with the plugin setting `debugEndpoints: true` (or DEBUG_ENDPOINTS=true); 404 otherwise. No authentication: enable it only where the network is trusted.',
+        description:
+          'Served only with the plugin setting `debugEndpoints: true` (or DEBUG_ENDPOINTS=true); 404 otherwise. No authentication: enable it only where the network is trusted.',
         security: PUBLIC_SECURITY,
         responses: { '200': json('The cache.', 'DebugSnapshot') },
       },

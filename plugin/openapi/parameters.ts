@@ -31,7 +31,11 @@ function typesOf(schema: JsonSchema): string[] {
  * leaving out what the path carries. Arrays are comma-separated, as the gateway reads them (`tags=a,b`).
  * `forceOptional`: the parameter is required by the contract but the operation also serves another contract.
  */
-export function queryParameters(input: JsonSchema, skip: readonly string[], opts: { forceOptional?: boolean; note?: string } = {}): ParameterObject[] {
+export function queryParameters(
+  input: JsonSchema,
+  skip: readonly string[],
+  opts: { forceOptional?: boolean; note?: string } = {},
+): ParameterObject[] {
   const props = topProperties(input);
   if (!props) return [];
   const required = new Set(requiredOf(input));
@@ -39,7 +43,9 @@ export function queryParameters(input: JsonSchema, skip: readonly string[], opts
   for (const [name, schema] of Object.entries(props)) {
     if (skip.includes(name)) continue;
     const param: ParameterObject = { name, in: 'query', required: !opts.forceOptional && required.has(name), schema };
-    const description = [typeof schema?.description === 'string' ? schema.description : undefined, opts.note].filter(Boolean).join(' ');
+    const description = [typeof schema?.description === 'string' ? schema.description : undefined, opts.note]
+      .filter(Boolean)
+      .join(' ');
     if (description) param.description = description;
     if (schema && typeof schema === 'object' && typesOf(schema).includes('array')) {
       param.style = 'form';

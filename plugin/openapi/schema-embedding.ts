@@ -25,7 +25,20 @@ export function embedSchema(schema: JsonSchema, name: string): JsonSchema {
 }
 
 // JSON Schema keywords whose value is a schema, an array of schemas, or a map of name → schema (draft-07 and 2020-12).
-const ONE = new Set(['items', 'additionalItems', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema']);
+const ONE = new Set([
+  'items',
+  'additionalItems',
+  'additionalProperties',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+]);
 const MANY = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
 const MAP = new Set(['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas', 'dependencies']);
 
@@ -38,14 +51,25 @@ function reroot(node: unknown, base: string): unknown {
     else if (ONE.has(key)) out[key] = Array.isArray(value) ? value.map((v) => reroot(v, base)) : reroot(value, base);
     else if (MANY.has(key) && Array.isArray(value)) out[key] = value.map((v) => reroot(v, base));
     else if (MAP.has(key) && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, reroot(v, base)]));
+      out[key] = Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, reroot(v, base)]),
+      );
     } else out[key] = value;
   }
   if (isOpenObject(out)) out.additionalProperties = true;
   return out;
 }
 
-const SHAPING = ['properties', 'patternProperties', 'additionalProperties', 'unevaluatedProperties', '$ref', 'allOf', 'anyOf', 'oneOf'];
+const SHAPING = [
+  'properties',
+  'patternProperties',
+  'additionalProperties',
+  'unevaluatedProperties',
+  '$ref',
+  'allOf',
+  'anyOf',
+  'oneOf',
+];
 
 /** An object schema that says nothing about its fields: any field is allowed. */
 function isOpenObject(schema: Record<string, unknown>): boolean {

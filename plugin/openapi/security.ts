@@ -7,19 +7,22 @@ const SECURITY_SCHEMES = {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
-    description: 'Access token (HS256 with the shared secret, or RS256 from the JWKS by `kid`). Permissions come from its `permissions` claim.',
+    description:
+      'Access token (HS256 with the shared secret, or RS256 from the JWKS by `kid`). Permissions come from its `permissions` claim.',
   },
   devUserId: {
     type: 'apiKey',
     in: 'header',
     name: 'X-Dev-User-Id',
-    description: 'DEVELOPMENT ONLY: honoured only when the gateway runs with DEVELOPMENT_AUTH_ENABLED=true; ignored otherwise. Acts as this user id, no token checked.',
+    description:
+      'DEVELOPMENT ONLY: honoured only when the gateway runs with DEVELOPMENT_AUTH_ENABLED=true; ignored otherwise. Acts as this user id, no token checked.',
   },
   devPermissions: {
     type: 'apiKey',
     in: 'header',
     name: 'X-Dev-Permissions',
-    description: 'DEVELOPMENT ONLY: comma-separated permissions of the X-Dev-User-Id caller (absent = none). Ignored unless DEVELOPMENT_AUTH_ENABLED=true.',
+    description:
+      'DEVELOPMENT ONLY: comma-separated permissions of the X-Dev-User-Id caller (absent = none). Ignored unless DEVELOPMENT_AUTH_ENABLED=true.',
   },
 } as const;
 
@@ -42,15 +45,22 @@ type Paths = Record<string, Record<string, unknown>>;
  * The security schemes and default requirement of a document, and its paths with each operation's requirements
  * limited to what the gateway accepts: without development auth, no requirement naming its headers is offered.
  */
-export function securityOf(paths: Paths, developmentAuth: boolean): { schemes: Record<string, unknown>; security: typeof DEFAULT_SECURITY; paths: Paths } {
+export function securityOf(
+  paths: Paths,
+  developmentAuth: boolean,
+): { schemes: Record<string, unknown>; security: typeof DEFAULT_SECURITY; paths: Paths } {
   if (developmentAuth) return { schemes: SECURITY_SCHEMES, security: DEFAULT_SECURITY, paths };
-  const tokenOnly = (requirement: Record<string, string[]>): boolean => Object.keys(requirement).every((k) => k === 'bearerAuth');
+  const tokenOnly = (requirement: Record<string, string[]>): boolean =>
+    Object.keys(requirement).every((k) => k === 'bearerAuth');
   const limited: Paths = {};
   for (const [path, item] of Object.entries(paths)) {
     limited[path] = Object.fromEntries(
       Object.entries(item).map(([method, op]) => {
         const security = (op as { security?: Array<Record<string, string[]>> }).security;
-        return [method, security && security.length > 0 ? { ...(op as object), security: security.filter(tokenOnly) } : op];
+        return [
+          method,
+          security && security.length > 0 ? { ...(op as object), security: security.filter(tokenOnly) } : op,
+        ];
       }),
     );
   }

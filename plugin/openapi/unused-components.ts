@@ -8,7 +8,10 @@ const COMPONENT_REF = /^#\/components\/([^/]+)\/([^/]+)/;
  * input schema whose fields all travel as parameters, the output of a 204 route, a debug schema while debug is off.
  * Lint rules and generated clients treat an unused component as a mistake.
  */
-export function withoutUnusedComponents(paths: unknown, components: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
+export function withoutUnusedComponents(
+  paths: unknown,
+  components: Record<string, Record<string, unknown>>,
+): Record<string, Record<string, unknown>> {
   const used = new Set<string>();
   const pending: unknown[] = [paths];
   while (pending.length > 0) {

@@ -41,7 +41,8 @@ export function debugSnapshot(input: DebugSnapshotInput): Record<string, unknown
     })),
     conflicts: input.conflicts,
   };
-  if (input.openapi) out.openapi = { version: input.openapi.version, generatedAt: input.openapi.generatedAt.toISOString() };
+  if (input.openapi)
+    out.openapi = { version: input.openapi.version, generatedAt: input.openapi.generatedAt.toISOString() };
   return out;
 }
 
@@ -57,13 +58,17 @@ export function debugHandler(runtime: Runtime, openapi: () => { version: string;
     }
     traceOf(req, res);
     res.setHeader('Cache-Control', 'no-store');
-    sendJson(res, 200, debugSnapshot({
-      now: Date.now(),
-      bus: { kind: runtime.transport.kind, state: runtime.transport.state() },
-      contracts: runtime.registry.contracts(),
-      instances: runtime.registry.instances(),
-      conflicts: runtime.registry.conflicts(),
-      openapi: openapi(),
-    }));
+    sendJson(
+      res,
+      200,
+      debugSnapshot({
+        now: Date.now(),
+        bus: { kind: runtime.transport.kind, state: runtime.transport.state() },
+        contracts: runtime.registry.contracts(),
+        instances: runtime.registry.instances(),
+        conflicts: runtime.registry.conflicts(),
+        openapi: openapi(),
+      }),
+    );
   };
 }

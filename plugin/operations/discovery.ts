@@ -49,7 +49,12 @@ export interface DiscoveryListing {
 }
 
 export function instanceView(i: InstanceInfo): InstanceView {
-  return { service: i.service, instanceId: i.instanceId, lastSeen: new Date(i.lastSeen).toISOString(), leaseExpiresAt: new Date(i.leaseExpiresAt).toISOString() };
+  return {
+    service: i.service,
+    instanceId: i.instanceId,
+    lastSeen: new Date(i.lastSeen).toISOString(),
+    leaseExpiresAt: new Date(i.leaseExpiresAt).toISOString(),
+  };
 }
 
 /**
@@ -61,7 +66,10 @@ export function discoveryListing(
   instances: readonly InstanceInfo[],
   registryConflicts: RegistryConflict[] = [],
   refused: Refusal[] = [],
-  timeouts: TimeoutSettings = { requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS, maxRequestTimeoutMs: DEFAULT_MAX_REQUEST_TIMEOUT_MS },
+  timeouts: TimeoutSettings = {
+    requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
+    maxRequestTimeoutMs: DEFAULT_MAX_REQUEST_TIMEOUT_MS,
+  },
 ): DiscoveryListing {
   const { contracts } = routes;
   const endpointsOf = new Map<string, DiscoveredEndpoint[]>();
@@ -70,11 +78,19 @@ export function discoveryListing(
   };
   for (const e of routes.endpoints) {
     if (e.dispatch) {
-      for (const t of e.messageTypes) add(t, { method: e.method, path: e.path, successStatus: successStatus(t, e.method), generic: true });
+      for (const t of e.messageTypes)
+        add(t, { method: e.method, path: e.path, successStatus: successStatus(t, e.method), generic: true });
       continue;
     }
-    if (e.messageType) add(e.messageType, { method: e.method, path: e.path, successStatus: successStatus(e.messageType, e.method) });
-    for (const v of e.variants) add(v.messageType, { method: e.method, path: e.path, successStatus: successStatus(v.messageType, e.method), whenQuery: v.whenQuery });
+    if (e.messageType)
+      add(e.messageType, { method: e.method, path: e.path, successStatus: successStatus(e.messageType, e.method) });
+    for (const v of e.variants)
+      add(v.messageType, {
+        method: e.method,
+        path: e.path,
+        successStatus: successStatus(v.messageType, e.method),
+        whenQuery: v.whenQuery,
+      });
   }
   const listed = contracts.map((c) => ({
     ...structuredClone(c),
@@ -83,7 +99,9 @@ export function discoveryListing(
     ...(timeoutClamped(c, timeouts) ? { timeoutClamped: true as const } : {}),
     endpoints: endpointsOf.get(c.messageType) ?? [],
     // Only the serving service's instances: another service may announce the type too, and be refused it.
-    instances: instances.filter((i) => i.service === c.targetService && i.messageTypes.includes(c.messageType)).map(instanceView),
+    instances: instances
+      .filter((i) => i.service === c.targetService && i.messageTypes.includes(c.messageType))
+      .map(instanceView),
   }));
   return {
     count: listed.length,
@@ -108,7 +126,13 @@ async function discovery(runtime: Runtime, req: Request, res: Response): Promise
     const config = runtime.settings.auth;
     await authenticateRequest(req, runtime.verifiers.obtain(config), config.developmentAuthEnabled);
     const { registry } = runtime;
-    const listing = discoveryListing(runtime.routes.routes(), registry.instances(), registry.conflicts(), registry.refusals(), runtime.settings);
+    const listing = discoveryListing(
+      runtime.routes.routes(),
+      registry.instances(),
+      registry.conflicts(),
+      registry.refusals(),
+      runtime.settings,
+    );
     sendJson(res, 200, { ...listing, breakingChanges: registry.breakingChanges() });
   } catch (err) {
     sendError(res, err, trace.correlationId);

@@ -125,6 +125,10 @@ export function mountDocsPage(app: express.Express): void {
     res.end(INIT_SCRIPT);
   });
   const assets = express.Router();
-  assets.use(onlyKnownAssets, hardened(NOTHING_CSP), express.static(SWAGGER_UI_DIR, { index: false, fallthrough: true, maxAge: '1h' }));
+  assets.use(
+    onlyKnownAssets,
+    hardened(NOTHING_CSP),
+    express.static(SWAGGER_UI_DIR, { index: false, fallthrough: true, maxAge: '1h' }),
+  );
   app.use(ASSETS_PATH, assets);
 }

@@ -52,6 +52,9 @@ function health(runtime: Runtime, req: Request, res: Response): void {
     sendJson(res, 200, { status: fields.rateLimitStore.state === 'ok' ? 'ok' : 'degraded', ...fields });
     return;
   }
-  const err = serviceUnavailable(`The message bus is ${fields.bus.state}`, RETRY_AFTER_SECONDS, { status: 'unavailable', ...fields });
+  const err = serviceUnavailable(`The message bus is ${fields.bus.state}`, RETRY_AFTER_SECONDS, {
+    status: 'unavailable',
+    ...fields,
+  });
   sendError(res, err, trace.correlationId);
 }

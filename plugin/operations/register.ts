@@ -25,10 +25,13 @@ export function operationsRoutes(runtime: Runtime): (app: express.Express) => vo
     const openApi = runtime.openApi;
     app.get(HEALTH_PATH, healthHandler(runtime));
     app.get(DISCOVERY_PATH, discoveryHandler(runtime));
-    app.get(DEBUG_PATH, debugHandler(runtime, () => {
-      const doc = openApi.current();
-      return { version: doc.version, generatedAt: doc.generatedAt };
-    }));
+    app.get(
+      DEBUG_PATH,
+      debugHandler(runtime, () => {
+        const doc = openApi.current();
+        return { version: doc.version, generatedAt: doc.generatedAt };
+      }),
+    );
     app.get(OPENAPI_PATH, openApiHandler(openApi));
     app.get(ASYNCAPI_PATH, openApiHandler(runtime.asyncApi));
     mountDocsPage(app);

@@ -29,7 +29,9 @@ export const GENERATED_POLICIES = [
  * `cors` is the host cors step's action (plugin settings).
  */
 export function contractPipeline(cors: CorsAction = corsAction()): Array<Record<string, unknown>> {
-  return GENERATED_POLICIES.map((name) => (name === 'cors' ? { [name]: [{ action: cors }] } : { [name]: [{ action: {} }] }));
+  return GENERATED_POLICIES.map((name) =>
+    name === 'cors' ? { [name]: [{ action: cors }] } : { [name]: [{ action: {} }] },
+  );
 }
 
 /**
@@ -70,10 +72,18 @@ export function tableEndpoint(prefix: string, routePaths: readonly string[]): Ta
   // With no route yet, /api: where every derived route lives.
   const roots = routePaths.length ? [...new Set(routePaths.map((p) => p.split('/')[1] ?? ''))].sort() : ['api'];
   // A first segment that is a parameter matches any segment (the table's segments are :names or plain characters).
-  const named = roots.filter((root) => root !== '').map((root) => (root.startsWith(':') ? '[^/]+' : caseInsensitive(root)));
+  const named = roots
+    .filter((root) => root !== '')
+    .map((root) => (root.startsWith(':') ? '[^/]+' : caseInsensitive(root)));
   const alternatives = named.length ? [`/(?:${named.join('|')})(?:/.*)?`] : [];
   if (roots.includes('')) alternatives.push('/');
-  return { name: `${prefix}api`, method: '*', path: `/${roots[0]}`, pathRegex: `^(?:${alternatives.join('|')})$`, table: true };
+  return {
+    name: `${prefix}api`,
+    method: '*',
+    path: `/${roots[0]}`,
+    pathRegex: `^(?:${alternatives.join('|')})$`,
+    table: true,
+  };
 }
 
 /**
@@ -82,7 +92,11 @@ export function tableEndpoint(prefix: string, routePaths: readonly string[]): Ta
  */
 function caseInsensitive(segment: string): string {
   return [...segment]
-    .map((c) => (c.toLowerCase() !== c.toUpperCase() ? `[${c.toLowerCase()}${c.toUpperCase()}]` : c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')))
+    .map((c) =>
+      c.toLowerCase() !== c.toUpperCase()
+        ? `[${c.toLowerCase()}${c.toUpperCase()}]`
+        : c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'),
+    )
     .join('');
 }
 
@@ -94,7 +108,10 @@ export function tablePipeline(cors: CorsAction = corsAction()): Array<Record<str
 /** Either kind of generated endpoint, and the pipeline each gets. */
 export type GeneratedEndpoint = EndpointSpec | PreflightEndpoint | TableEndpoint;
 
-export function generatedPipeline(endpoint: GeneratedEndpoint, cors: CorsAction = corsAction()): Array<Record<string, unknown>> {
+export function generatedPipeline(
+  endpoint: GeneratedEndpoint,
+  cors: CorsAction = corsAction(),
+): Array<Record<string, unknown>> {
   if ('preflight' in endpoint) return edgeSteps(cors);
   if ('table' in endpoint) return tablePipeline(cors);
   return contractPipeline(cors);
@@ -102,7 +119,9 @@ export function generatedPipeline(endpoint: GeneratedEndpoint, cors: CorsAction 
 
 /** A contract route's endpoint, as opposed to the preflight and not-found endpoints the writer adds. */
 export function isContractEndpoint(endpoint: object): endpoint is EndpointSpec {
-  return 'messageTypes' in endpoint && !('preflight' in endpoint) && !('catchAll' in endpoint) && !('table' in endpoint);
+  return (
+    'messageTypes' in endpoint && !('preflight' in endpoint) && !('catchAll' in endpoint) && !('table' in endpoint)
+  );
 }
 
 /**

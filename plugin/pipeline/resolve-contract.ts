@@ -61,9 +61,14 @@ export function routeOf(req: Request, action: RouteAction): RouteAction | undefi
  * have not all announced), and a client must not take that answer as final: 503, retry later.
  */
 export function noHandler(message: string, source: ContractSource): GatewayError {
-  if (source.transport.state() !== 'up') return serviceUnavailable('The message bus is not connected: the routes are not known yet');
+  if (source.transport.state() !== 'up')
+    return serviceUnavailable('The message bus is not connected: the routes are not known yet');
   const graceMs = source.discoveryGrace.remainingMs();
-  if (graceMs > 0) return serviceUnavailable('The gateway has just connected to the message bus: the routes are not all known yet', Math.ceil(graceMs / 1000));
+  if (graceMs > 0)
+    return serviceUnavailable(
+      'The gateway has just connected to the message bus: the routes are not all known yet',
+      Math.ceil(graceMs / 1000),
+    );
   return new GatewayError('HANDLER_NOT_FOUND', message);
 }
 
@@ -102,18 +107,31 @@ function routeWithHandler(req: Request, action: RouteAction, source: ContractSou
 }
 
 /** `route` is the step's own `action` in a hand-written pipeline, else the generated route's (routeOf). */
-function remember(state: RequestState, req: Request, source: ContractSource, route: RouteAction, action: RouteAction, body: Record<string, unknown> | undefined): ResolvedContract {
+function remember(
+  state: RequestState,
+  req: Request,
+  source: ContractSource,
+  route: RouteAction,
+  action: RouteAction,
+  body: Record<string, unknown> | undefined,
+): ResolvedContract {
   const messageType = pickMessageType(req, route, source, body);
   const contract = source.contract(messageType);
   if (!contract) throw noHandler(`No handler for ${messageType}`, source);
   // Taken off the generated routes: only a hand-written step naming it reaches it, whatever an older file still says.
-  if (route !== action && source.settings.excludeFromGeneratedRoutes?.includes(messageType)) throw new GatewayError('HANDLER_NOT_FOUND', `No handler for ${messageType}`);
+  if (route !== action && source.settings.excludeFromGeneratedRoutes?.includes(messageType))
+    throw new GatewayError('HANDLER_NOT_FOUND', `No handler for ${messageType}`);
   const resolved = { contract, dispatched: route.dispatch !== undefined };
   state.resolved = resolved;
   return resolved;
 }
 
-function pickMessageType(req: Request, action: RouteAction, source: ContractSource, body?: Record<string, unknown>): string {
+function pickMessageType(
+  req: Request,
+  action: RouteAction,
+  source: ContractSource,
+  body?: Record<string, unknown>,
+): string {
   if (action.dispatch) {
     const named = action.dispatch === 'body' ? body?.messageType : req.query.messageType;
     if (typeof named !== 'string' || named === '') {

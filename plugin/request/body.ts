@@ -95,7 +95,10 @@ export function readBody(req: Request, res: Response, limits: BodyLimits = DEFAU
   const state = requestState(req);
   const type = req.headers['content-type'];
   if (!type || !/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
-    state.bodyError = new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json)');
+    state.bodyError = new GatewayError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      'Request bodies must be JSON (Content-Type: application/json)',
+    );
     return undefined;
   }
   // The parser would read (and drop) a body it refuses before answering: a declared length over the limit is refused now.
@@ -132,7 +135,8 @@ function parseBody(req: Request, res: Response, limits: BodyLimits): Promise<voi
       const body: unknown = req.body;
       if (err) state.bodyError = bodyError(err, limits);
       else if (body === undefined || body === null) state.body = NO_BODY;
-      else if (typeof body !== 'object' || Array.isArray(body)) state.bodyError = new GatewayError('BAD_REQUEST', 'The request body must be a JSON object');
+      else if (typeof body !== 'object' || Array.isArray(body))
+        state.bodyError = new GatewayError('BAD_REQUEST', 'The request body must be a JSON object');
       else {
         state.body = body as Record<string, unknown>;
         replayBodyForProxy(req);

@@ -61,7 +61,11 @@ function typesOf(prop?: JsonSchema): string[] {
 function coerceQueryValue(value: unknown, prop: JsonSchema | undefined, hasSchema: boolean): unknown {
   const types = typesOf(prop);
   if (types.includes('array')) {
-    const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',').filter((s) => s !== '') : [value];
+    const items = Array.isArray(value)
+      ? value
+      : typeof value === 'string'
+        ? value.split(',').filter((s) => s !== '')
+        : [value];
     const itemSchema = prop?.items && typeof prop.items === 'object' ? (prop.items as JsonSchema) : undefined;
     return items.map((v) => coerceByType(v, itemSchema));
   }

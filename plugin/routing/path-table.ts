@@ -50,7 +50,8 @@ export class PathTable<T> {
       const segments = splitPath(path);
       if (!segments?.every((s) => TABLE_SEGMENT.test(s))) throw new Error(`path table: cannot hold ${path}`);
       let node = this.root;
-      for (const segment of segments) node = segment.startsWith(':') ? paramChild(node, segment.slice(1)) : staticChild(node, segment.toLowerCase());
+      for (const segment of segments)
+        node = segment.startsWith(':') ? paramChild(node, segment.slice(1)) : staticChild(node, segment.toLowerCase());
       const m = method.toUpperCase();
       if (!node.ends.has(m)) {
         node.ends.set(m, value);
@@ -87,7 +88,14 @@ function paramChild<T>(node: Node<T>, name: string): Node<T> {
   return entry.node;
 }
 
-function walk<T>(node: Node<T>, segments: string[], depth: number, method: string, names: string[], values: string[]): T | undefined {
+function walk<T>(
+  node: Node<T>,
+  segments: string[],
+  depth: number,
+  method: string,
+  names: string[],
+  values: string[],
+): T | undefined {
   if (depth === segments.length) return node.ends.get(method);
   const segment = segments[depth] as string;
   const exact = node.statics.get(segment) ?? node.statics.get(segment.toLowerCase());
@@ -125,7 +133,9 @@ function decodeParam(value: string): string {
 
 /** The table of a route table's endpoints that fit, each held as `valueFor` says (unfitPaths names the others). */
 export function endpointTable<T>(endpoints: readonly EndpointSpec[], valueFor: (e: EndpointSpec) => T): PathTable<T> {
-  return new PathTable(endpoints.filter((e) => fitsTable(e.path)).map((e) => ({ method: e.method, path: e.path, value: valueFor(e) })));
+  return new PathTable(
+    endpoints.filter((e) => fitsTable(e.path)).map((e) => ({ method: e.method, path: e.path, value: valueFor(e) })),
+  );
 }
 
 export function unfitPaths(endpoints: readonly EndpointSpec[]): string[] {

@@ -36,6 +36,7 @@ export function routeAction(endpoint: EndpointSpec): RouteAction {
     return action;
   }
   if (endpoint.messageType) action.messageType = endpoint.messageType;
-  if (endpoint.variants.length) action.variants = endpoint.variants.map((v) => ({ whenQuery: v.whenQuery, messageType: v.messageType }));
+  if (endpoint.variants.length)
+    action.variants = endpoint.variants.map((v) => ({ whenQuery: v.whenQuery, messageType: v.messageType }));
   return action;
 }

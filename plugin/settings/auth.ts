@@ -57,25 +57,67 @@ export interface AuthOverrides {
  * variable each stands in for (none: set per action only) and its schema in the policy's action.
  */
 export const AUTH_OVERRIDE_DECLARATIONS = {
-  jwtSecret: { env: 'JWT_SECRET', schema: { type: 'string', minLength: 32, description: 'HS256 shared secret (env JWT_SECRET), at least 32 characters' } },
+  jwtSecret: {
+    env: 'JWT_SECRET',
+    schema: {
+      type: 'string',
+      minLength: 32,
+      description: 'HS256 shared secret (env JWT_SECRET), at least 32 characters',
+    },
+  },
   jwksUri: { env: 'JWKS_URI', schema: { type: 'string', description: 'RS256 key-set address (env JWKS_URI)' } },
-  issuer: { env: 'JWT_ISSUER', schema: { type: 'string', description: 'expected iss of RS256 tokens (env JWT_ISSUER)' } },
-  audience: { env: 'JWT_AUDIENCE', schema: { type: 'string', description: 'expected aud of RS256 tokens (env JWT_AUDIENCE)' } },
-  clockTolerance: { env: 'JWT_CLOCK_TOLERANCE', schema: { type: 'number', minimum: 0, description: 'clock skew tolerance in seconds (env JWT_CLOCK_TOLERANCE)' } },
-  developmentAuthEnabled: { env: 'DEVELOPMENT_AUTH_ENABLED', schema: { type: 'boolean', description: 'development mode (env DEVELOPMENT_AUTH_ENABLED=true); never in production' } },
-  jwksCooldownMs: { schema: { type: 'integer', minimum: 0, description: 'least time between key-set fetches (unknown kid); default 30000' } },
-  jwksFailureBackoffMs: { schema: { type: 'integer', minimum: 0, description: 'least time between key-set fetches after a failure; default 5000' } },
+  issuer: {
+    env: 'JWT_ISSUER',
+    schema: { type: 'string', description: 'expected iss of RS256 tokens (env JWT_ISSUER)' },
+  },
+  audience: {
+    env: 'JWT_AUDIENCE',
+    schema: { type: 'string', description: 'expected aud of RS256 tokens (env JWT_AUDIENCE)' },
+  },
+  clockTolerance: {
+    env: 'JWT_CLOCK_TOLERANCE',
+    schema: { type: 'number', minimum: 0, description: 'clock skew tolerance in seconds (env JWT_CLOCK_TOLERANCE)' },
+  },
+  developmentAuthEnabled: {
+    env: 'DEVELOPMENT_AUTH_ENABLED',
+    schema: {
+      type: 'boolean',
+      description: 'development mode (env DEVELOPMENT_AUTH_ENABLED=true); never in production',
+    },
+  },
+  jwksCooldownMs: {
+    schema: {
+      type: 'integer',
+      minimum: 0,
+      description: 'least time between key-set fetches (unknown kid); default 30000',
+    },
+  },
+  jwksFailureBackoffMs: {
+    schema: {
+      type: 'integer',
+      minimum: 0,
+      description: 'least time between key-set fetches after a failure; default 5000',
+    },
+  },
   jwksTimeoutMs: { schema: { type: 'integer', minimum: 1, description: 'bound on one key-set fetch; default 5000' } },
-  jwksMaxAgeMs: { schema: { type: 'integer', minimum: 1, description: 'key set refreshed after this long; default 600000' } },
-  tokenCacheMax: { schema: { type: 'integer', minimum: 0, description: 'verified tokens kept; default 10000, 0 disables' } },
-  tokenCacheMaxTtlMs: { schema: { type: 'integer', minimum: 1, description: 'longest a verified token is kept; default 300000' } },
+  jwksMaxAgeMs: {
+    schema: { type: 'integer', minimum: 1, description: 'key set refreshed after this long; default 600000' },
+  },
+  tokenCacheMax: {
+    schema: { type: 'integer', minimum: 0, description: 'verified tokens kept; default 10000, 0 disables' },
+  },
+  tokenCacheMaxTtlMs: {
+    schema: { type: 'integer', minimum: 1, description: 'longest a verified token is kept; default 300000' },
+  },
   maxTokenBytes: { schema: { type: 'integer', minimum: 1, description: 'longer tokens are refused; default 8192' } },
 } as const satisfies Record<keyof AuthOverrides, { env?: string; schema: Record<string, unknown> }>;
 
 export const AUTH_OVERRIDE_KEYS = Object.keys(AUTH_OVERRIDE_DECLARATIONS) as ReadonlyArray<keyof AuthOverrides>;
 
 /** The action properties of the overrides, for the jwt-dev-auth policy's schema. */
-export const AUTH_OVERRIDE_SCHEMA_PROPERTIES = Object.fromEntries(Object.entries(AUTH_OVERRIDE_DECLARATIONS).map(([key, d]) => [key, d.schema]));
+export const AUTH_OVERRIDE_SCHEMA_PROPERTIES = Object.fromEntries(
+  Object.entries(AUTH_OVERRIDE_DECLARATIONS).map(([key, d]) => [key, d.schema]),
+);
 
 const ENV = {
   jwtSecret: AUTH_OVERRIDE_DECLARATIONS.jwtSecret.env,
@@ -114,7 +156,11 @@ export function authFromEnv(env: NodeJS.ProcessEnv = process.env): AuthConfig {
     jwksUri: checkedUri(given(env[ENV.jwksUri])),
     issuer: given(env[ENV.issuer]),
     audience: given(env[ENV.audience]),
-    clockToleranceSeconds: nonNegative(ENV.clockTolerance, env[ENV.clockTolerance], AUTH_DEFAULTS.clockToleranceSeconds),
+    clockToleranceSeconds: nonNegative(
+      ENV.clockTolerance,
+      env[ENV.clockTolerance],
+      AUTH_DEFAULTS.clockToleranceSeconds,
+    ),
     developmentAuthEnabled: isDevelopmentAuthEnv(env),
     jwksCooldownMs: AUTH_DEFAULTS.jwksCooldownMs,
     jwksFailureBackoffMs: AUTH_DEFAULTS.jwksFailureBackoffMs,
@@ -139,21 +185,48 @@ export function withAuthOverrides(base: AuthConfig, overrides: AuthOverrides): A
     jwksUri: checkedUri(given(o.jwksUri ?? base.jwksUri)),
     issuer: given(o.issuer ?? base.issuer),
     audience: given(o.audience ?? base.audience),
-    clockToleranceSeconds: o.clockTolerance == null ? base.clockToleranceSeconds : nonNegative(ENV.clockTolerance, o.clockTolerance, AUTH_DEFAULTS.clockToleranceSeconds),
+    clockToleranceSeconds:
+      o.clockTolerance == null
+        ? base.clockToleranceSeconds
+        : nonNegative(ENV.clockTolerance, o.clockTolerance, AUTH_DEFAULTS.clockToleranceSeconds),
     developmentAuthEnabled: o.developmentAuthEnabled ?? base.developmentAuthEnabled,
-    jwksCooldownMs: o.jwksCooldownMs === undefined ? base.jwksCooldownMs : nonNegative('jwksCooldownMs', o.jwksCooldownMs, AUTH_DEFAULTS.jwksCooldownMs),
-    jwksFailureBackoffMs: o.jwksFailureBackoffMs === undefined ? base.jwksFailureBackoffMs : nonNegative('jwksFailureBackoffMs', o.jwksFailureBackoffMs, AUTH_DEFAULTS.jwksFailureBackoffMs),
-    jwksTimeoutMs: o.jwksTimeoutMs === undefined ? base.jwksTimeoutMs : positive('jwksTimeoutMs', o.jwksTimeoutMs, AUTH_DEFAULTS.jwksTimeoutMs),
-    jwksMaxAgeMs: o.jwksMaxAgeMs === undefined ? base.jwksMaxAgeMs : positive('jwksMaxAgeMs', o.jwksMaxAgeMs, AUTH_DEFAULTS.jwksMaxAgeMs),
-    tokenCacheMax: o.tokenCacheMax === undefined ? base.tokenCacheMax : nonNegative('tokenCacheMax', o.tokenCacheMax, AUTH_DEFAULTS.tokenCacheMax),
-    tokenCacheMaxTtlMs: o.tokenCacheMaxTtlMs === undefined ? base.tokenCacheMaxTtlMs : positive('tokenCacheMaxTtlMs', o.tokenCacheMaxTtlMs, AUTH_DEFAULTS.tokenCacheMaxTtlMs),
-    maxTokenBytes: o.maxTokenBytes === undefined ? base.maxTokenBytes : positive('maxTokenBytes', o.maxTokenBytes, AUTH_DEFAULTS.maxTokenBytes),
+    jwksCooldownMs:
+      o.jwksCooldownMs === undefined
+        ? base.jwksCooldownMs
+        : nonNegative('jwksCooldownMs', o.jwksCooldownMs, AUTH_DEFAULTS.jwksCooldownMs),
+    jwksFailureBackoffMs:
+      o.jwksFailureBackoffMs === undefined
+        ? base.jwksFailureBackoffMs
+        : nonNegative('jwksFailureBackoffMs', o.jwksFailureBackoffMs, AUTH_DEFAULTS.jwksFailureBackoffMs),
+    jwksTimeoutMs:
+      o.jwksTimeoutMs === undefined
+        ? base.jwksTimeoutMs
+        : positive('jwksTimeoutMs', o.jwksTimeoutMs, AUTH_DEFAULTS.jwksTimeoutMs),
+    jwksMaxAgeMs:
+      o.jwksMaxAgeMs === undefined
+        ? base.jwksMaxAgeMs
+        : positive('jwksMaxAgeMs', o.jwksMaxAgeMs, AUTH_DEFAULTS.jwksMaxAgeMs),
+    tokenCacheMax:
+      o.tokenCacheMax === undefined
+        ? base.tokenCacheMax
+        : nonNegative('tokenCacheMax', o.tokenCacheMax, AUTH_DEFAULTS.tokenCacheMax),
+    tokenCacheMaxTtlMs:
+      o.tokenCacheMaxTtlMs === undefined
+        ? base.tokenCacheMaxTtlMs
+        : positive('tokenCacheMaxTtlMs', o.tokenCacheMaxTtlMs, AUTH_DEFAULTS.tokenCacheMaxTtlMs),
+    maxTokenBytes:
+      o.maxTokenBytes === undefined
+        ? base.maxTokenBytes
+        : positive('maxTokenBytes', o.maxTokenBytes, AUTH_DEFAULTS.maxTokenBytes),
   };
 }
 
 function checkedSecret(jwtSecret: string | undefined): string | undefined {
   if (jwtSecret !== undefined && jwtSecret.length < MIN_SECRET_LENGTH) {
-    throw new InvalidSettingError(ENV.jwtSecret, `must be at least ${MIN_SECRET_LENGTH} characters long (it has ${jwtSecret.length})`);
+    throw new InvalidSettingError(
+      ENV.jwtSecret,
+      `must be at least ${MIN_SECRET_LENGTH} characters long (it has ${jwtSecret.length})`,
+    );
   }
   return jwtSecret;
 }
@@ -188,13 +261,15 @@ function checkUrl(uri: string): void {
   } catch {
     throw new InvalidSettingError(ENV.jwksUri, `is not a valid URL: ${uri}`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new InvalidSettingError(ENV.jwksUri, 'must be an http:// or https:// URL');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new InvalidSettingError(ENV.jwksUri, 'must be an http:// or https:// URL');
 }
 
 function nonNegative(name: string, v: unknown, fallback: number): number {
   if (v === undefined || v === '') return fallback;
   const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v.trim()) : NaN;
-  if (!Number.isFinite(n) || n < 0) throw new InvalidSettingError(name, `must be a non-negative number (got ${String(v)})`);
+  if (!Number.isFinite(n) || n < 0)
+    throw new InvalidSettingError(name, `must be a non-negative number (got ${String(v)})`);
   return n;
 }
 

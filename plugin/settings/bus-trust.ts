@@ -48,21 +48,37 @@ export const LIMIT_SETTINGS = {
  * The settings a services file stands in for: with one, setting any of these too would be a second list to keep
  * in step by hand, so the start stops instead.
  */
-const FILE_REPLACES = ['ownedMessageTypes', 'ownedPathPrefixes', 'publicContractServices', 'httpPathServices', 'announcementUsers'] as const;
+const FILE_REPLACES = [
+  'ownedMessageTypes',
+  'ownedPathPrefixes',
+  'publicContractServices',
+  'httpPathServices',
+  'announcementUsers',
+] as const;
 
 /**
  * The services file named by busServicesFile (or BUS_SERVICES_FILE), read and checked, or undefined without one.
  * Throws an InvalidSettingError naming the setting, the file and its problem.
  */
-export function servicesFileOf(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): { file: string; list: ServicesList } | undefined {
+export function servicesFileOf(
+  raw: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): { file: string; list: ServicesList } | undefined {
   const fromBlock = typeof raw.busServicesFile === 'string' && raw.busServicesFile.trim() !== '';
   const file = fromBlock ? (raw.busServicesFile as string).trim() : envValue(env, 'busServicesFile')?.trim();
   if (!file) return undefined;
   const label = fromBlock ? 'busServicesFile' : envOf('busServicesFile');
-  const also = FILE_REPLACES.find((key) => raw[key] !== undefined) ?? (raw.announcementUsers === undefined && env[ANNOUNCEMENT_USERS_ENV] ? ANNOUNCEMENT_USERS_ENV : undefined);
-  if (also) throw new InvalidSettingError(label, `${file}: ${also} is set too; the services file replaces it (one list)`);
+  const also =
+    FILE_REPLACES.find((key) => raw[key] !== undefined) ??
+    (raw.announcementUsers === undefined && env[ANNOUNCEMENT_USERS_ENV] ? ANNOUNCEMENT_USERS_ENV : undefined);
+  if (also)
+    throw new InvalidSettingError(label, `${file}: ${also} is set too; the services file replaces it (one list)`);
   const required = raw.requireAnnouncementUser ?? envValue(env, 'requireAnnouncementUser')?.trim();
-  if (required === false || required === 'false') throw new InvalidSettingError(label, `${file}: requireAnnouncementUser is false; a services file requires every announcement's broker user`);
+  if (required === false || required === 'false')
+    throw new InvalidSettingError(
+      label,
+      `${file}: requireAnnouncementUser is false; a services file requires every announcement's broker user`,
+    );
   try {
     return { file, list: readServicesFile(file) };
   } catch (err) {
@@ -91,7 +107,10 @@ function intSetting(v: unknown, fallback: number): number {
  */
 export function parseUserMap(text: string): Record<string, string> | string {
   const out: Record<string, string> = {};
-  for (const pair of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const pair of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const match = /^([^=\s]+)=([^=\s]+)$/.exec(pair);
     if (!match) return `must be service=user pairs separated by commas (got ${JSON.stringify(pair)})`;
     out[match[1] as string] = match[2] as string;
@@ -111,7 +130,10 @@ function envUserMap(text: string | undefined): Record<string, string> {
   return typeof parsed === 'string' ? {} : parsed; // validateSettings has stopped the start on a malformed one
 }
 
-export function resolveBusTrustSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): BusTrustSettings {
+export function resolveBusTrustSettings(
+  raw: Record<string, unknown> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): BusTrustSettings {
   const fromFile = servicesFileOf(raw, env);
   const announcementLimits: AnnouncementLimits = { ...DEFAULT_ANNOUNCEMENT_LIMITS };
   for (const [setting, key] of Object.entries(LIMIT_SETTINGS)) {
@@ -122,18 +144,29 @@ export function resolveBusTrustSettings(raw: Record<string, unknown> = {}, env: 
     ownership: fromFile ? fileOwnership(fromFile.list, raw) : settingsOwnership(raw),
     announcementLimits,
     announcementApplyIntervalMs: intSetting(raw.announcementApplyIntervalMs, 1000),
-    announcementBytesPerSecond: intSetting(raw.announcementBytesPerSecond, DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND) || DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND,
+    announcementBytesPerSecond:
+      intSetting(raw.announcementBytesPerSecond, DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND) ||
+      DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND,
     announcementUsers: fromFile
       ? Object.fromEntries(Object.entries(fromFile.list).map(([service, entry]) => [service, entry.user]))
       : raw.announcementUsers !== undefined
         ? stringMap(raw.announcementUsers)
         : envUserMap(env[ANNOUNCEMENT_USERS_ENV]),
-    requireAnnouncementUser: fromFile !== undefined || (typeof raw.requireAnnouncementUser === 'boolean' ? raw.requireAnnouncementUser : envValue(env, 'requireAnnouncementUser') === 'true'),
+    requireAnnouncementUser:
+      fromFile !== undefined ||
+      (typeof raw.requireAnnouncementUser === 'boolean'
+        ? raw.requireAnnouncementUser
+        : envValue(env, 'requireAnnouncementUser') === 'true'),
     retainedBudget: {
-      perUserBytes: intSetting(raw.announcementRetainedBytesPerUser, DEFAULT_RETAINED_BYTES_PER_USER) || DEFAULT_RETAINED_BYTES_PER_USER,
-      totalBytes: intSetting(raw.announcementRetainedBytesTotal, DEFAULT_RETAINED_BYTES_TOTAL) || DEFAULT_RETAINED_BYTES_TOTAL,
+      perUserBytes:
+        intSetting(raw.announcementRetainedBytesPerUser, DEFAULT_RETAINED_BYTES_PER_USER) ||
+        DEFAULT_RETAINED_BYTES_PER_USER,
+      totalBytes:
+        intSetting(raw.announcementRetainedBytesTotal, DEFAULT_RETAINED_BYTES_TOTAL) || DEFAULT_RETAINED_BYTES_TOTAL,
     },
-    maxLeaseMs: intSetting(raw.maxLeaseMs ?? intFromText(envValue(env, 'maxLeaseMs')), DEFAULT_MAX_LEASE_MS) || DEFAULT_MAX_LEASE_MS,
+    maxLeaseMs:
+      intSetting(raw.maxLeaseMs ?? intFromText(envValue(env, 'maxLeaseMs')), DEFAULT_MAX_LEASE_MS) ||
+      DEFAULT_MAX_LEASE_MS,
     configWriteIntervalMs: intSetting(raw.configWriteIntervalMs, 1000),
   };
   if (fromFile) settings.servicesFile = fromFile.file;
@@ -174,7 +207,10 @@ function intFromText(text: string | undefined): number | undefined {
  * The broker user that must have published what comes from `service` — its announcements and its replies: the one
  * announcementUsers names, else, with requireAnnouncementUser, one named like the service; undefined: anyone.
  */
-export function serviceBrokerUser(trust: Pick<BusTrustSettings, 'announcementUsers' | 'requireAnnouncementUser'>, service: string): string | undefined {
+export function serviceBrokerUser(
+  trust: Pick<BusTrustSettings, 'announcementUsers' | 'requireAnnouncementUser'>,
+  service: string,
+): string | undefined {
   const mapped = Object.hasOwn(trust.announcementUsers, service) ? trust.announcementUsers[service] : undefined;
   return mapped ?? (trust.requireAnnouncementUser ? service : undefined);
 }

@@ -33,7 +33,8 @@ export interface SettingDeclaration {
 /** A message type as the registry accepts it (plugin/contracts/announcement-validation.ts). */
 const MESSAGE_TYPE = '[A-Za-z0-9][A-Za-z0-9._:-]{0,199}';
 
-const limit = (description: string, maximum: number) => ({ type: 'integer', minimum: 1, maximum, description }) as const;
+const limit = (description: string, maximum: number) =>
+  ({ type: 'integer', minimum: 1, maximum, description }) as const;
 
 const SERVICE_LIST = { type: 'array', items: { type: 'string', minLength: 1 } } as const;
 
@@ -45,12 +46,17 @@ export const SETTING_DECLARATIONS = {
     doc: {
       default: '`embedded`',
       allowed: '`embedded`, `amqp://…`, `amqps://…` with a host, or several of those separated by commas',
-      meaning: '`embedded`: the in-process bus, for services in the gateway\'s own process (`npm start`); otherwise the RabbitMQ URL, `amqp://user:pass@host:5672/vhost`, or the nodes of a cluster, `amqp://u:p@h1:5672,amqp://u:p@h2:5672,amqp://u:p@h3:5672` (one user and vhost for all: a mixed list stops the start in one line). The process connects to a random one and moves to the next when it loses it ([operations.md](operations.md#running-more-than-one))',
+      meaning:
+        "`embedded`: the in-process bus, for services in the gateway's own process (`npm start`); otherwise the RabbitMQ URL, `amqp://user:pass@host:5672/vhost`, or the nodes of a cluster, `amqp://u:p@h1:5672,amqp://u:p@h2:5672,amqp://u:p@h3:5672` (one user and vhost for all: a mixed list stops the start in one line). The process connects to a random one and moves to the next when it loses it ([operations.md](operations.md#running-more-than-one))",
     },
   },
   busPrefix: {
     env: 'BUS_PREFIX',
-    schema: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'exchange/queue name prefix (env BUS_PREFIX)' },
+    schema: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9_.-]{1,64}$',
+      description: 'exchange/queue name prefix (env BUS_PREFIX)',
+    },
     doc: {
       default: '`contracts`',
       allowed: '`[A-Za-z0-9_.-]{1,64}`',
@@ -63,25 +69,37 @@ export const SETTING_DECLARATIONS = {
     doc: {
       default: '`30000`',
       allowed: '1–600000',
-      meaning: 'the deadline for a service\'s reply when the contract has no `timeoutMs`; 504 `TIMEOUT` after it',
+      meaning: "the deadline for a service's reply when the contract has no `timeoutMs`; 504 `TIMEOUT` after it",
     },
   },
   maxReplyBytes: {
     env: 'MAX_REPLY_BYTES',
-    schema: { type: 'integer', minimum: 1024, maximum: 268435456, description: `a service's reply over this many bytes is answered 502 unparsed (env MAX_REPLY_BYTES), default ${DEFAULT_MAX_REPLY_BYTES}` },
+    schema: {
+      type: 'integer',
+      minimum: 1024,
+      maximum: 268435456,
+      description: `a service's reply over this many bytes is answered 502 unparsed (env MAX_REPLY_BYTES), default ${DEFAULT_MAX_REPLY_BYTES}`,
+    },
     doc: {
       default: '`1048576`',
       allowed: '1024–268435456',
-      meaning: 'a service\'s reply larger than this is answered 502 `SERVICE_UNAVAILABLE` without being parsed (logged once a minute per service): parsing a reply of many small values takes many times its size in memory, so one service cannot exhaust the gateway\'s heap with one reply. A reply nesting objects/arrays deeper than 256 levels is answered the same way',
+      meaning:
+        "a service's reply larger than this is answered 502 `SERVICE_UNAVAILABLE` without being parsed (logged once a minute per service): parsing a reply of many small values takes many times its size in memory, so one service cannot exhaust the gateway's heap with one reply. A reply nesting objects/arrays deeper than 256 levels is answered the same way",
     },
   },
   maxRequestTimeoutMs: {
     env: 'MAX_REQUEST_TIMEOUT_MS',
-    schema: { type: 'integer', minimum: 1, maximum: 600000, description: `a contract's timeoutMs above it is cut to it (env MAX_REQUEST_TIMEOUT_MS), default ${DEFAULT_MAX_REQUEST_TIMEOUT_MS} or requestTimeoutMs if larger` },
+    schema: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 600000,
+      description: `a contract's timeoutMs above it is cut to it (env MAX_REQUEST_TIMEOUT_MS), default ${DEFAULT_MAX_REQUEST_TIMEOUT_MS} or requestTimeoutMs if larger`,
+    },
     doc: {
       default: '`60000`, or `requestTimeoutMs` if larger',
       allowed: '1–600000',
-      meaning: 'the longest deadline a contract gets: a contract\'s `timeoutMs` above it is cut to it (logged once per contract; `GET /api/discovery/contracts` shows `effectiveTimeoutMs` and `timeoutClamped`), so an announcement cannot make callers wait for ever',
+      meaning:
+        "the longest deadline a contract gets: a contract's `timeoutMs` above it is cut to it (logged once per contract; `GET /api/discovery/contracts` shows `effectiveTimeoutMs` and `timeoutClamped`), so an announcement cannot make callers wait for ever",
     },
   },
   bodyLimitBytes: {
@@ -90,52 +108,82 @@ export const SETTING_DECLARATIONS = {
     doc: {
       default: '`1048576`',
       allowed: '≥ 1',
-      meaning: 'larger request bodies get 413 `PAYLOAD_TOO_LARGE`; a `Content-Length` over it is answered at once, before any of the body is read, and the connection closed',
+      meaning:
+        'larger request bodies get 413 `PAYLOAD_TOO_LARGE`; a `Content-Length` over it is answered at once, before any of the body is read, and the connection closed',
     },
   },
   headersTimeoutMs: {
     env: 'HEADERS_TIMEOUT_MS',
-    schema: { type: 'integer', minimum: 1000, maximum: 600000, description: `the request line and headers must arrive within this many ms, else 408 (env HEADERS_TIMEOUT_MS), default ${DEFAULT_HEADERS_TIMEOUT_MS}` },
+    schema: {
+      type: 'integer',
+      minimum: 1000,
+      maximum: 600000,
+      description: `the request line and headers must arrive within this many ms, else 408 (env HEADERS_TIMEOUT_MS), default ${DEFAULT_HEADERS_TIMEOUT_MS}`,
+    },
     doc: {
       default: '`10000`, or `requestReceiveTimeoutMs` when that is shorter',
       allowed: '1000–600000, at most `requestReceiveTimeoutMs`',
-      meaning: 'the request line and headers must arrive within it; else 408 `REQUEST_TIMEOUT` and the connection is closed',
+      meaning:
+        'the request line and headers must arrive within it; else 408 `REQUEST_TIMEOUT` and the connection is closed',
     },
   },
   requestReceiveTimeoutMs: {
     env: 'REQUEST_RECEIVE_TIMEOUT_MS',
-    schema: { type: 'integer', minimum: 1000, maximum: 3600000, description: `the whole request, body included, must arrive within this many ms, else 408 (env REQUEST_RECEIVE_TIMEOUT_MS), default ${DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS}` },
+    schema: {
+      type: 'integer',
+      minimum: 1000,
+      maximum: 3600000,
+      description: `the whole request, body included, must arrive within this many ms, else 408 (env REQUEST_RECEIVE_TIMEOUT_MS), default ${DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS}`,
+    },
     doc: {
       default: '`30000`',
       allowed: '1000–3600000',
-      meaning: 'the whole request, headers and body, must arrive within it (a body trickling in is cut); else 408 `REQUEST_TIMEOUT` and the connection is closed. Checked twice a second. Not the deadline of the service\'s reply (`requestTimeoutMs`)',
+      meaning:
+        "the whole request, headers and body, must arrive within it (a body trickling in is cut); else 408 `REQUEST_TIMEOUT` and the connection is closed. Checked twice a second. Not the deadline of the service's reply (`requestTimeoutMs`)",
     },
   },
   maxConnections: {
     env: 'MAX_CONNECTIONS',
-    schema: { type: 'integer', minimum: 1, description: 'open connections the API server keeps at most; more are closed at once (env MAX_CONNECTIONS); unset: no cap' },
+    schema: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        'open connections the API server keeps at most; more are closed at once (env MAX_CONNECTIONS); unset: no cap',
+    },
     doc: {
       default: 'unset: no cap',
       allowed: '≥ 1',
-      meaning: 'open connections the API\'s server holds at most (keep-alive ones included); one more is closed as it is accepted, unanswered, and a warning is logged at most once a minute; the open ones keep working',
+      meaning:
+        "open connections the API's server holds at most (keep-alive ones included); one more is closed as it is accepted, unanswered, and a warning is logged at most once a minute; the open ones keep working",
     },
   },
   maxJsonDepth: {
     env: 'MAX_JSON_DEPTH',
-    schema: { type: 'integer', minimum: 1, maximum: 1000, description: `deepest nesting of objects/arrays a request body may have (env MAX_JSON_DEPTH), default ${DEFAULT_MAX_JSON_DEPTH}` },
+    schema: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000,
+      description: `deepest nesting of objects/arrays a request body may have (env MAX_JSON_DEPTH), default ${DEFAULT_MAX_JSON_DEPTH}`,
+    },
     doc: {
       default: '`64`',
       allowed: '1–1000',
-      meaning: 'request bodies nesting objects/arrays deeper get 400 `VALIDATION_ERROR`, checked on the raw bytes before parsing',
+      meaning:
+        'request bodies nesting objects/arrays deeper get 400 `VALIDATION_ERROR`, checked on the raw bytes before parsing',
     },
   },
   routing: {
     env: 'CONTRACT_ROUTING',
-    schema: { type: 'string', enum: ROUTING_MODES, description: `auto (default: one apiEndpoint per route up to ${AUTO_TABLE_ABOVE} routes, the table above), endpoints (always one per route) or table (one for all, matched by the plugin); env CONTRACT_ROUTING` },
+    schema: {
+      type: 'string',
+      enum: ROUTING_MODES,
+      description: `auto (default: one apiEndpoint per route up to ${AUTO_TABLE_ABOVE} routes, the table above), endpoints (always one per route) or table (one for all, matched by the plugin); env CONTRACT_ROUTING`,
+    },
     doc: {
       default: '`auto`',
       allowed: '`auto`, `endpoints`, `table`',
-      meaning: 'how generated routes reach the host: `endpoints`, one apiEndpoint per route in `gateway.config.yml`; `table`, one apiEndpoint for all of them, matched by the plugin\'s path table; `auto`, endpoints up to 50 routes and the table above (logged when it switches). See [design.md](design.md#routing-modes)',
+      meaning:
+        "how generated routes reach the host: `endpoints`, one apiEndpoint per route in `gateway.config.yml`; `table`, one apiEndpoint for all of them, matched by the plugin's path table; `auto`, endpoints up to 50 routes and the table above (logged when it switches). See [design.md](design.md#routing-modes)",
     },
   },
   generatedPrefix: {
@@ -154,21 +202,29 @@ export const SETTING_DECLARATIONS = {
       items: { type: 'string', pattern: `^${MESSAGE_TYPE}$` },
       // The environment's form: message types separated by commas.
       pattern: `^\\s*${MESSAGE_TYPE}(\\s*,\\s*${MESSAGE_TYPE})*\\s*$`,
-      description: 'message types served only by hand-written pipelines: no generated route, no generic dispatch (env EXCLUDE_FROM_GENERATED_ROUTES, comma-separated)',
+      description:
+        'message types served only by hand-written pipelines: no generated route, no generic dispatch (env EXCLUDE_FROM_GENERATED_ROUTES, comma-separated)',
     },
     doc: {
       default: 'none',
       allowed: 'a list of message types, comma-separated in the environment',
-      meaning: 'contracts taken off their generated routes and the generic dispatch (`POST /api/actions`, `GET /api/data` answer 404 for them): only a hand-written pipeline whose `contract-router` names the message type reaches them, e.g. one with stricter steps ([design.md](design.md#hand-written-pipelines))',
+      meaning:
+        'contracts taken off their generated routes and the generic dispatch (`POST /api/actions`, `GET /api/data` answer 404 for them): only a hand-written pipeline whose `contract-router` names the message type reaches them, e.g. one with stricter steps ([design.md](design.md#hand-written-pipelines))',
     },
   },
   breakingChanges: {
     env: 'BREAKING_CHANGES',
-    schema: { type: 'string', enum: BREAKING_CHANGE_MODES, description: 'a change to a served contract that breaks its clients: accept, warn (default: accepted, logged, counted, listed in discovery) or refuse (the served version stays); env BREAKING_CHANGES' },
+    schema: {
+      type: 'string',
+      enum: BREAKING_CHANGE_MODES,
+      description:
+        'a change to a served contract that breaks its clients: accept, warn (default: accepted, logged, counted, listed in discovery) or refuse (the served version stays); env BREAKING_CHANGES',
+    },
     doc: {
       default: '`warn`',
       allowed: '`accept`, `warn`, `refuse`',
-      meaning: 'what an announcement that changes a served contract in a way that breaks its clients gets ([compatibility.md](compatibility.md)): `accept`, served silently; `warn`, served, logged once, counted in `contracts_gateway_breaking_changes_total` and listed in `GET /api/discovery/contracts` with the previous version\'s hash and the reasons; `refuse`, the served version stays (the announcement\'s other contracts count), logged, counted and listed the same way',
+      meaning:
+        "what an announcement that changes a served contract in a way that breaks its clients gets ([compatibility.md](compatibility.md)): `accept`, served silently; `warn`, served, logged once, counted in `contracts_gateway_breaking_changes_total` and listed in `GET /api/discovery/contracts` with the previous version's hash and the reasons; `refuse`, the served version stays (the announcement's other contracts count), logged, counted and listed the same way",
     },
   },
   writeConfig: {
@@ -197,11 +253,15 @@ export const SETTING_DECLARATIONS = {
   },
   strictOutput: {
     env: 'STRICT_OUTPUT',
-    schema: { type: 'boolean', description: 'answer 502 when a result does not match its outputSchema (env STRICT_OUTPUT=true)' },
+    schema: {
+      type: 'boolean',
+      description: 'answer 502 when a result does not match its outputSchema (env STRICT_OUTPUT=true)',
+    },
     doc: {
       default: '`false`',
       allowed: 'boolean',
-      meaning: 'a service result that does not match the contract\'s `outputSchema` is answered 502 `SERVICE_UNAVAILABLE` instead of logged and passed on',
+      meaning:
+        "a service result that does not match the contract's `outputSchema` is answered 502 `SERVICE_UNAVAILABLE` instead of logged and passed on",
     },
   },
   corsOrigins: {
@@ -219,11 +279,16 @@ export const SETTING_DECLARATIONS = {
   },
   corsCredentials: {
     env: 'CORS_CREDENTIALS',
-    schema: { type: 'boolean', description: 'send Access-Control-Allow-Credentials: true (env CORS_CREDENTIALS=true); reflects the Origin when origins are *' },
+    schema: {
+      type: 'boolean',
+      description:
+        'send Access-Control-Allow-Credentials: true (env CORS_CREDENTIALS=true); reflects the Origin when origins are *',
+    },
     doc: {
       default: '`false`',
       allowed: 'boolean',
-      meaning: 'send `Access-Control-Allow-Credentials: true`; with `*` origins the request\'s `Origin` is reflected, so give a list of origins with it ([security.md](security.md#cors))',
+      meaning:
+        "send `Access-Control-Allow-Credentials: true`; with `*` origins the request's `Origin` is reflected, so give a list of origins with it ([security.md](security.md#cors))",
     },
   },
   corsAllowPatch: {
@@ -237,16 +302,26 @@ export const SETTING_DECLARATIONS = {
   },
   rateLimitMax: {
     env: 'RATE_LIMIT_MAX',
-    schema: { type: 'integer', minimum: 1, description: 'gateway-wide requests per caller per window (env RATE_LIMIT_MAX); unset: no limit' },
+    schema: {
+      type: 'integer',
+      minimum: 1,
+      description: 'gateway-wide requests per caller per window (env RATE_LIMIT_MAX); unset: no limit',
+    },
     doc: {
       default: 'none: no limit',
       allowed: '≥ 1',
-      meaning: 'gateway-wide requests per caller per window; a contract\'s `rateLimit` replaces it for that contract\'s requests',
+      meaning:
+        "gateway-wide requests per caller per window; a contract's `rateLimit` replaces it for that contract's requests",
     },
   },
   rateLimitWindowMs: {
     env: 'RATE_LIMIT_WINDOW_MS',
-    schema: { type: 'integer', minimum: 1000, maximum: 86400000, description: 'rate limit window in ms (env RATE_LIMIT_WINDOW_MS), default 60000' },
+    schema: {
+      type: 'integer',
+      minimum: 1000,
+      maximum: 86400000,
+      description: 'rate limit window in ms (env RATE_LIMIT_WINDOW_MS), default 60000',
+    },
     doc: {
       default: '`60000`',
       allowed: '1000–86400000',
@@ -255,7 +330,11 @@ export const SETTING_DECLARATIONS = {
   },
   rateLimitPrefix: {
     env: 'RATE_LIMIT_PREFIX',
-    schema: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'key namespace of the rate limit counters (env RATE_LIMIT_PREFIX), default contracts' },
+    schema: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9_.-]{1,64}$',
+      description: 'key namespace of the rate limit counters (env RATE_LIMIT_PREFIX), default contracts',
+    },
     doc: {
       default: '`contracts`',
       allowed: '`[A-Za-z0-9_.-]{1,64}`',
@@ -264,16 +343,27 @@ export const SETTING_DECLARATIONS = {
   },
   rateLimitOnStoreFailure: {
     env: 'RATE_LIMIT_ON_STORE_FAILURE',
-    schema: { type: 'string', enum: STORE_FAILURE_MODES, description: 'open (default): rate-limited requests pass while the counter store fails; closed: they get 503 (env RATE_LIMIT_ON_STORE_FAILURE)' },
+    schema: {
+      type: 'string',
+      enum: STORE_FAILURE_MODES,
+      description:
+        'open (default): rate-limited requests pass while the counter store fails; closed: they get 503 (env RATE_LIMIT_ON_STORE_FAILURE)',
+    },
     doc: {
       default: '`open`',
       allowed: '`open`, `closed`',
-      meaning: 'when the counter store (Redis) fails or does not answer in time: `open` lets every rate-limited request through uncounted; `closed` answers each 503 `SERVICE_UNAVAILABLE` with `Retry-After: 5`. Logged, counted in the metrics and shown by `/health` ([operations.md](operations.md#when-redis-fails))',
+      meaning:
+        'when the counter store (Redis) fails or does not answer in time: `open` lets every rate-limited request through uncounted; `closed` answers each 503 `SERVICE_UNAVAILABLE` with `Retry-After: 5`. Logged, counted in the metrics and shown by `/health` ([operations.md](operations.md#when-redis-fails))',
     },
   },
   rateLimitStoreTimeoutMs: {
     env: 'RATE_LIMIT_STORE_TIMEOUT_MS',
-    schema: { type: 'integer', minimum: 10, maximum: 10000, description: `how long a request waits for the counter store (env RATE_LIMIT_STORE_TIMEOUT_MS), default ${DEFAULT_STORE_TIMEOUT_MS}` },
+    schema: {
+      type: 'integer',
+      minimum: 10,
+      maximum: 10000,
+      description: `how long a request waits for the counter store (env RATE_LIMIT_STORE_TIMEOUT_MS), default ${DEFAULT_STORE_TIMEOUT_MS}`,
+    },
     doc: {
       default: '`500`',
       allowed: '10–10000',
@@ -282,20 +372,32 @@ export const SETTING_DECLARATIONS = {
   },
   shutdownGraceMs: {
     env: 'SHUTDOWN_GRACE_MS',
-    schema: { type: 'integer', minimum: 0, maximum: 3600000, description: 'on SIGTERM, how long requests in flight may finish (env SHUTDOWN_GRACE_MS); default 10000' },
+    schema: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 3600000,
+      description: 'on SIGTERM, how long requests in flight may finish (env SHUTDOWN_GRACE_MS); default 10000',
+    },
     doc: {
       default: '`10000`',
       allowed: '0–3600000',
-      meaning: 'on SIGTERM or SIGINT, how long requests in flight may finish before they are answered 503 ([operations.md](operations.md#graceful-stop))',
+      meaning:
+        'on SIGTERM or SIGINT, how long requests in flight may finish before they are answered 503 ([operations.md](operations.md#graceful-stop))',
     },
   },
   discoveryGraceMs: {
     env: 'DISCOVERY_GRACE_MS',
-    schema: { type: 'integer', minimum: 0, maximum: 600000, description: `after a start or bus reconnect, how long an unknown /api route is 503 rather than 404 (env DISCOVERY_GRACE_MS); default ${DEFAULT_DISCOVERY_GRACE_MS}` },
+    schema: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 600000,
+      description: `after a start or bus reconnect, how long an unknown /api route is 503 rather than 404 (env DISCOVERY_GRACE_MS); default ${DEFAULT_DISCOVERY_GRACE_MS}`,
+    },
     doc: {
       default: '`5000`',
       allowed: '0–600000',
-      meaning: 'after a start or a bus reconnect, for this long after asking every service to announce, an `/api` route no contract serves is answered 503 `SERVICE_UNAVAILABLE` with `Retry-After` instead of 404: the routes may not all be heard yet ([operations.md](operations.md#starting-and-reconnecting-the-discovery-grace)). `0`: no grace',
+      meaning:
+        'after a start or a bus reconnect, for this long after asking every service to announce, an `/api` route no contract serves is answered 503 `SERVICE_UNAVAILABLE` with `Retry-After` instead of 404: the routes may not all be heard yet ([operations.md](operations.md#starting-and-reconnecting-the-discovery-grace)). `0`: no grace',
     },
   },
   debugEndpoints: {
@@ -308,11 +410,15 @@ export const SETTING_DECLARATIONS = {
     },
   },
   announcementMaxBytes: {
-    schema: limit(`bytes of one announcement message, checked before parsing (default ${D.maxBytes})`, 16 * 1024 * 1024),
+    schema: limit(
+      `bytes of one announcement message, checked before parsing (default ${D.maxBytes})`,
+      16 * 1024 * 1024,
+    ),
     doc: {
       default: '`262144`',
       allowed: '1–16777216',
-      meaning: 'bytes of one announcement message; a larger one is dropped before it is parsed ([operations.md](operations.md#trust-on-the-bus))',
+      meaning:
+        'bytes of one announcement message; a larger one is dropped before it is parsed ([operations.md](operations.md#trust-on-the-bus))',
     },
   },
   announcementMaxContracts: {
@@ -340,7 +446,10 @@ export const SETTING_DECLARATIONS = {
     },
   },
   schemaMaxProperties: {
-    schema: limit(`object members and array items in one schema, at every depth (default ${D.maxSchemaProperties})`, 1000000),
+    schema: limit(
+      `object members and array items in one schema, at every depth (default ${D.maxSchemaProperties})`,
+      1000000,
+    ),
     doc: {
       default: '`4000`',
       allowed: '1–1000000',
@@ -348,7 +457,10 @@ export const SETTING_DECLARATIONS = {
     },
   },
   serviceMaxInstances: {
-    schema: limit(`live instances of one service; a new one replaces the one heard from longest ago (default ${D.maxInstancesPerService})`, 100000),
+    schema: limit(
+      `live instances of one service; a new one replaces the one heard from longest ago (default ${D.maxInstancesPerService})`,
+      100000,
+    ),
     doc: {
       default: '`64`',
       allowed: '1–100000',
@@ -356,7 +468,10 @@ export const SETTING_DECLARATIONS = {
     },
   },
   announcedServicesMax: {
-    schema: limit(`services with a live instance; announcements of more are refused (default ${D.maxServices})`, 100000),
+    schema: limit(
+      `services with a live instance; announcements of more are refused (default ${D.maxServices})`,
+      100000,
+    ),
     doc: {
       default: '`256`',
       allowed: '1–100000',
@@ -364,23 +479,38 @@ export const SETTING_DECLARATIONS = {
     },
   },
   announcementApplyIntervalMs: {
-    schema: { type: 'integer', minimum: 0, maximum: 60000, description: 'announcements are applied in one batch per interval (default 1000; a lone one at once)' },
+    schema: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 60000,
+      description: 'announcements are applied in one batch per interval (default 1000; a lone one at once)',
+    },
     doc: {
       default: '`1000`',
       allowed: '0–60000',
-      meaning: 'announcements are applied in one batch per interval (a lone one at once); a repeat of what an instance announced before only renews its lease',
+      meaning:
+        'announcements are applied in one batch per interval (a lone one at once); a repeat of what an instance announced before only renews its lease',
     },
   },
   announcementBytesPerSecond: {
-    schema: limit(`announcement bytes taken off the bus per second, per intake queue (default ${DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND})`, 1024 * 1024 * 1024),
+    schema: limit(
+      `announcement bytes taken off the bus per second, per intake queue (default ${DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND})`,
+      1024 * 1024 * 1024,
+    ),
     doc: {
       default: '`4194304`',
       allowed: '1–1073741824',
-      meaning: 'announcement bytes taken off the bus per second from each intake queue: every service in `announcementUsers` (or the services file) has a queue of its own (at most 16 messages / 4 × `announcementMaxBytes`), the rest share one (1,000 messages / 4 × `announcementMaxBytes`; none with `busServicesFile`); the broker holds what waits and drops the oldest beyond, and a larger message on arrival',
+      meaning:
+        'announcement bytes taken off the bus per second from each intake queue: every service in `announcementUsers` (or the services file) has a queue of its own (at most 16 messages / 4 × `announcementMaxBytes`), the rest share one (1,000 messages / 4 × `announcementMaxBytes`; none with `busServicesFile`); the broker holds what waits and drops the oldest beyond, and a larger message on arrival',
     },
   },
   configWriteIntervalMs: {
-    schema: { type: 'integer', minimum: 0, maximum: 600000, description: 'at most one rewrite of gateway.config.yml per interval (default 1000)' },
+    schema: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 600000,
+      description: 'at most one rewrite of gateway.config.yml per interval (default 1000)',
+    },
     doc: {
       default: '`1000`',
       allowed: '0–600000',
@@ -391,12 +521,14 @@ export const SETTING_DECLARATIONS = {
     schema: {
       type: 'object',
       additionalProperties: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9._:-]+\\*?$' } },
-      description: 'service → message types only it may announce (exact, or a prefix ending in *); pins win over first-come',
+      description:
+        'service → message types only it may announce (exact, or a prefix ending in *); pins win over first-come',
     },
     doc: {
       default: 'none',
       allowed: 'service → list of names or `Prefix*`',
-      meaning: 'e.g. `{ users-service: [ListUsersQuery, "User*"] }`: only that service may announce them; pins win over first-come',
+      meaning:
+        'e.g. `{ users-service: [ListUsersQuery, "User*"] }`: only that service may announce them; pins win over first-come',
     },
   },
   ownedPathPrefixes: {
@@ -408,7 +540,8 @@ export const SETTING_DECLARATIONS = {
     doc: {
       default: 'none',
       allowed: 'service → list of paths',
-      meaning: 'e.g. `{ auth-service: [/api/login, /api/auth] }`: only that service may have routes under them (whole segments)',
+      meaning:
+        'e.g. `{ auth-service: [/api/login, /api/auth] }`: only that service may have routes under them (whole segments)',
     },
   },
   publicContractServices: {
@@ -444,19 +577,22 @@ export const SETTING_DECLARATIONS = {
     doc: {
       default: 'none',
       allowed: 'service → broker user',
-      meaning: 'the broker user that must publish a service\'s announcements (RabbitMQ\'s validated `user_id`); by environment `ANNOUNCEMENT_USERS=service=user,…`',
+      meaning:
+        "the broker user that must publish a service's announcements (RabbitMQ's validated `user_id`); by environment `ANNOUNCEMENT_USERS=service=user,…`",
     },
   },
   requireAnnouncementUser: {
     env: 'REQUIRE_ANNOUNCEMENT_USER',
     schema: {
       type: 'boolean',
-      description: 'refuse announcements without the user_id of their service (announcementUsers, or a user named like the service); env REQUIRE_ANNOUNCEMENT_USER=true',
+      description:
+        'refuse announcements without the user_id of their service (announcementUsers, or a user named like the service); env REQUIRE_ANNOUNCEMENT_USER=true',
     },
     doc: {
       default: '`false`',
       allowed: 'boolean',
-      meaning: 'refuse announcements without the `user_id` of their service (`announcementUsers`, or a user named like the service); `true` whenever `busServicesFile` is set',
+      meaning:
+        'refuse announcements without the `user_id` of their service (`announcementUsers`, or a user named like the service); `true` whenever `busServicesFile` is set',
     },
   },
   busServicesFile: {
@@ -464,33 +600,48 @@ export const SETTING_DECLARATIONS = {
     schema: {
       type: 'string',
       minLength: 1,
-      description: 'the services file (YAML) of contracts-broker-definitions --services: announcement users, owned message types and paths come from it (env BUS_SERVICES_FILE)',
+      description:
+        'the services file (YAML) of contracts-broker-definitions --services: announcement users, owned message types and paths come from it (env BUS_SERVICES_FILE)',
     },
     doc: {
       default: 'unset',
       allowed: 'a file path',
-      meaning: 'the services file `contracts-broker-definitions --services` writes the broker users from ([operations.md](operations.md#the-services-file)): with it, only the services it lists may announce, each only the message types it owns there, `announcementUsers`, `ownedMessageTypes`, `ownedPathPrefixes`, `publicContractServices` and `httpPathServices` come from it (setting any of them too stops the start), and `requireAnnouncementUser` is on. A missing, unreadable or malformed file, or an unknown key in it, stops the start with one line naming the file',
+      meaning:
+        'the services file `contracts-broker-definitions --services` writes the broker users from ([operations.md](operations.md#the-services-file)): with it, only the services it lists may announce, each only the message types it owns there, `announcementUsers`, `ownedMessageTypes`, `ownedPathPrefixes`, `publicContractServices` and `httpPathServices` come from it (setting any of them too stops the start), and `requireAnnouncementUser` is on. A missing, unreadable or malformed file, or an unknown key in it, stops the start with one line naming the file',
     },
   },
   maxLeaseMs: {
     env: 'MAX_LEASE_MS',
-    schema: { type: 'integer', minimum: 1000, maximum: 3600000, description: `longest lease an announcement may hold; longer ones are clamped to it (env MAX_LEASE_MS, default ${DEFAULT_MAX_LEASE_MS})` },
+    schema: {
+      type: 'integer',
+      minimum: 1000,
+      maximum: 3600000,
+      description: `longest lease an announcement may hold; longer ones are clamped to it (env MAX_LEASE_MS, default ${DEFAULT_MAX_LEASE_MS})`,
+    },
     doc: {
       default: '`30000`',
       allowed: '1000–3600000',
-      meaning: 'the longest lease an announcement holds; a longer one is clamped to it (logged once per service), so the claims of an instance that died without withdrawing lapse within it. The SDK announces 15 s and renews every 5 s',
+      meaning:
+        'the longest lease an announcement holds; a longer one is clamped to it (logged once per service), so the claims of an instance that died without withdrawing lapse within it. The SDK announces 15 s and renews every 5 s',
     },
   },
   announcementRetainedBytesPerUser: {
-    schema: limit(`bytes of contracts (as JSON, identical ones once) retained for one broker user's announcements; more are refused (default ${DEFAULT_RETAINED_BYTES_PER_USER})`, 1024 * 1024 * 1024),
+    schema: limit(
+      `bytes of contracts (as JSON, identical ones once) retained for one broker user's announcements; more are refused (default ${DEFAULT_RETAINED_BYTES_PER_USER})`,
+      1024 * 1024 * 1024,
+    ),
     doc: {
       default: '`1048576`',
       allowed: '1–1073741824',
-      meaning: 'bytes of contracts (as JSON; identical contracts of several instances once) the gateway keeps for one broker user\'s announcements (one service\'s, when broker users are not required), and as much again waiting to be applied; an announcement that would take the user over it is refused and logged ([operations.md](operations.md#memory-budget-of-announcements))',
+      meaning:
+        "bytes of contracts (as JSON; identical contracts of several instances once) the gateway keeps for one broker user's announcements (one service's, when broker users are not required), and as much again waiting to be applied; an announcement that would take the user over it is refused and logged ([operations.md](operations.md#memory-budget-of-announcements))",
     },
   },
   announcementRetainedBytesTotal: {
-    schema: limit(`bytes of contracts retained for all announcements together; more are refused (default ${DEFAULT_RETAINED_BYTES_TOTAL})`, 1024 * 1024 * 1024),
+    schema: limit(
+      `bytes of contracts retained for all announcements together; more are refused (default ${DEFAULT_RETAINED_BYTES_TOTAL})`,
+      1024 * 1024 * 1024,
+    ),
     doc: {
       default: '`8388608`',
       allowed: '1–1073741824',
@@ -499,16 +650,27 @@ export const SETTING_DECLARATIONS = {
   },
   metricsPort: {
     env: 'METRICS_PORT',
-    schema: { type: 'integer', minimum: 1, maximum: 65535, description: 'serve Prometheus GET /metrics on this port, apart from the API (env METRICS_PORT); unset: no metrics' },
+    schema: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 65535,
+      description:
+        'serve Prometheus GET /metrics on this port, apart from the API (env METRICS_PORT); unset: no metrics',
+    },
     doc: {
       default: 'unset: no metrics',
       allowed: '1–65535',
-      meaning: 'serve Prometheus `GET /metrics` on this port, a listener of its own apart from the API\'s ([operations.md](operations.md#metrics-traces-and-logs)); unset, nothing is counted',
+      meaning:
+        "serve Prometheus `GET /metrics` on this port, a listener of its own apart from the API's ([operations.md](operations.md#metrics-traces-and-logs)); unset, nothing is counted",
     },
   },
   metricsHost: {
     env: 'METRICS_HOST',
-    schema: { type: 'string', minLength: 1, description: 'address the metrics port binds to (env METRICS_HOST), default 0.0.0.0' },
+    schema: {
+      type: 'string',
+      minLength: 1,
+      description: 'address the metrics port binds to (env METRICS_HOST), default 0.0.0.0',
+    },
     doc: {
       default: '`0.0.0.0`',
       allowed: 'an address',
@@ -521,16 +683,23 @@ export const SETTING_DECLARATIONS = {
     doc: {
       default: '`true`',
       allowed: 'boolean',
-      meaning: 'one log line per answered request: method, route template, status, duration, correlation and request ids',
+      meaning:
+        'one log line per answered request: method, route template, status, duration, correlation and request ids',
     },
   },
   logFormat: {
     env: 'LOG_FORMAT',
-    schema: { type: 'string', enum: LOG_FORMATS, description: 'text (default); json: one JSON object per line in pino\'s shape; ecs: in Elastic Common Schema (env LOG_FORMAT)' },
+    schema: {
+      type: 'string',
+      enum: LOG_FORMATS,
+      description:
+        "text (default); json: one JSON object per line in pino's shape; ecs: in Elastic Common Schema (env LOG_FORMAT)",
+    },
     doc: {
       default: '`text`',
       allowed: '`text`, `json`, `ecs`',
-      meaning: '`json`: the plugin\'s, the host\'s and the access log\'s lines as one JSON object per line in pino\'s shape; `ecs`: in Elastic Common Schema ([operations.md](operations.md#logs))',
+      meaning:
+        "`json`: the plugin's, the host's and the access log's lines as one JSON object per line in pino's shape; `ecs`: in Elastic Common Schema ([operations.md](operations.md#logs))",
     },
   },
   package: {
@@ -538,7 +707,7 @@ export const SETTING_DECLARATIONS = {
     doc: {
       default: '',
       allowed: '',
-      meaning: 'the host\'s own: which npm package holds the plugin',
+      meaning: "the host's own: which npm package holds the plugin",
     },
   },
 } as const satisfies Record<string, SettingDeclaration>;
@@ -547,7 +716,9 @@ export type SettingKey = keyof typeof SETTING_DECLARATIONS;
 
 /** Setting → the environment variable that stands in for it (only those that have one). */
 export const SETTING_ENV: Readonly<Record<string, string>> = Object.fromEntries(
-  Object.entries(SETTING_DECLARATIONS as Record<string, SettingDeclaration>).flatMap(([key, d]) => (d.env ? [[key, d.env]] : [])),
+  Object.entries(SETTING_DECLARATIONS as Record<string, SettingDeclaration>).flatMap(([key, d]) =>
+    d.env ? [[key, d.env]] : [],
+  ),
 );
 
 /**

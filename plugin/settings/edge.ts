@@ -1,6 +1,11 @@
 import { envValue, givenValue } from './declarations';
-import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_RATE_WINDOW_MS, DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS, DEFAULT_STORE_TIMEOUT_MS, type StoreFailureMode } from './defaults';
-
+import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_RATE_WINDOW_MS,
+  DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS,
+  DEFAULT_STORE_TIMEOUT_MS,
+  type StoreFailureMode,
+} from './defaults';
 
 /**
  * The settings of the edge (CORS, rate limits, and how long and how many connections the API server holds), part of the plugin settings (plugin/settings/index.ts):
@@ -30,7 +35,6 @@ export interface EdgeSettings {
   maxConnections?: number;
 }
 
-
 function positiveInt(v: unknown): number | undefined {
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
   return Number.isInteger(n) && n > 0 ? n : undefined;
@@ -49,7 +53,10 @@ function origins(raw: unknown, env: string | undefined): '*' | string[] {
   return list.length === 0 || list.includes('*') ? '*' : [...new Set(list)];
 }
 
-export function resolveEdgeSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): EdgeSettings {
+export function resolveEdgeSettings(
+  raw: Record<string, unknown> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): EdgeSettings {
   const prefix = givenValue(raw, env, 'rateLimitPrefix');
   const window = positiveInt(givenValue(raw, env, 'rateLimitWindowMs'));
   const storeTimeout = positiveInt(givenValue(raw, env, 'rateLimitStoreTimeoutMs'));
@@ -63,10 +70,12 @@ export function resolveEdgeSettings(raw: Record<string, unknown> = {}, env: Node
     rateLimitWindowMs: window !== undefined && window >= 1000 ? window : DEFAULT_RATE_WINDOW_MS,
     rateLimitPrefix: typeof prefix === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(prefix) ? prefix : 'contracts',
     // The start refuses a misspelt mode (settings/validation.ts); only an absent one means open.
-    rateLimitOnStoreFailure: String(givenValue(raw, env, 'rateLimitOnStoreFailure') ?? 'open').trim() === 'closed' ? 'closed' : 'open',
+    rateLimitOnStoreFailure:
+      String(givenValue(raw, env, 'rateLimitOnStoreFailure') ?? 'open').trim() === 'closed' ? 'closed' : 'open',
     rateLimitStoreTimeoutMs: storeTimeout ?? DEFAULT_STORE_TIMEOUT_MS,
     // Unset, the headers' timeout is never longer than the request's (Node's rule; validation.ts refuses it when set).
-    headersTimeoutMs: positiveInt(givenValue(raw, env, 'headersTimeoutMs')) ?? Math.min(DEFAULT_HEADERS_TIMEOUT_MS, receive),
+    headersTimeoutMs:
+      positiveInt(givenValue(raw, env, 'headersTimeoutMs')) ?? Math.min(DEFAULT_HEADERS_TIMEOUT_MS, receive),
     requestReceiveTimeoutMs: receive,
     ...(maxConnections !== undefined ? { maxConnections } : {}),
   };

@@ -5,10 +5,15 @@ import { DEFAULT_MAX_REPLY_BYTES } from '../bus/constants';
 import { resolveBusTrustSettings, type BusTrustSettings } from './bus-trust';
 import { BREAKING_CHANGE_MODES, type BreakingChangeMode } from '../compat/gate';
 import { envValue, givenValue, SETTING_DECLARATIONS, type SettingKey } from './declarations';
-import { DEFAULT_DISCOVERY_GRACE_MS, DEFAULT_MAX_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, LOG_FORMATS, type LogFormat } from './defaults';
+import {
+  DEFAULT_DISCOVERY_GRACE_MS,
+  DEFAULT_MAX_REQUEST_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  LOG_FORMATS,
+  type LogFormat,
+} from './defaults';
 import { resolveRouteExclusionSettings, type RouteExclusionSettings } from './route-exclusion';
 import { authFromEnv, type AuthConfig } from './auth';
-
 
 /**
  * Plugin settings: the `plugins.contracts` block of system.config.yml, with environment variables as the
@@ -75,7 +80,9 @@ export interface Settings extends EdgeSettings, BusTrustSettings, RouteExclusion
 export const SETTINGS_SCHEMA = {
   $id: 'http://express-gateway.io/schemas/plugins/contracts.json',
   type: 'object',
-  properties: Object.fromEntries(Object.entries(SETTING_DECLARATIONS).map(([key, d]) => [key, d.schema])) as { readonly [K in SettingKey]: (typeof SETTING_DECLARATIONS)[K]['schema'] },
+  properties: Object.fromEntries(Object.entries(SETTING_DECLARATIONS).map(([key, d]) => [key, d.schema])) as {
+    readonly [K in SettingKey]: (typeof SETTING_DECLARATIONS)[K]['schema'];
+  },
 } as const;
 
 function intFrom(v: unknown, fallback: number): number {
@@ -118,7 +125,10 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     busPrefix: str('busPrefix', 'contracts'),
     requestTimeoutMs,
     maxReplyBytes: intFrom(givenValue(raw, env, 'maxReplyBytes'), DEFAULT_MAX_REPLY_BYTES),
-    maxRequestTimeoutMs: intFrom(givenValue(raw, env, 'maxRequestTimeoutMs'), Math.max(DEFAULT_MAX_REQUEST_TIMEOUT_MS, requestTimeoutMs)),
+    maxRequestTimeoutMs: intFrom(
+      givenValue(raw, env, 'maxRequestTimeoutMs'),
+      Math.max(DEFAULT_MAX_REQUEST_TIMEOUT_MS, requestTimeoutMs),
+    ),
     generatedPrefix: str('generatedPrefix', 'contracts-'),
     writeConfig: raw.writeConfig !== false,
     bodyLimitBytes: intFrom(givenValue(raw, env, 'bodyLimitBytes'), 1024 * 1024),
@@ -127,13 +137,14 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     writeDebounceMs: raw.writeDebounceMs === 0 ? 0 : intFrom(raw.writeDebounceMs, 100),
     // Off unless asked for: a strict gateway turns a service's schema drift into an outage.
     strictOutput: typeof raw.strictOutput === 'boolean' ? raw.strictOutput : envValue(env, 'strictOutput') === 'true',
-    debugEndpoints: typeof raw.debugEndpoints === 'boolean' ? raw.debugEndpoints : envValue(env, 'debugEndpoints') === 'true',
+    debugEndpoints:
+      typeof raw.debugEndpoints === 'boolean' ? raw.debugEndpoints : envValue(env, 'debugEndpoints') === 'true',
     routing: routingMode(givenValue(raw, env, 'routing')),
     ...(port !== undefined ? { metricsPort: port } : {}),
     metricsHost: str('metricsHost', '0.0.0.0'),
     // On unless turned off: an operator expects an access log; a line per request is a cost busy deployments may drop.
     accessLog: typeof raw.accessLog === 'boolean' ? raw.accessLog : envValue(env, 'accessLog') !== 'false',
-    logFormat: LOG_FORMATS.find((f) => f === (givenValue(raw, env, 'logFormat'))) ?? 'text',
+    logFormat: LOG_FORMATS.find((f) => f === givenValue(raw, env, 'logFormat')) ?? 'text',
     breakingChanges: breakingChangeMode(givenValue(raw, env, 'breakingChanges')),
     shutdownGraceMs: zeroOrInt(givenValue(raw, env, 'shutdownGraceMs'), 10_000),
     discoveryGraceMs: zeroOrInt(givenValue(raw, env, 'discoveryGraceMs'), DEFAULT_DISCOVERY_GRACE_MS),

@@ -12,4 +12,3 @@ export class InvalidSettingError extends Error {
     this.setting = setting;
   }
 }
-

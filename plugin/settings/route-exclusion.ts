@@ -9,8 +9,10 @@ export interface RouteExclusionSettings {
   excludeFromGeneratedRoutes: string[];
 }
 
-
-export function resolveRouteExclusionSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): RouteExclusionSettings {
+export function resolveRouteExclusionSettings(
+  raw: Record<string, unknown> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): RouteExclusionSettings {
   const given = givenValue(raw, env, 'excludeFromGeneratedRoutes');
   const list = (Array.isArray(given) ? given : typeof given === 'string' ? given.split(',') : [])
     .filter((t): t is string => typeof t === 'string')

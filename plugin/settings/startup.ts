@@ -36,7 +36,11 @@ function checkReloadedSettings(raw: Record<string, unknown>, log: Logger): void 
  * `running` is the process's runtime and the host is attached) the running settings, with the edited block only
  * checked and reported.
  */
-export function settingsForInit(raw: Record<string, unknown>, log: Logger, running?: { readonly hostAttached: boolean; readonly settings: Settings }): Settings {
+export function settingsForInit(
+  raw: Record<string, unknown>,
+  log: Logger,
+  running?: { readonly hostAttached: boolean; readonly settings: Settings },
+): Settings {
   if (running?.hostAttached) {
     checkReloadedSettings(raw, log);
     return running.settings;

@@ -7,8 +7,6 @@ import { parseBrokerList } from '../bus/amqp/broker-list';
 import { resolveEdgeSettings } from './edge';
 import { ANNOUNCEMENT_USERS_ENV, envOf, SETTING_ENV } from './declarations';
 
-
-
 /**
  * What the host gets as the plugin's `schema`: the same $id and property names, without constraints, so the
  * host's own check (which only logs and skips the plugin) never pre-empts validateSettings.
@@ -16,7 +14,8 @@ import { ANNOUNCEMENT_USERS_ENV, envOf, SETTING_ENV } from './declarations';
 export function hostSettingsSchema(): Record<string, unknown> {
   const properties: Record<string, { description?: string }> = {};
   for (const [name, prop] of Object.entries(schemaProperties())) {
-    properties[name] = 'description' in prop && typeof prop.description === 'string' ? { description: prop.description } : {};
+    properties[name] =
+      'description' in prop && typeof prop.description === 'string' ? { description: prop.description } : {};
   }
   return { $id: SETTINGS_SCHEMA.$id, type: 'object', properties };
 }
@@ -25,12 +24,18 @@ export function hostSettingsSchema(): Record<string, unknown> {
  * Checks the settings block and the environment; returns the block with strings converted to the schema's types
  * (the host substitutes `${VAR}` as text). Throws InvalidSettingError naming the first bad setting.
  */
-export function validateSettings(raw: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): Record<string, unknown> {
+export function validateSettings(
+  raw: Record<string, unknown> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, unknown> {
   const properties = schemaProperties();
   // Read at validation time: settings added to the schema later are known here without a second list.
   for (const key of Object.keys(raw)) {
     if (!Object.hasOwn(properties, key)) {
-      throw new InvalidSettingError(`plugins.contracts.${key}`, `is not a setting of this plugin (known: ${Object.keys(properties).join(', ')})`);
+      throw new InvalidSettingError(
+        `plugins.contracts.${key}`,
+        `is not a setting of this plugin (known: ${Object.keys(properties).join(', ')})`,
+      );
     }
   }
   const block = { ...raw };
@@ -62,7 +67,10 @@ function checkReceiveTimeouts(block: Record<string, unknown>, env: NodeJS.Proces
   const { headersTimeoutMs, requestReceiveTimeoutMs } = resolveEdgeSettings(block, env);
   if (headersTimeoutMs <= requestReceiveTimeoutMs) return;
   const label = block.headersTimeoutMs !== undefined ? 'plugins.contracts.headersTimeoutMs' : envOf('headersTimeoutMs');
-  throw new InvalidSettingError(label, `(${headersTimeoutMs}) may not exceed requestReceiveTimeoutMs (${requestReceiveTimeoutMs}): the headers are part of the request`);
+  throw new InvalidSettingError(
+    label,
+    `(${headersTimeoutMs}) may not exceed requestReceiveTimeoutMs (${requestReceiveTimeoutMs}): the headers are part of the request`,
+  );
 }
 
 function schemaProperties(): Record<string, Record<string, unknown>> {
@@ -124,6 +132,9 @@ function checkBusUrl(label: string, value: string): void {
     const message = (err as Error).message;
     // "BUS_URL: <address> has no host" is about one address; "BUS_URL lists …" about the whole list.
     const address = /^BUS_URL: (.*)$/.exec(message);
-    throw new InvalidSettingError(label, address ? `is not valid (${address[1]}); it ${problem}` : message.replace(/^BUS_URL /, ''));
+    throw new InvalidSettingError(
+      label,
+      address ? `is not valid (${address[1]}); it ${problem}` : message.replace(/^BUS_URL /, ''),
+    );
   }
 }

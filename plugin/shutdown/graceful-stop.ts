@@ -113,7 +113,12 @@ export class GracefulStop {
  * Hooks the graceful stop to the host: every server it starts is drained on SIGTERM/SIGINT. Called once per process
  * (by the first init() that gets the host's event bus).
  */
-export function attachGracefulStop(stopper: GracefulStop, eventBus: HostEventBus, graceMs: () => number, log: Logger): void {
+export function attachGracefulStop(
+  stopper: GracefulStop,
+  eventBus: HostEventBus,
+  graceMs: () => number,
+  log: Logger,
+): void {
   stopper.log = log;
   const onReady = ({ httpServer }: { httpServer?: Server }): void => {
     if (!httpServer) return;

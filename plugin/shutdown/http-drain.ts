@@ -58,7 +58,13 @@ export class HttpDrain {
       this.open.add(res);
       res.on('close', this.onResponseClose);
       // The host's app gets our final handler: its own would answer failures with an HTML stack trace.
-      for (const l of listeners) (l as (req: IncomingMessage, res: ServerResponse, done: (err?: unknown) => void) => void).call(server, req, res, finalHandler(req, res, this.log));
+      for (const l of listeners)
+        (l as (req: IncomingMessage, res: ServerResponse, done: (err?: unknown) => void) => void).call(
+          server,
+          req,
+          res,
+          finalHandler(req, res, this.log),
+        );
     });
   }
 

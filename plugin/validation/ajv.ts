@@ -19,7 +19,14 @@ export type SchemaRole = 'input' | 'output';
  * - no loadSchema: a contract's $ref is never fetched over the network;
  * - code.regExp: `pattern` and `patternProperties` run in linear time (linear-regexp.ts), whatever the contract says.
  */
-const COMMON: Options = { allErrors: true, strict: false, removeAdditional: false, coerceTypes: false, logger: false, code: { regExp: linearRegExp } };
+const COMMON: Options = {
+  allErrors: true,
+  strict: false,
+  removeAdditional: false,
+  coerceTypes: false,
+  logger: false,
+  code: { regExp: linearRegExp },
+};
 
 type FormatsMode = 'full' | 'fast';
 
@@ -50,7 +57,8 @@ export function dialectOf(schema: JsonSchema): Dialect {
 type AjvInstance = InstanceType<typeof Ajv>;
 
 function newAjv(dialect: Dialect, options: Options, formats: FormatsMode = 'full'): AjvInstance {
-  const ajv = dialect === '2020-12' ? new Ajv2020(options) : dialect === '2019-09' ? new Ajv2019(options) : new Ajv(options);
+  const ajv =
+    dialect === '2020-12' ? new Ajv2020(options) : dialect === '2019-09' ? new Ajv2019(options) : new Ajv(options);
   addFormats(ajv, { mode: formats });
   linearUniqueItems(ajv);
   hashedEnum(ajv);
@@ -111,7 +119,10 @@ function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const record = value as Record<string, unknown>;
-    return `{${Object.keys(record).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k])}`).join(',')}}`;
+    return `{${Object.keys(record)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
@@ -137,7 +148,8 @@ export function compileSchema(schema: JsonSchema, role: SchemaRole): ValidateFun
   const dialect = dialectOf(schema);
   assertValidSchema(schema, dialect);
   const { options, formats } = ROLES[role];
-  const compile = (allErrors: boolean): ValidateFunction => newAjv(dialect, { ...options, allErrors, validateSchema: false }, formats).compile(schema);
+  const compile = (allErrors: boolean): ValidateFunction =>
+    newAjv(dialect, { ...options, allErrors, validateSchema: false }, formats).compile(schema);
   const firstError = compile(false);
   // `$async: true` makes ajv return a promise: truthy (every value would pass) and rejected when invalid, an
   // unhandled rejection that stops the process. A contract's author must not get either.
@@ -154,7 +166,10 @@ const ALL_ERRORS_MAX_VALUES = 10_000;
  * per bad item: one 800 KB body of 400,000 bad array items made 400,000 of them, and eight such requests at once
  * ran a 128 MB-heap gateway out of memory. A large failing value gets its first error only.
  */
-function listingErrorsOfSmallValues(firstError: ValidateFunction, compile: (allErrors: boolean) => ValidateFunction): ValidateFunction {
+function listingErrorsOfSmallValues(
+  firstError: ValidateFunction,
+  compile: (allErrors: boolean) => ValidateFunction,
+): ValidateFunction {
   let allErrors: ValidateFunction | undefined;
   const validate = ((data: unknown): boolean => {
     if (firstError(data)) {

@@ -9,7 +9,8 @@ import type { RegExpEngine, RegExpLike } from 'ajv/dist/types';
  */
 
 /** ECMAScript's \s: what it matches beyond RE2's [\t\n\f\r ]. */
-const JS_SPACE = '\\t\\n\\x{0B}\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}';
+const JS_SPACE =
+  '\\t\\n\\x{0B}\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}';
 
 /** An ECMAScript (u-mode) pattern in RE2's syntax, for the escapes the two spell differently. */
 export function toRe2Syntax(pattern: string): string {
@@ -60,7 +61,9 @@ function compileLinear(pattern: string): LinearPattern | Error {
     return { test: (s: string) => re.test(s), toString: () => `/${pattern}/`, programSize: re.programSize() };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    return new Error(`pattern ${JSON.stringify(pattern.slice(0, 80))} cannot run on the linear-time engine (${why.slice(0, 120)})`);
+    return new Error(
+      `pattern ${JSON.stringify(pattern.slice(0, 80))} cannot run on the linear-time engine (${why.slice(0, 120)})`,
+    );
   }
 }
 

@@ -55,14 +55,22 @@ function compiledOutput(validators: ValidatorCache, contract: Contract): Validat
 }
 
 /** Checks one result: a mismatch is logged with the correlation id, and in strict mode answered 502. */
-function check(validate: ValidateFunction, { contract, result, correlationId, log, strict }: Omit<OutputCheck, 'validators'>): void {
+function check(
+  validate: ValidateFunction,
+  { contract, result, correlationId, log, strict }: Omit<OutputCheck, 'validators'>,
+): void {
   const ok = validate(result) as boolean;
   noteChecked(contract, strict, ok);
   if (ok) return;
   const errors = toFieldErrors(validate.errors);
-  const shown = errors.slice(0, LOGGED_ERRORS).map((e) => `${e.field} ${e.message}`).join('; ');
+  const shown = errors
+    .slice(0, LOGGED_ERRORS)
+    .map((e) => `${e.field} ${e.message}`)
+    .join('; ');
   const more = errors.length > LOGGED_ERRORS ? ` (and ${errors.length - LOGGED_ERRORS} more)` : '';
-  log.warn(`[${correlationId}] ${contract.targetService} answered ${contract.messageType} with a result that does not match its outputSchema: ${shown}${more}${strict ? '; answered 502 (strictOutput)' : ''}`);
+  log.warn(
+    `[${correlationId}] ${contract.targetService} answered ${contract.messageType} with a result that does not match its outputSchema: ${shown}${more}${strict ? '; answered 502 (strictOutput)' : ''}`,
+  );
   if (strict) throw badGateway(contract.targetService, 'The upstream service returned an invalid response');
 }
 
@@ -94,7 +102,13 @@ export interface OutputContext {
  * mode always serialised: what the client gets is then exactly the value that was checked (duplicate keys, for one,
  * are gone).
  */
-export function responseJson(context: OutputContext, contract: Contract, result: () => unknown, resultJson: string | Buffer | undefined, correlationId: string): string | Buffer {
+export function responseJson(
+  context: OutputContext,
+  contract: Contract,
+  result: () => unknown,
+  resultJson: string | Buffer | undefined,
+  correlationId: string,
+): string | Buffer {
   const strict = context.settings.strictOutput;
   const validate = compiledOutput(context.validators, contract);
   const checked = worthChecking(contract, strict);

@@ -65,13 +65,17 @@ function scalarItems(items: unknown): boolean {
 
 /** Why `pattern` cannot be used, or undefined; adds its program to `total`. */
 function patternProblem(pattern: string, total: { size: number }, tally: PatternTally): string | undefined {
-  if (++tally.patterns > MAX_PATTERNS_PER_ANNOUNCEMENT) return `has more than ${MAX_PATTERNS_PER_ANNOUNCEMENT} patterns in one announcement`;
-  if (pattern.length > MAX_PATTERN_LENGTH) return `has a pattern of ${pattern.length} characters, over ${MAX_PATTERN_LENGTH}`;
+  if (++tally.patterns > MAX_PATTERNS_PER_ANNOUNCEMENT)
+    return `has more than ${MAX_PATTERNS_PER_ANNOUNCEMENT} patterns in one announcement`;
+  if (pattern.length > MAX_PATTERN_LENGTH)
+    return `has a pattern of ${pattern.length} characters, over ${MAX_PATTERN_LENGTH}`;
   const re = cachedLinear(pattern);
   if (re instanceof Error) return re.message;
-  if (re.programSize > MAX_PATTERN_PROGRAM) return `pattern ${JSON.stringify(pattern.slice(0, 80))} compiles to ${re.programSize} instructions, over ${MAX_PATTERN_PROGRAM}`;
+  if (re.programSize > MAX_PATTERN_PROGRAM)
+    return `pattern ${JSON.stringify(pattern.slice(0, 80))} compiles to ${re.programSize} instructions, over ${MAX_PATTERN_PROGRAM}`;
   total.size += re.programSize;
-  if (total.size > MAX_SCHEMA_PROGRAM) return `patterns compile to more than ${MAX_SCHEMA_PROGRAM} instructions together`;
+  if (total.size > MAX_SCHEMA_PROGRAM)
+    return `patterns compile to more than ${MAX_SCHEMA_PROGRAM} instructions together`;
   return undefined;
 }
 
@@ -86,7 +90,8 @@ function childTimes(node: Record<string, unknown>, key: string, times: number): 
 function branchProblem(node: Record<string, unknown>, times: number): string | undefined {
   for (const keyword of ['oneOf', 'anyOf']) {
     const branches = node[keyword];
-    if (!Array.isArray(branches) || branches.length <= FREE_BRANCHES || times * branches.length <= MAX_BRANCH_TESTS) continue;
+    if (!Array.isArray(branches) || branches.length <= FREE_BRANCHES || times * branches.length <= MAX_BRANCH_TESTS)
+      continue;
     return `has a ${keyword} of ${branches.length} branches where values repeat without maxItems/maxProperties keeping repetitions × branches <= ${MAX_BRANCH_TESTS} (every value is tried against every branch)`;
   }
   return undefined;
@@ -100,7 +105,10 @@ function nodeProblem(node: Record<string, unknown>, total: { size: number }, tal
   if (isRecord(node.patternProperties)) {
     const keyPatterns = Object.keys(node.patternProperties).length;
     const maxKeys = node.maxProperties;
-    if (keyPatterns > FREE_KEY_PATTERNS && (typeof maxKeys !== 'number' || maxKeys * keyPatterns > MAX_KEY_PATTERN_TESTS)) {
+    if (
+      keyPatterns > FREE_KEY_PATTERNS &&
+      (typeof maxKeys !== 'number' || maxKeys * keyPatterns > MAX_KEY_PATTERN_TESTS)
+    ) {
       return `has ${keyPatterns} patternProperties without maxProperties <= ${Math.floor(MAX_KEY_PATTERN_TESTS / keyPatterns)} (every key is tested against every pattern)`;
     }
     for (const key of Object.keys(node.patternProperties)) {
@@ -134,7 +142,8 @@ export function schemaCostProblem(schema: unknown, tally: PatternTally = { patte
     const problem = nodeProblem(node, total, tally) ?? branchProblem(node, times);
     if (problem !== undefined) return problem;
     for (const [key, child] of Object.entries(node)) {
-      if (!DATA_KEYWORDS.has(key) && child !== null && typeof child === 'object') stack.push([child, childTimes(node, key, times), MAPS.has(key)]);
+      if (!DATA_KEYWORDS.has(key) && child !== null && typeof child === 'object')
+        stack.push([child, childTimes(node, key, times), MAPS.has(key)]);
     }
   }
   return undefined;

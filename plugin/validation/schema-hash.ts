@@ -14,7 +14,9 @@ export function schemaHash(schema: unknown): string {
     const known = frozenHashes.get(schema);
     if (known !== undefined) return known;
   }
-  const hash = createHash('sha256').update(JSON.stringify(schema) ?? 'undefined').digest('base64url');
+  const hash = createHash('sha256')
+    .update(JSON.stringify(schema) ?? 'undefined')
+    .digest('base64url');
   if (memo) frozenHashes.set(schema, hash);
   return hash;
 }

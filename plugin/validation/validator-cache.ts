@@ -102,7 +102,9 @@ export class ValidatorCache {
     if (known) return known;
     const compiled = tryCompile(schema, role, this.compile);
     if (!compiled.ok) {
-      this.log?.error(`contract ${contract.messageType}: its ${role}Schema does not compile (${compiled.reason}); its routes answer 500 INTERNAL_ERROR until the service announces a fixed contract`);
+      this.log?.error(
+        `contract ${contract.messageType}: its ${role}Schema does not compile (${compiled.reason}); its routes answer 500 INTERNAL_ERROR until the service announces a fixed contract`,
+      );
     }
     this.entries.set(key, compiled);
     return compiled;

@@ -80,7 +80,11 @@ function propertySchemas(nodes: Node[], key: string): Node[] {
 function itemSchemas(nodes: Node[], index: number): Node[] {
   const out: Node[] = [];
   for (const { schema, root } of nodes) {
-    const tuple = Array.isArray(schema.prefixItems) ? schema.prefixItems : Array.isArray(schema.items) ? schema.items : undefined;
+    const tuple = Array.isArray(schema.prefixItems)
+      ? schema.prefixItems
+      : Array.isArray(schema.items)
+        ? schema.items
+        : undefined;
     if (tuple && index < tuple.length) {
       if (isRecord(tuple[index])) out.push({ schema: tuple[index] as Schema, root });
       continue;

@@ -5,7 +5,15 @@ import { sendError } from '../../plugin/http/respond';
 import type { Runtime } from '../../plugin/runtime';
 import { contractNeed, contractOf, routeOf, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import type { Contract } from '../../plugin/contracts/types';
-import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests, type AppliedLimit, type ExplicitLimit } from '../../plugin/edge/rate-limit';
+import {
+  callerKey,
+  counterKey,
+  limitFor,
+  retryAfterSeconds,
+  tooManyRequests,
+  type AppliedLimit,
+  type ExplicitLimit,
+} from '../../plugin/edge/rate-limit';
 import { errorMessage } from '../../plugin/errors/describe';
 import { serviceUnavailable } from '../../plugin/errors/gateway-error';
 import { runner, type Step } from '../../plugin/lifecycle/runner';
@@ -27,7 +35,11 @@ const STORE_RETRY_AFTER_SECONDS = 5;
  * The limiters and the store's health are the runtime's (runtime.rateLimits), so they outlive a config reload.
  */
 export function contractRateLimitPolicy(runtime: Runtime) {
-  return { name: 'contract-rate-limit', schema, policy: (action?: ContractRateLimitAction) => runner([contractRateLimitStep(runtime, action)]) };
+  return {
+    name: 'contract-rate-limit',
+    schema,
+    policy: (action?: ContractRateLimitAction) => runner([contractRateLimitStep(runtime, action)]),
+  };
 }
 
 function contractRateLimitStep(runtime: Runtime, action: ContractRateLimitAction = {}): Step {
@@ -61,18 +73,33 @@ function contractRateLimitStep(runtime: Runtime, action: ContractRateLimitAction
 }
 
 /** The host's limiter counts the request: its headers on the answer, 429 past the limit; a store away, open or 503. */
-async function hostLimiter(runtime: Runtime, req: Request, res: Response, key: string, limit: AppliedLimit): Promise<void> {
+async function hostLimiter(
+  runtime: Runtime,
+  req: Request,
+  res: Response,
+  key: string,
+  limit: AppliedLimit,
+): Promise<void> {
   const outcome = await runtime.rateLimits.count(key, limit.max, limit.windowMs);
   if (outcome.kind === 'unavailable') {
     if (runtime.settings.rateLimitOnStoreFailure === 'closed') {
-      sendError(res, serviceUnavailable('The rate limit store is unavailable', STORE_RETRY_AFTER_SECONDS), traceOf(req, res).correlationId);
+      sendError(
+        res,
+        serviceUnavailable('The rate limit store is unavailable', STORE_RETRY_AFTER_SECONDS),
+        traceOf(req, res).correlationId,
+      );
     }
     return;
   }
   if (res.headersSent) return;
   for (const [name, value] of outcome.headers) res.setHeader(name, value as string | number);
   // Answered here, the runner goes no further.
-  if (outcome.over) sendError(res, tooManyRequests(retryAfterSeconds(outcome.resetTime, limit.windowMs)), traceOf(req, res).correlationId);
+  if (outcome.over)
+    sendError(
+      res,
+      tooManyRequests(retryAfterSeconds(outcome.resetTime, limit.windowMs)),
+      traceOf(req, res).correlationId,
+    );
 }
 
 function failure(runtime: Runtime, err: unknown, req: Request, res: Response): void {

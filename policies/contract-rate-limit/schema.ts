@@ -11,7 +11,16 @@ export const schema = {
   properties: {
     ...ROUTE_ACTION_SCHEMA_PROPERTIES,
     max: { type: 'integer', minimum: 1, description: 'hand-written pipelines: requests per caller per window' },
-    windowMs: { type: 'integer', minimum: 1000, maximum: 86400000, description: 'hand-written pipelines: window length, default 60000' },
-    scope: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'hand-written pipelines: counter name; pipelines with the same scope share budgets (default route)' },
+    windowMs: {
+      type: 'integer',
+      minimum: 1000,
+      maximum: 86400000,
+      description: 'hand-written pipelines: window length, default 60000',
+    },
+    scope: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9_.-]{1,64}$',
+      description: 'hand-written pipelines: counter name; pipelines with the same scope share budgets (default route)',
+    },
   },
 };

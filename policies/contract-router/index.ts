@@ -34,7 +34,11 @@ export interface RouterAction extends RouteAction {
  * service and turns the reply into the HTTP answer (201 create, 204 delete, 200 otherwise, or the service's 2xx).
  */
 export function contractRouterPolicy(runtime: Runtime) {
-  return { name: 'contract-router', schema, policy: (action: RouterAction) => runner([contractRouterStep(runtime, action)]) };
+  return {
+    name: 'contract-router',
+    schema,
+    policy: (action: RouterAction) => runner([contractRouterStep(runtime, action)]),
+  };
 }
 
 function contractRouterStep(runtime: Runtime, action: RouterAction): Step {
@@ -50,7 +54,11 @@ function contractRouterStep(runtime: Runtime, action: RouterAction): Step {
   const run = async (req: Request, res: Response): Promise<void> => {
     const resolved = admitted(req);
     announceDeprecation(runtime, req, res, resolved.contract);
-    respond(await sendMessage(runtime, req, res, resolved.contract, inputOf(req, resolved), action.timeoutMs), req, res);
+    respond(
+      await sendMessage(runtime, req, res, resolved.contract, inputOf(req, resolved), action.timeoutMs),
+      req,
+      res,
+    );
   };
   /** The body is read only for a request the router lets on. */
   const reachesInput = (req: Request): boolean => {
@@ -82,22 +90,45 @@ interface Answer {
 }
 
 /** The request as a message to the contract's service; settles with the service's reply. */
-async function sendMessage(runtime: Runtime, req: Request, res: Response, contract: Contract, input: Record<string, unknown>, actionTimeoutMs: number | undefined): Promise<Answer> {
+async function sendMessage(
+  runtime: Runtime,
+  req: Request,
+  res: Response,
+  contract: Contract,
+  input: Record<string, unknown>,
+  actionTimeoutMs: number | undefined,
+): Promise<Answer> {
   const trace = traceOf(req, res);
   // The route's own timeout is the operator's; a contract's is capped (maxRequestTimeoutMs).
   const timeoutMs = actionTimeoutMs ?? contractTimeoutMs(contract, runtime.settings);
   // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
   if (runtime.gracefulStop.isAborted) throw shuttingDown();
   // req.ip follows the host's trust proxy setting: X-Forwarded-For counts only behind a trusted proxy.
-  const call = new BusCall(runtime.observability.metrics, contract.targetService, contract.messageType, runtime.transport, serverSpanOf(req));
+  const call = new BusCall(
+    runtime.observability.metrics,
+    contract.targetService,
+    contract.messageType,
+    runtime.transport,
+    serverSpanOf(req),
+  );
   // The bus span's context when there is one (an SDK, or the caller's trace): the service continues that span.
   const traceparent = call.traceparent(trace.traceparent);
-  const headers: MessageHeaders = { correlationId: trace.correlationId, requestId: trace.requestId, user: requestUser(req), traceparent, deadline: Date.now() + Math.ceil(timeoutMs), clientAddress: req.ip };
+  const headers: MessageHeaders = {
+    correlationId: trace.correlationId,
+    requestId: trace.requestId,
+    user: requestUser(req),
+    traceparent,
+    deadline: Date.now() + Math.ceil(timeoutMs),
+    clientAddress: req.ip,
+  };
   const idempotencyKey = idempotencyKeyOf(req, contract.messageType);
   if (idempotencyKey !== undefined) headers.idempotencyKey = idempotencyKey;
   let reply: Reply;
   try {
-    reply = await runtime.transport.request({ messageType: contract.messageType, targetService: contract.targetService, input, headers }, timeoutMs);
+    reply = await runtime.transport.request(
+      { messageType: contract.messageType, targetService: contract.targetService, input, headers },
+      timeoutMs,
+    );
   } catch (err) {
     call.failed(err);
     throw err;
@@ -113,7 +144,16 @@ function respond({ runtime, contract, reply }: Answer, req: Request, res: Respon
   const status = replyStatus(reply.status, contract, runtime.log) ?? successStatus(contract.messageType, req.method);
   // Checked before any header is set: a result refused in strict mode must not leave a Location behind. The result
   // is read (parsed) only when the check or writeOnly removal needs it.
-  const body = status === 204 ? undefined : responseJson(runtime, contract, () => reply.result ?? null, resultJsonOf(reply), traceOf(req, res).correlationId);
+  const body =
+    status === 204
+      ? undefined
+      : responseJson(
+          runtime,
+          contract,
+          () => reply.result ?? null,
+          resultJsonOf(reply),
+          traceOf(req, res).correlationId,
+        );
   const location = replyLocation(reply.location, contract, runtime.log);
   if (location) res.setHeader('Location', location);
   sendJsonText(res, status, body);

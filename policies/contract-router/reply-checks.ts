@@ -37,7 +37,12 @@ export function replyLocation(location: unknown, contract: Contract, log: Logger
   if (location === undefined || location === null || location === '') return undefined;
   if (typeof location === 'string' && isSafeLocation(location)) return location;
   const shown = JSON.stringify(typeof location === 'string' ? location.slice(0, 200) : location)?.slice(0, 200);
-  warnOncePerContract(log, 'location', contract, `${contract.targetService} answered ${contract.messageType} with a location outside /api/ or not normalised (${shown}): not sent`);
+  warnOncePerContract(
+    log,
+    'location',
+    contract,
+    `${contract.targetService} answered ${contract.messageType} with a location outside /api/ or not normalised (${shown}): not sent`,
+  );
   return undefined;
 }
 
@@ -45,6 +50,11 @@ export function replyLocation(location: unknown, contract: Contract, log: Logger
 export function replyStatus(status: unknown, contract: Contract, log: Logger): number | undefined {
   if (status === undefined || status === null) return undefined;
   if (typeof status === 'number' && Number.isInteger(status) && status >= 200 && status < 300) return status;
-  warnOncePerContract(log, 'status', contract, `${contract.targetService} answered ${contract.messageType} with status ${JSON.stringify(status)?.slice(0, 50)}, which is not a success status: the route's own status was sent`);
+  warnOncePerContract(
+    log,
+    'status',
+    contract,
+    `${contract.targetService} answered ${contract.messageType} with status ${JSON.stringify(status)?.slice(0, 50)}, which is not a success status: the route's own status was sent`,
+  );
   return undefined;
 }

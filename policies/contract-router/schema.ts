@@ -7,6 +7,10 @@ export const schema = {
   properties: {
     ...ROUTE_ACTION_SCHEMA_PROPERTIES,
     timeoutMs: { type: 'integer', minimum: 1, description: 'overrides the contract timeout for this route' },
-    public: { type: 'boolean', description: 'hand-written pipelines: no permission check of the contract here (without a permission step before, the contract\'s requiredPermissions apply)' },
+    public: {
+      type: 'boolean',
+      description:
+        "hand-written pipelines: no permission check of the contract here (without a permission step before, the contract's requiredPermissions apply)",
+    },
   },
 };

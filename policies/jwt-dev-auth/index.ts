@@ -23,7 +23,11 @@ export type JwtDevAuthAction = AccessAction & AuthOverrides;
  * action's overrides merged onto them when the policy is created.
  */
 export function jwtDevAuthPolicy(runtime: Runtime) {
-  return { name: 'jwt-dev-auth', schema, policy: (action?: JwtDevAuthAction) => runner([jwtDevAuthStep(runtime, action)]) };
+  return {
+    name: 'jwt-dev-auth',
+    schema,
+    policy: (action?: JwtDevAuthAction) => runner([jwtDevAuthStep(runtime, action)]),
+  };
 }
 
 function jwtDevAuthStep(runtime: Runtime, action: JwtDevAuthAction = {}): Step {
@@ -32,14 +36,16 @@ function jwtDevAuthStep(runtime: Runtime, action: JwtDevAuthAction = {}): Step {
   const verifier = runtime.verifiers.obtain(config);
   const dev = config.developmentAuthEnabled;
 
-  const run = (req: Request): void | Promise<void> => (accessOf(req, action, runtime).public ? identifyIfAble(req) : authenticate(req));
+  const run = (req: Request): void | Promise<void> =>
+    accessOf(req, action, runtime).public ? identifyIfAble(req) : authenticate(req);
 
   /** The caller, or the 401 thrown; waits only for a token not verified before. */
   const authenticate = (req: Request): void | Promise<void> => {
     const user = knownCaller(req, verifier, dev);
     return user ? setRequestUser(req, user) : verifyThenSet(req);
   };
-  const verifyThenSet = async (req: Request): Promise<void> => setRequestUser(req, await authenticateRequest(req, verifier, dev));
+  const verifyThenSet = async (req: Request): Promise<void> =>
+    setRequestUser(req, await authenticateRequest(req, verifier, dev));
 
   /** Public routes: the caller when the credentials check out (as authenticate decides), else anonymous. */
   const identifyIfAble = (req: Request): void | Promise<void> => {

@@ -10,7 +10,10 @@ export const schema = {
   type: 'object',
   properties: {
     ...ROUTE_ACTION_SCHEMA_PROPERTIES,
-    public: { type: 'boolean', description: 'hand-written pipelines: no authentication needed (a valid token still sets the user)' },
+    public: {
+      type: 'boolean',
+      description: 'hand-written pipelines: no authentication needed (a valid token still sets the user)',
+    },
     ...AUTH_OVERRIDE_SCHEMA_PROPERTIES,
   },
 };

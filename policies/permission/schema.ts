@@ -10,7 +10,8 @@ export const schema = {
     required: {
       type: 'array',
       items: { type: 'string', minLength: 1 },
-      description: 'permissions the caller must hold (hand-written pipelines; added to the contract\'s on generated ones)',
+      description:
+        "permissions the caller must hold (hand-written pipelines; added to the contract's on generated ones)",
     },
   },
 };

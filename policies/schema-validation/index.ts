@@ -25,13 +25,20 @@ const BROKEN_CONTRACT = 'The service contract for this route is invalid';
  * Bad input is a 400 and never reaches the bus.
  */
 export function schemaValidationPolicy(runtime: Runtime) {
-  return { name: 'schema-validation', schema, policy: (action: ValidationAction) => runner([schemaValidationStep(runtime, action)]) };
+  return {
+    name: 'schema-validation',
+    schema,
+    policy: (action: ValidationAction) => runner([schemaValidationStep(runtime, action)]),
+  };
 }
 
 function schemaValidationStep(runtime: Runtime, action: ValidationAction): Step {
   const failed = answerStepError(runtime.log, (err) => `schema-validation: ${errorMessage(err)}`);
   const inline = action.schema ? compileInline(action.schema) : undefined;
-  if (inline && !inline.ok) runtime.log.error(`schema-validation: an inline schema does not compile (${inline.reason}); its pipeline answers 500`);
+  if (inline && !inline.ok)
+    runtime.log.error(
+      `schema-validation: an inline schema does not compile (${inline.reason}); its pipeline answers 500`,
+    );
   // Binds the compile cache to discovery now, so a contract's broken schema is logged when it is announced.
   void runtime.validators;
 
@@ -67,7 +74,10 @@ interface Target {
   validator: Compiled;
 }
 
-const NO_CONTRACT: ResolvedContract = { contract: { messageType: '', targetService: '', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }, dispatched: false };
+const NO_CONTRACT: ResolvedContract = {
+  contract: { messageType: '', targetService: '', inputSchema: {}, outputSchema: {}, requiredPermissions: [] },
+  dispatched: false,
+};
 
 /** The inline schema also decides how query-string values are converted, so they meet the schema that checks them. */
 function inlineTarget(base: ResolvedContract, schema: JsonSchema, inline: Compiled): Target {

@@ -11,7 +11,8 @@ export const schema = {
     ...ROUTE_ACTION_SCHEMA_PROPERTIES,
     schema: {
       type: 'object',
-      description: 'inline JSON Schema for the input (body + path parameters + query string); replaces the contract inputSchema',
+      description:
+        'inline JSON Schema for the input (body + path parameters + query string); replaces the contract inputSchema',
     },
   },
 };

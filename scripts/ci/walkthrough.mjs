@@ -14,7 +14,12 @@ const JSON_TYPE = { 'Content-Type': 'application/json' };
 
 async function call(method, path, { token, body } = {}) {
   const headers = { ...(body === undefined ? {} : JSON_TYPE), ...(token ? { Authorization: `Bearer ${token}` } : {}) };
-  const res = await fetch(gw + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(15000) });
+  const res = await fetch(gw + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(15000),
+  });
   const text = await res.text();
   let json;
   try {
@@ -31,7 +36,10 @@ async function step(name, method, path, expected, opts = {}) {
   const code = r.json?.code;
   const ok = r.status === expected.status && (expected.code === undefined || code === expected.code);
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}: ${method} ${path} -> ${r.status}${code ? ` ${code}` : ''}`);
-  if (!ok) throw new Error(`${name}: expected ${expected.status}${expected.code ? ` ${expected.code}` : ''}, got ${r.status}: ${r.text.slice(0, 300)}`);
+  if (!ok)
+    throw new Error(
+      `${name}: expected ${expected.status}${expected.code ? ` ${expected.code}` : ''}, got ${r.status}: ${r.text.slice(0, 300)}`,
+    );
   return r;
 }
 
@@ -43,7 +51,10 @@ function check(name, condition, detail) {
 /** Logs in, retrying while the services are still announcing (503/504 until the routes exist). */
 async function login(credentials, attempts = 60) {
   for (let i = 1; ; i++) {
-    const r = await call('POST', '/api/login', { body: credentials }).catch((err) => ({ status: 0, text: String(err) }));
+    const r = await call('POST', '/api/login', { body: credentials }).catch((err) => ({
+      status: 0,
+      text: String(err),
+    }));
     if (r.status === 200) {
       console.log(`ok   log in as ${credentials.email}: POST /api/login -> 200`);
       return r.json;
@@ -58,35 +69,89 @@ async function login(credentials, attempts = 60) {
 async function walkthrough() {
   const session = await login(ADMIN);
   const token = session.accessToken;
-  check('the login answer carries an access and a refresh token', typeof token === 'string' && typeof session.refreshToken === 'string', JSON.stringify(session));
+  check(
+    'the login answer carries an access and a refresh token',
+    typeof token === 'string' && typeof session.refreshToken === 'string',
+    JSON.stringify(session),
+  );
 
   await step('without a token', 'GET', '/api/users', { status: 401, code: 'NO_AUTH_HEADER' });
   const ada = { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', password: 'correct-horse' };
   const created = await step('create a user', 'POST', '/api/users', { status: 201 }, { token, body: ada });
   check('the created user has a Location header', Boolean(created.headers.get('location')), 'no Location header');
-  await step('invalid input', 'POST', '/api/users', { status: 400, code: 'VALIDATION_ERROR' }, { token, body: { email: 'not-an-email', password: 'short' } });
-  const page = await step('list, page and filter', 'GET', '/api/users?page=1&pageSize=5&search=ada', { status: 200 }, { token });
-  check('the list finds exactly Ada', page.json.totalCount === 1 && page.json.users.length === 1, JSON.stringify(page.json));
+  await step(
+    'invalid input',
+    'POST',
+    '/api/users',
+    { status: 400, code: 'VALIDATION_ERROR' },
+    { token, body: { email: 'not-an-email', password: 'short' } },
+  );
+  const page = await step(
+    'list, page and filter',
+    'GET',
+    '/api/users?page=1&pageSize=5&search=ada',
+    { status: 200 },
+    { token },
+  );
+  check(
+    'the list finds exactly Ada',
+    page.json.totalCount === 1 && page.json.users.length === 1,
+    JSON.stringify(page.json),
+  );
   const user = page.json.users[0].userId;
 
   await step('read', 'GET', `/api/users/${user}`, { status: 200 }, { token });
   await step('read by query string', 'GET', `/api/users?userId=${user}`, { status: 200 }, { token });
-  const fields = await step('read some fields', 'GET', `/api/users/${user}?fields=email,firstName`, { status: 200 }, { token });
-  check('only the fields asked for', fields.json.email === ada.email && fields.json.lastName === undefined, JSON.stringify(fields.json));
+  const fields = await step(
+    'read some fields',
+    'GET',
+    `/api/users/${user}?fields=email,firstName`,
+    { status: 200 },
+    { token },
+  );
+  check(
+    'only the fields asked for',
+    fields.json.email === ada.email && fields.json.lastName === undefined,
+    JSON.stringify(fields.json),
+  );
   await step('update', 'PUT', `/api/users/${user}`, { status: 200 }, { token, body: { lastName: 'King' } });
 
   const adaSession = await login({ email: ada.email, password: ada.password });
-  await step('Ada without permission', 'GET', '/api/users', { status: 403, code: 'INSUFFICIENT_PERMISSIONS' }, { token: adaSession.accessToken });
+  await step(
+    'Ada without permission',
+    'GET',
+    '/api/users',
+    { status: 403, code: 'INSUFFICIENT_PERMISSIONS' },
+    { token: adaSession.accessToken },
+  );
   const granted = await call('POST', `/api/users/${user}/permissions`, { token, body: { permission: 'users:read' } });
   check(`grant users:read -> ${granted.status}`, granted.status >= 200 && granted.status < 300, granted.text);
   const perms = await step('list permissions', 'GET', `/api/users/${user}/permissions`, { status: 200 }, { token });
   check('Ada holds users:read', JSON.stringify(perms.json).includes('users:read'), perms.text);
-  const refreshed = await step('refresh', 'POST', '/api/refresh-token', { status: 200 }, { body: { refreshToken: adaSession.refreshToken } });
-  await step('Ada with users:read', 'GET', '/api/users?pageSize=1', { status: 200 }, { token: refreshed.json.accessToken });
+  const refreshed = await step(
+    'refresh',
+    'POST',
+    '/api/refresh-token',
+    { status: 200 },
+    { body: { refreshToken: adaSession.refreshToken } },
+  );
+  await step(
+    'Ada with users:read',
+    'GET',
+    '/api/users?pageSize=1',
+    { status: 200 },
+    { token: refreshed.json.accessToken },
+  );
 
   const out = await call('POST', '/api/logout', { token, body: { userId: session.user.userId } });
   check(`log out -> ${out.status}`, out.status >= 200 && out.status < 300, out.text);
-  await step('the revoked refresh token', 'POST', '/api/refresh-token', { status: 401 }, { body: { refreshToken: session.refreshToken } });
+  await step(
+    'the revoked refresh token',
+    'POST',
+    '/api/refresh-token',
+    { status: 401 },
+    { body: { refreshToken: session.refreshToken } },
+  );
   await step('delete', 'DELETE', `/api/users/${user}`, { status: 204 }, { token });
   await step('read after delete', 'GET', `/api/users/${user}`, { status: 404, code: 'NOT_FOUND' }, { token });
 }

@@ -13,5 +13,7 @@ function canonical(value: unknown): unknown {
 
 /** What a key is bound to at its first use: the message type and the input (body, path and query merged). */
 export function requestFingerprint(messageType: string, input: Record<string, unknown>): string {
-  return createHash('sha256').update(JSON.stringify([messageType, canonical(input)])).digest('base64url');
+  return createHash('sha256')
+    .update(JSON.stringify([messageType, canonical(input)]))
+    .digest('base64url');
 }

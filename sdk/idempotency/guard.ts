@@ -76,7 +76,11 @@ export class IdempotencyGuard {
   }
 
   /** Runs `run` at most once per key; `toReply` turns what a handler returns into the reply envelope. */
-  async run(message: RequestMessage, toReply: (out: unknown) => Reply, run: (scope: IdempotencyScope) => Promise<Reply>): Promise<Reply> {
+  async run(
+    message: RequestMessage,
+    toReply: (out: unknown) => Reply,
+    run: (scope: IdempotencyScope) => Promise<Reply>,
+  ): Promise<Reply> {
     const key = String(message.headers.idempotencyKey);
     // The gateway sends 1-255 characters; anything else came from elsewhere on the bus and is not stored.
     if (key.length < 1 || key.length > MAX_KEY_LENGTH) return malformedKey();
@@ -87,12 +91,16 @@ export class IdempotencyGuard {
     const token = randomUUID();
     try {
       // A store that hangs must not hold the request past its deadline: the caller gets a 503 it can retry.
-      claim = await beforeDeadline(this.releaseAbandoned(id).then(() => this.claim(id, fingerprint, token, message.redelivered === true)));
+      claim = await beforeDeadline(
+        this.releaseAbandoned(id).then(() => this.claim(id, fingerprint, token, message.redelivered === true)),
+      );
     } catch (err) {
       // The claim may have been taken all the same (its answer lost, or its statement still on its way).
       this.abandoned(id, token, err);
       // Never run a keyed command without its key: the client retries with the same key.
-      return new ServiceError('SERVICE_UNAVAILABLE', 'The idempotency store is unavailable', { retryAfter: 1 }).toReply();
+      return new ServiceError('SERVICE_UNAVAILABLE', 'The idempotency store is unavailable', {
+        retryAfter: 1,
+      }).toReply();
     }
     if (claim.state !== 'claimed' && claim.fingerprint !== fingerprint) return keyReused();
     if (claim.state === 'done') return { ...claim.reply, replayed: true };
@@ -111,7 +119,12 @@ export class IdempotencyGuard {
     return claim;
   }
 
-  private async runClaimed(id: IdempotencyId, token: string, toReply: (out: unknown) => Reply, run: (scope: IdempotencyScope) => Promise<Reply>): Promise<Reply> {
+  private async runClaimed(
+    id: IdempotencyId,
+    token: string,
+    toReply: (out: unknown) => Reply,
+    run: (scope: IdempotencyScope) => Promise<Reply>,
+  ): Promise<Reply> {
     let recorded = false;
     const scope: IdempotencyScope = {
       key: id.key,

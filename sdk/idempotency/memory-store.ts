@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Reply } from '../../plugin/bus/transport';
-import { IdempotencyClaimLost, type Claim, type ClaimRequest, type IdempotencyId, type IdempotencyStore } from './store';
+import {
+  IdempotencyClaimLost,
+  type Claim,
+  type ClaimRequest,
+  type IdempotencyId,
+  type IdempotencyStore,
+} from './store';
 
 interface Entry {
   fingerprint: string;
@@ -36,13 +42,25 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const name = nameOf(id);
     const now = this.now();
     const entry = this.entries.get(name);
-    const takeOver = entry !== undefined && entry.expiresAt > now && !entry.reply && entry.leaseUntil <= now && entry.fingerprint === fingerprint;
+    const takeOver =
+      entry !== undefined &&
+      entry.expiresAt > now &&
+      !entry.reply &&
+      entry.leaseUntil <= now &&
+      entry.fingerprint === fingerprint;
     if (entry && entry.expiresAt > now && !takeOver) {
-      return entry.reply ? { state: 'done', fingerprint: entry.fingerprint, reply: structuredClone(entry.reply) } : { state: 'running', fingerprint: entry.fingerprint };
+      return entry.reply
+        ? { state: 'done', fingerprint: entry.fingerprint, reply: structuredClone(entry.reply) }
+        : { state: 'running', fingerprint: entry.fingerprint };
     }
     const token = given ?? randomUUID();
     if (!entry && this.entries.size >= this.maxEntries) this.forgetOldest();
-    this.entries.set(name, { fingerprint, token, leaseUntil: now + leaseMs, expiresAt: takeOver ? entry.expiresAt : now + ttlMs });
+    this.entries.set(name, {
+      fingerprint,
+      token,
+      leaseUntil: now + leaseMs,
+      expiresAt: takeOver ? entry.expiresAt : now + ttlMs,
+    });
     return { state: 'claimed', token };
   }
 

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Reply } from '../../plugin/bus/transport';
-import { IdempotencyClaimLost, type Claim, type ClaimRequest, type IdempotencyId, type IdempotencyStore, type SqlClient } from './store';
+import {
+  IdempotencyClaimLost,
+  type Claim,
+  type ClaimRequest,
+  type IdempotencyId,
+  type IdempotencyStore,
+  type SqlClient,
+} from './store';
 
 export const DEFAULT_IDEMPOTENCY_TABLE = 'idempotency_keys';
 
@@ -37,7 +44,9 @@ export function idempotencyMigrationStatements(table = DEFAULT_IDEMPOTENCY_TABLE
 
 /** The same as one SQL script (see idempotencyMigrationStatements). */
 export function idempotencyMigration(table = DEFAULT_IDEMPOTENCY_TABLE): string {
-  return idempotencyMigrationStatements(table).map((s) => `${s};\n`).join('');
+  return idempotencyMigrationStatements(table)
+    .map((s) => `${s};\n`)
+    .join('');
 }
 
 /** The interval of the milliseconds in parameter $n. */
@@ -88,7 +97,11 @@ export class PgIdempotencyStore implements IdempotencyStore {
       const row = found.rows[0];
       if (!row) continue;
       if (row.reply === null) return { state: 'running', fingerprint: row.fingerprint };
-      return { state: 'done', fingerprint: row.fingerprint, reply: (typeof row.reply === 'string' ? JSON.parse(row.reply) : row.reply) as Reply };
+      return {
+        state: 'done',
+        fingerprint: row.fingerprint,
+        reply: (typeof row.reply === 'string' ? JSON.parse(row.reply) : row.reply) as Reply,
+      };
     }
     throw new Error('The idempotency key kept changing under the claim');
   }
@@ -112,16 +125,16 @@ export class PgIdempotencyStore implements IdempotencyStore {
   }
 
   async release(id: IdempotencyId, token: string): Promise<void> {
-    await this.db.query(`DELETE FROM ${this.table} WHERE service = $1 AND caller = $2 AND key = $3 AND token = $4 AND reply IS NULL`, [
-      id.service,
-      id.caller,
-      id.key,
-      token,
-    ]);
+    await this.db.query(
+      `DELETE FROM ${this.table} WHERE service = $1 AND caller = $2 AND key = $3 AND token = $4 AND reply IS NULL`,
+      [id.service, id.caller, id.key, token],
+    );
   }
 
   async purgeExpired(): Promise<number> {
-    const { rows } = await this.db.query<{ n: number }>(`WITH gone AS (DELETE FROM ${this.table} WHERE expires_at <= now() RETURNING 1) SELECT count(*)::int AS n FROM gone`);
+    const { rows } = await this.db.query<{ n: number }>(
+      `WITH gone AS (DELETE FROM ${this.table} WHERE expires_at <= now() RETURNING 1) SELECT count(*)::int AS n FROM gone`,
+    );
     return Number(rows[0]?.n ?? 0);
   }
 }

@@ -13,7 +13,11 @@ import { testRuntime } from '../support/runtime';
 const withDefinitions: Contract = {
   messageType: 'PlaceOrderCommand',
   targetService: 'orders-service',
-  inputSchema: { type: 'object', definitions: { line: { type: 'object', properties: { sku: { type: 'string' } } } }, properties: { lines: { type: 'array', items: { $ref: '#/definitions/line' } } } },
+  inputSchema: {
+    type: 'object',
+    definitions: { line: { type: 'object', properties: { sku: { type: 'string' } } } },
+    properties: { lines: { type: 'array', items: { $ref: '#/definitions/line' } } },
+  },
   outputSchema: { type: 'object', properties: { orderId: { type: 'string' } } },
   requiredPermissions: ['orders:create'],
 };
@@ -42,7 +46,9 @@ describe('the AsyncAPI document of the bus', function () {
     expect(users.address).to.equal('users-service');
     expect(users.bindings.amqp.exchange).to.include({ name: 'acme.requests', type: 'topic', durable: true });
     expect(users.messages.CreateUserCommand.bindings.amqp.messageType).to.equal('CreateUserCommand');
-    expect(users.messages.CreateUserCommand.payload.properties.input.$ref).to.equal('#/components/schemas/CreateUserCommand.Input');
+    expect(users.messages.CreateUserCommand.payload.properties.input.$ref).to.equal(
+      '#/components/schemas/CreateUserCommand.Input',
+    );
     expect(users.messages.CreateUserCommand.headers.$ref).to.equal('#/components/schemas/RequestHeaders');
     const op = doc.operations['request.users-service'];
     expect(op.action).to.equal('send');
@@ -51,7 +57,9 @@ describe('the AsyncAPI document of the bus', function () {
     expect(reply[0].properties.result.$ref).to.equal('#/components/schemas/CreateUserCommand.Output');
     expect(reply[1].$ref).to.equal('#/components/schemas/ReplyFailure');
     expect(doc.components.schemas.ReplyFailure.properties.error.properties.code.enum).to.include('NOT_FOUND');
-    expect(doc.components.schemas['PlaceOrderCommand.Input'].properties.lines.items.$ref).to.equal('#/components/schemas/PlaceOrderCommand.Input/definitions/line');
+    expect(doc.components.schemas['PlaceOrderCommand.Input'].properties.lines.items.$ref).to.equal(
+      '#/components/schemas/PlaceOrderCommand.Input/definitions/line',
+    );
     expect(doc.channels.announcements).to.include({ address: 'announce.{service}' });
     expect(doc.channels.announcements.bindings.amqp.exchange.name).to.equal('acme.discovery');
     expect(doc.channels.discovery.address).to.equal('discover');
@@ -83,9 +91,16 @@ describe('the AsyncAPI document of the bus', function () {
       expect(first.headers.get('content-type')).to.match(/^application\/json/);
       const etag = first.headers.get('etag')!;
       expect(((await first.json()) as Record<string, any>).channels).not.to.have.property('requests.orders-service');
-      expect((await fetch(`${base}/api-docs/asyncapi.json`, { headers: { 'if-none-match': etag } })).status).to.equal(304);
+      expect((await fetch(`${base}/api-docs/asyncapi.json`, { headers: { 'if-none-match': etag } })).status).to.equal(
+        304,
+      );
 
-      runtime.registry.apply({ service: 'orders-service', instanceId: 'o1', ttlMs: 60_000, contracts: [withDefinitions] });
+      runtime.registry.apply({
+        service: 'orders-service',
+        instanceId: 'o1',
+        ttlMs: 60_000,
+        contracts: [withDefinitions],
+      });
       const changed = await fetch(`${base}/api-docs/asyncapi.json`, { headers: { 'if-none-match': etag } });
       expect(changed.status).to.equal(200);
       const doc = (await changed.json()) as Record<string, any>;

@@ -9,7 +9,9 @@ import { TokenCache } from '../../plugin/auth/token-cache';
 
 describe('auth: claims → AuthenticatedUser', () => {
   it('permissions: the permissions array first', () => {
-    expect(extractPermissions({ permissions: ['a:b', 'c:d'], 'https://x/permissions': ['z:z'], scope: 's:t' })).to.deep.equal(['a:b', 'c:d']);
+    expect(
+      extractPermissions({ permissions: ['a:b', 'c:d'], 'https://x/permissions': ['z:z'], scope: 's:t' }),
+    ).to.deep.equal(['a:b', 'c:d']);
   });
 
   it('permissions: an empty permissions array still wins', () => {
@@ -27,11 +29,17 @@ describe('auth: claims → AuthenticatedUser', () => {
   });
 
   it('permissions: such a claim is skipped unless it holds an array of strings', () => {
-    expect(extractPermissions({ permissions: 'a:b', permissions_count: 3, my_permissions: [1, 2], scope: 'read write' })).to.deep.equal(['read', 'write']);
+    expect(
+      extractPermissions({ permissions: 'a:b', permissions_count: 3, my_permissions: [1, 2], scope: 'read write' }),
+    ).to.deep.equal(['read', 'write']);
   });
 
   it('permissions: else the scope string split on spaces', () => {
-    expect(extractPermissions({ scope: '  openid   users:read users:create ' })).to.deep.equal(['openid', 'users:read', 'users:create']);
+    expect(extractPermissions({ scope: '  openid   users:read users:create ' })).to.deep.equal([
+      'openid',
+      'users:read',
+      'users:create',
+    ]);
   });
 
   it('permissions: else an empty list', () => {
@@ -40,9 +48,18 @@ describe('auth: claims → AuthenticatedUser', () => {
   });
 
   it('defaults: email <sub>@unknown, name = sub; roles only when present', () => {
-    expect(toAuthenticatedUser({ sub: 'u9' })).to.deep.equal({ userId: 'u9', email: 'u9@unknown', name: 'u9', permissions: [] });
+    expect(toAuthenticatedUser({ sub: 'u9' })).to.deep.equal({
+      userId: 'u9',
+      email: 'u9@unknown',
+      name: 'u9',
+      permissions: [],
+    });
     expect(toAuthenticatedUser({ sub: 'u9', email: '', name: 42, roles: ['r', 7] })).to.deep.equal({
-      userId: 'u9', email: 'u9@unknown', name: 'u9', permissions: [], roles: ['r'],
+      userId: 'u9',
+      email: 'u9@unknown',
+      name: 'u9',
+      permissions: [],
+      roles: ['r'],
     });
   });
 });
@@ -67,9 +84,23 @@ describe('auth: configuration', () => {
   });
 
   it('reads the environment, action parameters override it', () => {
-    const env = { JWT_SECRET: 's'.repeat(32), JWKS_URI: 'https://idp/jwks', JWT_ISSUER: 'i', JWT_AUDIENCE: 'a', JWT_CLOCK_TOLERANCE: '15', DEVELOPMENT_AUTH_ENABLED: 'true' };
+    const env = {
+      JWT_SECRET: 's'.repeat(32),
+      JWKS_URI: 'https://idp/jwks',
+      JWT_ISSUER: 'i',
+      JWT_AUDIENCE: 'a',
+      JWT_CLOCK_TOLERANCE: '15',
+      DEVELOPMENT_AUTH_ENABLED: 'true',
+    };
     const c = resolveAuthConfig({}, env);
-    expect(c).to.include({ jwtSecret: 's'.repeat(32), jwksUri: 'https://idp/jwks', issuer: 'i', audience: 'a', clockToleranceSeconds: 15, developmentAuthEnabled: true });
+    expect(c).to.include({
+      jwtSecret: 's'.repeat(32),
+      jwksUri: 'https://idp/jwks',
+      issuer: 'i',
+      audience: 'a',
+      clockToleranceSeconds: 15,
+      developmentAuthEnabled: true,
+    });
     const o = resolveAuthConfig({ issuer: 'j', clockTolerance: 0, developmentAuthEnabled: false }, env);
     expect(o).to.include({ issuer: 'j', clockToleranceSeconds: 0, developmentAuthEnabled: false });
   });
@@ -82,9 +113,13 @@ describe('auth: configuration', () => {
   });
 
   it('the development-mode warning is loud and names the variable', () => {
-    expect(developmentModeWarning()).to.match(/DEVELOPMENT_AUTH_ENABLED/).and.to.match(/NEVER/);
+    expect(developmentModeWarning())
+      .to.match(/DEVELOPMENT_AUTH_ENABLED/)
+      .and.to.match(/NEVER/);
     const logged: string[] = [];
-    expect(warnIfDevelopmentMode({ error: (m) => logged.push(m) }, { DEVELOPMENT_AUTH_ENABLED: 'true' })).to.equal(true);
+    expect(warnIfDevelopmentMode({ error: (m) => logged.push(m) }, { DEVELOPMENT_AUTH_ENABLED: 'true' })).to.equal(
+      true,
+    );
     expect(warnIfDevelopmentMode({ error: (m) => logged.push(m) }, { DEVELOPMENT_AUTH_ENABLED: '1' })).to.equal(false);
     expect(logged).to.have.length(1);
   });
@@ -106,7 +141,10 @@ describe('auth: small pieces', () => {
     expect(developmentUser({})).to.equal(undefined);
     expect(developmentUser({ 'x-dev-user-id': '' })).to.equal(undefined);
     expect(developmentUser({ 'x-dev-user-id': ' u1 ', 'x-dev-permissions': 'a, b ,,a' })).to.deep.equal({
-      userId: 'u1', email: 'u1@development.local', name: 'Development User u1', permissions: ['a', 'b'],
+      userId: 'u1',
+      email: 'u1@development.local',
+      name: 'Development User u1',
+      permissions: ['a', 'b'],
     });
   });
 

@@ -4,7 +4,14 @@ import type { Runtime } from '../../plugin/runtime';
 import { testRuntime } from '../support/runtime';
 
 export function contract(messageType: string, extra: Partial<Contract> = {}): Contract {
-  return { messageType, targetService: 'auth-tests', inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: [], ...extra };
+  return {
+    messageType,
+    targetService: 'auth-tests',
+    inputSchema: { type: 'object' },
+    outputSchema: {},
+    requiredPermissions: [],
+    ...extra,
+  };
 }
 
 /**

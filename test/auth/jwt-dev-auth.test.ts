@@ -11,7 +11,23 @@ import { GatewayError } from '../../plugin/errors/gateway-error';
 import { quiet, testRuntime } from '../support/runtime';
 import type { Runtime } from '../../plugin/runtime';
 import {
-  AUDIENCE, ISSUER, JWKS_HOST, JWKS_PATH, JWKS_URI, SECRET, claims, envWithoutAuth, fakeReq, hs256, isolateAuthEnv, useNock, now, rs256, rsaKey, rsClaims, run,
+  AUDIENCE,
+  ISSUER,
+  JWKS_HOST,
+  JWKS_PATH,
+  JWKS_URI,
+  SECRET,
+  claims,
+  envWithoutAuth,
+  fakeReq,
+  hs256,
+  isolateAuthEnv,
+  useNock,
+  now,
+  rs256,
+  rsaKey,
+  rsClaims,
+  run,
   verifierFor,
 } from './support';
 
@@ -102,10 +118,16 @@ describe('jwt-dev-auth: accepted tokens', () => {
   });
 
   it('HS256: takes email, name, permissions and roles from the claims', async () => {
-    const token = hs256(claims({ email: 'ann@example.com', name: 'Ann', permissions: ['users:read', 'users:create'], roles: ['admin'] }));
+    const token = hs256(
+      claims({ email: 'ann@example.com', name: 'Ann', permissions: ['users:read', 'users:create'], roles: ['admin'] }),
+    );
     const out = await authorize(HS, { authorization: `Bearer ${token}` });
     expect(out.user).to.deep.equal({
-      userId: 'user-1', email: 'ann@example.com', name: 'Ann', permissions: ['users:read', 'users:create'], roles: ['admin'],
+      userId: 'user-1',
+      email: 'ann@example.com',
+      name: 'Ann',
+      permissions: ['users:read', 'users:create'],
+      roles: ['admin'],
     });
   });
 
@@ -149,7 +171,10 @@ describe('jwt-dev-auth: accepted tokens', () => {
     await withRuntimeOfEnv(async (fromEnv) => {
       expect((await authorize({}, { authorization: `Bearer ${hs256(claims())}` }, fromEnv)).next).to.equal(true);
       expect((await authorize({}, { authorization: `Bearer ${rs256(k1, rsClaims())}` }, fromEnv)).next).to.equal(true);
-      expect((await authorize({}, { authorization: `Bearer ${rs256(k1, rsClaims({ iss: 'https://other/' }))}` }, fromEnv)).status).to.equal(401);
+      expect(
+        (await authorize({}, { authorization: `Bearer ${rs256(k1, rsClaims({ iss: 'https://other/' }))}` }, fromEnv))
+          .status,
+      ).to.equal(401);
     });
     // The runtime made before the variables were set does not see them.
     expect((await authorize({}, { authorization: `Bearer ${hs256(claims())}` })).status).to.equal(401);
@@ -167,10 +192,14 @@ describe('jwt-dev-auth: accepted tokens', () => {
     const expired = hs256(claims({ exp: now() - 10 }));
     const early = hs256(claims({ nbf: now() + 10 }));
     expect((await authorize(HS, { authorization: `Bearer ${expired}` })).body?.code).to.equal('TOKEN_EXPIRED');
-    expect((await authorize({ ...HS, clockTolerance: 30 }, { authorization: `Bearer ${expired}` })).next).to.equal(true);
+    expect((await authorize({ ...HS, clockTolerance: 30 }, { authorization: `Bearer ${expired}` })).next).to.equal(
+      true,
+    );
     expect((await authorize({ ...HS, clockTolerance: 30 }, { authorization: `Bearer ${early}` })).next).to.equal(true);
     process.env.JWT_CLOCK_TOLERANCE = '30';
-    await withRuntimeOfEnv(async (fromEnv) => expect((await authorize(HS, { authorization: `Bearer ${expired}` }, fromEnv)).next).to.equal(true));
+    await withRuntimeOfEnv(async (fromEnv) =>
+      expect((await authorize(HS, { authorization: `Bearer ${expired}` }, fromEnv)).next).to.equal(true),
+    );
   });
 
   describe('key set', () => {
@@ -197,10 +226,13 @@ describe('jwt-dev-auth: accepted tokens', () => {
     it('unknown kids cannot make it fetch the key set more than once per cooldown', async () => {
       const host = keySetHost(() => [k1.jwk]);
       const results = await Promise.all(
-        Array.from({ length: 25 }, (_, i) => authorize(RS, { authorization: `Bearer ${rs256(k1, rsClaims(), { kid: `random-${i}` })}` })),
+        Array.from({ length: 25 }, (_, i) =>
+          authorize(RS, { authorization: `Bearer ${rs256(k1, rsClaims(), { kid: `random-${i}` })}` }),
+        ),
       );
       for (const r of results) expect(r.body?.code).to.equal('INVALID_TOKEN');
-      for (let i = 0; i < 25; i++) await authorize(RS, { authorization: `Bearer ${rs256(k1, rsClaims(), { kid: `later-${i}` })}` });
+      for (let i = 0; i < 25; i++)
+        await authorize(RS, { authorization: `Bearer ${rs256(k1, rsClaims(), { kid: `later-${i}` })}` });
       expect(host.fetches()).to.equal(1);
       expect((await authorize(RS, { authorization: `Bearer ${rs256(k1, rsClaims())}` })).next).to.equal(true);
       expect(host.fetches()).to.equal(1);
@@ -208,7 +240,11 @@ describe('jwt-dev-auth: accepted tokens', () => {
 
     it('a key set that is down answers 503 with Retry-After, and is not fetched again before the backoff', async () => {
       let n = 0;
-      nock(JWKS_HOST).persist().on('request', () => n++).get(JWKS_PATH).replyWithError('ECONNREFUSED');
+      nock(JWKS_HOST)
+        .persist()
+        .on('request', () => n++)
+        .get(JWKS_PATH)
+        .replyWithError('ECONNREFUSED');
       const action = { ...RS, jwksFailureBackoffMs: 3000 };
       for (let i = 0; i < 5; i++) {
         const out = await authorize(action, { authorization: `Bearer ${rs256(k1, rsClaims())}` });
@@ -276,7 +312,10 @@ describe('jwt-dev-auth: accepted tokens', () => {
       expect(clock.verifier.stats, 'answered from the cache').to.deep.equal({ verifications: 1, cacheHits: 1 });
       clock.at(exp * 1000);
       expect((await clock.authorize(token)).code).to.equal('TOKEN_EXPIRED');
-      expect(clock.verifier.stats, 'verified again, not served from the cache').to.deep.equal({ verifications: 2, cacheHits: 1 });
+      expect(clock.verifier.stats, 'verified again, not served from the cache').to.deep.equal({
+        verifications: 2,
+        cacheHits: 1,
+      });
     });
   });
 });
@@ -291,7 +330,10 @@ describe('jwt-dev-auth: development mode', () => {
     const out = await authorize({ developmentAuthEnabled: true }, dev);
     expect(out.next).to.equal(true);
     expect(out.user).to.deep.equal({
-      userId: 'dev-7', email: 'dev-7@development.local', name: 'Development User dev-7', permissions: ['users:read', 'users:create'],
+      userId: 'dev-7',
+      email: 'dev-7@development.local',
+      name: 'Development User dev-7',
+      permissions: ['users:read', 'users:create'],
     });
   });
 
@@ -333,7 +375,10 @@ describe('jwt-dev-auth: development mode', () => {
   });
 
   it('on with X-Dev-User-Id: no token is validated', async () => {
-    const out = await authorize({ ...HS, developmentAuthEnabled: true }, { ...dev, authorization: 'Bearer not-a-token' });
+    const out = await authorize(
+      { ...HS, developmentAuthEnabled: true },
+      { ...dev, authorization: 'Bearer not-a-token' },
+    );
     expect(out.next).to.equal(true);
     expect(out.user?.userId).to.equal('dev-7');
   });
@@ -347,9 +392,16 @@ describe('jwt-dev-auth: development mode', () => {
     await new Promise((r) => server.once('listening', r));
     try {
       const { port } = server.address() as AddressInfo;
-      const res = await fetch(`http://127.0.0.1:${port}/who`, { headers: { 'X-DEV-USER-ID': 'Ann', 'x-Dev-Permissions': 'a:b,c:d' } });
+      const res = await fetch(`http://127.0.0.1:${port}/who`, {
+        headers: { 'X-DEV-USER-ID': 'Ann', 'x-Dev-Permissions': 'a:b,c:d' },
+      });
       expect(res.status).to.equal(200);
-      expect(await res.json()).to.deep.equal({ userId: 'Ann', email: 'Ann@development.local', name: 'Development User Ann', permissions: ['a:b', 'c:d'] });
+      expect(await res.json()).to.deep.equal({
+        userId: 'Ann',
+        email: 'Ann@development.local',
+        name: 'Development User Ann',
+        permissions: ['a:b', 'c:d'],
+      });
     } finally {
       server.close();
     }

@@ -29,7 +29,8 @@ function steps(action: AccessAction, auth: JwtDevAuthAction = { jwtSecret: SECRE
   return [jwtDevAuthPolicy(runtime()).policy({ ...auth, ...action }), permissionPolicy(runtime()).policy(action)];
 }
 
-const token = (permissions: string[], extra: Record<string, unknown> = {}) => `Bearer ${hs256(claims({ permissions, ...extra }))}`;
+const token = (permissions: string[], extra: Record<string, unknown> = {}) =>
+  `Bearer ${hs256(claims({ permissions, ...extra }))}`;
 
 describe('permission policy', () => {
   isolateAuthEnv();
@@ -43,7 +44,10 @@ describe('permission policy', () => {
 
   describe('generated routes (contract requiredPermissions)', () => {
     it('lets a caller holding every required permission through', async () => {
-      const out = await pipeline(steps({ messageType: 'AuthTestCreateThingCommand' }), fakeReq({ authorization: token(['things:audit', 'things:create']) }));
+      const out = await pipeline(
+        steps({ messageType: 'AuthTestCreateThingCommand' }),
+        fakeReq({ authorization: token(['things:audit', 'things:create']) }),
+      );
       expect(out.next).to.equal(true);
     });
 
@@ -51,20 +55,34 @@ describe('permission policy', () => {
       const req = fakeReq({ authorization: token(['things:audit']), 'x-correlation-id': 'perm-1' });
       const out = await pipeline(steps({ messageType: 'AuthTestCreateThingCommand' }), req);
       expect(out.status).to.equal(403);
-      expect(out.body).to.include({ code: 'INSUFFICIENT_PERMISSIONS', error: 'Forbidden', requiredPermission: 'things:create', correlationId: 'perm-1' });
+      expect(out.body).to.include({
+        code: 'INSUFFICIENT_PERMISSIONS',
+        error: 'Forbidden',
+        requiredPermission: 'things:create',
+        correlationId: 'perm-1',
+      });
       expect(out.headers['www-authenticate']).to.equal(undefined);
-      const none = await pipeline(steps({ messageType: 'AuthTestCreateThingCommand' }), fakeReq({ authorization: token([]) }));
+      const none = await pipeline(
+        steps({ messageType: 'AuthTestCreateThingCommand' }),
+        fakeReq({ authorization: token([]) }),
+      );
       expect(none.body.requiredPermission).to.equal('things:create');
     });
 
     it('admin:all grants everything', async () => {
-      const out = await pipeline(steps({ messageType: 'AuthTestCreateThingCommand' }), fakeReq({ authorization: token(['admin:all']) }));
+      const out = await pipeline(
+        steps({ messageType: 'AuthTestCreateThingCommand' }),
+        fakeReq({ authorization: token(['admin:all']) }),
+      );
       expect(out.next).to.equal(true);
     });
 
     it('permissions match exactly (no prefix, case or wildcard games)', async () => {
       for (const held of [['THINGS:READ'], ['things:*'], ['things:read '], ['things'], ['admin:al']]) {
-        const out = await pipeline(steps({ messageType: 'AuthTestListThingsQuery' }), fakeReq({ authorization: token(held) }));
+        const out = await pipeline(
+          steps({ messageType: 'AuthTestListThingsQuery' }),
+          fakeReq({ authorization: token(held) }),
+        );
         expect(out.status, held[0]).to.equal(403);
       }
     });
@@ -75,20 +93,29 @@ describe('permission policy', () => {
     });
 
     it('a contract with no required permission needs an authenticated caller only', async () => {
-      expect((await pipeline(steps({ messageType: 'AuthTestOpenQuery' }), fakeReq({ authorization: token([]) }))).next).to.equal(true);
+      expect(
+        (await pipeline(steps({ messageType: 'AuthTestOpenQuery' }), fakeReq({ authorization: token([]) }))).next,
+      ).to.equal(true);
       const anon = await pipeline(steps({ messageType: 'AuthTestOpenQuery' }), fakeReq());
       expect(anon.status).to.equal(401);
       expect(anon.body.code).to.equal('NO_AUTH_HEADER');
     });
 
-    it('an action `required` adds to the contract\'s', async () => {
+    it("an action `required` adds to the contract's", async () => {
       const action = { messageType: 'AuthTestListThingsQuery', required: ['things:export'] };
-      expect((await pipeline(steps(action), fakeReq({ authorization: token(['things:read']) }))).body.requiredPermission).to.equal('things:export');
-      expect((await pipeline(steps(action), fakeReq({ authorization: token(['things:read', 'things:export']) }))).next).to.equal(true);
+      expect(
+        (await pipeline(steps(action), fakeReq({ authorization: token(['things:read']) }))).body.requiredPermission,
+      ).to.equal('things:export');
+      expect(
+        (await pipeline(steps(action), fakeReq({ authorization: token(['things:read', 'things:export']) }))).next,
+      ).to.equal(true);
     });
 
     it('variants: the contract chosen by the query is the one checked', async () => {
-      const action = { messageType: 'AuthTestOpenQuery', variants: [{ whenQuery: 'list', messageType: 'AuthTestListThingsQuery' }] };
+      const action = {
+        messageType: 'AuthTestOpenQuery',
+        variants: [{ whenQuery: 'list', messageType: 'AuthTestListThingsQuery' }],
+      };
       const plain = fakeReq({ authorization: token([]) });
       expect((await pipeline(steps(action), plain)).next).to.equal(true);
       const listing = fakeReq({ authorization: token([]) }, { query: { list: '1' } } as Partial<Request>);
@@ -140,7 +167,10 @@ describe('permission policy', () => {
   });
 
   it('no user on a non-public route (no jwt-dev-auth before it) → 401 UNAUTHORIZED with WWW-Authenticate', async () => {
-    const out = await run(permissionPolicy(runtime()).policy({ required: [] }), fakeReq({ 'x-correlation-id': 'perm-2' }));
+    const out = await run(
+      permissionPolicy(runtime()).policy({ required: [] }),
+      fakeReq({ 'x-correlation-id': 'perm-2' }),
+    );
     expect(out.status).to.equal(401);
     expect(out.body).to.include({ code: 'UNAUTHORIZED', correlationId: 'perm-2' });
     expect(out.headers['www-authenticate']).to.match(/^Bearer/);
@@ -165,30 +195,43 @@ describe('permission policy', () => {
 
     it('checks run against the X-Dev-Permissions of the development user', async () => {
       const action = { messageType: 'AuthTestListThingsQuery' };
-      const denied = await pipeline(steps(action, devAuth), fakeReq({ 'x-dev-user-id': 'dev', 'x-dev-permissions': 'other:thing' }));
+      const denied = await pipeline(
+        steps(action, devAuth),
+        fakeReq({ 'x-dev-user-id': 'dev', 'x-dev-permissions': 'other:thing' }),
+      );
       expect(denied.status).to.equal(403);
       expect(denied.body.requiredPermission).to.equal('things:read');
-      const allowed = await pipeline(steps(action, devAuth), fakeReq({ 'x-dev-user-id': 'dev', 'x-dev-permissions': 'other:thing, things:read' }));
+      const allowed = await pipeline(
+        steps(action, devAuth),
+        fakeReq({ 'x-dev-user-id': 'dev', 'x-dev-permissions': 'other:thing, things:read' }),
+      );
       expect(allowed.next).to.equal(true);
     });
 
     it('X-Dev-Permissions: admin:all grants everything', async () => {
-      const out = await pipeline(steps({ messageType: 'AuthTestCreateThingCommand' }, devAuth), fakeReq({ 'x-dev-user-id': 'dev', 'x-dev-permissions': 'admin:all' }));
+      const out = await pipeline(
+        steps({ messageType: 'AuthTestCreateThingCommand' }, devAuth),
+        fakeReq({ 'x-dev-user-id': 'dev', 'x-dev-permissions': 'admin:all' }),
+      );
       expect(out.next).to.equal(true);
     });
   });
   describe('contract-router in a hand-written pipeline (the contract holds wherever it is served)', () => {
-    const router = (action: Record<string, unknown> = {}) => contractRouterPolicy(runtime()).policy({ messageType: 'AuthTestCreateThingCommand', ...action });
+    const router = (action: Record<string, unknown> = {}) =>
+      contractRouterPolicy(runtime()).policy({ messageType: 'AuthTestCreateThingCommand', ...action });
     const auth = () => jwtDevAuthPolicy(runtime()).policy({ jwtSecret: SECRET });
     /** The bus has no consumer for the fixture's service: a request the router lets on is answered 503 from there. */
-    const reachedBus = (out: Outcome) => expect(out.body?.code, JSON.stringify(out.body)).to.equal('SERVICE_UNAVAILABLE');
+    const reachedBus = (out: Outcome) =>
+      expect(out.body?.code, JSON.stringify(out.body)).to.equal('SERVICE_UNAVAILABLE');
 
-    it('jwt-dev-auth + contract-router: 401 anonymous, 403 naming the contract\'s permission, on to the bus with it', async () => {
+    it("jwt-dev-auth + contract-router: 401 anonymous, 403 naming the contract's permission, on to the bus with it", async () => {
       expect((await pipeline([auth(), router()], fakeReq())).status).to.equal(401);
       const without = await pipeline([auth(), router()], fakeReq({ authorization: token(['things:create']) }));
       expect(without.status).to.equal(403);
       expect(without.body).to.include({ code: 'INSUFFICIENT_PERMISSIONS', requiredPermission: 'things:audit' });
-      reachedBus(await pipeline([auth(), router()], fakeReq({ authorization: token(['things:create', 'things:audit']) })));
+      reachedBus(
+        await pipeline([auth(), router()], fakeReq({ authorization: token(['things:create', 'things:audit']) })),
+      );
     });
 
     it('a permission step that let the request on in the same pipeline run takes the check over; public: true skips it', async () => {

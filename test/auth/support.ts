@@ -29,7 +29,14 @@ export const JWKS_URI = `${JWKS_HOST}${JWKS_PATH}`;
 export const ISSUER = 'https://idp.test/';
 export const AUDIENCE = 'contracts-gateway';
 
-const AUTH_ENV = ['JWT_SECRET', 'JWKS_URI', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_CLOCK_TOLERANCE', 'DEVELOPMENT_AUTH_ENABLED'];
+const AUTH_ENV = [
+  'JWT_SECRET',
+  'JWKS_URI',
+  'JWT_ISSUER',
+  'JWT_AUDIENCE',
+  'JWT_CLOCK_TOLERANCE',
+  'DEVELOPMENT_AUTH_ENABLED',
+];
 
 /** Clears the auth variables for a suite and puts them back after it. */
 export function isolateAuthEnv(): void {
@@ -102,9 +109,14 @@ export function rsClaims(extra: Record<string, unknown> = {}): Record<string, un
   return claims({ iss: ISSUER, aud: AUDIENCE, ...extra });
 }
 
-export function hs256(payload: Record<string, unknown>, opts: { secret?: string | Buffer; header?: Record<string, unknown> } = {}): string {
+export function hs256(
+  payload: Record<string, unknown>,
+  opts: { secret?: string | Buffer; header?: Record<string, unknown> } = {},
+): string {
   const input = `${part({ alg: 'HS256', typ: 'JWT', ...opts.header })}.${part(payload)}`;
-  return `${input}.${createHmac('sha256', opts.secret ?? SECRET).update(input).digest('base64url')}`;
+  return `${input}.${createHmac('sha256', opts.secret ?? SECRET)
+    .update(input)
+    .digest('base64url')}`;
 }
 
 export function rs256(key: RsaKey, payload: Record<string, unknown>, header: Record<string, unknown> = {}): string {
@@ -127,10 +139,20 @@ export interface Outcome {
   req: Request;
 }
 
-export function fakeReq(headers: Record<string, string | string[] | undefined> = {}, init: Partial<Request> = {}): Request {
+export function fakeReq(
+  headers: Record<string, string | string[] | undefined> = {},
+  init: Partial<Request> = {},
+): Request {
   const lower: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(headers)) if (v !== undefined) lower[k.toLowerCase()] = v;
-  return { method: 'GET', url: '/api/things', path: '/api/things', query: {}, headers: lower, ...init } as unknown as Request;
+  return {
+    method: 'GET',
+    url: '/api/things',
+    path: '/api/things',
+    query: {},
+    headers: lower,
+    ...init,
+  } as unknown as Request;
 }
 
 /** Runs one middleware: resolves when it calls next() or answers. */

@@ -80,7 +80,11 @@ interface AmqpFixture {
 
 async function makeAmqp(url = BROKER_URL): Promise<AmqpFixture> {
   const prefix = newPrefix();
-  const logs = { gateway: collectingLogger('gateway'), service: collectingLogger('service'), service2: collectingLogger('service2') };
+  const logs = {
+    gateway: collectingLogger('gateway'),
+    service: collectingLogger('service'),
+    service2: collectingLogger('service2'),
+  };
   const gateway = new AmqpTransport(url, { prefix, logger: logs.gateway });
   const service = new AmqpTransport(url, { prefix, logger: logs.service });
   const service2 = new AmqpTransport(url, { prefix, logger: logs.service2 });
@@ -176,7 +180,11 @@ describe('AmqpTransport (RabbitMQ)', function () {
     it('start() fails with a clear message when the broker refuses the credentials, without echoing them', async () => {
       const u = new URL(BROKER_URL);
       u.password = 'wr0ng-Secret';
-      const transport = new AmqpTransport(u.toString(), { prefix: newPrefix(), connectTimeoutMs: 800, logger: collectingLogger('auth') });
+      const transport = new AmqpTransport(u.toString(), {
+        prefix: newPrefix(),
+        connectTimeoutMs: 800,
+        logger: collectingLogger('auth'),
+      });
       let error: Error | undefined;
       try {
         await transport.start();
@@ -209,7 +217,10 @@ describe('AmqpTransport (RabbitMQ)', function () {
       // Many small values: what takes a parser many times the reply's size in memory.
       await service.serve('big', async (m) => ({ ok: true, result: { items: new Array(Number(m.input.n)).fill({}) } }));
       await Promise.all([gateway.start(), service.start()]);
-      const err = await gateway.request(requestFor('big', { n: 5000 }), 5000).then(() => null, (e: unknown) => e);
+      const err = await gateway.request(requestFor('big', { n: 5000 }), 5000).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(err).to.be.instanceOf(GatewayError);
       expect((err as GatewayError).status).to.equal(502);
       expect(logs.lines.join('\n')).to.match(/of \d+ bytes is over 4096 \(maxReplyBytes\)/);
@@ -227,10 +238,15 @@ describe('AmqpTransport (RabbitMQ)', function () {
       await service.serve('deep', async (m) => ({ ok: true, result: { v: nested(Number(m.input.depth)) } }));
       await Promise.all([gateway.start(), service.start()]);
       // The envelope and `result` add two levels.
-      const err = await gateway.request(requestFor('deep', { depth: 255 }), 5000).then(() => null, (e: unknown) => e);
+      const err = await gateway.request(requestFor('deep', { depth: 255 }), 5000).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(err).to.be.instanceOf(GatewayError);
       expect((err as GatewayError).status).to.equal(502);
-      expect(logs.lines.join('\n')).to.match(/a reply from service 'deep' nests deeper than 256 levels; answered 502 unparsed/);
+      expect(logs.lines.join('\n')).to.match(
+        /a reply from service 'deep' nests deeper than 256 levels; answered 502 unparsed/,
+      );
       const fine = await gateway.request(requestFor('deep', { depth: 254 }), 5000);
       expect(JSON.stringify(fine)).to.have.length(2 * 254 + '{"ok":true,"result":{"v":}}'.length);
     });
@@ -246,20 +262,35 @@ describe('AmqpTransport (RabbitMQ)', function () {
       await ch.consume(queue, (msg) => {
         if (!msg) return;
         const { input } = JSON.parse(msg.content.toString()) as { input: { body: string } };
-        ch.publish(`${prefix}.replies`, msg.properties.replyTo, Buffer.from(input.body, 'latin1'), { correlationId: msg.properties.correlationId });
+        ch.publish(`${prefix}.replies`, msg.properties.replyTo, Buffer.from(input.body, 'latin1'), {
+          correlationId: msg.properties.correlationId,
+        });
         ch.ack(msg);
       });
       try {
-        for (const body of ['{"ok":true,"result":{"id":01}}', '{"ok":true,"result":"a\u0001"}', '{"ok":true,"result":[1,]}', '{"ok":true,"result":{"id":"x"}', '{"ok":true,"result":\xff}', 'not json']) {
+        for (const body of [
+          '{"ok":true,"result":{"id":01}}',
+          '{"ok":true,"result":"a\u0001"}',
+          '{"ok":true,"result":[1,]}',
+          '{"ok":true,"result":{"id":"x"}',
+          '{"ok":true,"result":\xff}',
+          'not json',
+        ]) {
           const reply = await fixture.gateway.request(requestFor('raw', { body }), 4000);
           expect(reply, JSON.stringify(body)).to.deep.equal({ ok: false, error: { code: 'INTERNAL_ERROR' } });
         }
         expect(logs.gateway.lines.filter((l) => l.includes("malformed reply from service 'raw'"))).to.have.length(6);
-        const fine = await fixture.gateway.request(requestFor('raw', { body: '{"ok":true,"result":{"id":"x","n":[1.5e3,true,null]}}' }), 4000);
+        const fine = await fixture.gateway.request(
+          requestFor('raw', { body: '{"ok":true,"result":{"id":"x","n":[1.5e3,true,null]}}' }),
+          4000,
+        );
         expect(resultJsonOf(fine)?.toString()).to.equal('{"id":"x","n":[1.5e3,true,null]}');
         expect(fine).to.deep.equal({ ok: true, result: { id: 'x', n: [1500, true, null] } });
         // Not UTF-8 in a string: parsed whole, U+FFFD in its place (as before: plugin/bus/envelope.ts).
-        const replaced = await fixture.gateway.request(requestFor('raw', { body: '{"ok":true,"result":"a\xff"}' }), 4000);
+        const replaced = await fixture.gateway.request(
+          requestFor('raw', { body: '{"ok":true,"result":"a\xff"}' }),
+          4000,
+        );
         expect(replaced).to.deep.equal({ ok: true, result: 'a\ufffd' });
         expect(resultJsonOf(replaced)).to.equal(undefined);
       } finally {
@@ -270,8 +301,16 @@ describe('AmqpTransport (RabbitMQ)', function () {
 
     it('takes announcements on a queue per known service, one copy each, and without a shared queue only theirs', async () => {
       const prefix = newPrefix();
-      const gateway = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('g'), announcements: { services: ['known-service'], others: false } });
-      const open = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('o'), announcements: { services: ['known-service'] } });
+      const gateway = new AmqpTransport(BROKER_URL, {
+        prefix,
+        logger: collectingLogger('g'),
+        announcements: { services: ['known-service'], others: false },
+      });
+      const open = new AmqpTransport(BROKER_URL, {
+        prefix,
+        logger: collectingLogger('o'),
+        announcements: { services: ['known-service'] },
+      });
       const service = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('s') });
       fixture = pairFixture(gateway, service, prefix);
       const heard: Record<'listed' | 'open', string[]> = { listed: [], open: [] };
@@ -279,7 +318,12 @@ describe('AmqpTransport (RabbitMQ)', function () {
         await Promise.all([gateway.start(), open.start(), service.start()]);
         await gateway.onAnnouncement((a) => void heard.listed.push(a.service));
         await open.onAnnouncement((a) => void heard.open.push(a.service));
-        const of = (svc: string): Announcement => ({ service: svc, instanceId: `${svc}-1`, ttlMs: 10_000, contracts: [] });
+        const of = (svc: string): Announcement => ({
+          service: svc,
+          instanceId: `${svc}-1`,
+          ttlMs: 10_000,
+          contracts: [],
+        });
         await service.announce(of('known-service'));
         await service.announce(of('other-service'));
         await eventually(() => heard.open.length === 2 && heard.listed.length === 1, 5000, 'announcements');
@@ -303,9 +347,14 @@ describe('AmqpTransport (RabbitMQ)', function () {
       await ch.consume(queue, (msg) => {
         if (!msg) return;
         got.resolve(msg);
-        ch.publish(`${prefix}.replies`, msg.properties.replyTo, Buffer.from(JSON.stringify({ ok: true, result: { from: 'foreign' } })), {
-          correlationId: msg.properties.correlationId,
-        });
+        ch.publish(
+          `${prefix}.replies`,
+          msg.properties.replyTo,
+          Buffer.from(JSON.stringify({ ok: true, result: { from: 'foreign' } })),
+          {
+            correlationId: msg.properties.correlationId,
+          },
+        );
         ch.ack(msg);
       });
       const user = { userId: 'u', email: 'e@x.y', name: 'N', permissions: ['p'] };
@@ -314,7 +363,13 @@ describe('AmqpTransport (RabbitMQ)', function () {
           messageType: 'DoThingCommand',
           targetService: 'foreign',
           input: { x: 1 },
-          headers: { correlationId: 'trace-corr', requestId: 'rq', user, traceparent: '00-abc-def-01', deadline: 1795419583500 },
+          headers: {
+            correlationId: 'trace-corr',
+            requestId: 'rq',
+            user,
+            traceparent: '00-abc-def-01',
+            deadline: 1795419583500,
+          },
         },
         4000,
       );
@@ -332,7 +387,12 @@ describe('AmqpTransport (RabbitMQ)', function () {
       expect(p.replyTo).to.match(new RegExp(`^${prefix}\\.reply\\.[0-9a-f-]{36}\\.foreign$`));
       expect(p.userId).to.equal(new URL(BROKER_URL).username);
       expect(p.correlationId).to.be.a('string').and.not.equal('trace-corr');
-      expect(p.headers).to.deep.include({ correlationId: 'trace-corr', requestId: 'rq', traceparent: '00-abc-def-01', deadline: '1795419583500' });
+      expect(p.headers).to.deep.include({
+        correlationId: 'trace-corr',
+        requestId: 'rq',
+        traceparent: '00-abc-def-01',
+        deadline: '1795419583500',
+      });
       expect(JSON.parse(String(p.headers!.user))).to.deep.equal(user);
     });
 
@@ -353,7 +413,10 @@ describe('AmqpTransport (RabbitMQ)', function () {
           ch.ack(msg);
           const { replyTo, correlationId } = msg.properties;
           if (service === 'old') ch.sendToQueue(replyTo, Buffer.from('{"ok":true,"result":"old"}'), { correlationId });
-          if (service === 'cross') ch.publish(`${prefix}.replies`, replyTo, Buffer.from('{"ok":true,"result":"forged"}'), { correlationId: got.mute!.properties.correlationId });
+          if (service === 'cross')
+            ch.publish(`${prefix}.replies`, replyTo, Buffer.from('{"ok":true,"result":"forged"}'), {
+              correlationId: got.mute!.properties.correlationId,
+            });
         });
       }
       try {
@@ -365,9 +428,12 @@ describe('AmqpTransport (RabbitMQ)', function () {
         expect((await rejection(muted)).status).to.equal(504);
         expect((await rejection(cross)).status).to.equal(504);
         expect(got.cross!.properties.replyTo).to.match(new RegExp(`^${prefix}\\.reply\\.[0-9a-f-]{36}\\.cross$`));
-        expect(logs.gateway.lines.join('\n')).to.include('dropped a reply for mute published by no broker user (user_id) (on the reply queue of cross)');
+        expect(logs.gateway.lines.join('\n')).to.include(
+          'dropped a reply for mute published by no broker user (user_id) (on the reply queue of cross)',
+        );
       } finally {
-        for (const service of ['old', 'mute', 'cross']) await ch.deleteQueue(`${prefix}.svc.${service}`).catch(() => undefined);
+        for (const service of ['old', 'mute', 'cross'])
+          await ch.deleteQueue(`${prefix}.svc.${service}`).catch(() => undefined);
         await ch.close().catch(() => undefined);
       }
     });
@@ -396,7 +462,10 @@ describe('AmqpTransport (RabbitMQ)', function () {
         await service.onDiscoveryRequest(() => {
           discoveryRequests += 1;
         });
-        expect(await gateway.request(requestFor('echo', { before: true }), 5000)).to.deep.equal({ ok: true, result: { before: true } });
+        expect(await gateway.request(requestFor('echo', { before: true }), 5000)).to.deep.equal({
+          ok: true,
+          result: { before: true },
+        });
         expect(proxy.connectionCount()).to.equal(3);
 
         // cut everything while a request is with the service
@@ -424,7 +493,11 @@ describe('AmqpTransport (RabbitMQ)', function () {
         await sleep(300); // a few reconnect attempts are refused meanwhile
         expect(gateway.state()).to.equal('down');
         proxy.refusing = false;
-        await Promise.all([waitForState(gateway, 'up', 10_000), waitForState(service, 'up', 10_000), waitForState(fixture.service2, 'up', 10_000)]);
+        await Promise.all([
+          waitForState(gateway, 'up', 10_000),
+          waitForState(service, 'up', 10_000),
+          waitForState(fixture.service2, 'up', 10_000),
+        ]);
         expect(gatewayStates.slice(0, 2)).to.deep.equal(['down', 'up']);
 
         // consumers were re-created: requests, discovery requests and announcements flow again
@@ -439,7 +512,11 @@ describe('AmqpTransport (RabbitMQ)', function () {
         await gateway.requestDiscovery();
         await eventually(() => discoveryRequests === 1, 5000, 'discovery request after reconnect');
         await service.announce({ service: 'users', instanceId: 'i-after', contracts: [], ttlMs: 1000 });
-        await eventually(() => announcements.some((a) => a.instanceId === 'i-after'), 5000, 'announcement after reconnect');
+        await eventually(
+          () => announcements.some((a) => a.instanceId === 'i-after'),
+          5000,
+          'announcement after reconnect',
+        );
         expect(fixture.logs.service.lines.join('\n')).to.match(/could not reply/);
       } finally {
         await fixture?.cleanup();
@@ -515,7 +592,11 @@ describe('AmqpTransport (RabbitMQ)', function () {
       await withAdmin((ch) => ch.deleteExchange(`${prefix}.requests`));
       const lost = await rejection(gateway.request(requestFor('before'), 1500));
       expect(['TIMEOUT', 'SERVICE_UNAVAILABLE']).to.include(lost.code);
-      await eventually(() => fixture!.logs.gateway.lines.some((l) => /request channel error/.test(l)), 5000, 'the channel error');
+      await eventually(
+        () => fixture!.logs.gateway.lines.some((l) => /request channel error/.test(l)),
+        5000,
+        'the channel error',
+      );
       expect(gateway.state()).to.equal('up');
 
       // The request that was with the service when the channel died gets its reply.

@@ -15,7 +15,11 @@ describe('broker definitions', () => {
   it("hashes passwords the way RabbitMQ's rabbit_password_hashing_sha256 does", () => {
     const hash = Buffer.from(rabbitPasswordHash('secret', Buffer.from([1, 2, 3, 4])), 'base64');
     expect([...hash.subarray(0, 4)]).to.deep.equal([1, 2, 3, 4]);
-    expect(hash.subarray(4).toString('hex')).to.equal(createHash('sha256').update(Buffer.from([1, 2, 3, 4, ...Buffer.from('secret')])).digest('hex'));
+    expect(hash.subarray(4).toString('hex')).to.equal(
+      createHash('sha256')
+        .update(Buffer.from([1, 2, 3, 4, ...Buffer.from('secret')]))
+        .digest('hex'),
+    );
     const defs = brokerDefinitions(input);
     expect(JSON.stringify(defs)).to.not.match(/"(g|u|a)"/); // no password in clear
     expect(defs.users.map((u) => [u.name, u.hashing_algorithm])).to.deep.equal([
@@ -27,48 +31,61 @@ describe('broker definitions', () => {
 
   it('lets only the service user publish announce.<service> and read its work queue', () => {
     const defs = brokerDefinitions(input);
-    const topic = (user: string, exchange = 'contracts.discovery') => defs.topic_permissions.find((t) => t.user === user && t.exchange === exchange)!;
+    const topic = (user: string, exchange = 'contracts.discovery') =>
+      defs.topic_permissions.find((t) => t.user === user && t.exchange === exchange)!;
     const perms = (user: string) => defs.permissions.find((p) => p.user === user)!;
     expect(new RegExp(topic('svc-auth').write).test('announce.auth-service')).to.equal(true);
     expect(new RegExp(topic('svc-auth').write).test('announce.users-service')).to.equal(false);
     expect(new RegExp(topic('svc-auth').write).test('discover')).to.equal(false);
     expect(new RegExp(topic('gateway').write).test('announce.users-service')).to.equal(false);
-    for (const user of ['gateway', 'svc-auth']) expect(new RegExp(perms(user).read).test('contracts.svc.users-service'), user).to.equal(false);
+    for (const user of ['gateway', 'svc-auth'])
+      expect(new RegExp(perms(user).read).test('contracts.svc.users-service'), user).to.equal(false);
     expect(new RegExp(perms('users-service').read).test('contracts.svc.users-service')).to.equal(true);
     // Services neither configure the exchanges (declare, delete) nor publish requests.
-    for (const exchange of ['contracts.requests', 'contracts.discovery']) expect(new RegExp(perms('svc-auth').configure).test(exchange)).to.equal(false);
+    for (const exchange of ['contracts.requests', 'contracts.discovery'])
+      expect(new RegExp(perms('svc-auth').configure).test(exchange)).to.equal(false);
     expect(new RegExp(perms('svc-auth').write).test('contracts.requests')).to.equal(false);
-    expect(defs.exchanges.map((e) => [e.name, e.type])).to.deep.equal([['contracts.requests', 'topic'], ['contracts.discovery', 'topic'], ['contracts.replies', 'topic']]);
+    expect(defs.exchanges.map((e) => [e.name, e.type])).to.deep.equal([
+      ['contracts.requests', 'topic'],
+      ['contracts.discovery', 'topic'],
+      ['contracts.replies', 'topic'],
+    ]);
     expect(JSON.stringify(defs)).to.not.include('.rpc');
   });
 
   it('lets a service configure its server-named discovery queue (amq.gen-…), never a name of its own but under --legacy-replies', () => {
     const id = randomUUID();
-    const service = (legacyReplies: boolean) => brokerDefinitions({ ...input, legacyReplies }).permissions.find((p) => p.user === 'svc-auth')!;
+    const service = (legacyReplies: boolean) =>
+      brokerDefinitions({ ...input, legacyReplies }).permissions.find((p) => p.user === 'svc-auth')!;
     for (const kind of ['configure', 'write', 'read'] as const) {
       expect(new RegExp(service(false)[kind]).test('amq.gen-f5ZugF8VAm397aMh1UmiDQ'), kind).to.equal(true);
       // A name it picks could also name an exchange of its own: refused, unless old services still run.
       expect(new RegExp(service(false)[kind]).test(`contracts.discover.${id}`), kind).to.equal(false);
       expect(new RegExp(service(true)[kind]).test(`contracts.discover.${id}`), kind).to.equal(true);
-      for (const name of ['amq.topic', 'amq.direct', 'amq.gen-', 'amq.gen-x.y']) expect(new RegExp(service(false)[kind]).test(name), `${kind} ${name}`).to.equal(false);
+      for (const name of ['amq.topic', 'amq.direct', 'amq.gen-', 'amq.gen-x.y'])
+        expect(new RegExp(service(false)[kind]).test(name), `${kind} ${name}`).to.equal(false);
     }
   });
 
   it("binds a service's queues to the request exchange with its own name only; the gateway publishes any key there", () => {
     const defs = brokerDefinitions(input);
-    const requests = (user: string) => defs.topic_permissions.find((t) => t.user === user && t.exchange === 'contracts.requests')!;
+    const requests = (user: string) =>
+      defs.topic_permissions.find((t) => t.user === user && t.exchange === 'contracts.requests')!;
     const bindable = (user: string, key: string) => new RegExp(requests(user).read).test(key);
     expect(bindable('svc-auth', 'auth-service')).to.equal(true);
-    for (const key of ['users-service', '#', '*', 'auth-service.#', 'auth-servicex', 'xauth-service', '']) expect(bindable('svc-auth', key), key).to.equal(false);
+    for (const key of ['users-service', '#', '*', 'auth-service.#', 'auth-servicex', 'xauth-service', ''])
+      expect(bindable('svc-auth', key), key).to.equal(false);
     expect(bindable('users-service', 'users-service')).to.equal(true);
     expect(bindable('users-service', 'auth-service')).to.equal(false);
-    for (const user of ['svc-auth', 'users-service']) expect(new RegExp(requests(user).write).test('users-service'), user).to.equal(false);
+    for (const user of ['svc-auth', 'users-service'])
+      expect(new RegExp(requests(user).write).test('users-service'), user).to.equal(false);
     expect(new RegExp(requests('gateway').write).test('users-service')).to.equal(true);
     expect(new RegExp(requests('gateway').read).test('users-service')).to.equal(false);
     // The gateway declares, binds and consumes its own reply queues; no service may read them.
     const gateway = defs.permissions.find((p) => p.user === 'gateway')!;
     const replyQueue = 'contracts.reply.0d9e2f4c-1b7a-4c55-9a61-3f0e2b8c7d11.auth-service';
-    for (const kind of ['configure', 'write', 'read'] as const) expect(new RegExp(gateway[kind]).test(replyQueue), kind).to.equal(true);
+    for (const kind of ['configure', 'write', 'read'] as const)
+      expect(new RegExp(gateway[kind]).test(replyQueue), kind).to.equal(true);
     for (const user of ['svc-auth', 'users-service']) {
       const p = defs.permissions.find((q) => q.user === user)!;
       expect(new RegExp(p.read).test(replyQueue), user).to.equal(false);
@@ -79,7 +96,8 @@ describe('broker definitions', () => {
   it('lets a service reply through P.replies to its own reply queues only, never through the default exchange', () => {
     const defs = brokerDefinitions(input);
     const perms = (user: string) => defs.permissions.find((p) => p.user === user)!;
-    const replies = (user: string) => defs.topic_permissions.find((t) => t.user === user && t.exchange === 'contracts.replies')!;
+    const replies = (user: string) =>
+      defs.topic_permissions.find((t) => t.user === user && t.exchange === 'contracts.replies')!;
     const id = '0d9e2f4c-1b7a-4c55-9a61-3f0e2b8c7d11';
     for (const user of ['svc-auth', 'users-service']) {
       expect(new RegExp(perms(user).write).test('contracts.replies'), user).to.equal(true);
@@ -88,7 +106,14 @@ describe('broker definitions', () => {
     }
     const sendable = (key: string) => new RegExp(replies('svc-auth').write).test(key);
     expect(sendable(`contracts.reply.${id}.auth-service`)).to.equal(true);
-    for (const key of [`contracts.reply.${id}.users-service`, `contracts.reply.${id}.auth-servicex`, `contracts.reply.${id}.x.auth-service`, `contracts.reply.${id}`, 'auth-service', `other.reply.${id}.auth-service`]) {
+    for (const key of [
+      `contracts.reply.${id}.users-service`,
+      `contracts.reply.${id}.auth-servicex`,
+      `contracts.reply.${id}.x.auth-service`,
+      `contracts.reply.${id}`,
+      'auth-service',
+      `other.reply.${id}.auth-service`,
+    ]) {
       expect(sendable(key), key).to.equal(false);
     }
     expect(new RegExp(replies('gateway').write).test(`contracts.reply.${id}.auth-service`)).to.equal(false);
@@ -97,19 +122,35 @@ describe('broker definitions', () => {
     const legacy = brokerDefinitions({ ...input, legacyReplies: true });
     const legacyWrite = legacy.permissions.find((p) => p.user === 'svc-auth')!.write;
     expect(new RegExp(legacyWrite).test('amq.default')).to.equal(true);
-    expect(legacyWrite.replace('|amq\\.default', '').replace('|contracts\\.discover\\.[A-Za-z0-9-]+', '')).to.equal(perms('svc-auth').write);
+    expect(legacyWrite.replace('|amq\\.default', '').replace('|contracts\\.discover\\.[A-Za-z0-9-]+', '')).to.equal(
+      perms('svc-auth').write,
+    );
     // ... and lets a gateway of the previous version declare its single reply queue after a reconnect.
     expect(new RegExp(perms('gateway').configure).test(`contracts.reply.${id}`)).to.equal(false);
-    expect(new RegExp(legacy.permissions.find((p) => p.user === 'gateway')!.configure).test(`contracts.reply.${id}`)).to.equal(true);
-    expect(JSON.parse(run(['--service', 'a', '--legacy-replies'], { BROKER_PASSWORD_GATEWAY: 'x', BROKER_PASSWORD_A: 'y' })).permissions[1].write).to.include('amq\\.default');
+    expect(
+      new RegExp(legacy.permissions.find((p) => p.user === 'gateway')!.configure).test(`contracts.reply.${id}`),
+    ).to.equal(true);
+    expect(
+      JSON.parse(run(['--service', 'a', '--legacy-replies'], { BROKER_PASSWORD_GATEWAY: 'x', BROKER_PASSWORD_A: 'y' }))
+        .permissions[1].write,
+    ).to.include('amq\\.default');
   });
 
   it('reads passwords from the environment and refuses to write definitions without one', () => {
     expect(envName('svc-auth')).to.equal('BROKER_PASSWORD_SVC_AUTH');
-    const out = JSON.parse(run(['--service', 'users-service', '--prefix', 'p'], { BROKER_PASSWORD_GATEWAY: 'x', BROKER_PASSWORD_USERS_SERVICE: 'y' }));
+    const out = JSON.parse(
+      run(['--service', 'users-service', '--prefix', 'p'], {
+        BROKER_PASSWORD_GATEWAY: 'x',
+        BROKER_PASSWORD_USERS_SERVICE: 'y',
+      }),
+    );
     expect(out.users.map((u: { name: string }) => u.name)).to.deep.equal(['gateway', 'users-service']);
-    expect(() => run(['--service', 'users-service'], { BROKER_PASSWORD_GATEWAY: 'x' })).to.throw('no password for broker user users-service: set BROKER_PASSWORD_USERS_SERVICE');
+    expect(() => run(['--service', 'users-service'], { BROKER_PASSWORD_GATEWAY: 'x' })).to.throw(
+      'no password for broker user users-service: set BROKER_PASSWORD_USERS_SERVICE',
+    );
     expect(() => run([], {})).to.throw('name at least one --service');
-    expect(() => run(['--service', 'bad name'], { BROKER_PASSWORD_GATEWAY: 'x', 'BROKER_PASSWORD_BAD_NAME': 'y' })).to.throw('is not a usable name');
+    expect(() =>
+      run(['--service', 'bad name'], { BROKER_PASSWORD_GATEWAY: 'x', BROKER_PASSWORD_BAD_NAME: 'y' }),
+    ).to.throw('is not a usable name');
   });
 });

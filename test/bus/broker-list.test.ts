@@ -10,11 +10,26 @@ describe('BUS_URL with several brokers (a cluster)', () => {
     const list = parseBrokerList(CLUSTER);
     expect(list.map((a) => a.node)).to.deep.equal(['h1:5672', 'h2:5673', 'h3:5672']);
     expect(list.map((a) => a.redacted)).to.deep.equal(['amqp://h1:5672/prod', 'amqp://h2:5673/prod', 'amqp://h3/prod']);
-    expect(list[1].options).to.deep.include({ protocol: 'amqp', hostname: 'h2', port: 5673, username: 'svc', password: 's3cret', vhost: 'prod' });
+    expect(list[1].options).to.deep.include({
+      protocol: 'amqp',
+      hostname: 'h2',
+      port: 5673,
+      username: 'svc',
+      password: 's3cret',
+      vhost: 'prod',
+    });
     expect(list.every((a) => a.user === 'svc' && a.vhost === 'prod')).to.equal(true);
     // amqplib's defaults: guest/guest and the vhost /, and the URL's query parameters as fields
     const [anon] = parseBrokerList('amqps://h9?heartbeat=10&frameMax=8192');
-    expect(anon.options).to.deep.include({ protocol: 'amqps', port: 5671, username: 'guest', password: 'guest', vhost: '', heartbeat: 10, frameMax: 8192 });
+    expect(anon.options).to.deep.include({
+      protocol: 'amqps',
+      port: 5671,
+      username: 'guest',
+      password: 'guest',
+      vhost: '',
+      heartbeat: 10,
+      frameMax: 8192,
+    });
     expect(anon.vhost).to.equal('/');
   });
 
@@ -26,7 +41,9 @@ describe('BUS_URL with several brokers (a cluster)', () => {
       } catch (err) {
         message = (err as Error).message;
       }
-      expect(message).to.match(/^BUS_URL lists brokers with different users or vhosts \(.*\): every address must use the same user and vhost$/);
+      expect(message).to.match(
+        /^BUS_URL lists brokers with different users or vhosts \(.*\): every address must use the same user and vhost$/,
+      );
       expect(message).not.to.contain('pw1');
       expect(message.split('\n')).to.have.length(1);
     }
@@ -34,10 +51,14 @@ describe('BUS_URL with several brokers (a cluster)', () => {
   });
 
   it('the gateway refuses such a BUS_URL at start with the setting named, and takes a good list', () => {
-    expect(() => validateSettings({}, { BUS_URL: 'amqp://a:pw@h1,amqp://b:pw@h2' })).to.throw(/BUS_URL.*different users or vhosts/);
+    expect(() => validateSettings({}, { BUS_URL: 'amqp://a:pw@h1,amqp://b:pw@h2' })).to.throw(
+      /BUS_URL.*different users or vhosts/,
+    );
     expect(() => validateSettings({}, { BUS_URL: 'amqp://a:pw@h1,not a url' })).to.throw(/BUS_URL/);
     // One address of the list wrong: named without its credentials, with what the setting must be.
-    expect(() => validateSettings({}, { BUS_URL: 'amqp://a:pw9@h1,http://a:pw9@h2' })).to.throw(/^BUS_URL is not valid \(http:\/\/h2\/? is not an amqp:\/\/ or amqps:\/\/ URL\); it must be embedded or an amqp:\/\/ /);
+    expect(() => validateSettings({}, { BUS_URL: 'amqp://a:pw9@h1,http://a:pw9@h2' })).to.throw(
+      /^BUS_URL is not valid \(http:\/\/h2\/? is not an amqp:\/\/ or amqps:\/\/ URL\); it must be embedded or an amqp:\/\/ /,
+    );
     expect(() => validateSettings({}, { BUS_URL: CLUSTER })).not.to.throw();
   });
 

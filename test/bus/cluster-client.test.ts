@@ -20,7 +20,12 @@ describe('AMQP client of a cluster: several addresses, quorum work queues, confi
   const transports: AmqpTransport[] = [];
   const proxies: TcpProxy[] = [];
   const lines: string[] = [];
-  const logger: Logger = { debug: () => undefined, info: (m) => lines.push(m), warn: (m) => lines.push(m), error: (m) => lines.push(m) };
+  const logger: Logger = {
+    debug: () => undefined,
+    info: (m) => lines.push(m),
+    warn: (m) => lines.push(m),
+    error: (m) => lines.push(m),
+  };
   let stuck = deferred<void>();
 
   const transport = async (url: string, opts: { queueType?: 'classic' | 'quorum' } = {}): Promise<AmqpTransport> => {
@@ -64,7 +69,11 @@ describe('AMQP client of a cluster: several addresses, quorum work queues, confi
     on.proxy.killAll();
     await eventually(() => service.state() === 'up' && service.node() !== first, 10_000, 'service on the other node');
     // It declared its work queue and consumer again there.
-    await eventually(async () => (await gateway.request(requestFor('svc', { n: 2 }), 5000).catch(() => null)) !== null, 10_000, 'served again');
+    await eventually(
+      async () => (await gateway.request(requestFor('svc', { n: 2 }), 5000).catch(() => null)) !== null,
+      10_000,
+      'served again',
+    );
     expect(await gateway.request(requestFor('svc', { n: 3 }), 5000)).to.deep.equal({ ok: true, result: { n: 3 } });
     expect(lines.join('\n')).to.contain(`connection to ${first} lost`);
     expect(lines.join('\n')).not.to.contain('guest:guest');
@@ -85,8 +94,13 @@ describe('AMQP client of a cluster: several addresses, quorum work queues, confi
       const ch = await admin.createChannel();
       ch.on('error', () => undefined);
       // A declaration with other arguments is refused: the queue is exactly this quorum queue.
-      await ch.assertQueue(`${prefix}.svc.svc`, { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-expires': WORK_QUEUE_EXPIRES_MS, 'x-delivery-limit': 5 } });
-      const classic = await ch.assertQueue(`${prefix}.svc.svc`, { durable: false, arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS } }).catch((err: { code?: number }) => err.code);
+      await ch.assertQueue(`${prefix}.svc.svc`, {
+        durable: true,
+        arguments: { 'x-queue-type': 'quorum', 'x-expires': WORK_QUEUE_EXPIRES_MS, 'x-delivery-limit': 5 },
+      });
+      const classic = await ch
+        .assertQueue(`${prefix}.svc.svc`, { durable: false, arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS } })
+        .catch((err: { code?: number }) => err.code);
       expect(classic).to.equal(PRECONDITION_FAILED);
     } finally {
       await admin.close().catch(() => undefined);
@@ -140,7 +154,10 @@ describe('AMQP client of a cluster: several addresses, quorum work queues, confi
     try {
       const ch = await admin.createChannel();
       await ch.assertExchange(`${prefix}.requests`, 'topic', { durable: true });
-      await ch.assertQueue(`${prefix}.svc.full`, { durable: false, arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish', 'x-expires': 60_000 } });
+      await ch.assertQueue(`${prefix}.svc.full`, {
+        durable: false,
+        arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish', 'x-expires': 60_000 },
+      });
       await ch.bindQueue(`${prefix}.svc.full`, `${prefix}.requests`, 'full');
       await ch.close();
     } finally {

@@ -18,7 +18,11 @@ function uniqueService(base: string): string {
   return `${base}-${serial}`;
 }
 
-export function requestFor(service: string, input: Record<string, unknown> = {}, messageType = 'EchoQuery'): RequestMessage {
+export function requestFor(
+  service: string,
+  input: Record<string, unknown> = {},
+  messageType = 'EchoQuery',
+): RequestMessage {
   return {
     messageType,
     targetService: service,
@@ -44,7 +48,11 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Polls `check` until it returns true, or fails after `withinMs`. */
-export async function eventually(check: () => boolean | Promise<boolean>, withinMs = 5000, what = 'condition'): Promise<void> {
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  withinMs = 5000,
+  what = 'condition',
+): Promise<void> {
   const until = Date.now() + withinMs;
   for (;;) {
     if (await check()) return;
@@ -105,7 +113,13 @@ export function transportConformance(name: string, make: () => Promise<Conforman
           seen = m;
           return { ok: true, result: { id: 'u1', got: m.input }, status: 201, location: '/api/users/u1' };
         });
-        const user = { userId: 'u-9', email: 'a@b.c', name: 'A B', permissions: ['users:read', 'users:write'], roles: ['admin'] };
+        const user = {
+          userId: 'u-9',
+          email: 'a@b.c',
+          name: 'A B',
+          permissions: ['users:read', 'users:write'],
+          roles: ['admin'],
+        };
         const message: RequestMessage = {
           messageType: 'CreateUserCommand',
           targetService: service,
@@ -225,7 +239,10 @@ export function transportConformance(name: string, make: () => Promise<Conforman
 
         await handlerDone.promise;
         await sleep(100); // the late reply reaches the gateway meanwhile and must go nowhere
-        expect(await t.gateway.request(requestFor(service, { n: 7 }), 5000)).to.deep.equal({ ok: true, result: { fast: 7 } });
+        expect(await t.gateway.request(requestFor(service, { n: 7 }), 5000)).to.deep.equal({
+          ok: true,
+          result: { fast: 7 },
+        });
       });
 
       it('rejects with 503 once the last serve subscription is closed, and stops delivering to it', async () => {
@@ -235,7 +252,10 @@ export function transportConformance(name: string, make: () => Promise<Conforman
           calls += 1;
           return echo(m);
         });
-        expect(await t.gateway.request(requestFor(service, { a: 1 }), 5000)).to.deep.equal({ ok: true, result: { a: 1 } });
+        expect(await t.gateway.request(requestFor(service, { a: 1 }), 5000)).to.deep.equal({
+          ok: true,
+          result: { a: 1 },
+        });
         await sub.close();
         await sub.close(); // idempotent
         const err = await rejection(t.gateway.request(requestFor(service), 5000));
@@ -284,7 +304,9 @@ export function transportConformance(name: string, make: () => Promise<Conforman
           return { ok: true, result: 'b' };
         });
         const n = 40;
-        const replies = await Promise.all(Array.from({ length: n }, () => t.gateway.request(requestFor(service), 5000)));
+        const replies = await Promise.all(
+          Array.from({ length: n }, () => t.gateway.request(requestFor(service), 5000)),
+        );
         const byA = replies.filter((r) => r.ok && r.result === 'a').length;
         const byB = replies.filter((r) => r.ok && r.result === 'b').length;
         expect(byA + byB).to.equal(n);
@@ -308,7 +330,9 @@ export function transportConformance(name: string, make: () => Promise<Conforman
           },
           { prefetch: 1 },
         );
-        const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => t.gateway.request(requestFor(service, { i }), 5000)));
+        const replies = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => t.gateway.request(requestFor(service, { i }), 5000)),
+        );
         expect(replies.map((r) => (r.ok ? (r.result as { i: number }).i : -1))).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7]);
         expect(peak).to.equal(1);
       });
@@ -460,7 +484,10 @@ export function transportConformance(name: string, make: () => Promise<Conforman
         const err = await rejection(pending);
         expect(err).to.include({ code: 'SERVICE_UNAVAILABLE', message: 'stopping' });
         release.resolve();
-        expect(await t.gateway.request(requestFor(service, { n: 2 }), 5000)).to.deep.equal({ ok: true, result: { n: 2 } });
+        expect(await t.gateway.request(requestFor(service, { n: 2 }), 5000)).to.deep.equal({
+          ok: true,
+          result: { n: 2 },
+        });
       });
 
       it('rejects a request in flight when the requester closes', async () => {

@@ -9,12 +9,14 @@ async function inFreshNode(body: string): Promise<Record<string, unknown>> {
 const defs = () => require(path.join(path.dirname(require.resolve('amqplib')), 'lib', 'defs.js'));
 ${body}`;
   const stdout = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, ['-e', script], { cwd: join(__dirname, '../..'), timeout: 15_000 }, (err, out) => (err ? reject(err) : resolve(String(out))));
+    execFile(process.execPath, ['-e', script], { cwd: join(__dirname, '../..'), timeout: 15_000 }, (err, out) =>
+      err ? reject(err) : resolve(String(out)),
+    );
   });
   return JSON.parse(stdout) as Record<string, unknown>;
 }
 
-describe('the guard on amqplib\'s header decoder', () => {
+describe("the guard on amqplib's header decoder", () => {
   it('installs when loaded before amqplib: a 9,000-deep header table decodes to no headers, flat and shallow ones as they are', async () => {
     const out = await inFreshNode(`
 const guard = require(${JSON.stringify(GUARD)});
@@ -61,7 +63,14 @@ console.log(JSON.stringify({ same, many: codec.decodeFields(encode(many)) === gu
   deepArray: codec.decodeFields(encode({ arr })) === guard.INVALID_HEADERS, unknownTag: codec.decodeFields(unknownTag) === guard.INVALID_HEADERS,
   protoOwn: Object.getPrototypeOf(proto) === Object.prototype && Object.keys(proto).join() === '__proto__' }));
 `);
-    expect(out).to.deep.equal({ same: true, many: true, allowed: 128, deepArray: true, unknownTag: true, protoOwn: true });
+    expect(out).to.deep.equal({
+      same: true,
+      many: true,
+      allowed: 128,
+      deepArray: true,
+      unknownTag: true,
+      protoOwn: true,
+    });
   });
 
   it('reports that it could not install when amqplib was loaded first', async () => {

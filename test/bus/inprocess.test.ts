@@ -42,7 +42,10 @@ describe('InProcessTransport specifics', () => {
     const service = new InProcessTransport(hub);
     await Promise.all([gateway.start(), service.start()]);
     const when = new Date('2024-01-02T03:04:05.000Z');
-    await service.serve('dates', async (m): Promise<Reply> => ({ ok: true, result: { when, gone: undefined, echo: m.input } }));
+    await service.serve(
+      'dates',
+      async (m): Promise<Reply> => ({ ok: true, result: { when, gone: undefined, echo: m.input } }),
+    );
     const reply = await gateway.request(requestFor('dates', { at: when as unknown as string }), 1000);
     expect(reply).to.deep.equal({ ok: true, result: { when: when.toISOString(), echo: { at: when.toISOString() } } });
     await Promise.all([gateway.close(), service.close()]);
@@ -108,7 +111,10 @@ describe('createTransport', () => {
     const service = createTransport({ url: 'embedded' });
     await Promise.all([gateway.start(), service.start()]);
     const sub = await service.serve('embedded-echo', async (m) => ({ ok: true, result: m.input }));
-    expect(await gateway.request(requestFor('embedded-echo', { hi: 1 }), 1000)).to.deep.equal({ ok: true, result: { hi: 1 } });
+    expect(await gateway.request(requestFor('embedded-echo', { hi: 1 }), 1000)).to.deep.equal({
+      ok: true,
+      result: { hi: 1 },
+    });
     await sub.close();
     await Promise.all([gateway.close(), service.close()]);
     expect(defaultHub().hasConsumer('embedded-echo')).to.equal(false);
@@ -125,7 +131,9 @@ describe('createTransport', () => {
 
   it('refuses no URL at all, naming BUS_URL: a service that forgot it would serve a bus nobody else can reach', () => {
     for (const url of [undefined, '', '  ']) {
-      expect(() => createTransport({ url }), String(url)).to.throw(/^no bus URL: set BUS_URL to amqp:\/\/user:pass@host:5672 \(or to embedded/);
+      expect(() => createTransport({ url }), String(url)).to.throw(
+        /^no bus URL: set BUS_URL to amqp:\/\/user:pass@host:5672 \(or to embedded/,
+      );
     }
   });
 

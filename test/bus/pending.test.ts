@@ -29,7 +29,12 @@ describe('bus: requests in flight and their deadlines (one timer for all)', () =
     pending.add('short2', request(30.5, t0, log, 'short2'));
     pending.add('mid', request(60, t0, log, 'mid'));
     await nap(250);
-    for (const [id, wait] of [['short', 30], ['short2', 31], ['mid', 60], ['long', 120]] as const) {
+    for (const [id, wait] of [
+      ['short', 30],
+      ['short2', 31],
+      ['mid', 60],
+      ['long', 120],
+    ] as const) {
       const s = log.get(id);
       expect(s, id).to.not.equal(undefined);
       expect(s!.at, id).to.be.at.least(wait);

@@ -62,7 +62,10 @@ describe('bus: reply bytes', () => {
     expect(resultJsonOf(created)).to.equal(undefined);
     // Duplicate keys: the text after `"result":` is not the result's.
     expect(decode('{"ok":true,"result":1,"result":2}')).to.deep.equal({ ok: true, result: 2 });
-    expect(decode('{"ok":false,"error":{"code":"NOT_FOUND"}}')).to.deep.equal({ ok: false, error: { code: 'NOT_FOUND' } });
+    expect(decode('{"ok":false,"error":{"code":"NOT_FOUND"}}')).to.deep.equal({
+      ok: false,
+      error: { code: 'NOT_FOUND' },
+    });
     expect(decode('{ "ok": true, "result": 3 }')).to.deep.equal({ ok: true, result: 3 });
   });
 
@@ -74,10 +77,23 @@ describe('bus: reply bytes', () => {
   });
 
   it('tells what is not JSON, the usual shape included, without parsing it', () => {
-    for (const text of ['{"ok":true,"result":{"id":}', '{"ok":true,"result":', 'not json', '{"ok":true,"result":01}', '{"ok":true,"result":[1,]}',
-      '{"ok":true,"result":"a\u0001"}', '{"ok":true,"result":"\\x"}', '{"ok":true,"result":tru}', '{"ok":true,"result":{"a":1}}}',
-      '{"ok":true,"result":1}{"ok":true,"result":2}', '{"ok":true,"result":NaN}']) {
-      expect(parsesDuring(() => expect(decode(text), text).to.equal(undefined)), text).to.equal(0);
+    for (const text of [
+      '{"ok":true,"result":{"id":}',
+      '{"ok":true,"result":',
+      'not json',
+      '{"ok":true,"result":01}',
+      '{"ok":true,"result":[1,]}',
+      '{"ok":true,"result":"a\u0001"}',
+      '{"ok":true,"result":"\\x"}',
+      '{"ok":true,"result":tru}',
+      '{"ok":true,"result":{"a":1}}}',
+      '{"ok":true,"result":1}{"ok":true,"result":2}',
+      '{"ok":true,"result":NaN}',
+    ]) {
+      expect(
+        parsesDuring(() => expect(decode(text), text).to.equal(undefined)),
+        text,
+      ).to.equal(0);
     }
   });
 
@@ -85,7 +101,9 @@ describe('bus: reply bytes', () => {
     const arrays = (n: number): string => '['.repeat(n) + ']'.repeat(n);
     expect(decodeReply(Buffer.from(`{"ok":true,"result":${arrays(9)}}`), 10)).to.not.equal(TOO_DEEP);
     expect(decodeReply(Buffer.from(`{"ok":true,"result":${arrays(10)}}`), 10)).to.equal(TOO_DEEP);
-    expect(decodeReply(Buffer.from(`{"ok":true,"status":201,"result":${arrays(9)}}`), 10)).to.deep.include({ status: 201 });
+    expect(decodeReply(Buffer.from(`{"ok":true,"status":201,"result":${arrays(9)}}`), 10)).to.deep.include({
+      status: 201,
+    });
     expect(decodeReply(Buffer.from(`{"ok":true,"status":201,"result":${arrays(10)}}`), 10)).to.equal(TOO_DEEP);
     expect(decodeReply(Buffer.from(`{"ok":true,"result":1,"x":${arrays(10)}}`), 10)).to.equal(TOO_DEEP);
     // MAX_REPLY_DEPTH by default: 256 with the envelope.

@@ -32,20 +32,47 @@ describe('the services file (one list for broker definitions and the gateway)', 
 
   it('reads users (default: the service name), owned message types, path prefixes and what each may declare', () => {
     expect(readServicesFile(write('good.yml', GOOD))).to.deep.equal({
-      'users-service': { user: 'users-service', messageTypes: ['CreateUserCommand', 'User*'], pathPrefixes: ['/api/users'], public: false, httpPaths: true },
-      'auth-service': { user: 'svc-auth', messageTypes: ['AuthenticateCommand'], pathPrefixes: [], public: true, httpPaths: false },
+      'users-service': {
+        user: 'users-service',
+        messageTypes: ['CreateUserCommand', 'User*'],
+        pathPrefixes: ['/api/users'],
+        public: false,
+        httpPaths: true,
+      },
+      'auth-service': {
+        user: 'svc-auth',
+        messageTypes: ['AuthenticateCommand'],
+        pathPrefixes: [],
+        public: true,
+        httpPaths: false,
+      },
     });
   });
 
   it('refuses a missing, unreadable or malformed file, an unknown key or a bad entry, naming the file and never echoing it', () => {
     const cases: Array<[string, string]> = [
-      ['services:\n  a-service:\n    messageTypes: [A]\n    owns: [B]\n', 'services.a-service has an unknown key "owns" (known: user, messageTypes, pathPrefixes, public, httpPaths)'],
-      ['services:\n  a-service:\n    messageTypes: [A]\nsecret: hunter2\n', 'has an unknown key "secret" (known: services)'],
+      [
+        'services:\n  a-service:\n    messageTypes: [A]\n    owns: [B]\n',
+        'services.a-service has an unknown key "owns" (known: user, messageTypes, pathPrefixes, public, httpPaths)',
+      ],
+      [
+        'services:\n  a-service:\n    messageTypes: [A]\nsecret: hunter2\n',
+        'has an unknown key "secret" (known: services)',
+      ],
       ['services:\n  a-service: {messageTypes: [A]\n  password: hunter2-oops', 'is not valid YAML (line'],
-      ['services:\n  a-service:\n    user: shared\n    messageTypes: [A]\n  b-service:\n    user: shared\n    messageTypes: [B]\n', 'services.b-service.user is also the broker user of a-service'],
+      [
+        'services:\n  a-service:\n    user: shared\n    messageTypes: [A]\n  b-service:\n    user: shared\n    messageTypes: [B]\n',
+        'services.b-service.user is also the broker user of a-service',
+      ],
       ['services:\n  a-service:\n    pathPrefixes: [/api/a]\n', 'services.a-service.messageTypes is missing'],
-      ['services:\n  a-service:\n    messageTypes: ["Bad Type"]\n', 'services.a-service.messageTypes[0] is not a message type'],
-      ['services:\n  a-service:\n    messageTypes: [A]\n    public: "yes"\n', 'services.a-service.public must be true or false'],
+      [
+        'services:\n  a-service:\n    messageTypes: ["Bad Type"]\n',
+        'services.a-service.messageTypes[0] is not a message type',
+      ],
+      [
+        'services:\n  a-service:\n    messageTypes: [A]\n    public: "yes"\n',
+        'services.a-service.public must be true or false',
+      ],
       ['services: {}\n', 'services must map at least one service name'],
       ['- a\n', 'must be a mapping with a services key'],
     ];
@@ -72,9 +99,17 @@ describe('the services file (one list for broker definitions and the gateway)', 
     const env = { BROKER_PASSWORD_GATEWAY: 'g', BROKER_PASSWORD_USERS_SERVICE: 'u', BROKER_PASSWORD_SVC_AUTH: 'a' };
     const defs = JSON.parse(run(['--prefix', 'p', '--services', file], env));
     expect(defs.users.map((u: { name: string }) => u.name)).to.deep.equal(['gateway', 'users-service', 'svc-auth']);
-    expect(defs.topic_permissions.find((t: { user: string; exchange: string }) => t.user === 'svc-auth' && t.exchange === 'p.discovery').write).to.equal('^announce\\.auth-service$');
-    expect(() => run(['--services', file, '--service', 'x'], env)).to.throw('--services replaces --service and --user-prefix');
-    expect(() => run(['--services', file, '--user-prefix', 'svc-'], env)).to.throw('--services replaces --service and --user-prefix');
+    expect(
+      defs.topic_permissions.find(
+        (t: { user: string; exchange: string }) => t.user === 'svc-auth' && t.exchange === 'p.discovery',
+      ).write,
+    ).to.equal('^announce\\.auth-service$');
+    expect(() => run(['--services', file, '--service', 'x'], env)).to.throw(
+      '--services replaces --service and --user-prefix',
+    );
+    expect(() => run(['--services', file, '--user-prefix', 'svc-'], env)).to.throw(
+      '--services replaces --service and --user-prefix',
+    );
     expect(() => run(['--services', join(dir, 'nope.yml')], env)).to.throw('nope.yml: does not exist');
   });
 
@@ -104,11 +139,21 @@ describe('the services file (one list for broker definitions and the gateway)', 
       }
       return 'accepted';
     };
-    expect(problem({}, { BUS_SERVICES_FILE: join(dir, 'gone.yml') })).to.equal(`BUS_SERVICES_FILE ${join(dir, 'gone.yml')}: does not exist`);
-    expect(problem({ busServicesFile: write('unknown.yml', 'servces: {}\n') }, {})).to.equal(`busServicesFile ${join(dir, 'unknown.yml')}: has an unknown key "servces" (known: services)`);
-    expect(problem({ busServicesFile: file, ownedMessageTypes: { a: ['A'] } }, {})).to.equal(`busServicesFile ${file}: ownedMessageTypes is set too; the services file replaces it (one list)`);
-    expect(problem({}, { BUS_SERVICES_FILE: file, ANNOUNCEMENT_USERS: 'a=b' })).to.equal(`BUS_SERVICES_FILE ${file}: ANNOUNCEMENT_USERS is set too; the services file replaces it (one list)`);
-    expect(problem({ busServicesFile: file, requireAnnouncementUser: false }, {})).to.match(/requireAnnouncementUser is false/);
+    expect(problem({}, { BUS_SERVICES_FILE: join(dir, 'gone.yml') })).to.equal(
+      `BUS_SERVICES_FILE ${join(dir, 'gone.yml')}: does not exist`,
+    );
+    expect(problem({ busServicesFile: write('unknown.yml', 'servces: {}\n') }, {})).to.equal(
+      `busServicesFile ${join(dir, 'unknown.yml')}: has an unknown key "servces" (known: services)`,
+    );
+    expect(problem({ busServicesFile: file, ownedMessageTypes: { a: ['A'] } }, {})).to.equal(
+      `busServicesFile ${file}: ownedMessageTypes is set too; the services file replaces it (one list)`,
+    );
+    expect(problem({}, { BUS_SERVICES_FILE: file, ANNOUNCEMENT_USERS: 'a=b' })).to.equal(
+      `BUS_SERVICES_FILE ${file}: ANNOUNCEMENT_USERS is set too; the services file replaces it (one list)`,
+    );
+    expect(problem({ busServicesFile: file, requireAnnouncementUser: false }, {})).to.match(
+      /requireAnnouncementUser is false/,
+    );
     expect(problem({ busServicesFile: file }, {})).to.equal('accepted');
     expect(() => resolveBusTrustSettings({}, { BUS_SERVICES_FILE: join(dir, 'gone.yml') })).to.throw('does not exist');
   });

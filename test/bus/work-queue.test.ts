@@ -9,7 +9,6 @@ import { AMQP_URL, uniquePrefix } from '../support/env';
 import { TcpProxy, viaPort } from '../support/tcp-proxy';
 import { deferred, eventually, requestFor } from './conformance';
 
-
 /**
  * The service work queue outlives the consumers that hold its requests: what a consumer held when its connection
  * dropped is redelivered (marked so) to another instance or to the same one once it is back.
@@ -57,7 +56,11 @@ describe('AMQP work queue: redelivery of held requests (RabbitMQ)', function () 
     const ch = await admin.createChannel();
     ch.on('error', () => undefined);
     // A declaration with other arguments is refused by the broker: the queue has exactly these.
-    await ch.assertQueue(`${prefix}.svc.held`, { durable: false, autoDelete: false, arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS } });
+    await ch.assertQueue(`${prefix}.svc.held`, {
+      durable: false,
+      autoDelete: false,
+      arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS },
+    });
     await ch.close();
   });
 
@@ -128,11 +131,18 @@ describe('AMQP work queue: redelivery of held requests (RabbitMQ)', function () 
     const inFlight = gateway.request(requestFor('held'), 20_000);
     await entered.promise;
     const closing = subscription.close();
-    await eventually(async () => {
-      // One sent before the queue went waits for its deadline (504): short deadlines, until one comes back 503.
-      const err = await gateway.request(requestFor('held'), 500).then(() => undefined, (e: { status?: number }) => e);
-      return err?.status === 503;
-    }, 5000, 'a 503 for a new request while the handler still runs');
+    await eventually(
+      async () => {
+        // One sent before the queue went waits for its deadline (504): short deadlines, until one comes back 503.
+        const err = await gateway.request(requestFor('held'), 500).then(
+          () => undefined,
+          (e: { status?: number }) => e,
+        );
+        return err?.status === 503;
+      },
+      5000,
+      'a 503 for a new request while the handler still runs',
+    );
     release.resolve();
     expect(await inFlight).to.deep.equal({ ok: true, result: 'finished' });
     await closing;
@@ -151,8 +161,12 @@ describe('AMQP work queue: redelivery of held requests (RabbitMQ)', function () 
     await service.serve('legacy', async () => ({ ok: true, result: 'new' }));
     expect(warnings.join('\n')).to.match(/exists with other arguments/);
     const gateway = await transport();
-    const replies = await Promise.all([1, 2, 3].map(() => gateway.request(requestFor('legacy'), 3000).catch(() => undefined)));
-    expect(replies.filter((r) => r?.ok === true).length, 'the new instance served from the old queue').to.be.at.least(1);
+    const replies = await Promise.all(
+      [1, 2, 3].map(() => gateway.request(requestFor('legacy'), 3000).catch(() => undefined)),
+    );
+    expect(replies.filter((r) => r?.ok === true).length, 'the new instance served from the old queue').to.be.at.least(
+      1,
+    );
     await old.close();
   });
 });

@@ -13,7 +13,11 @@ function userContract(extra: Partial<Contract> = {}): Contract {
     messageType: 'GetUserQuery',
     targetService: 'users',
     inputSchema: { type: 'object', properties: { userId: { type: 'string' } }, required: ['userId'] },
-    outputSchema: { type: 'object', properties: { name: { type: 'string' }, email: { type: 'string' } }, required: ['name', 'email'] },
+    outputSchema: {
+      type: 'object',
+      properties: { name: { type: 'string' }, email: { type: 'string' } },
+      required: ['name', 'email'],
+    },
     requiredPermissions: ['users:read'],
     ...extra,
   };
@@ -32,7 +36,10 @@ describe('contracts-gateway check-compat (the compiled CLI)', function () {
 
   it('prints each change with its class and exits 1 on a breaking one', async () => {
     const old = file('old.json', [userContract()]);
-    const next = file('new.json', [userContract({ requiredPermissions: ['users:read', 'users:pii'] }), userContract({ messageType: 'ListUsersQuery' })]);
+    const next = file('new.json', [
+      userContract({ requiredPermissions: ['users:read', 'users:pii'] }),
+      userContract({ messageType: 'ListUsersQuery' }),
+    ]);
     const r = await run(process.execPath, [CLI, 'check-compat', next, '--against', old]);
     expect(r.code).to.equal(1);
     expect(r.output.split('\n')).to.deep.equal([
@@ -45,17 +52,44 @@ describe('contracts-gateway check-compat (the compiled CLI)', function () {
 
   it('exits 0 when every change is compatible, and says so when there is none', async () => {
     const old = file('old.json', [userContract()]);
-    const widened = userContract({ inputSchema: { type: 'object', properties: { userId: { type: 'string' }, verbose: { type: 'boolean' } }, required: ['userId'] } });
+    const widened = userContract({
+      inputSchema: {
+        type: 'object',
+        properties: { userId: { type: 'string' }, verbose: { type: 'boolean' } },
+        required: ['userId'],
+      },
+    });
     const r = await run(process.execPath, [CLI, 'check-compat', file('new.json', [widened]), '--against', old]);
-    expect(r).to.deep.equal({ code: 0, output: 'compatible GetUserQuery: input.verbose added [input-property-added]\n0 breaking, 1 compatible\n' });
-    expect(await run(process.execPath, [CLI, 'check-compat', old, '--against', old])).to.deep.equal({ code: 0, output: 'no changes\n' });
+    expect(r).to.deep.equal({
+      code: 0,
+      output: 'compatible GetUserQuery: input.verbose added [input-property-added]\n0 breaking, 1 compatible\n',
+    });
+    expect(await run(process.execPath, [CLI, 'check-compat', old, '--against', old])).to.deep.equal({
+      code: 0,
+      output: 'no changes\n',
+    });
   });
 
   it('--json prints the changes as data', async () => {
-    const r = await run(process.execPath, [CLI, 'check-compat', file('new.json', []), '--against', file('old.json', [userContract()]), '--json']);
+    const r = await run(process.execPath, [
+      CLI,
+      'check-compat',
+      file('new.json', []),
+      '--against',
+      file('old.json', [userContract()]),
+      '--json',
+    ]);
     expect(r.code).to.equal(1);
     expect(JSON.parse(r.output)).to.deep.equal({
-      changes: [{ messageType: 'GetUserQuery', class: 'breaking', rule: 'contract-removed', at: 'GetUserQuery', message: 'contract GetUserQuery removed with its routes' }],
+      changes: [
+        {
+          messageType: 'GetUserQuery',
+          class: 'breaking',
+          rule: 'contract-removed',
+          at: 'GetUserQuery',
+          message: 'contract GetUserQuery removed with its routes',
+        },
+      ],
     });
   });
 
@@ -64,8 +98,14 @@ describe('contracts-gateway check-compat (the compiled CLI)', function () {
     const cases: Array<[string, RegExp]> = [
       [join(dir, 'missing.json'), /^contracts-gateway: cannot read .*missing\.json \(ENOENT\)\n$/],
       [file('text.json', 'not json {'), /^contracts-gateway: .*text\.json is not JSON\n$/],
-      [file('object.json', { contracts: [] }), /^contracts-gateway: .*object\.json is not a JSON array of contracts\n$/],
-      [file('invalid.json', [{ ...userContract(), sunset: 'soon' }]), /^contracts-gateway: .*invalid\.json: contracts\[0\] sunset must be an ISO 8601 date/],
+      [
+        file('object.json', { contracts: [] }),
+        /^contracts-gateway: .*object\.json is not a JSON array of contracts\n$/,
+      ],
+      [
+        file('invalid.json', [{ ...userContract(), sunset: 'soon' }]),
+        /^contracts-gateway: .*invalid\.json: contracts\[0\] sunset must be an ISO 8601 date/,
+      ],
     ];
     for (const [path, expected] of cases) {
       const r = await run(process.execPath, [CLI, 'check-compat', path, '--against', good]);
@@ -76,15 +116,26 @@ describe('contracts-gateway check-compat (the compiled CLI)', function () {
     // A gateway that cannot be reached (fetch will not even try port 1).
     const r = await run(process.execPath, [CLI, 'check-compat', good, '--against', 'http://127.0.0.1:1/']);
     expect(r.code).to.equal(2);
-    expect(r.output).to.match(/^contracts-gateway: cannot reach http:\/\/127\.0\.0\.1:1\/api\/discovery\/contracts \([^)]+\)\n$/);
+    expect(r.output).to.match(
+      /^contracts-gateway: cannot reach http:\/\/127\.0\.0\.1:1\/api\/discovery\/contracts \([^)]+\)\n$/,
+    );
   });
 
   it('answers a wrong command line with its usage and exit 64', async () => {
     const good = file('good.json', [userContract()]);
-    for (const args of [['check-compat', good], ['check-compat', '--against', good], ['check-compat', good, good, '--against', good], ['check-compat', good, '--against', good, '--bogus'], ['frobnicate'], []]) {
+    for (const args of [
+      ['check-compat', good],
+      ['check-compat', '--against', good],
+      ['check-compat', good, good, '--against', good],
+      ['check-compat', good, '--against', good, '--bogus'],
+      ['frobnicate'],
+      [],
+    ]) {
       const r = await run(process.execPath, [CLI, ...args]);
       expect(r.code, args.join(' ')).to.equal(64);
-      expect(r.output, args.join(' ')).to.include('check-compat <new contracts file> --against <gateway URL | contracts file>');
+      expect(r.output, args.join(' ')).to.include(
+        'check-compat <new contracts file> --against <gateway URL | contracts file>',
+      );
     }
   });
 });

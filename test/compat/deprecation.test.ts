@@ -25,8 +25,14 @@ describe('Deprecation and Sunset headers', () => {
 
   it('gives the sunset as an HTTP-date, and never dates the deprecation after it (RFC 9745)', () => {
     const d = new Deprecations(() => Date.UTC(2030, 5, 1));
-    d.update([contract('A', { deprecated: true, sunset: '2030-03-01' }), contract('B', { sunset: '2031-01-31T12:00:00+01:00' })]);
-    expect(d.of('A')).to.deep.equal({ Deprecation: `@${Date.UTC(2030, 2, 1) / 1000}`, Sunset: 'Fri, 01 Mar 2030 00:00:00 GMT' });
+    d.update([
+      contract('A', { deprecated: true, sunset: '2030-03-01' }),
+      contract('B', { sunset: '2031-01-31T12:00:00+01:00' }),
+    ]);
+    expect(d.of('A')).to.deep.equal({
+      Deprecation: `@${Date.UTC(2030, 2, 1) / 1000}`,
+      Sunset: 'Fri, 01 Mar 2030 00:00:00 GMT',
+    });
     expect(d.of('B')).to.deep.equal({ Sunset: 'Fri, 31 Jan 2031 11:00:00 GMT' });
   });
 });

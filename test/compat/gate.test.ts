@@ -12,7 +12,11 @@ function contract(outputRequired: string[] = ['name'], extra: Partial<Contract> 
     messageType: 'GetUserQuery',
     targetService: 'users',
     inputSchema: { type: 'object', properties: { userId: { type: 'string' } } },
-    outputSchema: { type: 'object', properties: { name: { type: 'string' }, email: { type: 'string' } }, required: outputRequired },
+    outputSchema: {
+      type: 'object',
+      properties: { name: { type: 'string' }, email: { type: 'string' } },
+      required: outputRequired,
+    },
     requiredPermissions: ['users:read'],
     ...extra,
   };
@@ -27,7 +31,8 @@ function setup(mode: BreakingChangeMode) {
   const found: BreakingChange[] = [];
   const registry = new ContractRegistry({ logger: { warn: (m) => warnings.push(m) }, breakingChanges: mode });
   registry.on('breaking', (c) => found.push(c));
-  const announce = (instanceId: string, contracts: Contract[]) => registry.apply({ service: 'users', instanceId, contracts, ttlMs: 10_000 });
+  const announce = (instanceId: string, contracts: Contract[]) =>
+    registry.apply({ service: 'users', instanceId, contracts, ttlMs: 10_000 });
   const served = () => registry.get('GetUserQuery')?.outputSchema.required;
   return { registry, warnings, found, announce, served };
 }
@@ -52,7 +57,13 @@ describe('breaking changes to served contracts', () => {
     expect(served()).to.deep.equal(['name']);
     expect(found).to.have.length(1);
     const [change] = registry.breakingChanges();
-    expect(change).to.include({ messageType: 'GetUserQuery', service: 'users', outcome: 'accepted', previousHash: contractHash(v1), hash: contractHash(v2) });
+    expect(change).to.include({
+      messageType: 'GetUserQuery',
+      service: 'users',
+      outcome: 'accepted',
+      previousHash: contractHash(v1),
+      hash: contractHash(v2),
+    });
     expect(change?.reasons).to.deep.equal(['output.email may be missing now']);
     expect(warnings.filter((w) => w.includes('breaking change'))).to.have.length(1);
   });
@@ -78,7 +89,11 @@ describe('breaking changes to served contracts', () => {
     announce('u2', [v2, other]);
     expect(served()).to.deep.equal(['name', 'email']);
     expect(found).to.have.length(1);
-    expect(registry.breakingChanges()[0]).to.include({ outcome: 'refused', previousHash: contractHash(v1), hash: contractHash(v2) });
+    expect(registry.breakingChanges()[0]).to.include({
+      outcome: 'refused',
+      previousHash: contractHash(v1),
+      hash: contractHash(v2),
+    });
     expect(warnings.filter((w) => w.includes('refused; the previous version stays served'))).to.have.length(1);
   });
 
@@ -87,7 +102,12 @@ describe('breaking changes to served contracts', () => {
     announce('u1', [v1]);
     announce('u2', [v2]);
     expect(registry.breakingChanges()).to.have.length(1);
-    const compatible = contract(['name', 'email'], { outputSchema: { ...v1.outputSchema, properties: { name: { type: 'string' }, email: { type: 'string' }, age: { type: 'integer' } } } });
+    const compatible = contract(['name', 'email'], {
+      outputSchema: {
+        ...v1.outputSchema,
+        properties: { name: { type: 'string' }, email: { type: 'string' }, age: { type: 'integer' } },
+      },
+    });
     announce('u2', [compatible]);
     expect(registry.get('GetUserQuery')?.outputSchema.properties).to.have.property('age');
     expect(served()).to.deep.equal(['name', 'email']);
@@ -117,31 +137,52 @@ describe('breaking changes to served contracts', () => {
       registry.apply({ service: 'users', instanceId: `new-${round}`, contracts: [v2], ttlMs: 10_000 });
     }
     expect(registry.get('GetUserQuery')?.outputSchema.required).to.deep.equal(['name', 'email']);
-    expect(found.map((c) => [c.outcome, c.previousHash, c.hash])).to.deep.equal([['refused', contractHash(v1), contractHash(v2)]]);
+    expect(found.map((c) => [c.outcome, c.previousHash, c.hash])).to.deep.equal([
+      ['refused', contractHash(v1), contractHash(v2)],
+    ]);
     expect(warnings.filter((w) => w.includes('breaking change'))).to.have.length(1);
   });
 
   it('reads breakingChanges from the block or BREAKING_CHANGES, warn by default, and refuses another value', () => {
     expect(resolveSettings({}, {}).breakingChanges).to.equal('warn');
     expect(resolveSettings({}, { BREAKING_CHANGES: 'refuse' }).breakingChanges).to.equal('refuse');
-    expect(resolveSettings({ breakingChanges: 'accept' }, { BREAKING_CHANGES: 'refuse' }).breakingChanges).to.equal('accept');
-    expect(() => validateSettings({}, { BREAKING_CHANGES: 'block' })).to.throw(InvalidSettingError, /^BREAKING_CHANGES /);
-    expect(() => validateSettings({ breakingChanges: 'ignore' }, {})).to.throw(InvalidSettingError, /^plugins\.contracts\.breakingChanges /);
+    expect(resolveSettings({ breakingChanges: 'accept' }, { BREAKING_CHANGES: 'refuse' }).breakingChanges).to.equal(
+      'accept',
+    );
+    expect(() => validateSettings({}, { BREAKING_CHANGES: 'block' })).to.throw(
+      InvalidSettingError,
+      /^BREAKING_CHANGES /,
+    );
+    expect(() => validateSettings({ breakingChanges: 'ignore' }, {})).to.throw(
+      InvalidSettingError,
+      /^plugins\.contracts\.breakingChanges /,
+    );
   });
 
   it('does not judge a contract another service holds (ownership decides that)', () => {
     const { registry, found } = setup('refuse');
     registry.apply({ service: 'users', instanceId: 'u1', contracts: [v1], ttlMs: 10_000 });
-    registry.apply({ service: 'people', instanceId: 'p1', contracts: [{ ...v2, targetService: 'people' }], ttlMs: 10_000 });
+    registry.apply({
+      service: 'people',
+      instanceId: 'p1',
+      contracts: [{ ...v2, targetService: 'people' }],
+      ttlMs: 10_000,
+    });
     expect(found).to.deep.equal([]);
   });
 });
 
 describe('deprecated and sunset in an announcement', () => {
-  const check = (extra: Record<string, unknown>) => validateAnnouncement({ service: 'users', instanceId: 'u1', ttlMs: 1000, contracts: [{ ...v1, ...extra }] });
+  const check = (extra: Record<string, unknown>) =>
+    validateAnnouncement({ service: 'users', instanceId: 'u1', ttlMs: 1000, contracts: [{ ...v1, ...extra }] });
 
   it('keeps deprecated and an ISO 8601 sunset (a date, or a date-time with a zone)', () => {
-    for (const sunset of ['2030-01-31', '2030-01-31T12:30:00Z', '2030-01-31T12:30+02:00', '2030-01-31T12:30:00.250-05:00']) {
+    for (const sunset of [
+      '2030-01-31',
+      '2030-01-31T12:30:00Z',
+      '2030-01-31T12:30+02:00',
+      '2030-01-31T12:30:00.250-05:00',
+    ]) {
       const result = check({ deprecated: true, sunset });
       expect(result.ok, sunset).to.equal(true);
       if (result.ok) expect(result.announcement.contracts[0]).to.include({ deprecated: true, sunset });
@@ -149,7 +190,15 @@ describe('deprecated and sunset in an announcement', () => {
   });
 
   it('refuses an invalid sunset or a deprecated that is not a boolean', () => {
-    for (const sunset of ['2030-02-30', '31/01/2030', '2030-01-31T12:30:00', '2030-13-01', 'tomorrow', 20300131, '2030-01-31T25:00Z']) {
+    for (const sunset of [
+      '2030-02-30',
+      '31/01/2030',
+      '2030-01-31T12:30:00',
+      '2030-13-01',
+      'tomorrow',
+      20300131,
+      '2030-01-31T25:00Z',
+    ]) {
       const result = check({ deprecated: true, sunset });
       expect(result.ok, String(sunset)).to.equal(false);
       if (!result.ok) expect(result.reason).to.match(/^contracts\[0\] sunset must be an ISO 8601 date/);

@@ -77,7 +77,14 @@ pipelines:
 # the end, without a final line break`;
 
 function contract(messageType: string, extra: Partial<Contract> = {}): Contract {
-  return { messageType, targetService: 'orders-service', inputSchema: {}, outputSchema: {}, requiredPermissions: [], ...extra };
+  return {
+    messageType,
+    targetService: 'orders-service',
+    inputSchema: {},
+    outputSchema: {},
+    requiredPermissions: [],
+    ...extra,
+  };
 }
 
 /**
@@ -109,7 +116,10 @@ function cutGenerated(text: string): string {
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined } as unknown as Logger;
 
-for (const [label, eol] of [['LF', '\n'], ['CRLF', '\r\n']] as const) {
+for (const [label, eol] of [
+  ['LF', '\n'],
+  ['CRLF', '\r\n'],
+] as const) {
   describe(`config writer: hand-written bytes stay as they were (${label})`, () => {
     let dir: string;
     let file: string;
@@ -122,8 +132,16 @@ for (const [label, eol] of [['LF', '\n'], ['CRLF', '\r\n']] as const) {
       file = join(dir, 'gateway.config.yml');
       writeFileSync(file, original);
       registry = new ContractRegistry();
-      const host = { config: { gatewayConfigPath: file, loadConfig: () => undefined }, eventBus: { emit: () => undefined } };
-      sync = new TestConfigSync(registry, host, resolveSettings({ writeDebounceMs: 0, configWriteIntervalMs: 0, routing: 'endpoints' }, {}), quiet);
+      const host = {
+        config: { gatewayConfigPath: file, loadConfig: () => undefined },
+        eventBus: { emit: () => undefined },
+      };
+      sync = new TestConfigSync(
+        registry,
+        host,
+        resolveSettings({ writeDebounceMs: 0, configWriteIntervalMs: 0, routing: 'endpoints' }, {}),
+        quiet,
+      );
     });
     afterEach(() => {
       sync.stop();
@@ -141,9 +159,15 @@ for (const [label, eol] of [['LF', '\n'], ['CRLF', '\r\n']] as const) {
       expect(handWritten).to.not.include('contracts-get-api-stale');
       sync.start();
       const states: string[] = [text()];
-      await announce([contract('CreateOrderCommand'), contract('GetOrderQuery', { inputSchema: { properties: { orderId: {} } } })]);
+      await announce([
+        contract('CreateOrderCommand'),
+        contract('GetOrderQuery', { inputSchema: { properties: { orderId: {} } } }),
+      ]);
       states.push(text());
-      await announce([contract('GetOrderQuery', { inputSchema: { properties: { orderId: {} } } }), contract('ListInvoicesQuery', { http: { method: 'GET', paths: ['/api/invoices'] } })]);
+      await announce([
+        contract('GetOrderQuery', { inputSchema: { properties: { orderId: {} } } }),
+        contract('ListInvoicesQuery', { http: { method: 'GET', paths: ['/api/invoices'] } }),
+      ]);
       states.push(text());
       await announce([]);
       states.push(text());
@@ -156,18 +180,36 @@ for (const [label, eol] of [['LF', '\n'], ['CRLF', '\r\n']] as const) {
       // What the host reads: the generated entries of the moment, and the hand-written ones with their aliases resolved.
       const config = parse(states[2] as string);
       expect(Object.keys(config.apiEndpoints)).to.deep.equal([
-        'legacy', 'reports',
-        'contracts-options-api', 'contracts-get-api-invoices', 'contracts-get-api-orders', 'contracts-get-api-orders-orderid', 'contracts-not-found',
-        'after-block', 'status',
+        'legacy',
+        'reports',
+        'contracts-options-api',
+        'contracts-get-api-invoices',
+        'contracts-get-api-orders',
+        'contracts-get-api-orders-orderid',
+        'contracts-not-found',
+        'after-block',
+        'status',
       ]);
       expect(config.apiEndpoints['after-block']).to.deep.equal({ host: '*', paths: ['/reports'], methods: ['GET'] });
-      expect(config.pipelines.reports.policies[0].proxy[0].action).to.deep.equal({ serviceEndpoint: 'backend', changeOrigin: true });
-      expect(config.pipelines['contracts-routes'].apiEndpoints).to.deep.equal(['contracts-get-api-invoices', 'contracts-get-api-orders', 'contracts-get-api-orders-orderid']);
-      expect(config.apiEndpoints['contracts-get-api-orders-orderid'].contract).to.deep.equal({ messageType: 'GetOrderQuery' });
+      expect(config.pipelines.reports.policies[0].proxy[0].action).to.deep.equal({
+        serviceEndpoint: 'backend',
+        changeOrigin: true,
+      });
+      expect(config.pipelines['contracts-routes'].apiEndpoints).to.deep.equal([
+        'contracts-get-api-invoices',
+        'contracts-get-api-orders',
+        'contracts-get-api-orders-orderid',
+      ]);
+      expect(config.apiEndpoints['contracts-get-api-orders-orderid'].contract).to.deep.equal({
+        messageType: 'GetOrderQuery',
+      });
       // Once written, the same contracts write nothing (each write is a reload of the host).
       const settledText = text();
       await announce([]);
-      sync.updateHost({ config: { gatewayConfigPath: file, loadConfig: () => undefined }, eventBus: { emit: () => undefined } });
+      sync.updateHost({
+        config: { gatewayConfigPath: file, loadConfig: () => undefined },
+        eventBus: { emit: () => undefined },
+      });
       expect(text()).to.equal(settledText);
     });
   });
@@ -176,19 +218,35 @@ for (const [label, eol] of [['LF', '\n'], ['CRLF', '\r\n']] as const) {
 describe('config writer: what it adds to hand-written sections', () => {
   const endpoint = { name: 'contracts-get-api-a', method: 'GET', path: '/api/a' };
   const render = (text: string, required = ['cors', 'contract-router']) =>
-    renderGatewayConfig(text, [endpoint], { prefix: 'contracts-', requiredPolicyNames: required, pipelinePolicies: () => [{ 'contract-router': [{ action: {} }] }] });
+    renderGatewayConfig(text, [endpoint], {
+      prefix: 'contracts-',
+      requiredPolicyNames: required,
+      pipelinePolicies: () => [{ 'contract-router': [{ action: {} }] }],
+    });
 
   it('appends missing policy names to a flow list after its last item, and to a block list at its column', () => {
-    expect(render("policies: ['proxy', cors] # mine\n")).to.include("policies: ['proxy', cors, contract-router] # mine\n");
+    expect(render("policies: ['proxy', cors] # mine\n")).to.include(
+      "policies: ['proxy', cors, contract-router] # mine\n",
+    );
     expect(render('policies: [ ]\n')).to.include('policies: [ cors, contract-router ]\n');
-    expect(render('policies:\n- proxy # mine\n# after\n')).to.include('policies:\n- proxy # mine\n- cors\n- contract-router\n# after\n');
-    expect(render('policies:\n    - proxy\n')).to.include('policies:\n    - proxy\n    - cors\n    - contract-router\n');
+    expect(render('policies:\n- proxy # mine\n# after\n')).to.include(
+      'policies:\n- proxy # mine\n- cors\n- contract-router\n# after\n',
+    );
+    expect(render('policies:\n    - proxy\n')).to.include(
+      'policies:\n    - proxy\n    - cors\n    - contract-router\n',
+    );
   });
 
-  it('puts the block after the last entry of a section, its trailing deeper comments included, at the entries\' column', () => {
-    const out = render('apiEndpoints:\n   mine:\n      paths: /x\n      # methods: [GET]\n# about pipelines\npipelines:\n   mine: {}\npolicies: [cors, contract-router]\n');
-    expect(out).to.include(`apiEndpoints:\n   mine:\n      paths: /x\n      # methods: [GET]\n   #${GENERATED_COMMENT}\n   contracts-get-api-a:\n`);
-    expect(out).to.include(`# about pipelines\npipelines:\n   mine: {}\n   #${GENERATED_COMMENT}\n   contracts-get-api-a:\n`);
+  it("puts the block after the last entry of a section, its trailing deeper comments included, at the entries' column", () => {
+    const out = render(
+      'apiEndpoints:\n   mine:\n      paths: /x\n      # methods: [GET]\n# about pipelines\npipelines:\n   mine: {}\npolicies: [cors, contract-router]\n',
+    );
+    expect(out).to.include(
+      `apiEndpoints:\n   mine:\n      paths: /x\n      # methods: [GET]\n   #${GENERATED_COMMENT}\n   contracts-get-api-a:\n`,
+    );
+    expect(out).to.include(
+      `# about pipelines\npipelines:\n   mine: {}\n   #${GENERATED_COMMENT}\n   contracts-get-api-a:\n`,
+    );
     expect(render(out)).to.equal(out);
   });
 
@@ -196,12 +254,14 @@ describe('config writer: what it adds to hand-written sections', () => {
     const text = 'apiEndpoints: {} # none yet\npipelines: {}\npolicies: [cors, contract-router]\n';
     const out = render(text);
     expect(out).to.match(/^apiEndpoints: # none yet\n {2}#/);
-    expect(renderGatewayConfig(out, [], { prefix: 'contracts-', requiredPolicyNames: [], pipelinePolicies: () => [] })).to.equal(
-      'apiEndpoints: {} # none yet\npipelines: {}\npolicies: [cors, contract-router]\n',
-    );
+    expect(
+      renderGatewayConfig(out, [], { prefix: 'contracts-', requiredPolicyNames: [], pipelinePolicies: () => [] }),
+    ).to.equal('apiEndpoints: {} # none yet\npipelines: {}\npolicies: [cors, contract-router]\n');
   });
 
   it('refuses a section written as a flow mapping with entries, rather than rewrite it', () => {
-    expect(() => render('apiEndpoints: { mine: { paths: /x } }\n')).to.throw(/apiEndpoints is written as a flow mapping/);
+    expect(() => render('apiEndpoints: { mine: { paths: /x } }\n')).to.throw(
+      /apiEndpoints is written as a flow mapping/,
+    );
   });
 });

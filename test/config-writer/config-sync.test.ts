@@ -12,7 +12,13 @@ import { ManualClock } from '../support/manual-clock';
 const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 function contract(messageType: string): Contract {
-  return { messageType, targetService: 'svc', inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: [] };
+  return {
+    messageType,
+    targetService: 'svc',
+    inputSchema: { type: 'object' },
+    outputSchema: {},
+    requiredPermissions: [],
+  };
 }
 
 describe('config writer: write pacing, on a clock the test moves', () => {
@@ -22,13 +28,22 @@ describe('config writer: write pacing, on a clock the test moves', () => {
   const registry = new ContractRegistry({ now: () => clock.now() });
   const reloads: number[] = [];
   let n = 0;
-  const announce = (): void => void registry.apply({ service: 'svc', instanceId: 'i1', ttlMs: 3_600_000, contracts: [contract(`Thing${(n += 1)}Command`)] });
+  const announce = (): void =>
+    void registry.apply({
+      service: 'svc',
+      instanceId: 'i1',
+      ttlMs: 3_600_000,
+      contracts: [contract(`Thing${(n += 1)}Command`)],
+    });
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'contracts-pacing-'));
     const file = join(dir, 'gateway.config.yml');
     writeFileSync(file, 'apiEndpoints: {}\npipelines: {}\npolicies: []\n');
-    const host = { config: { gatewayConfigPath: file, loadConfig: () => void reloads.push(clock.now()) }, eventBus: { emit: () => undefined } };
+    const host = {
+      config: { gatewayConfigPath: file, loadConfig: () => void reloads.push(clock.now()) },
+      eventBus: { emit: () => undefined },
+    };
     const settings = resolveSettings({ writeDebounceMs: 100, configWriteIntervalMs: 1000 }, {});
     sync = new TestConfigSync(registry, host, settings, quiet, { clock });
     sync.start();

@@ -3,11 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import {
-  detectStyle,
-  GENERATED_COMMENT,
-  renderGatewayConfig,
-} from '../../plugin/config-writer/gateway-config';
+import { detectStyle, GENERATED_COMMENT, renderGatewayConfig } from '../../plugin/config-writer/gateway-config';
 import type { RenderOptions } from '../../plugin/config-writer/gateway-config';
 import { writeIfChanged } from '../../plugin/config-writer/atomic-file';
 import { buildEndpointSpecs } from '../../plugin/contracts/endpoint-specs';
@@ -60,7 +56,13 @@ pipelines:
 `;
 
 function contract(messageType: string, properties: Record<string, unknown> = {}): Contract {
-  return { messageType, targetService: 'users', inputSchema: { properties }, outputSchema: {}, requiredPermissions: [] };
+  return {
+    messageType,
+    targetService: 'users',
+    inputSchema: { properties },
+    outputSchema: {},
+    requiredPermissions: [],
+  };
 }
 
 const CONTRACTS: Contract[] = [
@@ -96,13 +98,19 @@ describe('renderGatewayConfig', () => {
     const names = buildEndpointSpecs(CONTRACTS).endpoints.map((e) => e.name);
     expect(Object.keys(config.apiEndpoints)).to.deep.equal(['legacy', 'health', ...names]);
     expect(Object.keys(config.pipelines)).to.deep.equal(['legacy', ...names]);
-    expect(config.apiEndpoints['contracts-get-api-users-userid']).to.deep.equal({ host: '*', paths: ['/api/users/:userId'], methods: ['GET'] });
+    expect(config.apiEndpoints['contracts-get-api-users-userid']).to.deep.equal({
+      host: '*',
+      paths: ['/api/users/:userId'],
+      methods: ['GET'],
+    });
     expect(config.pipelines['contracts-get-api-users-userid']).to.deep.equal({
       apiEndpoints: ['contracts-get-api-users-userid'],
       policies: [
         { cors: null },
         { 'jwt-dev-auth': [{ action: {} }] },
-        { 'contract-router': [{ action: { endpoint: 'contracts-get-api-users-userid', messageType: 'GetUserQuery' } }] },
+        {
+          'contract-router': [{ action: { endpoint: 'contracts-get-api-users-userid', messageType: 'GetUserQuery' } }],
+        },
       ],
     });
   });
@@ -110,9 +118,20 @@ describe('renderGatewayConfig', () => {
   it('keeps every hand-written line byte for byte', () => {
     const out = render(HAND_WRITTEN);
     const withoutGenerated = renderGatewayConfig(out, [], OPTIONS);
-    const expected = HAND_WRITTEN.replace('  - rate-limit\n', '  - rate-limit\n  - jwt-dev-auth\n  - contract-router\n');
+    const expected = HAND_WRITTEN.replace(
+      '  - rate-limit\n',
+      '  - rate-limit\n  - jwt-dev-auth\n  - contract-router\n',
+    );
     expect(withoutGenerated).to.equal(expected);
-    for (const line of ['http:', '  port: ${PORT:-8080}', '    url: ${LEGACY_URL:-http://localhost:3000}', '  # Hand-written proxy pipeline.', "    paths: ['/legacy', '/legacy/*']", '    host: "*"', '  host: localhost # admin API on loopback only']) {
+    for (const line of [
+      'http:',
+      '  port: ${PORT:-8080}',
+      '    url: ${LEGACY_URL:-http://localhost:3000}',
+      '  # Hand-written proxy pipeline.',
+      "    paths: ['/legacy', '/legacy/*']",
+      '    host: "*"',
+      '  host: localhost # admin API on loopback only',
+    ]) {
       expect(out.split('\n')).to.include(line);
     }
   });
@@ -174,23 +193,33 @@ describe('renderGatewayConfig', () => {
   });
 
   it('keeps four-space indentation when the file uses it', () => {
-    const text = 'apiEndpoints:\n    api:\n        host: localhost\n        paths:\n            - /x\npolicies:\n    - proxy\n    - cors\n    - jwt-dev-auth\n    - contract-router\n';
+    const text =
+      'apiEndpoints:\n    api:\n        host: localhost\n        paths:\n            - /x\npolicies:\n    - proxy\n    - cors\n    - jwt-dev-auth\n    - contract-router\n';
     const out = render(text);
     expect(renderGatewayConfig(out, [], OPTIONS)).to.equal(`${text}pipelines: {}\n`);
-    expect(out).to.include('\n    contracts-get-api-users:\n        host: "*"\n        paths:\n            - /api/users\n');
+    expect(out).to.include(
+      '\n    contracts-get-api-users:\n        host: "*"\n        paths:\n            - /api/users\n',
+    );
   });
 
   it('keeps sequences flush with their key when the file writes them so', () => {
     // (The yaml printer can do flush sequences only with two-space indentation.)
-    const text = 'apiEndpoints:\n  api:\n    host: localhost\n    paths:\n    - /x\npolicies:\n- proxy\n- cors\n- jwt-dev-auth\n- contract-router\n';
+    const text =
+      'apiEndpoints:\n  api:\n    host: localhost\n    paths:\n    - /x\npolicies:\n- proxy\n- cors\n- jwt-dev-auth\n- contract-router\n';
     const out = render(text);
     expect(renderGatewayConfig(out, [], OPTIONS)).to.equal(`${text}pipelines: {}\n`);
     expect(out).to.include('\n  contracts-get-api-users:\n    host: "*"\n    paths:\n    - /api/users\n');
   });
 
   it('keeps padded flow sequences when a quoted string (a pathRegex) holds brackets', () => {
-    const text = "apiEndpoints:\n  api:\n    host: localhost\n    pathRegex: '^/(?:[aA][pP][iI])$'\n    methods: [ GET, POST ]\npolicies: [ proxy, cors ]\n";
-    const regexEndpoint = { name: 'contracts-api', method: '*', path: '/api', pathRegex: '^(?:/(?:[aA][pP][iI])(?:/.*)?)$' };
+    const text =
+      "apiEndpoints:\n  api:\n    host: localhost\n    pathRegex: '^/(?:[aA][pP][iI])$'\n    methods: [ GET, POST ]\npolicies: [ proxy, cors ]\n";
+    const regexEndpoint = {
+      name: 'contracts-api',
+      method: '*',
+      path: '/api',
+      pathRegex: '^(?:/(?:[aA][pP][iI])(?:/.*)?)$',
+    };
     const options = { prefix: 'contracts-', pipelinePolicies: () => [], requiredPolicyNames: ['proxy'] };
     const out = renderGatewayConfig(text, [regexEndpoint], options);
     expect(out).to.include("    pathRegex: '^(?:/(?:[aA][pP][iI])(?:/.*)?)$'\n");
@@ -210,8 +239,15 @@ describe('renderGatewayConfig', () => {
     const names = ENDPOINTS.map((e) => e.name);
     expect(Object.keys(cfg.pipelines).filter((k) => k.startsWith('contracts-'))).to.deep.equal(['contracts-routes']);
     expect(cfg.pipelines['contracts-routes'].apiEndpoints).to.deep.equal(names);
-    for (const e of ENDPOINTS) expect(cfg.apiEndpoints[e.name].contract).to.deep.equal({ messageType: e.messageType ?? null });
-    expect(renderGatewayConfig(text, ENDPOINTS, { ...OPTIONS, pipelineOf: () => 'contracts-routes', endpointExtra: (e) => ({ contract: { messageType: e.messageType ?? null } }) })).to.equal(text);
+    for (const e of ENDPOINTS)
+      expect(cfg.apiEndpoints[e.name].contract).to.deep.equal({ messageType: e.messageType ?? null });
+    expect(
+      renderGatewayConfig(text, ENDPOINTS, {
+        ...OPTIONS,
+        pipelineOf: () => 'contracts-routes',
+        endpointExtra: (e) => ({ contract: { messageType: e.messageType ?? null } }),
+      }),
+    ).to.equal(text);
   });
 
   it('refuses text it cannot read rather than overwrite it', () => {
@@ -232,12 +268,21 @@ describe('renderGatewayConfig', () => {
 
   it('refuses endpoint names it could not remove again', () => {
     const endpoint = { name: 'users', method: 'GET', path: '/api/users' };
-    const opts = { prefix: OPTIONS.prefix, requiredPolicyNames: OPTIONS.requiredPolicyNames, pipelinePolicies: () => [] };
+    const opts = {
+      prefix: OPTIONS.prefix,
+      requiredPolicyNames: OPTIONS.requiredPolicyNames,
+      pipelinePolicies: () => [],
+    };
     expect(() => renderGatewayConfig(HAND_WRITTEN, [endpoint], opts)).to.throw(/prefix/);
-    const twice = [{ ...endpoint, name: 'contracts-a' }, { ...endpoint, name: 'contracts-a' }];
+    const twice = [
+      { ...endpoint, name: 'contracts-a' },
+      { ...endpoint, name: 'contracts-a' },
+    ];
     expect(() => renderGatewayConfig(HAND_WRITTEN, twice, opts)).to.throw(/twice/);
     const unprefixedPipeline = { ...opts, pipelineOf: () => 'shared' };
-    expect(() => renderGatewayConfig(HAND_WRITTEN, [{ ...endpoint, name: 'contracts-b' }], unprefixedPipeline)).to.throw(/pipeline name shared lacks prefix/);
+    expect(() =>
+      renderGatewayConfig(HAND_WRITTEN, [{ ...endpoint, name: 'contracts-b' }], unprefixedPipeline),
+    ).to.throw(/pipeline name shared lacks prefix/);
   });
 });
 

@@ -22,12 +22,20 @@ class WriterFixture {
 
   constructor() {
     writeFileSync(this.file, 'apiEndpoints: {}\npipelines: {}\npolicies: []\n');
-    this.registry.apply({ service: 'users-service', instanceId: 'u1', contracts: referenceContracts().filter((c) => c.targetService === 'users-service'), ttlMs: 60_000 });
+    this.registry.apply({
+      service: 'users-service',
+      instanceId: 'u1',
+      contracts: referenceContracts().filter((c) => c.targetService === 'users-service'),
+      ttlMs: 60_000,
+    });
   }
 
   /** A config writer on the file (not started), with these plugin settings. */
   writer(raw: Record<string, unknown>, log: Logger): ConfigSync {
-    const host = { config: { gatewayConfigPath: this.file, loadConfig: () => undefined }, eventBus: { emit: () => undefined } };
+    const host = {
+      config: { gatewayConfigPath: this.file, loadConfig: () => undefined },
+      eventBus: { emit: () => undefined },
+    };
     const sync = new TestConfigSync(this.registry, host, resolveSettings({ writeDebounceMs: 0, ...raw }, {}), log);
     this.syncs.push(sync);
     return sync;
@@ -59,7 +67,11 @@ describe('config writer: routing: table', () => {
   let file: string;
   let registry: ContractRegistry;
   const warnings: string[] = [];
-  const log: Logger = { info: () => undefined, warn: (m: string) => void warnings.push(m), error: () => undefined } as unknown as Logger;
+  const log: Logger = {
+    info: () => undefined,
+    warn: (m: string) => void warnings.push(m),
+    error: () => undefined,
+  } as unknown as Logger;
 
   beforeEach(() => {
     warnings.length = 0;
@@ -76,8 +88,18 @@ describe('config writer: routing: table', () => {
     expect(generated()).to.deep.equal(['contracts-options-api', 'contracts-api', 'contracts-not-found']);
     const text = readFileSync(file, 'utf8');
     registry.apply({
-      service: 'widgets-service', instanceId: 'w1', ttlMs: 60_000,
-      contracts: [{ messageType: 'GetWidgetQuery', targetService: 'widgets-service', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }],
+      service: 'widgets-service',
+      instanceId: 'w1',
+      ttlMs: 60_000,
+      contracts: [
+        {
+          messageType: 'GetWidgetQuery',
+          targetService: 'widgets-service',
+          inputSchema: {},
+          outputSchema: {},
+          requiredPermissions: [],
+        },
+      ],
     });
     await sync.settled();
     expect(readFileSync(file, 'utf8')).to.equal(text);
@@ -86,8 +108,19 @@ describe('config writer: routing: table', () => {
   it('goes back to one endpoint per route while a route has a path the table cannot hold, and says why', async () => {
     sync.start();
     registry.apply({
-      service: 'files-service', instanceId: 'f1', ttlMs: 60_000,
-      contracts: [{ messageType: 'DownloadQuery', targetService: 'files-service', inputSchema: {}, outputSchema: {}, requiredPermissions: [], http: { method: 'GET', paths: ['/api/files/*'] } }],
+      service: 'files-service',
+      instanceId: 'f1',
+      ttlMs: 60_000,
+      contracts: [
+        {
+          messageType: 'DownloadQuery',
+          targetService: 'files-service',
+          inputSchema: {},
+          outputSchema: {},
+          requiredPermissions: [],
+          http: { method: 'GET', paths: ['/api/files/*'] },
+        },
+      ],
     });
     await sync.settled();
     expect(generated()).to.include.members(['contracts-get-api-users-userid', 'contracts-get-api-files']);
@@ -103,15 +136,23 @@ describe('config writer: routing: table', () => {
     expect(resolveSettings({ routing: 'table' }, {}).routing).to.equal('table');
     expect(resolveSettings({ routing: 'endpoints' }, {}).routing).to.equal('endpoints');
     expect(resolveSettings({}, { CONTRACT_ROUTING: 'table' }).routing).to.equal('table');
-    expect(() => validateSettings({}, { CONTRACT_ROUTING: 'trie' })).to.throw(/CONTRACT_ROUTING must be one of auto, endpoints, table/);
-    expect(() => validateSettings({ routing: 'fast' }, {})).to.throw(/plugins\.contracts\.routing must be one of auto, endpoints, table/);
+    expect(() => validateSettings({}, { CONTRACT_ROUTING: 'trie' })).to.throw(
+      /CONTRACT_ROUTING must be one of auto, endpoints, table/,
+    );
+    expect(() => validateSettings({ routing: 'fast' }, {})).to.throw(
+      /plugins\.contracts\.routing must be one of auto, endpoints, table/,
+    );
   });
 });
 
 /** `count` GET routes of one service, each on its own path. */
 function bulkContracts(count: number) {
   return Array.from({ length: count }, (_, i) => ({
-    messageType: `GetBulk${i}Query`, targetService: 'bulk-service', inputSchema: {}, outputSchema: {}, requiredPermissions: [],
+    messageType: `GetBulk${i}Query`,
+    targetService: 'bulk-service',
+    inputSchema: {},
+    outputSchema: {},
+    requiredPermissions: [],
     http: { method: 'GET', paths: [`/api/bulk/items-${i}/:itemId`] },
   }));
 }
@@ -120,7 +161,11 @@ describe('config writer: routing: auto', () => {
   let fx: WriterFixture;
   let registry: ContractRegistry;
   const infos: string[] = [];
-  const log: Logger = { info: (m: string) => void infos.push(m), warn: () => undefined, error: () => undefined } as unknown as Logger;
+  const log: Logger = {
+    info: (m: string) => void infos.push(m),
+    warn: () => undefined,
+    error: () => undefined,
+  } as unknown as Logger;
 
   beforeEach(() => {
     infos.length = 0;
@@ -136,8 +181,10 @@ describe('config writer: routing: auto', () => {
   };
   const config = () => fx.config();
   const generated = () => fx.generated();
-  const routeCount = () => generated().filter((n) => !['contracts-options-api', 'contracts-not-found'].includes(n)).length;
-  const announceBulk = (count: number) => registry.apply({ service: 'bulk-service', instanceId: 'b1', ttlMs: 60_000, contracts: bulkContracts(count) });
+  const routeCount = () =>
+    generated().filter((n) => !['contracts-options-api', 'contracts-not-found'].includes(n)).length;
+  const announceBulk = (count: number) =>
+    registry.apply({ service: 'bulk-service', instanceId: 'b1', ttlMs: 60_000, contracts: bulkContracts(count) });
 
   it(`writes one apiEndpoint per route up to ${AUTO_TABLE_ABOVE} routes, with no route-table step`, () => {
     const usersRoutes = buildEndpointSpecs(registry.contracts()).endpoints.length;
@@ -156,9 +203,13 @@ describe('config writer: routing: auto', () => {
     announceBulk(AUTO_TABLE_ABOVE - usersRoutes + 1);
     await sync.settled();
     expect(generated()).to.deep.equal(['contracts-options-api', 'contracts-api', 'contracts-not-found']);
-    expect(config().pipelines['contracts-api'].policies.map((s: Record<string, unknown>) => Object.keys(s)[0])[0]).to.equal('route-table');
+    expect(
+      config().pipelines['contracts-api'].policies.map((s: Record<string, unknown>) => Object.keys(s)[0])[0],
+    ).to.equal('route-table');
     expect(config().policies).to.include('route-table');
-    expect(infos.join('\n')).to.contain(`routing: auto: ${AUTO_TABLE_ABOVE + 1} routes, one apiEndpoint for all of them`);
+    expect(infos.join('\n')).to.contain(
+      `routing: auto: ${AUTO_TABLE_ABOVE + 1} routes, one apiEndpoint for all of them`,
+    );
     registry.apply({ service: 'bulk-service', instanceId: 'b1', contracts: [], ttlMs: 0, withdrawn: true });
     await sync.settled();
     expect(generated()).to.include('contracts-get-api-users-userid');

@@ -7,7 +7,9 @@ const BIN = join(resolve(__dirname, '..', '..'), 'plugin', 'cli', 'contracts-gat
 /** Runs the contracts-gateway bin; resolves with its exit status and output. */
 function bin(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((r) => {
-    const child = execFile(process.execPath, [BIN, ...args], (_err, stdout, stderr) => r({ code: child.exitCode, output: `${stdout}${stderr}` }));
+    const child = execFile(process.execPath, [BIN, ...args], (_err, stdout, stderr) =>
+      r({ code: child.exitCode, output: `${stdout}${stderr}` }),
+    );
   });
 }
 

@@ -32,7 +32,10 @@ const EVERY_RULE = [
 /** examples/python/service.py as its own process; resolves once it prints `ready`. */
 async function startPython(env: Record<string, string>): Promise<ServiceProcess> {
   let out = '';
-  const child = spawn(PYTHON, [join(ROOT, 'examples', 'python', 'service.py')], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(PYTHON, [join(ROOT, 'examples', 'python', 'service.py')], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
@@ -62,7 +65,8 @@ async function conformance(args: string[]): Promise<{ code: number; lines: strin
 }
 
 /** The rule names with this mark (`pass`, `FAIL`, `skip`). */
-const marked = (lines: string[], mark: string) => lines.filter((l) => l.startsWith(`${mark}  `)).map((l) => l.slice(mark.length + 2).replace(/:.*$/, ''));
+const marked = (lines: string[], mark: string) =>
+  lines.filter((l) => l.startsWith(`${mark}  `)).map((l) => l.slice(mark.length + 2).replace(/:.*$/, ''));
 
 describe('contracts-gateway conformance (a running service over the real bus)', function () {
   this.timeout(180_000);
@@ -101,12 +105,25 @@ describe('contracts-gateway conformance (a running service over the real bus)', 
 
   /** The kit's arguments; the service's own user is its per-service one unless the shared credential is given. */
   const kit = (service: string, pid?: number, bus = users!.url('gateway'), serviceBus = users!.url(service)) => [
-    '--bus', bus, '--service', service, '--prefix', prefix, '--foreign-bus', foreign!.url, '--service-bus', serviceBus,
+    '--bus',
+    bus,
+    '--service',
+    service,
+    '--prefix',
+    prefix,
+    '--foreign-bus',
+    foreign!.url,
+    '--service-bus',
+    serviceBus,
     ...(pid ? ['--pid', String(pid)] : []),
   ];
 
   it('the Python example (examples/python/service.py) passes every rule under per-service broker users', async () => {
-    const svc = await startPython({ BUS_URL: users!.url('catalog-service'), BUS_PREFIX: prefix, BUS_GATEWAY_USER: users!.user('gateway') });
+    const svc = await startPython({
+      BUS_URL: users!.url('catalog-service'),
+      BUS_PREFIX: prefix,
+      BUS_GATEWAY_USER: users!.user('gateway'),
+    });
     started.push(svc);
     const { code, lines } = await conformance(kit('catalog-service', svc.child.pid));
     expect(marked(lines, 'pass'), `${lines.join('\n')}\n${svc.output()}`).to.deep.equal(EVERY_RULE);
@@ -114,7 +131,11 @@ describe('contracts-gateway conformance (a running service over the real bus)', 
   });
 
   it('a Node service on the SDK passes every rule under per-service broker users', async () => {
-    const svc = await startServiceProcess('nap-service', { BUS_URL: users!.url('nap-service'), BUS_PREFIX: prefix, BUS_GATEWAY_USER: users!.user('gateway') });
+    const svc = await startServiceProcess('nap-service', {
+      BUS_URL: users!.url('nap-service'),
+      BUS_PREFIX: prefix,
+      BUS_GATEWAY_USER: users!.user('gateway'),
+    });
     started.push(svc);
     const { code, lines } = await conformance(kit('nap-service', svc.child.pid));
     expect(marked(lines, 'pass'), `${lines.join('\n')}\n${svc.output()}`).to.deep.equal(EVERY_RULE);
@@ -124,9 +145,17 @@ describe('contracts-gateway conformance (a running service over the real bus)', 
   it('the reference services (users-service, auth-service in one process) pass every rule', async () => {
     database = await createTestDatabase('conform');
     // One process serves both with one broker user: the shared development credential, as in the quick start.
-    const svc = await startScriptProcess('scripts/reference-services', {
-      BUS_URL: AMQP_URL, BUS_PREFIX: prefix, DATABASE_URL: database.url, JWT_SECRET: TEST_JWT_SECRET, ADMIN_PASSWORD: 'conformance-admin-pw',
-    }, 60_000);
+    const svc = await startScriptProcess(
+      'scripts/reference-services',
+      {
+        BUS_URL: AMQP_URL,
+        BUS_PREFIX: prefix,
+        DATABASE_URL: database.url,
+        JWT_SECRET: TEST_JWT_SECRET,
+        ADMIN_PASSWORD: 'conformance-admin-pw',
+      },
+      60_000,
+    );
     started.push(svc);
     const usersRun = await conformance(kit('users-service', undefined, AMQP_URL, AMQP_URL));
     expect(marked(usersRun.lines, 'pass'), usersRun.lines.join('\n')).to.deep.equal(EVERY_RULE.slice(0, -2));

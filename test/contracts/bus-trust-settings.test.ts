@@ -25,11 +25,21 @@ describe('bus trust settings', () => {
   });
 
   it('defaults to first-come with no pins, any service public or with http.paths, and paths only under /api/', () => {
-    expect(resolveSettings({}, {}).ownership).to.deep.equal({ messageTypes: {}, pathPrefixes: {}, allowPathsOutsideApi: false });
+    expect(resolveSettings({}, {}).ownership).to.deep.equal({
+      messageTypes: {},
+      pathPrefixes: {},
+      allowPathsOutsideApi: false,
+    });
   });
 
   it('refuses a malformed pin at start, naming the setting', () => {
-    expect(() => validateSettings({ ownedPathPrefixes: { 'auth-service': ['api/login'] } }, {})).to.throw(InvalidSettingError, 'plugins.contracts.ownedPathPrefixes');
-    expect(() => validateSettings({ publicContractServices: 'auth-service' }, {})).to.throw(InvalidSettingError, 'plugins.contracts.publicContractServices');
+    expect(() => validateSettings({ ownedPathPrefixes: { 'auth-service': ['api/login'] } }, {})).to.throw(
+      InvalidSettingError,
+      'plugins.contracts.ownedPathPrefixes',
+    );
+    expect(() => validateSettings({ publicContractServices: 'auth-service' }, {})).to.throw(
+      InvalidSettingError,
+      'plugins.contracts.publicContractServices',
+    );
   });
 });

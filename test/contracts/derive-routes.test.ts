@@ -2,7 +2,11 @@ import { expect } from 'chai';
 import { classify, deriveRoutes } from '../../plugin/contracts/derive-routes';
 import type { Contract } from '../../plugin/contracts/types';
 
-function contract(messageType: string, properties: Record<string, unknown> = {}, extra: Partial<Contract> = {}): Contract {
+function contract(
+  messageType: string,
+  properties: Record<string, unknown> = {},
+  extra: Partial<Contract> = {},
+): Contract {
   return {
     messageType,
     targetService: 'svc',
@@ -16,7 +20,8 @@ function contract(messageType: string, properties: Record<string, unknown> = {},
 /** `METHOD path[?whenQuery][ dispatch]` — compact to compare whole route lists. */
 function routes(c: Contract): string[] {
   return deriveRoutes(c).map(
-    (r) => `${r.method} ${r.path}${r.whenQuery ? `?${r.whenQuery}` : ''}${r.dispatch ? ` dispatch=${r.dispatch}` : ''} ${r.kind}`,
+    (r) =>
+      `${r.method} ${r.path}${r.whenQuery ? `?${r.whenQuery}` : ''}${r.dispatch ? ` dispatch=${r.dispatch}` : ''} ${r.kind}`,
   );
 }
 
@@ -83,12 +88,16 @@ describe('deriveRoutes', () => {
         'GET /api/users/:userId get',
         'GET /api/users?userId get',
       ]);
-      expect(routes(contract('UpdateUserCommand', { userId: {}, email: {} }))).to.deep.equal(['PUT /api/users/:userId update']);
+      expect(routes(contract('UpdateUserCommand', { userId: {}, email: {} }))).to.deep.equal([
+        'PUT /api/users/:userId update',
+      ]);
       expect(routes(contract('DeleteUserCommand', { userId: {} }))).to.deep.equal(['DELETE /api/users/:userId delete']);
     });
 
     it('uses the singular camelCase resource for multi-word resources', () => {
-      expect(routes(contract('GetOrderItemQuery', { orderItemId: {} }))[0]).to.equal('GET /api/order-items/:orderItemId get');
+      expect(routes(contract('GetOrderItemQuery', { orderItemId: {} }))[0]).to.equal(
+        'GET /api/order-items/:orderItemId get',
+      );
     });
 
     it('is :id when the field is absent, or only inherited', () => {
@@ -102,12 +111,21 @@ describe('deriveRoutes', () => {
 
   describe('action-style and other names', () => {
     it('a message type without a suffix is an action-style command', () => {
-      expect(routes(contract('CreateProduct'))).to.deep.equal(['POST /api/create-product command', 'POST /api/actions dispatch=body command']);
-      expect(routes(contract('create-product'))).to.deep.equal(['POST /api/create-product command', 'POST /api/actions dispatch=body command']);
+      expect(routes(contract('CreateProduct'))).to.deep.equal([
+        'POST /api/create-product command',
+        'POST /api/actions dispatch=body command',
+      ]);
+      expect(routes(contract('create-product'))).to.deep.equal([
+        'POST /api/create-product command',
+        'POST /api/actions dispatch=body command',
+      ]);
     });
 
     it('a verb without an upper-case resource is not a resource route', () => {
-      expect(routes(contract('Createcommand'))).to.deep.equal(['POST /api/createcommand command', 'POST /api/actions dispatch=body command']);
+      expect(routes(contract('Createcommand'))).to.deep.equal([
+        'POST /api/createcommand command',
+        'POST /api/actions dispatch=body command',
+      ]);
       expect(routes(contract('GetawayQuery'))).to.deep.equal(['GET /api/data dispatch=query query']);
     });
 
@@ -119,7 +137,11 @@ describe('deriveRoutes', () => {
 
   describe('the http override', () => {
     it('gives exactly its method and paths, with the kind from the name', () => {
-      const c = contract('AuthenticateCommand', {}, { http: { method: 'POST', paths: ['/api/auth/authenticate', '/api/login'] } });
+      const c = contract(
+        'AuthenticateCommand',
+        {},
+        { http: { method: 'POST', paths: ['/api/auth/authenticate', '/api/login'] } },
+      );
       expect(deriveRoutes(c)).to.deep.equal([
         { method: 'POST', path: '/api/auth/authenticate', messageType: 'AuthenticateCommand', kind: 'command' },
         { method: 'POST', path: '/api/login', messageType: 'AuthenticateCommand', kind: 'command' },
@@ -127,7 +149,11 @@ describe('deriveRoutes', () => {
     });
 
     it('replaces derivation for a resource name too', () => {
-      const c = contract('GetUserPermissionsQuery', { userId: {} }, { http: { method: 'GET', paths: ['/api/users/:userId/permissions'] } });
+      const c = contract(
+        'GetUserPermissionsQuery',
+        { userId: {} },
+        { http: { method: 'GET', paths: ['/api/users/:userId/permissions'] } },
+      );
       expect(routes(c)).to.deep.equal(['GET /api/users/:userId/permissions get']);
     });
   });

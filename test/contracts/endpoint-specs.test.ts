@@ -2,8 +2,20 @@ import { expect } from 'chai';
 import { buildEndpointSpecs, comparePaths, endpointName } from '../../plugin/contracts/endpoint-specs';
 import type { Contract } from '../../plugin/contracts/types';
 
-function contract(messageType: string, targetService = 'users', extra: Partial<Contract> = {}, properties: Record<string, unknown> = {}): Contract {
-  return { messageType, targetService, inputSchema: { properties }, outputSchema: {}, requiredPermissions: [], ...extra };
+function contract(
+  messageType: string,
+  targetService = 'users',
+  extra: Partial<Contract> = {},
+  properties: Record<string, unknown> = {},
+): Contract {
+  return {
+    messageType,
+    targetService,
+    inputSchema: { properties },
+    outputSchema: {},
+    requiredPermissions: [],
+    ...extra,
+  };
 }
 
 const userContracts: Contract[] = [
@@ -83,7 +95,9 @@ describe('buildEndpointSpecs', () => {
 
   it('names endpoints deterministically, as valid keys with the prefix', () => {
     const { endpoints } = buildEndpointSpecs(userContracts, { prefix: 'gen-' });
-    expect(endpoints.find((e) => e.path === '/api/users/:userId' && e.method === 'GET')?.name).to.equal('gen-get-api-users-userid');
+    expect(endpoints.find((e) => e.path === '/api/users/:userId' && e.method === 'GET')?.name).to.equal(
+      'gen-get-api-users-userid',
+    );
     for (const e of endpoints) expect(e.name).to.match(/^gen-[a-z0-9-]+$/);
     expect(endpointName('contracts-', 'GET', '/api/users/:userId')).to.equal('contracts-get-api-users-userid');
   });
@@ -105,7 +119,13 @@ describe('buildEndpointSpecs', () => {
       contract('ListUserQuery', 'users-a'),
     ]);
     expect(conflicts).to.deep.equal([
-      { method: 'GET', path: '/api/users', reason: 'duplicate', messageTypes: ['ListUserQuery', 'ListUsersQuery'], targetServices: ['users-a', 'users-b'] },
+      {
+        method: 'GET',
+        path: '/api/users',
+        reason: 'duplicate',
+        messageTypes: ['ListUserQuery', 'ListUsersQuery'],
+        targetServices: ['users-a', 'users-b'],
+      },
     ]);
     expect(endpoints).to.have.length(1);
     expect(endpoints[0]?.messageType).to.equal('ListUserQuery');
@@ -133,7 +153,9 @@ describe('buildEndpointSpecs', () => {
   });
 
   it('does not report an override that lists one path twice', () => {
-    const { conflicts, endpoints } = buildEndpointSpecs([contract('LoginCommand', 'auth', { http: { method: 'POST', paths: ['/api/login', '/api/login'] } })]);
+    const { conflicts, endpoints } = buildEndpointSpecs([
+      contract('LoginCommand', 'auth', { http: { method: 'POST', paths: ['/api/login', '/api/login'] } }),
+    ]);
     expect(conflicts).to.deep.equal([]);
     expect(endpoints.map((e) => e.path)).to.deep.equal(['/api/login']);
   });
@@ -153,7 +175,14 @@ describe('buildEndpointSpecs', () => {
 
 describe('comparePaths', () => {
   it('puts static segments before parameters, and parameters before wildcards, at the same depth', () => {
-    const paths = ['/api/users/:userId', '/api/users/me', '/api/:kind/x', '/api/users', '/api/users/:userId/permissions', '/api/users/*'];
+    const paths = [
+      '/api/users/:userId',
+      '/api/users/me',
+      '/api/:kind/x',
+      '/api/users',
+      '/api/users/:userId/permissions',
+      '/api/users/*',
+    ];
     expect([...paths].sort(comparePaths)).to.deep.equal([
       '/api/users',
       '/api/users/me',

@@ -5,7 +5,13 @@ import type { Announcement, Contract } from '../../plugin/contracts/types';
 import { ManualClock } from '../support/manual-clock';
 
 function contract(messageType: string, targetService: string, permissions: string[] = []): Contract {
-  return { messageType, targetService, inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: permissions };
+  return {
+    messageType,
+    targetService,
+    inputSchema: { type: 'object' },
+    outputSchema: {},
+    requiredPermissions: permissions,
+  };
 }
 
 function announce(service: string, instanceId: string, contracts: Contract[]): Announcement {
@@ -78,8 +84,12 @@ describe('announcement inbox', () => {
       inbox.offer(announce('users-service', 'u1', [contract('ListUsersQuery', 'users-service')]), { userId: 'guest' });
       inbox.flush();
       expect(registry.contracts()).to.deep.equal([]);
-      expect(warnings).to.deep.equal(['refused announcement for service users-service instance u1: broker user guest may not announce for users-service (expected svc-users)']);
-      inbox.offer(announce('users-service', 'u1', [contract('ListUsersQuery', 'users-service')]), { userId: 'svc-users' });
+      expect(warnings).to.deep.equal([
+        'refused announcement for service users-service instance u1: broker user guest may not announce for users-service (expected svc-users)',
+      ]);
+      inbox.offer(announce('users-service', 'u1', [contract('ListUsersQuery', 'users-service')]), {
+        userId: 'svc-users',
+      });
       inbox.flush();
       expect(registry.contracts()).to.have.length(1);
       inbox.stop();
@@ -89,8 +99,12 @@ describe('announcement inbox', () => {
       const check = { users: { 'auth-service': 'auth' }, required: true };
       expect(announcerProblem('users-service', { userId: 'users-service' }, check)).to.equal(undefined);
       expect(announcerProblem('auth-service', { userId: 'auth' }, check)).to.equal(undefined);
-      expect(announcerProblem('auth-service', { userId: 'auth-service' }, check)).to.equal('broker user auth-service may not announce for auth-service (expected auth)');
-      expect(announcerProblem('users-service', {}, check)).to.equal('it carries no broker user (user_id); users-service announces as broker user users-service');
+      expect(announcerProblem('auth-service', { userId: 'auth-service' }, check)).to.equal(
+        'broker user auth-service may not announce for auth-service (expected auth)',
+      );
+      expect(announcerProblem('users-service', {}, check)).to.equal(
+        'it carries no broker user (user_id); users-service announces as broker user users-service',
+      );
       expect(announcerProblem('users-service', {}, { users: {}, required: false })).to.equal(undefined);
     });
   });

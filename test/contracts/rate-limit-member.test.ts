@@ -6,7 +6,16 @@ function announcement(rateLimit: unknown) {
     service: 'reports',
     instanceId: 'r1',
     ttlMs: 10_000,
-    contracts: [{ messageType: 'ExportReportQuery', targetService: 'reports', inputSchema: {}, outputSchema: {}, requiredPermissions: [], rateLimit }],
+    contracts: [
+      {
+        messageType: 'ExportReportQuery',
+        targetService: 'reports',
+        inputSchema: {},
+        outputSchema: {},
+        requiredPermissions: [],
+        rateLimit,
+      },
+    ],
   };
 }
 
@@ -24,7 +33,15 @@ describe('the contract member rateLimit', () => {
   });
 
   it('refuses the announcement when it is unusable', () => {
-    for (const bad of [5, { max: 0 }, { max: 1.5 }, { max: '10' }, { windowMs: 1000 }, { max: 1, windowMs: 10 }, { max: 1, windowMs: 86_400_001 }]) {
+    for (const bad of [
+      5,
+      { max: 0 },
+      { max: 1.5 },
+      { max: '10' },
+      { windowMs: 1000 },
+      { max: 1, windowMs: 10 },
+      { max: 1, windowMs: 86_400_001 },
+    ]) {
       const res = validateAnnouncement(announcement(bad));
       expect(res.ok, JSON.stringify(bad)).to.equal(false);
       if (!res.ok) expect(res.reason).to.match(/rateLimit/);

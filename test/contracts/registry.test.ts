@@ -4,7 +4,14 @@ import { validateAnnouncement } from '../../plugin/contracts/announcement-valida
 import type { Announcement, Contract } from '../../plugin/contracts/types';
 
 function contract(messageType: string, targetService = 'users', extra: Partial<Contract> = {}): Contract {
-  return { messageType, targetService, inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: ['users:read'], ...extra };
+  return {
+    messageType,
+    targetService,
+    inputSchema: { type: 'object' },
+    outputSchema: {},
+    requiredPermissions: ['users:read'],
+    ...extra,
+  };
 }
 
 function announce(service: string, instanceId: string, contracts: Contract[], ttlMs = 10_000): Announcement {
@@ -24,10 +31,18 @@ function setup() {
 describe('ContractRegistry', () => {
   it('tracks an instance with its lease', () => {
     const { registry, changes } = setup();
-    const result = registry.apply(announce('users', 'u1', [contract('ListUsersQuery'), contract('CreateUserCommand')], 5_000));
+    const result = registry.apply(
+      announce('users', 'u1', [contract('ListUsersQuery'), contract('CreateUserCommand')], 5_000),
+    );
     expect(result).to.deep.equal({ accepted: true, changed: true });
     expect(registry.instances()).to.deep.equal([
-      { service: 'users', instanceId: 'u1', lastSeen: 1_000, leaseExpiresAt: 6_000, messageTypes: ['CreateUserCommand', 'ListUsersQuery'] },
+      {
+        service: 'users',
+        instanceId: 'u1',
+        lastSeen: 1_000,
+        leaseExpiresAt: 6_000,
+        messageTypes: ['CreateUserCommand', 'ListUsersQuery'],
+      },
     ]);
     expect(registry.contracts().map((c) => c.messageType)).to.deep.equal(['CreateUserCommand', 'ListUsersQuery']);
     expect(registry.get('ListUsersQuery')).to.deep.equal(contract('ListUsersQuery'));
@@ -68,12 +83,17 @@ describe('ContractRegistry', () => {
     expect(result).to.deep.equal({ accepted: true, changed: true });
     expect(registry.instances()).to.deep.equal([]);
     expect(changes).to.deep.equal([['ListUsersQuery'], []]);
-    expect(registry.apply({ service: 'users', instanceId: 'ghost', withdrawn: true })).to.deep.equal({ accepted: true, changed: false });
+    expect(registry.apply({ service: 'users', instanceId: 'ghost', withdrawn: true })).to.deep.equal({
+      accepted: true,
+      changed: false,
+    });
   });
 
   it('does not emit on re-announcements of the same contracts, even with keys in another order', () => {
     const { registry, changes, tick } = setup();
-    const c = contract('ListUsersQuery', 'users', { inputSchema: { type: 'object', properties: { page: { type: 'number' } } } });
+    const c = contract('ListUsersQuery', 'users', {
+      inputSchema: { type: 'object', properties: { page: { type: 'number' } } },
+    });
     registry.apply(announce('users', 'u1', [c]));
     for (let i = 0; i < 5; i += 1) {
       tick(2_000);
@@ -87,7 +107,9 @@ describe('ContractRegistry', () => {
   it('emits when the content of a contract changes', () => {
     const { registry, changes } = setup();
     registry.apply(announce('users', 'u1', [contract('ListUsersQuery')]));
-    registry.apply(announce('users', 'u1', [contract('ListUsersQuery', 'users', { requiredPermissions: ['users:list'] })]));
+    registry.apply(
+      announce('users', 'u1', [contract('ListUsersQuery', 'users', { requiredPermissions: ['users:list'] })]),
+    );
     expect(changes).to.have.length(2);
     expect(registry.get('ListUsersQuery')?.requiredPermissions).to.deep.equal(['users:list']);
   });
@@ -115,7 +137,9 @@ describe('ContractRegistry', () => {
     registry.apply(announce('alpha', 'a1', [contract('PingCommand', 'alpha')]));
     expect(registry.get('PingCommand')?.targetService).to.equal('zeta');
     expect(registry.conflicts()).to.deep.equal([{ messageType: 'PingCommand', services: ['zeta', 'alpha'] }]);
-    expect(registry.refusals()).to.deep.equal([{ service: 'alpha', messageType: 'PingCommand', reason: 'message type is held by zeta', holder: 'zeta' }]);
+    expect(registry.refusals()).to.deep.equal([
+      { service: 'alpha', messageType: 'PingCommand', reason: 'message type is held by zeta', holder: 'zeta' },
+    ]);
     expect(conflicts).to.deep.equal([[{ messageType: 'PingCommand', services: ['zeta', 'alpha'] }]]);
     expect(warnings.filter((w) => w.includes('refused PingCommand from alpha'))).to.have.length(1);
     registry.apply(announce('alpha', 'a1', [contract('PingCommand', 'alpha')])); // unchanged: no second report
@@ -139,12 +163,21 @@ describe('ContractRegistry', () => {
       ['contracts not an array', { ...valid, contracts: { ListUsersQuery: {} } }],
       ['a contract without messageType', { ...valid, contracts: [{ ...contract('X'), messageType: undefined }] }],
       ['a contract without targetService', { ...valid, contracts: [{ ...contract('X'), targetService: '' }] }],
-      ['a contract without requiredPermissions', { ...valid, contracts: [{ ...contract('X'), requiredPermissions: undefined }] }],
+      [
+        'a contract without requiredPermissions',
+        { ...valid, contracts: [{ ...contract('X'), requiredPermissions: undefined }] },
+      ],
       ['a contract whose schema is not an object', { ...valid, contracts: [{ ...contract('X'), inputSchema: 'any' }] }],
       ['a message type unsafe for paths', { ...valid, contracts: [contract('../../etc')] }],
       ['a repeated message type', { ...valid, contracts: [contract('X'), contract('X')] }],
-      ['a bad http override', { ...valid, contracts: [contract('X', 'users', { http: { method: 'FETCH', paths: ['/x'] } as never })] }],
-      ['a relative override path', { ...valid, contracts: [contract('X', 'users', { http: { method: 'GET', paths: ['x'] } })] }],
+      [
+        'a bad http override',
+        { ...valid, contracts: [contract('X', 'users', { http: { method: 'FETCH', paths: ['/x'] } as never })] },
+      ],
+      [
+        'a relative override path',
+        { ...valid, contracts: [contract('X', 'users', { http: { method: 'GET', paths: ['x'] } })] },
+      ],
       ['a negative ttl', { ...valid, ttlMs: -1 }],
       ['an infinite ttl', { ...valid, ttlMs: Infinity }],
       ['an absurd ttl', { ...valid, ttlMs: 365 * 24 * 3600 * 1000 }],

@@ -5,19 +5,47 @@ import type { Logger } from '../../plugin/logger';
 
 function capture(): Logger & { lines: string[] } {
   const lines: string[] = [];
-  return { lines, debug: () => undefined, info: () => undefined, warn: (m) => lines.push(m), error: (m) => lines.push(m) };
+  return {
+    lines,
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (m) => lines.push(m),
+    error: (m) => lines.push(m),
+  };
 }
 
 const contract = (messageType: string): Contract =>
-  ({ messageType, targetService: 'widgets-service', inputSchema: {}, outputSchema: {}, requiredPermissions: [], http: { method: 'POST', paths: ['/api/widgets'] } }) as unknown as Contract;
+  ({
+    messageType,
+    targetService: 'widgets-service',
+    inputSchema: {},
+    outputSchema: {},
+    requiredPermissions: [],
+    http: { method: 'POST', paths: ['/api/widgets'] },
+  }) as unknown as Contract;
 
-describe('contract-router: a reply\'s Location and status', () => {
+describe("contract-router: a reply's Location and status", () => {
   it('passes a normalised path under /api/ as Location', () => {
-    for (const ok of ['/api/widgets/w1', '/api/', '/api/a/b-c_d.e~f/%20x', '/api/widgets/w1/', '/api/file.v2']) expect(isSafeLocation(ok), ok).to.equal(true);
+    for (const ok of ['/api/widgets/w1', '/api/', '/api/a/b-c_d.e~f/%20x', '/api/widgets/w1/', '/api/file.v2'])
+      expect(isSafeLocation(ok), ok).to.equal(true);
   });
 
   it('refuses dot segments (also percent-encoded), empty segments, other roots, hosts and queries', () => {
-    for (const bad of ['/api/../../evil', '/api/./x', '/api/x/..', '/api/%2e%2e/evil', '/api/.%2E/evil', '/api//evil.example', '//evil.example/api/', '/apix/y', '/other', 'https://evil.example/api/x', '/api/x?next=//evil', '/api/x\r\nSet-Cookie: a=1', '']) {
+    for (const bad of [
+      '/api/../../evil',
+      '/api/./x',
+      '/api/x/..',
+      '/api/%2e%2e/evil',
+      '/api/.%2E/evil',
+      '/api//evil.example',
+      '//evil.example/api/',
+      '/apix/y',
+      '/other',
+      'https://evil.example/api/x',
+      '/api/x?next=//evil',
+      '/api/x\r\nSet-Cookie: a=1',
+      '',
+    ]) {
       expect(isSafeLocation(bad), bad).to.equal(false);
     }
   });
@@ -29,7 +57,9 @@ describe('contract-router: a reply\'s Location and status', () => {
     expect(replyLocation('/api/../../evil', c, log)).to.equal(undefined);
     expect(replyLocation(42, c, log)).to.equal(undefined);
     expect(log.lines).to.have.length(1);
-    expect(log.lines[0]).to.match(/widgets-service answered CreateWidgetCommand with a location .*\/api\/\.\.\/\.\.\/evil/);
+    expect(log.lines[0]).to.match(
+      /widgets-service answered CreateWidgetCommand with a location .*\/api\/\.\.\/\.\.\/evil/,
+    );
     expect(replyLocation('/api/../x', contract('CreateGadgetCommand'), log)).to.equal(undefined);
     expect(log.lines, 'another contract is reported too').to.have.length(2);
     expect(replyLocation('/api/widgets/w1', c, log)).to.equal('/api/widgets/w1');
@@ -45,6 +75,8 @@ describe('contract-router: a reply\'s Location and status', () => {
     expect(log.lines).to.deep.equal([]);
     for (const bad of [999, 302, 500, 200.5, '201']) expect(replyStatus(bad, c, log), String(bad)).to.equal(undefined);
     expect(log.lines).to.have.length(1);
-    expect(log.lines[0]).to.match(/widgets-service answered CreateWidgetCommand with status 999, which is not a success status/);
+    expect(log.lines[0]).to.match(
+      /widgets-service answered CreateWidgetCommand with status 999, which is not a success status/,
+    );
   });
 });

@@ -32,7 +32,9 @@ describe("a contract's deadline (maxRequestTimeoutMs)", () => {
     expect(resolveSettings({}, {}).maxRequestTimeoutMs).to.equal(60_000);
     expect(resolveSettings({}, { REQUEST_TIMEOUT_MS: '120000' }).maxRequestTimeoutMs).to.equal(120_000);
     expect(resolveSettings({}, { MAX_REQUEST_TIMEOUT_MS: '5000' }).maxRequestTimeoutMs).to.equal(5000);
-    expect(resolveSettings({ maxRequestTimeoutMs: 7000 }, { MAX_REQUEST_TIMEOUT_MS: '5000' }).maxRequestTimeoutMs).to.equal(7000);
+    expect(
+      resolveSettings({ maxRequestTimeoutMs: 7000 }, { MAX_REQUEST_TIMEOUT_MS: '5000' }).maxRequestTimeoutMs,
+    ).to.equal(7000);
   });
 
   it('says so once per contract while it is known, again when it comes back', () => {
@@ -40,14 +42,22 @@ describe("a contract's deadline (maxRequestTimeoutMs)", () => {
     const log = new TimeoutCapLog(settings, (l) => lines.push(l));
     log.contractsChanged([contract('Slow', 1e12), contract('Fine', 100)]);
     log.contractsChanged([contract('Slow', 1e12), contract('Fine', 100), contract('Other')]);
-    expect(lines).to.deep.equal(['contract Slow of svc asks for timeoutMs 1000000000000; its requests wait at most 60000 ms (maxRequestTimeoutMs)']);
+    expect(lines).to.deep.equal([
+      'contract Slow of svc asks for timeoutMs 1000000000000; its requests wait at most 60000 ms (maxRequestTimeoutMs)',
+    ]);
     log.contractsChanged([]);
     log.contractsChanged([contract('Slow', 1e12)]);
     expect(lines).to.have.length(2);
   });
 
   it('shows the effective deadline in the discovery listing, and whether it was cut', () => {
-    const listing = discoveryListing(planRoutes([contract('GetThingQuery', 1e12), contract('ListThingsQuery')]), [], [], [], settings);
+    const listing = discoveryListing(
+      planRoutes([contract('GetThingQuery', 1e12), contract('ListThingsQuery')]),
+      [],
+      [],
+      [],
+      settings,
+    );
     const [get, list] = listing.contracts;
     expect(get).to.include({ timeoutMs: 1e12, effectiveTimeoutMs: 60_000, timeoutClamped: true });
     expect(list).to.include({ effectiveTimeoutMs: 30_000 });

@@ -13,10 +13,12 @@ type Obj = Record<string, any>;
 function documents(file: string): Obj[] {
   const docs = parseAllDocuments(readFileSync(file, 'utf8'));
   if (!Array.isArray(docs)) return [];
-  return docs.map((d) => {
-    if (d.errors.length > 0) throw new Error(`${file}: ${d.errors[0]!.message}`);
-    return d.toJS() as Obj;
-  }).filter((o) => o !== null);
+  return docs
+    .map((d) => {
+      if (d.errors.length > 0) throw new Error(`${file}: ${d.errors[0]!.message}`);
+      return d.toJS() as Obj;
+    })
+    .filter((o) => o !== null);
 }
 
 /**
@@ -24,7 +26,9 @@ function documents(file: string): Obj[] {
  * them (no download): an unknown kind, a wrong type or a malformed quantity throws.
  */
 function validateSchema(obj: Obj): void {
-  const [group, version] = String(obj.apiVersion).includes('/') ? String(obj.apiVersion).split('/') : [undefined, String(obj.apiVersion)];
+  const [group, version] = String(obj.apiVersion).includes('/')
+    ? String(obj.apiVersion).split('/')
+    : [undefined, String(obj.apiVersion)];
   const module = `kubernetes-models/${group ? `${group}/` : ''}${version}/${obj.kind}`;
   const Model = (require(module) as Record<string, new (data: Obj) => { validate(): void }>)[obj.kind];
   if (!Model) throw new Error(`no schema for ${obj.apiVersion} ${obj.kind}`);
@@ -32,7 +36,16 @@ function validateSchema(obj: Obj): void {
 }
 
 const POD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job']);
-const SAFE_VOLUMES = ['configMap', 'emptyDir', 'secret', 'persistentVolumeClaim', 'projected', 'downwardAPI', 'csi', 'ephemeral'];
+const SAFE_VOLUMES = [
+  'configMap',
+  'emptyDir',
+  'secret',
+  'persistentVolumeClaim',
+  'projected',
+  'downwardAPI',
+  'csi',
+  'ephemeral',
+];
 /** Values that must come from a Secret, never be written in the manifest. */
 const SECRET_ENV = /SECRET|PASSWORD|KEY|TOKEN|^DATABASE_URL$|^BUS_URL$/;
 
@@ -60,29 +73,36 @@ function problems(obj: Obj): string[] {
     if ((sec.runAsUser ?? podSec.runAsUser) === 0) found.push(`${where}: runAsUser 0`);
     if (sec.allowPrivilegeEscalation !== false) found.push(`${where}: allowPrivilegeEscalation is not false`);
     if (!(sec.capabilities?.drop ?? []).includes('ALL')) found.push(`${where}: capabilities.drop lacks ALL`);
-    if ((sec.capabilities?.add ?? []).some((cap: string) => cap !== 'NET_BIND_SERVICE')) found.push(`${where}: adds capabilities`);
+    if ((sec.capabilities?.add ?? []).some((cap: string) => cap !== 'NET_BIND_SERVICE'))
+      found.push(`${where}: adds capabilities`);
     if (sec.privileged) found.push(`${where}: privileged`);
     const seccomp = (sec.seccompProfile ?? podSec.seccompProfile)?.type;
-    if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost') found.push(`${where}: seccompProfile is not RuntimeDefault`);
+    if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost')
+      found.push(`${where}: seccompProfile is not RuntimeDefault`);
     if (sec.readOnlyRootFilesystem !== true) found.push(`${where}: readOnlyRootFilesystem is not true`);
     if (!c.livenessProbe) found.push(`${where}: no livenessProbe`);
     if (!c.readinessProbe) found.push(`${where}: no readinessProbe`);
     for (const kind of ['requests', 'limits']) {
-      for (const r of ['cpu', 'memory']) if (!c.resources?.[kind]?.[r]) found.push(`${where}: no resources.${kind}.${r}`);
+      for (const r of ['cpu', 'memory'])
+        if (!c.resources?.[kind]?.[r]) found.push(`${where}: no resources.${kind}.${r}`);
     }
     for (const p of c.ports ?? []) if (p.hostPort) found.push(`${where}: hostPort ${p.hostPort}`);
     const env = new Map<string, Obj>((c.env ?? []).map((e: Obj) => [e.name, e]));
-    for (const [key, e] of env) if (SECRET_ENV.test(key) && 'value' in e) found.push(`${where}: ${key} is a literal value, not from a Secret`);
+    for (const [key, e] of env)
+      if (SECRET_ENV.test(key) && 'value' in e) found.push(`${where}: ${key} is a literal value, not from a Secret`);
     if (String(c.image).includes('reference-services') && (obj.spec.replicas ?? 1) > 1 && !env.has('DATABASE_URL')) {
       found.push(`${where}: ${obj.spec.replicas} replicas without DATABASE_URL, each with a database of its own`);
     }
     if (String(c.image).includes('contracts-gateway')) {
       const metrics = env.get('METRICS_PORT')?.value;
       if (!metrics) found.push(`${where}: no METRICS_PORT`);
-      else if (!(c.ports ?? []).some((p: Obj) => String(p.containerPort) === String(metrics))) found.push(`${where}: metrics port ${metrics} not declared`);
-      for (const key of ['EG_CIPHER_KEY', 'EG_SESSION_SECRET', 'JWT_SECRET']) if (!env.get(key)?.valueFrom?.secretKeyRef) found.push(`${where}: ${key} not from a Secret`);
+      else if (!(c.ports ?? []).some((p: Obj) => String(p.containerPort) === String(metrics)))
+        found.push(`${where}: metrics port ${metrics} not declared`);
+      for (const key of ['EG_CIPHER_KEY', 'EG_SESSION_SECRET', 'JWT_SECRET'])
+        if (!env.get(key)?.valueFrom?.secretKeyRef) found.push(`${where}: ${key} not from a Secret`);
     }
-    if (sec.readOnlyRootFilesystem === true && !(c.volumeMounts ?? []).some((m: Obj) => m.mountPath === '/tmp')) found.push(`${where}: read-only root without a writable /tmp`);
+    if (sec.readOnlyRootFilesystem === true && !(c.volumeMounts ?? []).some((m: Obj) => m.mountPath === '/tmp'))
+      found.push(`${where}: read-only root without a writable /tmp`);
   }
   return found;
 }
@@ -98,7 +118,8 @@ describe('deploy/kubernetes', () => {
 
       it('every object is valid against the Kubernetes schema of its kind', () => {
         expect(objects).to.not.be.empty;
-        for (const obj of objects) expect(() => validateSchema(obj), `${obj.kind}/${obj.metadata?.name}`).to.not.throw();
+        for (const obj of objects)
+          expect(() => validateSchema(obj), `${obj.kind}/${obj.metadata?.name}`).to.not.throw();
       });
 
       it('every workload runs under the restricted Pod Security profile, with probes, resources and its secrets from a Secret', () => {
@@ -107,7 +128,9 @@ describe('deploy/kubernetes', () => {
 
       it('every Secret it reads is named in its instructions (kubectl create secret)', () => {
         const text = readFileSync(join(MANIFESTS, file), 'utf8');
-        const refs = objects.flatMap((o) => JSON.stringify(o).match(/"secretKeyRef":\{[^}]*\}/g) ?? []).map((r) => JSON.parse(`{${r}}`).secretKeyRef as Obj);
+        const refs = objects
+          .flatMap((o) => JSON.stringify(o).match(/"secretKeyRef":\{[^}]*\}/g) ?? [])
+          .map((r) => JSON.parse(`{${r}}`).secretKeyRef as Obj);
         for (const ref of refs) expect(text, `${ref.name} ${ref.key}`).to.include(`--from-literal=${ref.key}=`);
       });
     });
@@ -116,16 +139,23 @@ describe('deploy/kubernetes', () => {
   it('scaled.yaml: the gateway alone with replicas, a PodDisruptionBudget and a CPU autoscaler; services on quorum queues of an external cluster', () => {
     const objects = documents(join(MANIFESTS, 'scaled.yaml'));
     const of = (kind: string) => objects.filter((o) => o.kind === kind);
-    const gateway = of('Deployment').find((d) => d.spec.template.spec.containers.some((c: Obj) => String(c.image).includes('contracts-gateway')))!;
+    const gateway = of('Deployment').find((d) =>
+      d.spec.template.spec.containers.some((c: Obj) => String(c.image).includes('contracts-gateway')),
+    )!;
     expect(gateway, 'a gateway Deployment').to.not.equal(undefined);
     expect(gateway.spec.template.spec.containers, 'the gateway alone in its pod').to.have.length(1);
     expect(gateway.spec.replicas).to.be.at.least(2);
     const labels = gateway.spec.template.metadata.labels as Record<string, string>;
-    const selects = (selector: Obj) => Object.entries(selector.matchLabels as Record<string, string>).every(([k, v]) => labels[k] === v);
+    const selects = (selector: Obj) =>
+      Object.entries(selector.matchLabels as Record<string, string>).every(([k, v]) => labels[k] === v);
     const pdb = of('PodDisruptionBudget').find((p) => selects(p.spec.selector));
     expect(pdb, 'a PodDisruptionBudget over the gateway').to.not.equal(undefined);
-    expect(pdb!.spec.maxUnavailable ?? gateway.spec.replicas - pdb!.spec.minAvailable).to.be.below(gateway.spec.replicas);
-    const hpa = of('HorizontalPodAutoscaler').find((h) => h.spec.scaleTargetRef.kind === 'Deployment' && h.spec.scaleTargetRef.name === gateway.metadata.name);
+    expect(pdb!.spec.maxUnavailable ?? gateway.spec.replicas - pdb!.spec.minAvailable).to.be.below(
+      gateway.spec.replicas,
+    );
+    const hpa = of('HorizontalPodAutoscaler').find(
+      (h) => h.spec.scaleTargetRef.kind === 'Deployment' && h.spec.scaleTargetRef.name === gateway.metadata.name,
+    );
     expect(hpa, 'an HPA on the gateway').to.not.equal(undefined);
     expect(hpa!.spec.minReplicas).to.be.at.least(2);
     expect(hpa!.spec.metrics.map((m: Obj) => m.resource?.name)).to.include('cpu');
@@ -140,7 +170,9 @@ describe('deploy/kubernetes', () => {
     expect(text).to.match(/--from-literal=BUS_URL=amqp:\/\/[^,\s]+,amqp:\/\/[^,\s]+,amqp:\/\/\S+/);
     const services = of('Deployment').filter((d) => d !== gateway);
     expect(services).to.not.be.empty;
-    for (const d of services) for (const c of d.spec.template.spec.containers) expect(env(c).get('BUS_QUEUE_TYPE')?.value, `${d.metadata.name}`).to.equal('quorum');
+    for (const d of services)
+      for (const c of d.spec.template.spec.containers)
+        expect(env(c).get('BUS_QUEUE_TYPE')?.value, `${d.metadata.name}`).to.equal('quorum');
   });
 
   it('the schema check refuses what the API server would (a wrong type, a malformed quantity)', () => {
@@ -164,6 +196,7 @@ describe('deploy/kubernetes', () => {
       'Deployment/users container gateway: no resources.limits.memory',
       'Deployment/users container gateway: no METRICS_PORT',
       'Deployment/users container gateway: EG_CIPHER_KEY not from a Secret',
-    ]) expect(found).to.include(expected);
+    ])
+      expect(found).to.include(expected);
   });
 });

@@ -47,8 +47,14 @@ describe('docs/bus-protocol.md against the implementation', () => {
 
   it('shows announcements and a withdrawal that the gateway accepts, with the routes the text names', () => {
     const announcements = parsed.filter(isAnnouncementExample);
-    expect(announcements.filter((a) => a.withdrawn === true), 'a withdrawal').to.have.length(1);
-    expect(announcements.filter((a) => a.withdrawn !== true), 'an announcement').to.have.length.greaterThan(0);
+    expect(
+      announcements.filter((a) => a.withdrawn === true),
+      'a withdrawal',
+    ).to.have.length(1);
+    expect(
+      announcements.filter((a) => a.withdrawn !== true),
+      'an announcement',
+    ).to.have.length.greaterThan(0);
     for (const a of announcements) {
       const result = validateAnnouncement(a);
       expect(result, JSON.stringify(a)).to.deep.include({ ok: true });
@@ -76,7 +82,12 @@ describe('docs/bus-protocol.md against the implementation', () => {
       const error = reply.error as Record<string, unknown>;
       expect(Object.keys(ERROR_CODES), 'a code of the table').to.include(error.code);
       const answered = toErrorBody(fromServiceError(error, 'catalog-service'));
-      const expected = typeof error.status === 'number' ? error.status : isKnownCode(error.code) ? codeInfo(error.code).status : undefined;
+      const expected =
+        typeof error.status === 'number'
+          ? error.status
+          : isKnownCode(error.code)
+            ? codeInfo(error.code).status
+            : undefined;
       expect(answered.status, JSON.stringify(reply)).to.equal(expected);
       expect(answered.body.code).to.equal(error.code);
     }
@@ -93,7 +104,9 @@ describe('docs/bus-protocol.md against the implementation', () => {
 
   it('lists every error code with the status the gateway gives it, and no other', () => {
     const rows = [...section('Error codes').matchAll(/^\| `([A-Z_]+)` \| (\d{3})/gm)].map((m) => [m[1], Number(m[2])]);
-    expect(Object.fromEntries(rows)).to.deep.equal(Object.fromEntries(Object.entries(ERROR_CODES).map(([code, info]) => [code, info.status])));
+    expect(Object.fromEntries(rows)).to.deep.equal(
+      Object.fromEntries(Object.entries(ERROR_CODES).map(([code, info]) => [code, info.status])),
+    );
   });
 
   it('states the announcement limits the registry applies', () => {
@@ -104,10 +117,20 @@ describe('docs/bus-protocol.md against the implementation', () => {
     const base = { service: 's', instanceId: 'i', contracts: [] };
     expect(validateAnnouncement({ ...base, ttlMs: DEFAULT_MAX_TTL_MS }).ok).to.equal(true);
     expect(validateAnnouncement({ ...base, ttlMs: DEFAULT_MAX_TTL_MS + 1 }).ok).to.equal(false);
-    const contract = (messageType: string) => ({ messageType, targetService: 's', inputSchema: {}, outputSchema: {}, requiredPermissions: [] });
+    const contract = (messageType: string) => ({
+      messageType,
+      targetService: 's',
+      inputSchema: {},
+      outputSchema: {},
+      requiredPermissions: [],
+    });
     const many = Array.from({ length: DEFAULT_MAX_CONTRACTS + 1 }, (_, i) => contract(`Do${i}Command`));
     expect(validateAnnouncement({ ...base, ttlMs: 1000, contracts: many }).ok).to.equal(false);
-    expect(validateAnnouncement({ ...base, ttlMs: 1000, contracts: [contract('GetXQuery'), contract('GetXQuery')] }).ok).to.equal(false);
-    expect(validateAnnouncement({ ...base, ttlMs: 1000, contracts: [contract('GetXQuery'), contract('bad type')] }).ok).to.equal(false);
+    expect(
+      validateAnnouncement({ ...base, ttlMs: 1000, contracts: [contract('GetXQuery'), contract('GetXQuery')] }).ok,
+    ).to.equal(false);
+    expect(
+      validateAnnouncement({ ...base, ttlMs: 1000, contracts: [contract('GetXQuery'), contract('bad type')] }).ok,
+    ).to.equal(false);
   });
 });

@@ -14,7 +14,8 @@ function settingsTable(): Map<string, string> {
   const start = doc.indexOf('\n## Plugin settings\n');
   const end = doc.indexOf('\n## ', start + 1);
   const rows = new Map<string, string>();
-  for (const m of doc.slice(start, end).matchAll(/^\| `([A-Za-z]+)` \| (?:`([A-Z_]+)` )?\|/gm)) rows.set(m[1] as string, m[2] ?? '');
+  for (const m of doc.slice(start, end).matchAll(/^\| `([A-Za-z]+)` \| (?:`([A-Z_]+)` )?\|/gm))
+    rows.set(m[1] as string, m[2] ?? '');
   return rows;
 }
 
@@ -24,7 +25,10 @@ describe('docs/configuration.md against the settings schema', () => {
   });
 
   it('tells a table edited by hand from the declarations', () => {
-    const edited = doc.replace('| `busPrefix` | `BUS_PREFIX` | `contracts` |', '| `busPrefix` | `BUS_PREFIX` | `gateway` |');
+    const edited = doc.replace(
+      '| `busPrefix` | `BUS_PREFIX` | `contracts` |',
+      '| `busPrefix` | `BUS_PREFIX` | `gateway` |',
+    );
     expect(edited).to.not.equal(doc);
     expect(withSettingsTable(edited)).to.equal(doc);
   });
@@ -43,7 +47,8 @@ function defaultsColumn(): Map<string, string> {
   const start = doc.indexOf('\n## Plugin settings\n');
   const end = doc.indexOf('\n## ', start + 1);
   const rows = new Map<string, string>();
-  for (const m of doc.slice(start, end).matchAll(/^\| `([A-Za-z]+)` \| [^|]*\| ([^|]*) \|/gm)) rows.set(m[1] as string, (m[2] as string).trim());
+  for (const m of doc.slice(start, end).matchAll(/^\| `([A-Za-z]+)` \| [^|]*\| ([^|]*) \|/gm))
+    rows.set(m[1] as string, (m[2] as string).trim());
   return rows;
 }
 
@@ -79,7 +84,8 @@ describe('docs/configuration.md defaults against the code', () => {
     for (const [setting, cell] of defaultsColumn()) {
       if (!/^(none|unset)\b/.test(cell)) continue;
       const value = actual(setting);
-      const empty = value === undefined || (typeof value === 'object' && value !== null && Object.keys(value).length === 0);
+      const empty =
+        value === undefined || (typeof value === 'object' && value !== null && Object.keys(value).length === 0);
       expect(empty, `${setting}: the doc says ${cell}, the code has ${JSON.stringify(value)}`).to.equal(true);
     }
   });

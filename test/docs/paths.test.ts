@@ -4,10 +4,39 @@ import { dirname, join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 /** The repository's own top-level entries: a backticked path starting with one of them names a file of ours. */
-const TOP = ['plugin', 'policies', 'conditions', 'sdk', 'examples', 'scripts', 'config', 'deploy', 'docs', 'test', 'bench', '.ci'];
-const FILES = ['Dockerfile', 'docker-compose.yml', 'package.json', 'package-lock.json', 'tsconfig.json', '.dependency-cruiser.cjs', '.mocharc.cjs', '.mocharc.unit.cjs'];
+const TOP = [
+  'plugin',
+  'policies',
+  'conditions',
+  'sdk',
+  'examples',
+  'scripts',
+  'config',
+  'deploy',
+  'docs',
+  'test',
+  'bench',
+  '.ci',
+];
+const FILES = [
+  'Dockerfile',
+  'docker-compose.yml',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  '.dependency-cruiser.cjs',
+  '.mocharc.cjs',
+  '.mocharc.unit.cjs',
+];
 
-const DOCS = ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  'CONTRIBUTING.md',
+  'CHANGELOG.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** `code` spans that name a path of this repository (no placeholders, globs or host paths). */
 function namedPaths(text: string): string[] {
@@ -34,13 +63,18 @@ describe('paths named in README.md, CONTRIBUTING.md, CHANGELOG.md and docs/', ()
   for (const doc of DOCS) {
     it(`${doc}: every repository path it names or links exists`, () => {
       const text = readFileSync(join(ROOT, doc), 'utf8');
-      const missing = [...namedPaths(text), ...linkedPaths(text, doc)].filter((p) => !existsSync(join(ROOT, p.replace(/\/$/, ''))));
+      const missing = [...namedPaths(text), ...linkedPaths(text, doc)].filter(
+        (p) => !existsSync(join(ROOT, p.replace(/\/$/, ''))),
+      );
       expect(missing).to.deep.equal([]);
     });
   }
 
   it('finds the paths it checks (a path that is not there is reported)', () => {
-    expect(namedPaths('see `deploy/grafana/` and `deploy/observability/grafana/`, not `/etc/gateway`')).to.deep.equal(['deploy/grafana/', 'deploy/observability/grafana/']);
+    expect(namedPaths('see `deploy/grafana/` and `deploy/observability/grafana/`, not `/etc/gateway`')).to.deep.equal([
+      'deploy/grafana/',
+      'deploy/observability/grafana/',
+    ]);
     expect(existsSync(join(ROOT, 'deploy/grafana'))).to.equal(false);
   });
 });

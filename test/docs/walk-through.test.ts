@@ -57,7 +57,10 @@ describe('docs/walk-through.md against scripts/ci/walkthrough.mjs', () => {
     const requests = pageRequests(block);
     expect(requests.length, 'requests found on the page').to.be.above(8);
     const checked = scriptRequests(script);
-    expect(requests.filter((r) => !checked.includes(r)), 'on the page, not in the script').to.deep.equal([]);
+    expect(
+      requests.filter((r) => !checked.includes(r)),
+      'on the page, not in the script',
+    ).to.deep.equal([]);
   });
 
   it('every status and error code the page promises is asserted by the script', () => {

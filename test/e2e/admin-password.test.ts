@@ -27,14 +27,19 @@ describe('npm start: ADMIN_PASSWORD for an administrator that already exists', f
   });
   after(() => rmSync(configDir, { recursive: true, force: true }));
 
-  const start = (env: Record<string, string | undefined>) => startGateway({ BUS_URL: 'embedded', ADMIN_EMAIL: undefined, ADMIN_PASSWORD: undefined, ...env }, { configDir });
+  const start = (env: Record<string, string | undefined>) =>
+    startGateway({ BUS_URL: 'embedded', ADMIN_EMAIL: undefined, ADMIN_PASSWORD: undefined, ...env }, { configDir });
   // Under load the reference routes may come after "gateway ready" (404/503 until then): those are retried.
   const login = (password: string) =>
-    eventually(async () => {
-      const res = await http('POST', `${gw!.baseUrl}/api/login`, { body: { email: EMAIL, password } });
-      expect(res.status, res.text).to.not.be.oneOf([404, 503]);
-      return res;
-    }, 15_000, 200);
+    eventually(
+      async () => {
+        const res = await http('POST', `${gw!.baseUrl}/api/login`, { body: { email: EMAIL, password } });
+        expect(res.status, res.text).to.not.be.oneOf([404, 503]);
+        return res;
+      },
+      15_000,
+      200,
+    );
   const notApplied = (out: string) => out.split('\n').filter((l) => l.includes('ADMIN_PASSWORD is not applied'));
   let generated: string;
 
@@ -61,7 +66,9 @@ describe('npm start: ADMIN_PASSWORD for an administrator that already exists', f
     expect(gw.output()).to.include(`administrator ${EMAIL}: password set from ADMIN_PASSWORD`).and.not.include(CHOSEN);
     expect((await login(CHOSEN)).status).to.equal(200);
     expect((await login(generated)).status).to.equal(401);
-    const refresh = await http('POST', `${gw.baseUrl}/api/refresh-token`, { body: { refreshToken: before.body.refreshToken } });
+    const refresh = await http('POST', `${gw.baseUrl}/api/refresh-token`, {
+      body: { refreshToken: before.body.refreshToken },
+    });
     expect(refresh.status, refresh.text).to.equal(401);
     await gw.stop();
     gw = await start({ ADMIN_PASSWORD: CHOSEN });
@@ -77,6 +84,8 @@ describe('npm start: ADMIN_PASSWORD for an administrator that already exists', f
       },
       (e: Error) => e,
     );
-    expect(err.message).to.match(/^gateway exited with 1:\n\[contracts\] start failed: ADMIN_PASSWORD_RESET must be true or false\n?$/);
+    expect(err.message).to.match(
+      /^gateway exited with 1:\n\[contracts\] start failed: ADMIN_PASSWORD_RESET must be true or false\n?$/,
+    );
   });
 });

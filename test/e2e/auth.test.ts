@@ -15,10 +15,19 @@ const ADMIN = { email: 'root@example.com', password: 'root-password-1' };
 function loginFrom(localAddress: string, url: string, body: { email: string; password: string }): Promise<number> {
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
-    const req = request(url, { method: 'POST', localAddress, agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      },
+    );
     req.on('error', reject);
     req.end(data);
   });
@@ -43,7 +52,9 @@ describe('authentication, permissions and the reference auth service (end to end
   before(async () => {
     const pair = await generateKeyPair('RS256');
     idpKey = pair.privateKey;
-    idp = await keySetServer({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'idp-1', alg: 'RS256', use: 'sig' }] });
+    idp = await keySetServer({
+      keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'idp-1', alg: 'RS256', use: 'sig' }],
+    });
     gw = await startGateway({
       BUS_URL: 'embedded',
       JWT_SECRET: SECRET,
@@ -95,7 +106,10 @@ describe('authentication, permissions and the reference auth service (end to end
     expect(first.status).to.equal(401);
     expect(first.body.code).to.equal('INVALID_CREDENTIALS');
     const token = await adminToken();
-    await http('POST', `${api}/users`, { headers: bearer(token), body: { email: 'guessed@example.com', password: 'real-password-1' } });
+    await http('POST', `${api}/users`, {
+      headers: bearer(token),
+      body: { email: 'guessed@example.com', password: 'real-password-1' },
+    });
     for (let i = 0; i < 5; i++) expect((await login('guessed@example.com', `wrong-${i}-pass`)).status).to.equal(401);
     const locked = await login('guessed@example.com', 'real-password-1');
     expect(locked.status).to.equal(429);
@@ -111,13 +125,25 @@ describe('authentication, permissions and the reference auth service (end to end
     expect(created.status, created.text).to.equal(201);
     const statuses: number[] = [];
     for (let a = 1; a <= 12; a++) {
-      for (let i = 0; i < 6; i++) statuses.push(await loginFrom(`127.0.0.${10 + a}`, `${api}/login`, { email: owner.email, password: `wrong-${a}-${i}-pass` }));
+      for (let i = 0; i < 6; i++)
+        statuses.push(
+          await loginFrom(`127.0.0.${10 + a}`, `${api}/login`, {
+            email: owner.email,
+            password: `wrong-${a}-${i}-pass`,
+          }),
+        );
     }
     // 5 failures from each of the first 10 addresses reach the account's 50; then each new address has one.
     expect(statuses.filter((s) => s === 401)).to.have.length(52);
     expect(statuses.filter((s) => s === 429)).to.have.length(20);
-    expect(await loginFrom('127.0.0.11', `${api}/login`, owner), 'a guessing address, even with the right password').to.equal(429);
-    expect(await loginFrom('127.0.0.50', `${api}/login`, owner), 'the owner from an address that has not failed').to.equal(200);
+    expect(
+      await loginFrom('127.0.0.11', `${api}/login`, owner),
+      'a guessing address, even with the right password',
+    ).to.equal(429);
+    expect(
+      await loginFrom('127.0.0.50', `${api}/login`, owner),
+      'the owner from an address that has not failed',
+    ).to.equal(200);
   });
 
   it('refreshes on both paths, refuses an access token as refresh token, and honours revocation', async () => {
@@ -132,7 +158,10 @@ describe('authentication, permissions and the reference auth service (end to end
     expect(wrongType.status).to.equal(401);
     expect(wrongType.body.code).to.equal('INVALID_TOKEN');
 
-    const revoke = await http('POST', `${api}/auth/revoke-token`, { headers: bearer(body.accessToken), body: { token: body.refreshToken } });
+    const revoke = await http('POST', `${api}/auth/revoke-token`, {
+      headers: bearer(body.accessToken),
+      body: { token: body.refreshToken },
+    });
     expect(revoke.status, revoke.text).to.equal(200);
     expect(revoke.body).to.deep.equal({ success: true, revoked: true });
     const after = await http('POST', `${api}/refresh-token`, { body: { refreshToken: body.refreshToken } });
@@ -142,7 +171,10 @@ describe('authentication, permissions and the reference auth service (end to end
   it('logout revokes every refresh token of the user', async () => {
     const a = (await login(ADMIN.email, ADMIN.password)).body;
     const b = (await login(ADMIN.email, ADMIN.password)).body;
-    const out = await http('POST', `${api}/logout`, { headers: bearer(a.accessToken), body: { userId: a.user.userId } });
+    const out = await http('POST', `${api}/logout`, {
+      headers: bearer(a.accessToken),
+      body: { userId: a.user.userId },
+    });
     expect(out.status, out.text).to.equal(200);
     expect(out.body.success).to.equal(true);
     for (const t of [a.refreshToken, b.refreshToken]) {
@@ -152,7 +184,10 @@ describe('authentication, permissions and the reference auth service (end to end
 
   it('enforces permissions: 403 INSUFFICIENT_PERMISSIONS until an administrator grants, then the next token has it', async () => {
     const admin = await adminToken();
-    const created = await http('POST', `${api}/users`, { headers: bearer(admin), body: { email: 'reader@example.com', password: 'reader-pass-1', firstName: 'Rita' } });
+    const created = await http('POST', `${api}/users`, {
+      headers: bearer(admin),
+      body: { email: 'reader@example.com', password: 'reader-pass-1', firstName: 'Rita' },
+    });
     expect(created.status, created.text).to.equal(201);
     const userId = created.body.userId;
     const session = (await login('reader@example.com', 'reader-pass-1')).body;
@@ -161,10 +196,16 @@ describe('authentication, permissions and the reference auth service (end to end
     expect(denied.status).to.equal(403);
     expect(denied.body).to.include({ code: 'INSUFFICIENT_PERMISSIONS', requiredPermission: 'users:read' });
 
-    const selfGrant = await http('POST', `${api}/users/${userId}/permissions`, { headers: bearer(session.accessToken), body: { permission: 'users:read' } });
+    const selfGrant = await http('POST', `${api}/users/${userId}/permissions`, {
+      headers: bearer(session.accessToken),
+      body: { permission: 'users:read' },
+    });
     expect(selfGrant.status).to.equal(403);
 
-    const grant = await http('POST', `${api}/users/${userId}/permissions`, { headers: bearer(admin), body: { permission: 'users:read' } });
+    const grant = await http('POST', `${api}/users/${userId}/permissions`, {
+      headers: bearer(admin),
+      body: { permission: 'users:read' },
+    });
     expect(grant.status, grant.text).to.equal(200);
     expect(grant.body.permissions).to.include('users:read');
     const perms = await http('GET', `${api}/users/${userId}/permissions`, { headers: bearer(admin) });
@@ -179,16 +220,25 @@ describe('authentication, permissions and the reference auth service (end to end
   it('logs in with an external provider id token verified against its key set, issuer and audience', async () => {
     const idToken = await new SignJWT({ email: 'ext@example.com', name: 'Ext User' })
       .setProtectedHeader({ alg: 'RS256', kid: 'idp-1' })
-      .setSubject('google-123').setIssuer('https://accounts.google.com').setAudience('our-google-client')
-      .setIssuedAt().setExpirationTime('5m').sign(idpKey);
+      .setSubject('google-123')
+      .setIssuer('https://accounts.google.com')
+      .setAudience('our-google-client')
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(idpKey);
     const res = await http('POST', `${api}/login/external`, { body: { provider: 'google', idToken } });
     expect(res.status, res.text).to.equal(200);
     expect(res.body.user).to.include({ email: 'ext@example.com', name: 'Ext User' });
     const again = await http('POST', `${api}/login/external`, { body: { provider: 'google', idToken } });
     expect(again.body.user.userId, 'the same identity maps to the same user').to.equal(res.body.user.userId);
 
-    const otherAudience = await new SignJWT({ email: 'ext@example.com' }).setProtectedHeader({ alg: 'RS256', kid: 'idp-1' })
-      .setSubject('google-123').setIssuer('https://accounts.google.com').setAudience('someone-else').setExpirationTime('5m').sign(idpKey);
+    const otherAudience = await new SignJWT({ email: 'ext@example.com' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'idp-1' })
+      .setSubject('google-123')
+      .setIssuer('https://accounts.google.com')
+      .setAudience('someone-else')
+      .setExpirationTime('5m')
+      .sign(idpKey);
     const bad = await http('POST', `${api}/login/external`, { body: { provider: 'google', idToken: otherAudience } });
     expect(bad.status).to.equal(401);
     expect(bad.body.code).to.equal('INVALID_CREDENTIALS');
@@ -200,7 +250,10 @@ describe('authentication, permissions and the reference auth service (end to end
   it('lets only holders of auth:external link external users', async () => {
     const body = { externalProvider: 'partner', externalUserId: 'p-1', email: 'partner@example.com', name: 'Partner' };
     const session = (await login('reader@example.com', 'reader-pass-1')).body;
-    const denied = await http('POST', `${api}/authenticate-external-user`, { headers: bearer(session.accessToken), body });
+    const denied = await http('POST', `${api}/authenticate-external-user`, {
+      headers: bearer(session.accessToken),
+      body,
+    });
     expect(denied.status).to.equal(403);
     expect(denied.body.requiredPermission).to.equal('auth:external');
     const ok = await http('POST', `${api}/authenticate-external-user`, { headers: bearer(await adminToken()), body });
@@ -217,9 +270,13 @@ describe('development mode (end to end)', () => {
   after(async () => gw?.stop());
 
   it('acts as the user of X-Dev-User-Id with the permissions of X-Dev-Permissions', async () => {
-    const ok = await http('GET', `${gw.baseUrl}/api/users`, { headers: { 'x-dev-user-id': 'dev-1', 'x-dev-permissions': ' users:read , ,users:create' } });
+    const ok = await http('GET', `${gw.baseUrl}/api/users`, {
+      headers: { 'x-dev-user-id': 'dev-1', 'x-dev-permissions': ' users:read , ,users:create' },
+    });
     expect(ok.status, ok.text).to.equal(200);
-    const denied = await http('DELETE', `${gw.baseUrl}/api/users/anyone`, { headers: { 'X-DEV-USER-ID': 'dev-1', 'X-Dev-Permissions': 'users:read' } });
+    const denied = await http('DELETE', `${gw.baseUrl}/api/users/anyone`, {
+      headers: { 'X-DEV-USER-ID': 'dev-1', 'X-Dev-Permissions': 'users:read' },
+    });
     expect(denied.status).to.equal(403);
     expect(denied.body.requiredPermission).to.equal('users:delete');
     const anonymous = await http('GET', `${gw.baseUrl}/api/users`, { headers: { 'x-dev-permissions': 'users:read' } });
@@ -239,7 +296,9 @@ describe('development headers outside development mode (end to end)', () => {
   after(async () => gw?.stop());
 
   it('ignores them unless DEVELOPMENT_AUTH_ENABLED is exactly "true"', async () => {
-    const res = await http('GET', `${gw.baseUrl}/api/users`, { headers: { 'x-dev-user-id': 'dev-1', 'x-dev-permissions': 'admin:all' } });
+    const res = await http('GET', `${gw.baseUrl}/api/users`, {
+      headers: { 'x-dev-user-id': 'dev-1', 'x-dev-permissions': 'admin:all' },
+    });
     expect(res.status).to.equal(401);
     expect(res.body.code).to.equal('NO_AUTH_HEADER');
   });

@@ -57,7 +57,12 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
       acceptRequestsFrom: user('gateway'),
       operations: [
         {
-          contract: { messageType: 'ListNotesQuery', inputSchema: { type: 'object' }, outputSchema: { type: 'array' }, requiredPermissions: [] },
+          contract: {
+            messageType: 'ListNotesQuery',
+            inputSchema: { type: 'object' },
+            outputSchema: { type: 'array' },
+            requiredPermissions: [],
+          },
           handle: (_input, ctx) => {
             handled.push(String(ctx.user?.userId));
             return [`for ${ctx.user?.userId}`];
@@ -95,7 +100,11 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
 
   it('a rogue broker user cannot publish announce.users-service', async () => {
     const reason = await refusal(url('rogue-service'), async (ch) => {
-      ch.publish(`${prefix}.discovery`, 'announce.users-service', Buffer.from(JSON.stringify({ service: 'users-service', instanceId: 'x', withdrawn: true })));
+      ch.publish(
+        `${prefix}.discovery`,
+        'announce.users-service',
+        Buffer.from(JSON.stringify({ service: 'users-service', instanceId: 'x', withdrawn: true })),
+      );
       await ch.waitForConfirms();
     });
     expect(reason).to.match(/ACCESS_REFUSED.*announce\.users-service/);
@@ -110,25 +119,44 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
   });
 
   it('a rogue broker user cannot consume the users work queue, nor publish requests', async () => {
-    expect(await refusal(url('rogue-service'), (ch) => ch.consume(`${prefix}.svc.users-service`, () => undefined))).to.match(/ACCESS_REFUSED/);
-    expect(await refusal(url('rogue-service'), async (ch) => {
-      ch.publish(`${prefix}.requests`, 'users-service', Buffer.from('{"input":{}}'));
-      await ch.waitForConfirms();
-    })).to.match(/ACCESS_REFUSED/);
-    expect(await refusal(url('rogue-service'), (ch) => ch.deleteExchange(`${prefix}.requests`))).to.match(/ACCESS_REFUSED/);
+    expect(
+      await refusal(url('rogue-service'), (ch) => ch.consume(`${prefix}.svc.users-service`, () => undefined)),
+    ).to.match(/ACCESS_REFUSED/);
+    expect(
+      await refusal(url('rogue-service'), async (ch) => {
+        ch.publish(`${prefix}.requests`, 'users-service', Buffer.from('{"input":{}}'));
+        await ch.waitForConfirms();
+      }),
+    ).to.match(/ACCESS_REFUSED/);
+    expect(await refusal(url('rogue-service'), (ch) => ch.deleteExchange(`${prefix}.requests`))).to.match(
+      /ACCESS_REFUSED/,
+    );
   });
 
   it('announcements without the service user are refused by the gateway (guest, or no user_id)', async () => {
     const guest = `amqp://guest:guest@${HOST}`;
-    const body = Buffer.from(JSON.stringify({ service: 'users-service', instanceId: 'spoof', ttlMs: 60_000, contracts: [rogueContract('ListUsersQuery', 'users-service', { public: true })] }));
-    expect(await refusal(guest, async (ch) => {
-      ch.publish(`${prefix}.discovery`, 'announce.users-service', body);
-      ch.publish(`${prefix}.discovery`, 'announce.users-service', body, { userId: 'guest' });
-      await ch.waitForConfirms();
-    })).to.equal('allowed'); // guest still exists on this test broker; production deletes it
+    const body = Buffer.from(
+      JSON.stringify({
+        service: 'users-service',
+        instanceId: 'spoof',
+        ttlMs: 60_000,
+        contracts: [rogueContract('ListUsersQuery', 'users-service', { public: true })],
+      }),
+    );
+    expect(
+      await refusal(guest, async (ch) => {
+        ch.publish(`${prefix}.discovery`, 'announce.users-service', body);
+        ch.publish(`${prefix}.discovery`, 'announce.users-service', body, { userId: 'guest' });
+        await ch.waitForConfirms();
+      }),
+    ).to.equal('allowed'); // guest still exists on this test broker; production deletes it
     await eventually(async () => {
-      expect(gw!.output()).to.include('refused announcement for service users-service instance spoof: it carries no broker user (user_id)');
-      expect(gw!.output()).to.include(`refused announcement for service users-service instance spoof: broker user guest may not announce for users-service (expected ${user('users-service')})`);
+      expect(gw!.output()).to.include(
+        'refused announcement for service users-service instance spoof: it carries no broker user (user_id)',
+      );
+      expect(gw!.output()).to.include(
+        `refused announcement for service users-service instance spoof: broker user guest may not announce for users-service (expected ${user('users-service')})`,
+      );
     });
     const anonymous = await fetch(`${gw!.baseUrl}/api/users`);
     expect(anonymous.status).to.equal(401);
@@ -137,22 +165,53 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
   it('the rogue user announcing its own service cannot take the users routes', async () => {
     const conn = await amqp.connect(url('rogue-service'));
     const ch = await conn.createConfirmChannel();
-    ch.publish(`${prefix}.discovery`, 'announce.rogue-service', Buffer.from(JSON.stringify({ service: 'rogue-service', instanceId: 'r1', ttlMs: 60_000, contracts: [rogueContract('ListUsersQuery', 'rogue-service', { public: true })] })), { userId: user('rogue-service') });
+    ch.publish(
+      `${prefix}.discovery`,
+      'announce.rogue-service',
+      Buffer.from(
+        JSON.stringify({
+          service: 'rogue-service',
+          instanceId: 'r1',
+          ttlMs: 60_000,
+          contracts: [rogueContract('ListUsersQuery', 'rogue-service', { public: true })],
+        }),
+      ),
+      { userId: user('rogue-service') },
+    );
     await ch.waitForConfirms();
     await conn.close();
-    await eventually(async () => expect(gw!.output()).to.include('refused ListUsersQuery from rogue-service: message type is held by users-service'));
+    await eventually(async () =>
+      expect(gw!.output()).to.include(
+        'refused ListUsersQuery from rogue-service: message type is held by users-service',
+      ),
+    );
     expect((await fetch(`${gw!.baseUrl}/api/users`)).status).to.equal(401);
   });
 
   it('a rogue user cannot publish to the notes work queue; one another user sends there is dropped, unanswered', async () => {
     expect((await answered('/api/notes')).body).to.deep.equal(['for test-admin']);
-    const forged = JSON.stringify({ userId: 'root', email: 'root@example.com', name: 'root', permissions: ['admin:all'] });
-    const props = { type: 'ListNotesQuery', replyTo: 'amq.rabbitmq.reply-to', correlationId: 'c1', headers: { user: forged } };
+    const forged = JSON.stringify({
+      userId: 'root',
+      email: 'root@example.com',
+      name: 'root',
+      permissions: ['admin:all'],
+    });
+    const props = {
+      type: 'ListNotesQuery',
+      replyTo: 'amq.rabbitmq.reply-to',
+      correlationId: 'c1',
+      headers: { user: forged },
+    };
     // Services reply through P.replies: no service user may use the default exchange, which reaches every queue.
-    expect(await refusal(url('rogue-service'), async (ch) => {
-      ch.publish('', `${prefix}.svc.notes-service`, Buffer.from('{"input":{}}'), { ...props, userId: user('rogue-service') });
-      await ch.waitForConfirms();
-    })).to.match(/ACCESS_REFUSED/);
+    expect(
+      await refusal(url('rogue-service'), async (ch) => {
+        ch.publish('', `${prefix}.svc.notes-service`, Buffer.from('{"input":{}}'), {
+          ...props,
+          userId: user('rogue-service'),
+        });
+        await ch.waitForConfirms();
+      }),
+    ).to.match(/ACCESS_REFUSED/);
     // guest still exists on this test broker (production deletes it) and may: the service drops what it sends.
     const conn = await amqp.connect(`amqp://guest:guest@${HOST}`);
     try {

@@ -31,9 +31,13 @@ describe('a flood of changing announcements', function () {
     expect(stats.failures, JSON.stringify(stats)).to.equal(0);
     await eventually(async () => {
       const listing = await admin('GET', `${gw.baseUrl}/api/discovery/contracts`);
-      const last = (listing.body.contracts as Array<{ messageType: string; endpoints: Array<{ path: string }> }>).find((c) => c.messageType === flood.lastMessageType);
+      const last = (listing.body.contracts as Array<{ messageType: string; endpoints: Array<{ path: string }> }>).find(
+        (c) => c.messageType === flood.lastMessageType,
+      );
       expect(last, `${flood.lastMessageType} not served yet`).to.not.equal(undefined);
-      expect(last!.endpoints.map((e) => e.path)).to.include(`/api/${flood.lastMessageType.replace(/Command$/, '').toLowerCase()}`);
+      expect(last!.endpoints.map((e) => e.path)).to.include(
+        `/api/${flood.lastMessageType.replace(/Command$/, '').toLowerCase()}`,
+      );
     }, 15_000);
   });
 });

@@ -50,28 +50,55 @@ describe('announcements against a gateway with a 128 MB heap', function () {
   }
 
   it('survives 1 MB and 5 MB schemas (13,400 and 67,000 properties), dropped before parsing', async () => {
-    for (const [name, properties] of [['one-mb', 13_400], ['five-mb', 67_000]] as const) {
+    for (const [name, properties] of [
+      ['one-mb', 13_400],
+      ['five-mb', 67_000],
+    ] as const) {
       const service = `${name}-service`;
-      const body = { service, instanceId: `${service}-1`, ttlMs: 60_000, contracts: [rogueContract('HugeCommand', service, { inputSchema: wideSchema(properties) })] };
+      const body = {
+        service,
+        instanceId: `${service}-1`,
+        ttlMs: 60_000,
+        contracts: [rogueContract('HugeCommand', service, { inputSchema: wideSchema(properties) })],
+      };
       for (let i = 0; i < 5; i += 1) await rogue.publish(`announce.${service}`, body);
     }
-    await eventually(async () => expect(gw.output()).to.match(/routing key announce\.five-mb-service\): \d+ bytes, over 262144/), 20_000);
+    await eventually(
+      async () => expect(gw.output()).to.match(/routing key announce\.five-mb-service\): \d+ bytes, over 262144/),
+      20_000,
+    );
     await stillServing();
   });
 
   it('survives schemas under the byte limit that are too wide or too deep, and many contracts', async () => {
-    const wide = { service: 'wide-service', instanceId: 'w1', ttlMs: 60_000, contracts: [rogueContract('WideCommand', 'wide-service', { inputSchema: wideSchema(5_000) })] };
+    const wide = {
+      service: 'wide-service',
+      instanceId: 'w1',
+      ttlMs: 60_000,
+      contracts: [rogueContract('WideCommand', 'wide-service', { inputSchema: wideSchema(5_000) })],
+    };
     await rogue.publish('announce.wide-service', wide);
     const deep = `{"service":"deep-service","instanceId":"d1","ttlMs":60000,"contracts":[{"messageType":"DeepCommand","targetService":"deep-service","requiredPermissions":[],"outputSchema":{},"inputSchema":${deepText(40_000)}}]}`;
     expect(deep.length).to.be.below(256 * 1024);
     await rogue.publish('announce.deep-service', Buffer.from(deep));
-    const many = { service: 'many-service', instanceId: 'm1', ttlMs: 60_000, contracts: Array.from({ length: 1_000 }, (_, i) => rogueContract(`Many${i}Command`, 'many-service')) };
+    const many = {
+      service: 'many-service',
+      instanceId: 'm1',
+      ttlMs: 60_000,
+      contracts: Array.from({ length: 1_000 }, (_, i) => rogueContract(`Many${i}Command`, 'many-service')),
+    };
     await rogue.publish('announce.many-service', many);
     await eventually(async () => {
       const out = gw.output();
-      expect(out).to.include('refused announcement from service wide-service instance w1: contracts[0] inputSchema has more than 4000 members (schemaMaxProperties)');
-      expect(out).to.include('refused announcement from service deep-service instance d1: contracts[0] inputSchema nests deeper than 32 levels (schemaMaxDepth)');
-      expect(out).to.include('refused announcement from service many-service instance m1: more than 200 contracts (announcementMaxContracts)');
+      expect(out).to.include(
+        'refused announcement from service wide-service instance w1: contracts[0] inputSchema has more than 4000 members (schemaMaxProperties)',
+      );
+      expect(out).to.include(
+        'refused announcement from service deep-service instance d1: contracts[0] inputSchema nests deeper than 32 levels (schemaMaxDepth)',
+      );
+      expect(out).to.include(
+        'refused announcement from service many-service instance m1: more than 200 contracts (announcementMaxContracts)',
+      );
     }, 20_000);
     await stillServing();
   });
@@ -79,7 +106,12 @@ describe('announcements against a gateway with a 128 MB heap', function () {
   it('survives a burst of distinct services and instances up to the limits', async () => {
     for (let i = 0; i < 300; i += 1) {
       const service = `burst${i}-service`;
-      await rogue.publish(`announce.${service}`, { service, instanceId: `${service}-1`, ttlMs: 60_000, contracts: [rogueContract(`Burst${i}Command`, service)] });
+      await rogue.publish(`announce.${service}`, {
+        service,
+        instanceId: `${service}-1`,
+        ttlMs: 60_000,
+        contracts: [rogueContract(`Burst${i}Command`, service)],
+      });
     }
     await eventually(async () => expect(gw.output()).to.include('(announcedServicesMax)'), 20_000);
     await stillServing();
@@ -90,8 +122,15 @@ describe('announcements against a gateway with a 128 MB heap', function () {
 function bigAnnouncement(service: string, n: number): Record<string, unknown> {
   const contracts = Array.from({ length: 200 }, (_, c) => {
     const properties: Record<string, unknown> = {};
-    for (let p = 0; p < 12; p += 1) properties[`field${p}_${n}`] = { type: 'string', maxLength: 64, description: 'x'.repeat(20) };
-    return { messageType: `Flood${c}Command`, targetService: service, requiredPermissions: [], inputSchema: { type: 'object', properties }, outputSchema: { type: 'object' } };
+    for (let p = 0; p < 12; p += 1)
+      properties[`field${p}_${n}`] = { type: 'string', maxLength: 64, description: 'x'.repeat(20) };
+    return {
+      messageType: `Flood${c}Command`,
+      targetService: service,
+      requiredPermissions: [],
+      inputSchema: { type: 'object', properties },
+      outputSchema: { type: 'object' },
+    };
   });
   return { service, instanceId: `${service}-${n}`, ttlMs: 60_000, contracts };
 }
@@ -113,14 +152,28 @@ describe('a per-service broker user announcing new instance ids against a 128 MB
   before(async () => {
     users = await createBrokerUsers(prefix, { 'flood-service': ['Flood*'], 'steady-service': ['ListSteadyQuery'] });
     metricsPort = await freePort();
-    gw = await startGateway({ ...users.gatewayEnv(), METRICS_PORT: String(metricsPort), NODE_OPTIONS: '--max-old-space-size=128' });
+    gw = await startGateway({
+      ...users.gatewayEnv(),
+      METRICS_PORT: String(metricsPort),
+      NODE_OPTIONS: '--max-old-space-size=128',
+    });
     transport = new AmqpTransport(users.url('steady-service'), { prefix });
     await transport.start();
     steady = await serve({
       transport,
       service: 'steady-service',
       acceptRequestsFrom: users.user('gateway'),
-      operations: [{ contract: { messageType: 'ListSteadyQuery', inputSchema: { type: 'object' }, outputSchema: { type: 'array' }, requiredPermissions: [] }, handle: () => ['steady'] }],
+      operations: [
+        {
+          contract: {
+            messageType: 'ListSteadyQuery',
+            inputSchema: { type: 'object' },
+            outputSchema: { type: 'array' },
+            requiredPermissions: [],
+          },
+          handle: () => ['steady'],
+        },
+      ],
     });
   });
 
@@ -139,9 +192,18 @@ describe('a per-service broker user announcing new instance ids against a 128 MB
       return Number(/^nodejs_heap_size_used_bytes (\d+)/m.exec(text)?.[1] ?? 0);
     };
     // Built before the clock starts: the steady service and the probes share this process with the flooder.
-    const bodies = Array.from({ length: 120 }, (_, n) => Buffer.from(JSON.stringify(bigAnnouncement('flood-service', n))));
+    const bodies = Array.from({ length: 120 }, (_, n) =>
+      Buffer.from(JSON.stringify(bigAnnouncement('flood-service', n))),
+    );
     let maxHeap = 0;
-    const sampler = setInterval(() => void heap().then((h) => (maxHeap = Math.max(maxHeap, h)), () => undefined), 500);
+    const sampler = setInterval(
+      () =>
+        void heap().then(
+          (h) => (maxHeap = Math.max(maxHeap, h)),
+          () => undefined,
+        ),
+      500,
+    );
     const probes = probeLoop(async () => (await admin('GET', route, { headers: { connection: 'close' } })).status, 100);
     const floodUser = users!.user('flood-service');
     const conn = await amqp.connect(users!.url('flood-service'));
@@ -168,6 +230,8 @@ describe('a per-service broker user announcing new instance ids against a 128 MB
     expect(stats.maxMs, JSON.stringify(stats)).to.be.below(3000);
     expect(gw!.output()).to.match(new RegExp(`broker user ${floodUser} (would retain|has) \\d+ bytes`));
     expect(gw!.output()).to.not.match(/heap out of memory/i);
-    process.stdout.write(`      (gateway heap at most ${(maxHeap / 1048576).toFixed(1)} MB; probes ${JSON.stringify(stats)})\n`);
+    process.stdout.write(
+      `      (gateway heap at most ${(maxHeap / 1048576).toFixed(1)} MB; probes ${JSON.stringify(stats)})\n`,
+    );
   });
 });

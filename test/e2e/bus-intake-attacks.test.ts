@@ -37,7 +37,15 @@ function rssMb(pid: number): number {
  * Publishes `size`-byte junk on `announce.<service>` at `bytesPerSecond` for `durationMs` as `url`'s user (no
  * confirms: as fast as a publisher can, paced in 25 ms slices); resolves to the messages sent.
  */
-async function floodJunk(url: string, prefix: string, user: string, service: string, size: number, bytesPerSecond: number, durationMs: number): Promise<number> {
+async function floodJunk(
+  url: string,
+  prefix: string,
+  user: string,
+  service: string,
+  size: number,
+  bytesPerSecond: number,
+  durationMs: number,
+): Promise<number> {
   const conn = await amqp.connect(url, { noDelay: true });
   const junk = Buffer.alloc(size, 'x');
   let sent = 0;
@@ -47,7 +55,8 @@ async function floodJunk(url: string, prefix: string, user: string, service: str
     while (performance.now() - start < durationMs) {
       const due = Math.floor(((performance.now() - start) * bytesPerSecond) / 1000 / size);
       while (sent < due) {
-        if (!ch.publish(`${prefix}.discovery`, `announce.${service}`, junk, { userId: user })) await new Promise((r) => ch.once('drain', r));
+        if (!ch.publish(`${prefix}.discovery`, `announce.${service}`, junk, { userId: user }))
+          await new Promise((r) => ch.once('drain', r));
         sent += 1;
       }
       await new Promise((r) => setTimeout(r, 25));
@@ -72,7 +81,11 @@ describe('intake attacks with one service credential (per-service broker users, 
   before(async () => {
     users = await createBrokerUsers(prefix, SERVICES);
     gw = await startGateway(users.gatewayEnv());
-    nap = await startServiceProcess('nap-service', { BUS_URL: users.url('nap-service'), BUS_PREFIX: prefix, BUS_GATEWAY_USER: users.user('gateway') });
+    nap = await startServiceProcess('nap-service', {
+      BUS_URL: users.url('nap-service'),
+      BUS_PREFIX: prefix,
+      BUS_GATEWAY_USER: users.user('gateway'),
+    });
     refs = await startReferenceServices(users, prefix, gw.baseUrl, { label: 'intake', admin: ADMIN, bcryptRounds: 4 });
     deep = await deepHeaderClient(users.url('rogue-service'));
   });
@@ -100,7 +113,10 @@ describe('intake attacks with one service credential (per-service broker users, 
     const conn = await amqp.connect(users!.url('rogue-service'));
     try {
       const ch = await conn.createConfirmChannel();
-      ch.publish(`${prefix}.discovery`, 'announce.rogue-service', Buffer.from(JSON.stringify(body)), { userId: users!.user('rogue-service'), contentType: 'application/json' });
+      ch.publish(`${prefix}.discovery`, 'announce.rogue-service', Buffer.from(JSON.stringify(body)), {
+        userId: users!.user('rogue-service'),
+        contentType: 'application/json',
+      });
       await ch.waitForConfirms();
     } finally {
       await conn.close().catch(() => undefined);
@@ -116,43 +132,96 @@ describe('intake attacks with one service credential (per-service broker users, 
 
   it(`drops an announcement, a request and a reply whose headers nest ${DEEP} deep; every connection stays up`, async () => {
     const rogueUser = users!.user('rogue-service');
-    const announcement = { service: 'rogue-service', instanceId: 'rogue-deep', ttlMs: 60_000, contracts: [rogueContract('DeepHeadersCommand', 'rogue-service')] };
-    await deep!.publish(`${prefix}.discovery`, 'announce.rogue-service', JSON.stringify(announcement), DEEP, { userId: rogueUser, contentType: 'application/json' });
-    await eventually(async () => expect(gw!.output()).to.include(`dropped an announcement (routing key announce.rogue-service, broker user ${rogueUser}): headers nested too deep or undecodable`), 10_000);
+    const announcement = {
+      service: 'rogue-service',
+      instanceId: 'rogue-deep',
+      ttlMs: 60_000,
+      contracts: [rogueContract('DeepHeadersCommand', 'rogue-service')],
+    };
+    await deep!.publish(`${prefix}.discovery`, 'announce.rogue-service', JSON.stringify(announcement), DEEP, {
+      userId: rogueUser,
+      contentType: 'application/json',
+    });
+    await eventually(
+      async () =>
+        expect(gw!.output()).to.include(
+          `dropped an announcement (routing key announce.rogue-service, broker user ${rogueUser}): headers nested too deep or undecodable`,
+        ),
+      10_000,
+    );
     // Straight into another service's work queue through the default exchange: a service user may not (the broker
     // refuses it), a shared credential may; nap-service (the SDK, its own process) decodes it and refuses it.
     const shared = await deepHeaderClient(AMQP_URL);
     try {
-      await shared.publish('', `${prefix}.svc.nap-service`, '{"input":{"ms":0}}', DEEP, { correlationId: 'deep-request', userId: 'guest' });
+      await shared.publish('', `${prefix}.svc.nap-service`, '{"input":{"ms":0}}', DEEP, {
+        correlationId: 'deep-request',
+        userId: 'guest',
+      });
     } finally {
       await shared.close();
     }
-    await eventually(async () => expect(nap!.output()).to.match(/dropped a request to nap-service published by broker user guest/), 10_000);
+    await eventually(
+      async () => expect(nap!.output()).to.match(/dropped a request to nap-service published by broker user guest/),
+      10_000,
+    );
     // The rogue's own service answers every request with such headers.
-    await deep!.answerDeep(`${prefix}.svc.rogue-service`, `${prefix}.requests`, 'rogue-service', `${prefix}.replies`, DEEP, JSON.stringify({ ok: true, result: {} }));
-    await announceAsRogue({ service: 'rogue-service', instanceId: 'rogue-echo', ttlMs: 60_000, contracts: [rogueContract('EchoCommand', 'rogue-service')] });
+    await deep!.answerDeep(
+      `${prefix}.svc.rogue-service`,
+      `${prefix}.requests`,
+      'rogue-service',
+      `${prefix}.replies`,
+      DEEP,
+      JSON.stringify({ ok: true, result: {} }),
+    );
+    await announceAsRogue({
+      service: 'rogue-service',
+      instanceId: 'rogue-echo',
+      ttlMs: 60_000,
+      contracts: [rogueContract('EchoCommand', 'rogue-service')],
+    });
     await eventually(async () => {
       const res = await admin('POST', `${gw!.baseUrl}/api/echo`, { body: {} });
       expect(res.status, res.text).to.equal(502);
       expect(res.body).to.include({ code: 'SERVICE_UNAVAILABLE', service: 'rogue-service' });
     }, 15_000);
-    expect(gw!.output()).to.include("a reply from service 'rogue-service' has headers nested too deep or undecodable; answered 502");
+    expect(gw!.output()).to.include(
+      "a reply from service 'rogue-service' has headers nested too deep or undecodable; answered 502",
+    );
     const napCreated = await http('POST', `${gw!.baseUrl}/api/naps`, { body: { ms: 0 } });
     expect(napCreated.status, napCreated.text).to.equal(201);
     expect(await loginAndList()).to.equal(200);
     const listing = await admin('GET', `${gw!.baseUrl}/api/discovery/contracts`);
-    expect((listing.body.contracts as Array<{ messageType: string }>).map((c) => c.messageType)).to.not.include('DeepHeadersCommand');
+    expect((listing.body.contracts as Array<{ messageType: string }>).map((c) => c.messageType)).to.not.include(
+      'DeepHeadersCommand',
+    );
     connectionsUp();
   });
 
   it('answers at once under input made for an exponential pattern, and refuses a pattern the linear engine cannot run', async () => {
-    const evil = { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } }, required: ['s'], patternProperties: { '^(b+)+$': { type: 'integer' } } };
-    await announceAsRogue({ service: 'rogue-service', instanceId: 'rogue-echo', ttlMs: 60_000, contracts: [rogueContract('EchoCommand', 'rogue-service'), rogueContract('MatchPatternCommand', 'rogue-service', { inputSchema: evil })] });
+    const evil = {
+      type: 'object',
+      properties: { s: { type: 'string', pattern: '^(a+)+$' } },
+      required: ['s'],
+      patternProperties: { '^(b+)+$': { type: 'integer' } },
+    };
+    await announceAsRogue({
+      service: 'rogue-service',
+      instanceId: 'rogue-echo',
+      ttlMs: 60_000,
+      contracts: [
+        rogueContract('EchoCommand', 'rogue-service'),
+        rogueContract('MatchPatternCommand', 'rogue-service', { inputSchema: evil }),
+      ],
+    });
     await eventually(async () => {
       const res = await admin('POST', `${gw!.baseUrl}/api/match-pattern`, { body: { s: 'ok' } });
       expect(res.status, res.text).to.equal(400);
     }, 15_000);
-    for (const body of [{ s: `${'a'.repeat(29)}!` }, { s: `${'a'.repeat(200_000)}!` }, { s: 'x', [`${'b'.repeat(29)}!`]: 'every key is matched against ^(b+)+$ (allErrors)' }]) {
+    for (const body of [
+      { s: `${'a'.repeat(29)}!` },
+      { s: `${'a'.repeat(200_000)}!` },
+      { s: 'x', [`${'b'.repeat(29)}!`]: 'every key is matched against ^(b+)+$ (allErrors)' },
+    ]) {
       const t0 = performance.now();
       const res = await admin('POST', `${gw!.baseUrl}/api/match-pattern`, { body });
       const ms = performance.now() - t0;
@@ -160,14 +229,37 @@ describe('intake attacks with one service credential (per-service broker users, 
       expect(res.body.code).to.equal('VALIDATION_ERROR');
       expect(ms, `answered in ${ms.toFixed(0)} ms`).to.be.below(2_000);
     }
-    await announceAsRogue({ service: 'rogue-service', instanceId: 'rogue-lookahead', ttlMs: 60_000, contracts: [rogueContract('LookAheadCommand', 'rogue-service', { inputSchema: { type: 'object', properties: { p: { type: 'string', pattern: '^(?=.*[0-9]).+$' } } } })] });
-    await eventually(async () => expect(gw!.output()).to.match(/refused announcement from service rogue-service instance rogue-lookahead: contracts\[0\] inputSchema pattern "\^\(\?=\.\*\[0-9\]\)\.\+\$" cannot run on the linear-time engine/), 10_000);
+    await announceAsRogue({
+      service: 'rogue-service',
+      instanceId: 'rogue-lookahead',
+      ttlMs: 60_000,
+      contracts: [
+        rogueContract('LookAheadCommand', 'rogue-service', {
+          inputSchema: { type: 'object', properties: { p: { type: 'string', pattern: '^(?=.*[0-9]).+$' } } },
+        }),
+      ],
+    });
+    await eventually(
+      async () =>
+        expect(gw!.output()).to.match(
+          /refused announcement from service rogue-service instance rogue-lookahead: contracts\[0\] inputSchema pattern "\^\(\?=\.\*\[0-9\]\)\.\+\$" cannot run on the linear-time engine/,
+        ),
+      10_000,
+    );
     expect(await loginAndList()).to.equal(200);
   });
 
   it("under 20 s of 1 MB junk at 40 MB/s on the rogue's key, logins and GET /api/users answer 200 and another service's announcement is served within 3 s", async () => {
     const probes = probeLoop(loginAndList, 50);
-    const flood = floodJunk(users!.url('rogue-service'), prefix, users!.user('rogue-service'), 'rogue-service', 1024 * 1024, 40 * 1024 * 1024, 20_000);
+    const flood = floodJunk(
+      users!.url('rogue-service'),
+      prefix,
+      users!.user('rogue-service'),
+      'rogue-service',
+      1024 * 1024,
+      40 * 1024 * 1024,
+      20_000,
+    );
     let late: { transport: AmqpTransport; service: RunningService } | undefined;
     try {
       await new Promise((r) => setTimeout(r, 5_000));
@@ -178,14 +270,29 @@ describe('intake attacks with one service credential (per-service broker users, 
       const service = await serve({
         transport,
         service: 'late-service',
-        operations: [{ contract: { messageType: 'LateArrivalCommand', public: true, inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: [] }, handle: async () => ({ late: true }) }],
+        operations: [
+          {
+            contract: {
+              messageType: 'LateArrivalCommand',
+              public: true,
+              inputSchema: { type: 'object' },
+              outputSchema: { type: 'object' },
+              requiredPermissions: [],
+            },
+            handle: async () => ({ late: true }),
+          },
+        ],
       });
       late = { transport, service };
       running.push(service);
-      await eventually(async () => {
-        const res = await http('POST', `${gw!.baseUrl}/api/late-arrival`, { body: {} });
-        expect(res.status, res.text).to.equal(200);
-      }, 10_000, 50);
+      await eventually(
+        async () => {
+          const res = await http('POST', `${gw!.baseUrl}/api/late-arrival`, { body: {} });
+          expect(res.status, res.text).to.equal(200);
+        },
+        10_000,
+        50,
+      );
       const servedAfter = Date.now() - announcedAt;
       expect(servedAfter, `late-service served after ${servedAfter} ms`).to.be.below(3_000);
     } finally {
@@ -196,18 +303,28 @@ describe('intake attacks with one service credential (per-service broker users, 
       expect(stats.failures, JSON.stringify(stats)).to.equal(0);
     }
     expect(late).to.not.equal(undefined);
-    expect(gw!.output()).to.match(/dropped an announcement \(routing key announce\.rogue-service, broker user [^)]+\): 1048576 bytes, over 262144/);
+    expect(gw!.output()).to.match(
+      /dropped an announcement \(routing key announce\.rogue-service, broker user [^)]+\): 1048576 bytes, over 262144/,
+    );
     connectionsUp();
   });
 
-  it('under 15 s of 8 MB messages on the rogue\'s key, the gateway\'s resident memory grows by under 64 MB and it keeps answering', async () => {
+  it("under 15 s of 8 MB messages on the rogue's key, the gateway's resident memory grows by under 64 MB and it keeps answering", async () => {
     const pid = gw!.child.pid!;
     const before = rssMb(pid);
     let maxRss = before;
     const sampler = setInterval(() => (maxRss = Math.max(maxRss, rssMb(pid))), 200);
     const probes = probeLoop(loginAndList, 50);
     try {
-      const sent = await floodJunk(users!.url('rogue-service'), prefix, users!.user('rogue-service'), 'rogue-service', 8 * 1024 * 1024, 40 * 1024 * 1024, 15_000);
+      const sent = await floodJunk(
+        users!.url('rogue-service'),
+        prefix,
+        users!.user('rogue-service'),
+        'rogue-service',
+        8 * 1024 * 1024,
+        40 * 1024 * 1024,
+        15_000,
+      );
       expect(sent, '8 MB messages sent').to.be.above(20); // 75 at the full rate; a loaded machine publishes fewer
     } finally {
       clearInterval(sampler);

@@ -7,9 +7,13 @@ import { deleteBusTopology, deleteWorkQueues } from '../support/broker';
 import { createBrokerUsers, type BrokerUsers } from '../support/broker-users';
 import { AMQP_URL, uniquePrefix } from '../support/env';
 
-
 function request(service: string) {
-  return { messageType: 'PingQuery', targetService: service, input: {}, headers: { correlationId: 'c', requestId: 'r' } };
+  return {
+    messageType: 'PingQuery',
+    targetService: service,
+    input: {},
+    headers: { correlationId: 'c', requestId: 'r' },
+  };
 }
 
 /**
@@ -31,7 +35,11 @@ describe('replies of services from before P.replies, under --legacy-replies and 
 
   before(async () => {
     users = await createBrokerUsers(prefix, services, ['--legacy-replies']);
-    gateway = new AmqpTransport(users.url('gateway'), { prefix, logger: silentLogger, replies: { replyUser: (s) => users!.user(s) } });
+    gateway = new AmqpTransport(users.url('gateway'), {
+      prefix,
+      logger: silentLogger,
+      replies: { replyUser: (s) => users!.user(s) },
+    });
     await gateway.start();
     service = new AmqpTransport(users.url('new-service'), { prefix, logger: silentLogger });
     await service.start();
@@ -49,7 +57,10 @@ describe('replies of services from before P.replies, under --legacy-replies and 
     await ch.bindQueue(queue, `${prefix}.requests`, 'old-service');
     await ch.consume(queue, (msg) => {
       if (!msg) return;
-      ch.sendToQueue(msg.properties.replyTo, Buffer.from('{"ok":true,"result":"old"}'), { correlationId: msg.properties.correlationId, userId: users!.user('old-service') });
+      ch.sendToQueue(msg.properties.replyTo, Buffer.from('{"ok":true,"result":"old"}'), {
+        correlationId: msg.properties.correlationId,
+        userId: users!.user('old-service'),
+      });
       ch.ack(msg);
     });
     return conn;
@@ -73,7 +84,10 @@ describe('replies of services from before P.replies, under --legacy-replies and 
     // RabbitMQ keeps what a channel was allowed before the re-import: the old service is restarted (new connection).
     await old!.close();
     old = await startOldService();
-    const refused = await gateway!.request(request('old-service'), 1500).then(() => null, (err: unknown) => err);
+    const refused = await gateway!.request(request('old-service'), 1500).then(
+      () => null,
+      (err: unknown) => err,
+    );
     expect(refused).to.be.instanceOf(GatewayError);
     expect((refused as GatewayError).status).to.equal(504);
     expect(oldClosed).to.match(/ACCESS_REFUSED.*amq\.default/);

@@ -28,7 +28,13 @@ const ADMIN = { email: 'owner@example.com', password: 'owner-password-1' };
 
 function collecting(): Logger & { lines: string[] } {
   const lines: string[] = [];
-  return { lines, debug: () => undefined, info: () => undefined, warn: (m) => lines.push(m), error: (m) => lines.push(m) };
+  return {
+    lines,
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (m) => lines.push(m),
+    error: (m) => lines.push(m),
+  };
 }
 
 let token: Promise<string> | undefined;
@@ -36,7 +42,10 @@ let token: Promise<string> | undefined;
 /** GET `url` as an administrator, given up after 2 s (a request lost with a deleted exchange waits for its deadline). */
 async function statusOf(url: string): Promise<number> {
   token ??= mintToken({ sub: 'test-admin', permissions: ['admin:all', 'users:read'] });
-  const res = await fetch(url, { headers: { authorization: `Bearer ${await token}` }, signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+  const res = await fetch(url, {
+    headers: { authorization: `Bearer ${await token}` },
+    signal: AbortSignal.timeout(2000),
+  }).catch(() => undefined);
   await res?.arrayBuffer().catch(() => undefined);
   return res?.status ?? 0;
 }
@@ -65,7 +74,10 @@ function traffic(url: string): { stop(): Promise<Array<{ at: number; status: num
 async function deleteAsOperator(exchanges: string[], queues: string[]): Promise<void> {
   const conn = await amqp.connect(AMQP_URL);
   try {
-    for (const op of [...exchanges.map((x) => (ch: amqp.Channel) => ch.deleteExchange(x)), ...queues.map((q) => (ch: amqp.Channel) => ch.deleteQueue(q))]) {
+    for (const op of [
+      ...exchanges.map((x) => (ch: amqp.Channel) => ch.deleteExchange(x)),
+      ...queues.map((q) => (ch: amqp.Channel) => ch.deleteQueue(q)),
+    ]) {
       const ch = await conn.createChannel();
       ch.on('error', () => undefined);
       await op(ch);
@@ -84,13 +96,19 @@ async function deleteTopologyUnderTraffic(url: string, prefix: string): Promise<
   const load = traffic(url);
   await new Promise((r) => setTimeout(r, 300));
   const deletedAt = Date.now();
-  await deleteAsOperator([`${prefix}.requests`, `${prefix}.discovery`, `${prefix}.replies`], [`${prefix}.svc.users-service`]);
+  await deleteAsOperator(
+    [`${prefix}.requests`, `${prefix}.discovery`, `${prefix}.replies`],
+    [`${prefix}.svc.users-service`],
+  );
   await eventually(async () => expect(await statusOf(url)).to.equal(200), 10_000);
   const took = Date.now() - deletedAt;
   const seen = await load.stop();
   expect(took).to.be.lessThan(10_000);
   const after = seen.filter((s) => s.at >= deletedAt + took);
-  expect(after.every((s) => s.status === 200), JSON.stringify(after)).to.equal(true);
+  expect(
+    after.every((s) => s.status === 200),
+    JSON.stringify(after),
+  ).to.equal(true);
 }
 
 describe('request and reply owners on the bus (per-service broker users, real RabbitMQ)', function () {
@@ -105,7 +123,12 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
     users = await createBrokerUsers(prefix, ['users-service', 'auth-service', 'rogue-service']);
     gw = await startGateway(users.gatewayEnv());
     // bcrypt at 10 rounds: a login takes long enough for a forged reply to arrive first.
-    refs = await startReferenceServices(users, prefix, gw.baseUrl, { label: 'busowners', admin: ADMIN, bcryptRounds: 10, loggers: { users: usersLog, auth: collecting() } });
+    refs = await startReferenceServices(users, prefix, gw.baseUrl, {
+      label: 'busowners',
+      admin: ADMIN,
+      bcryptRounds: 10,
+      loggers: { users: usersLog, auth: collecting() },
+    });
   });
 
   after(async () => {
@@ -125,7 +148,10 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
       for (const key of ['auth-service', '#', '*', 'auth-service.#', 'users-service']) {
         const ch = await conn.createChannel();
         const closed = new Promise<string>((r) => ch.on('error', (e: Error) => r(e.message)));
-        const bound = await ch.bindQueue(queue, `${prefix}.requests`, key).then(() => 'bound', () => 'refused');
+        const bound = await ch.bindQueue(queue, `${prefix}.requests`, key).then(
+          () => 'bound',
+          () => 'refused',
+        );
         expect(bound, key).to.equal('refused');
         expect(await closed, key).to.match(/ACCESS_REFUSED/);
       }
@@ -148,16 +174,25 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
       await watch.bindQueue(queue, `${prefix}.requests`, 'auth-service');
       const captured: amqp.ConsumeMessage[] = [];
       const forge = await spy.createConfirmChannel();
-      const forgedBody = Buffer.from(JSON.stringify({ ok: true, result: { accessToken: 'issued-by-rogue', refreshToken: 'r', expiresIn: 900, tokenType: 'Bearer' } }));
+      const forgedBody = Buffer.from(
+        JSON.stringify({
+          ok: true,
+          result: { accessToken: 'issued-by-rogue', refreshToken: 'r', expiresIn: 900, tokenType: 'Bearer' },
+        }),
+      );
       // Another user that may publish there (guest, standing for a shared credential) answers at once, long before
       // bcrypt is done: as guest and with no user at all.
-      await watch.consume(queue, (msg) => {
-        if (msg?.properties.type !== 'AuthenticateCommand') return;
-        captured.push(msg);
-        const props = { correlationId: msg.properties.correlationId, contentType: 'application/json' };
-        forge.publish(`${prefix}.replies`, msg.properties.replyTo, forgedBody, { ...props, userId: 'guest' });
-        forge.publish(`${prefix}.replies`, msg.properties.replyTo, forgedBody, props);
-      }, { noAck: true });
+      await watch.consume(
+        queue,
+        (msg) => {
+          if (msg?.properties.type !== 'AuthenticateCommand') return;
+          captured.push(msg);
+          const props = { correlationId: msg.properties.correlationId, contentType: 'application/json' };
+          forge.publish(`${prefix}.replies`, msg.properties.replyTo, forgedBody, { ...props, userId: 'guest' });
+          forge.publish(`${prefix}.replies`, msg.properties.replyTo, forgedBody, props);
+        },
+        { noAck: true },
+      );
       const res = await login();
       expect(res.status, res.text).to.equal(200);
       expect(res.body.accessToken).to.not.equal('issued-by-rogue');
@@ -165,16 +200,23 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
       expect(captured).to.have.length(1);
       // Logged only while the request still waited: the forged replies came first and were dropped.
       await eventually(async () => {
-        expect(gw!.output()).to.include(`dropped a reply for auth-service published by broker user guest (expected ${users!.user('auth-service')})`);
-        expect(gw!.output()).to.include(`dropped a reply for auth-service published by no broker user (user_id) (expected ${users!.user('auth-service')})`);
+        expect(gw!.output()).to.include(
+          `dropped a reply for auth-service published by broker user guest (expected ${users!.user('auth-service')})`,
+        );
+        expect(gw!.output()).to.include(
+          `dropped a reply for auth-service published by no broker user (user_id) (expected ${users!.user('auth-service')})`,
+        );
       });
       // The rogue's own user may not even send them: auth-service's reply key is not its own, nor is the default exchange.
       const { replyTo, correlationId } = captured[0]!.properties;
       for (const exchange of [`${prefix}.replies`, '']) {
-        expect(await refusal(users!.url('rogue-service'), async (ch) => {
-          ch.publish(exchange, replyTo, forgedBody, { correlationId, userId: users!.user('rogue-service') });
-          await ch.waitForConfirms();
-        }), exchange || 'amq.default').to.match(/ACCESS_REFUSED/);
+        expect(
+          await refusal(users!.url('rogue-service'), async (ch) => {
+            ch.publish(exchange, replyTo, forgedBody, { correlationId, userId: users!.user('rogue-service') });
+            await ch.waitForConfirms();
+          }),
+          exchange || 'amq.default',
+        ).to.match(/ACCESS_REFUSED/);
       }
     } finally {
       await spy.close().catch(() => undefined);
@@ -182,14 +224,40 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
   });
 
   it('may not publish a request straight to P.svc.users-service; one another user gets in reaches no handler and creates no user', async () => {
-    const forgedUser = JSON.stringify({ userId: 'root', email: 'root@example.com', name: 'root', permissions: ['admin:all'] });
-    const body = Buffer.from(JSON.stringify({ input: { email: 'forged-admin@example.com', firstName: 'F', lastName: 'A', password: 'forged-pass-1', role: 'admin' } }));
-    const props = { type: 'CreateUserCommand', replyTo: 'amq.rabbitmq.reply-to', contentType: 'application/json', headers: { user: forgedUser, correlationId: 'c', requestId: 'r' } };
+    const forgedUser = JSON.stringify({
+      userId: 'root',
+      email: 'root@example.com',
+      name: 'root',
+      permissions: ['admin:all'],
+    });
+    const body = Buffer.from(
+      JSON.stringify({
+        input: {
+          email: 'forged-admin@example.com',
+          firstName: 'F',
+          lastName: 'A',
+          password: 'forged-pass-1',
+          role: 'admin',
+        },
+      }),
+    );
+    const props = {
+      type: 'CreateUserCommand',
+      replyTo: 'amq.rabbitmq.reply-to',
+      contentType: 'application/json',
+      headers: { user: forgedUser, correlationId: 'c', requestId: 'r' },
+    };
     // The default exchange reaches every queue by name: no service user may publish there.
-    expect(await refusal(users!.url('rogue-service'), async (ch) => {
-      ch.publish('', `${prefix}.svc.users-service`, body, { ...props, correlationId: 'as-rogue', userId: users!.user('rogue-service') });
-      await ch.waitForConfirms();
-    })).to.match(/ACCESS_REFUSED/);
+    expect(
+      await refusal(users!.url('rogue-service'), async (ch) => {
+        ch.publish('', `${prefix}.svc.users-service`, body, {
+          ...props,
+          correlationId: 'as-rogue',
+          userId: users!.user('rogue-service'),
+        });
+        await ch.waitForConfirms();
+      }),
+    ).to.match(/ACCESS_REFUSED/);
     // guest still may on this test broker (production deletes it): the SDK drops what it sends.
     const conn = await amqp.connect(AMQP_URL);
     try {
@@ -199,8 +267,12 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
       ch.publish('', `${prefix}.svc.users-service`, body, { ...props, correlationId: 'as-guest', userId: 'guest' });
       ch.publish('', `${prefix}.svc.users-service`, body, { ...props, correlationId: 'as-nobody' });
       await eventually(async () => {
-        expect(usersLog.lines.join('\n')).to.include(`dropped a request to users-service published by broker user guest: requests are accepted from ${users!.user('gateway')} only`);
-        expect(usersLog.lines.join('\n')).to.include('dropped a request to users-service published by no broker user (user_id)');
+        expect(usersLog.lines.join('\n')).to.include(
+          `dropped a request to users-service published by broker user guest: requests are accepted from ${users!.user('gateway')} only`,
+        );
+        expect(usersLog.lines.join('\n')).to.include(
+          'dropped a request to users-service published by no broker user (user_id)',
+        );
       });
       await new Promise((r) => setTimeout(r, 500));
       expect(replies).to.deep.equal([]);
@@ -214,41 +286,65 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
 
   it('still cannot publish to P.requests, consume another queue (work or reply), or delete the exchanges', async () => {
     const rogue = users!.url('rogue-service');
-    expect(await refusal(rogue, async (ch) => {
-      ch.publish(`${prefix}.requests`, 'users-service', Buffer.from('{"input":{}}'));
-      await ch.waitForConfirms();
-    })).to.match(/ACCESS_REFUSED/);
-    expect(await refusal(rogue, async (ch) => {
-      ch.publish(`${prefix}.requests`, 'rogue-service', Buffer.from('{"input":{}}'));
-      await ch.waitForConfirms();
-    })).to.match(/ACCESS_REFUSED/);
-    expect(await refusal(rogue, (ch) => ch.consume(`${prefix}.svc.auth-service`, () => undefined))).to.match(/ACCESS_REFUSED/);
-    expect(await refusal(rogue, (ch) => ch.consume(`${prefix}.reply.${randomUUID()}`, () => undefined))).to.match(/ACCESS_REFUSED/);
+    expect(
+      await refusal(rogue, async (ch) => {
+        ch.publish(`${prefix}.requests`, 'users-service', Buffer.from('{"input":{}}'));
+        await ch.waitForConfirms();
+      }),
+    ).to.match(/ACCESS_REFUSED/);
+    expect(
+      await refusal(rogue, async (ch) => {
+        ch.publish(`${prefix}.requests`, 'rogue-service', Buffer.from('{"input":{}}'));
+        await ch.waitForConfirms();
+      }),
+    ).to.match(/ACCESS_REFUSED/);
+    expect(await refusal(rogue, (ch) => ch.consume(`${prefix}.svc.auth-service`, () => undefined))).to.match(
+      /ACCESS_REFUSED/,
+    );
+    expect(await refusal(rogue, (ch) => ch.consume(`${prefix}.reply.${randomUUID()}`, () => undefined))).to.match(
+      /ACCESS_REFUSED/,
+    );
     for (const exchange of ['requests', 'discovery', 'replies']) {
-      expect(await refusal(rogue, (ch) => ch.deleteExchange(`${prefix}.${exchange}`)), exchange).to.match(/ACCESS_REFUSED/);
+      expect(await refusal(rogue, (ch) => ch.deleteExchange(`${prefix}.${exchange}`)), exchange).to.match(
+        /ACCESS_REFUSED/,
+      );
     }
-    expect(await refusal(rogue, (ch) => ch.assertExchange(`${prefix}.requests`, 'topic', { durable: true }))).to.match(/ACCESS_REFUSED/);
+    expect(await refusal(rogue, (ch) => ch.assertExchange(`${prefix}.requests`, 'topic', { durable: true }))).to.match(
+      /ACCESS_REFUSED/,
+    );
   });
 
   it('cannot name an exchange or queue of its own (P.discover.*), so no exchange of its own routes around the topic permissions', async () => {
     const rogue = users!.url('rogue-service');
     // The route closed: an exchange P.discover.evil, bound from P.replies/P.discovery with `#`, would pass any key.
-    expect(await refusal(rogue, (ch) => ch.assertExchange(`${prefix}.discover.evil`, 'topic'))).to.match(/ACCESS_REFUSED/);
-    expect(await refusal(rogue, (ch) => ch.assertQueue(`${prefix}.discover.x`, { exclusive: true }))).to.match(/ACCESS_REFUSED/);
+    expect(await refusal(rogue, (ch) => ch.assertExchange(`${prefix}.discover.evil`, 'topic'))).to.match(
+      /ACCESS_REFUSED/,
+    );
+    expect(await refusal(rogue, (ch) => ch.assertQueue(`${prefix}.discover.x`, { exclusive: true }))).to.match(
+      /ACCESS_REFUSED/,
+    );
     // RabbitMQ reserves amq.: the pattern a service may configure names no exchange nor client-named queue.
-    expect(await refusal(rogue, (ch) => ch.assertExchange('amq.gen-evil', 'topic'))).to.match(/ACCESS_REFUSED - exchange name .* reserved prefix/);
-    expect(await refusal(rogue, (ch) => ch.assertQueue('amq.gen-x', { exclusive: true }))).to.match(/ACCESS_REFUSED - queue name .* reserved prefix/);
+    expect(await refusal(rogue, (ch) => ch.assertExchange('amq.gen-evil', 'topic'))).to.match(
+      /ACCESS_REFUSED - exchange name .* reserved prefix/,
+    );
+    expect(await refusal(rogue, (ch) => ch.assertQueue('amq.gen-x', { exclusive: true }))).to.match(
+      /ACCESS_REFUSED - queue name .* reserved prefix/,
+    );
     // What a service does need: a server-named queue bound to P.discovery with `discover` (and no other key).
     let named = '';
-    expect(await refusal(rogue, async (ch) => {
-      named = (await ch.assertQueue('', { exclusive: true, autoDelete: true })).queue;
-      await ch.bindQueue(named, `${prefix}.discovery`, 'discover');
-    })).to.equal('allowed');
+    expect(
+      await refusal(rogue, async (ch) => {
+        named = (await ch.assertQueue('', { exclusive: true, autoDelete: true })).queue;
+        await ch.bindQueue(named, `${prefix}.discovery`, 'discover');
+      }),
+    ).to.equal('allowed');
     expect(named).to.match(/^amq\.gen-/);
-    expect(await refusal(rogue, async (ch) => {
-      const { queue } = await ch.assertQueue('', { exclusive: true, autoDelete: true });
-      await ch.bindQueue(queue, `${prefix}.discovery`, '#');
-    })).to.match(/ACCESS_REFUSED - access to topic '#'/);
+    expect(
+      await refusal(rogue, async (ch) => {
+        const { queue } = await ch.assertQueue('', { exclusive: true, autoDelete: true });
+        await ch.bindQueue(queue, `${prefix}.discovery`, '#');
+      }),
+    ).to.match(/ACCESS_REFUSED - access to topic '#'/);
   });
 
   it('restores the topology within 10 s after P.requests, P.discovery, P.replies and a work queue are deleted, with nothing restarted', async () => {
@@ -267,10 +363,11 @@ describe('request and reply owners on the bus (per-service broker users, real Ra
     const sub = await refs!.transports[1]!.onDiscoveryRequest(() => void heard++);
     try {
       // As the gateway: a fresh connection each time, since publishing to a deleted exchange closes the channel.
-      const discover = () => refusal(users!.url('gateway'), async (ch) => {
-        ch.publish(`${prefix}.discovery`, 'discover', Buffer.from('{}'));
-        await ch.waitForConfirms();
-      });
+      const discover = () =>
+        refusal(users!.url('gateway'), async (ch) => {
+          ch.publish(`${prefix}.discovery`, 'discover', Buffer.from('{}'));
+          await ch.waitForConfirms();
+        });
       const heardAgain = async (): Promise<void> => {
         const before = heard;
         await eventually(async () => {

@@ -11,11 +11,15 @@ import { createBrokerUsers, refusal, type BrokerUsers } from '../support/broker-
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { serve, type RunningService } from '../../sdk';
 
-
 /** What `rabbitmqctl list_queues name arguments` prints (the leak check wraps execFile: no util.promisify here). */
 function queueArguments(): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('rabbitmqctl', ['-q', '--no-table-headers', 'list_queues', 'name', 'arguments'], { timeout: 30_000 }, (err, stdout) => (err ? reject(err) : resolve(String(stdout))));
+    execFile(
+      'rabbitmqctl',
+      ['-q', '--no-table-headers', 'list_queues', 'name', 'arguments'],
+      { timeout: 30_000 },
+      (err, stdout) => (err ? reject(err) : resolve(String(stdout))),
+    );
   });
 }
 const admin = httpAs(['admin:all']);
@@ -42,19 +46,41 @@ describe('one service flooding the reply exchange (per-service broker users, 128
   let metricsPort = 0;
 
   before(async () => {
-    users = await createBrokerUsers(prefix, { 'flood-service': ['ListFloodsQuery'], 'steady-service': ['ListSteadiesQuery'] });
+    users = await createBrokerUsers(prefix, {
+      'flood-service': ['ListFloodsQuery'],
+      'steady-service': ['ListSteadiesQuery'],
+    });
     metricsPort = await freePort();
-    gw = await startGateway({ ...users.gatewayEnv(), METRICS_PORT: String(metricsPort), NODE_OPTIONS: '--max-old-space-size=128' });
-    for (const [service, messageType, answer] of [['flood-service', 'ListFloodsQuery', 'flood'], ['steady-service', 'ListSteadiesQuery', 'steady']] as const) {
+    gw = await startGateway({
+      ...users.gatewayEnv(),
+      METRICS_PORT: String(metricsPort),
+      NODE_OPTIONS: '--max-old-space-size=128',
+    });
+    for (const [service, messageType, answer] of [
+      ['flood-service', 'ListFloodsQuery', 'flood'],
+      ['steady-service', 'ListSteadiesQuery', 'steady'],
+    ] as const) {
       const transport = new AmqpTransport(users.url(service), { prefix });
       transports.push(transport);
       await transport.start();
-      running.push(await serve({
-        transport,
-        service,
-        acceptRequestsFrom: users.user('gateway'),
-        operations: [{ contract: { messageType, inputSchema: { type: 'object' }, outputSchema: { type: 'array' }, requiredPermissions: [] }, handle: () => [answer] }],
-      }));
+      running.push(
+        await serve({
+          transport,
+          service,
+          acceptRequestsFrom: users.user('gateway'),
+          operations: [
+            {
+              contract: {
+                messageType,
+                inputSchema: { type: 'object' },
+                outputSchema: { type: 'array' },
+                requiredPermissions: [],
+              },
+              handle: () => [answer],
+            },
+          ],
+        }),
+      );
     }
   });
 
@@ -76,10 +102,14 @@ describe('one service flooding the reply exchange (per-service broker users, 128
       const ch = await spy.createChannel();
       const { queue } = await ch.assertQueue('', { exclusive: true });
       for (const key of ['flood-service', 'steady-service']) await ch.bindQueue(queue, `${prefix}.requests`, key);
-      await ch.consume(queue, (msg) => msg && (replyTo[msg.fields.routingKey] = msg.properties.replyTo as string), { noAck: true });
+      await ch.consume(queue, (msg) => msg && (replyTo[msg.fields.routingKey] = msg.properties.replyTo as string), {
+        noAck: true,
+      });
       await eventually(async () => expect((await admin('GET', floodRoute)).body).to.deep.equal(['flood']), 15_000);
       expect((await admin('GET', steadyRoute)).status).to.equal(200);
-      await eventually(async () => expect(Object.keys(replyTo).sort()).to.deep.equal(['flood-service', 'steady-service']));
+      await eventually(async () =>
+        expect(Object.keys(replyTo).sort()).to.deep.equal(['flood-service', 'steady-service']),
+      );
     } finally {
       await spy.close().catch(() => undefined);
     }
@@ -89,18 +119,24 @@ describe('one service flooding the reply exchange (per-service broker users, 128
     const flood = users!.url('flood-service');
     const floodUser = users!.user('flood-service');
     const junk = Buffer.from(JSON.stringify({ ok: true, result: ['x'.repeat(1000)] }));
-    expect(await refusal(flood, async (ch) => {
-      ch.publish('', `${prefix}.svc.steady-service`, junk, { userId: floodUser });
-      await ch.waitForConfirms();
-    })).to.match(/ACCESS_REFUSED/);
-    expect(await refusal(flood, async (ch) => {
-      ch.publish('', replyTo['steady-service'] as string, junk, { userId: floodUser });
-      await ch.waitForConfirms();
-    })).to.match(/ACCESS_REFUSED/);
-    expect(await refusal(flood, async (ch) => {
-      ch.publish(`${prefix}.replies`, replyTo['steady-service'] as string, junk, { userId: floodUser });
-      await ch.waitForConfirms();
-    })).to.match(/ACCESS_REFUSED/);
+    expect(
+      await refusal(flood, async (ch) => {
+        ch.publish('', `${prefix}.svc.steady-service`, junk, { userId: floodUser });
+        await ch.waitForConfirms();
+      }),
+    ).to.match(/ACCESS_REFUSED/);
+    expect(
+      await refusal(flood, async (ch) => {
+        ch.publish('', replyTo['steady-service'] as string, junk, { userId: floodUser });
+        await ch.waitForConfirms();
+      }),
+    ).to.match(/ACCESS_REFUSED/);
+    expect(
+      await refusal(flood, async (ch) => {
+        ch.publish(`${prefix}.replies`, replyTo['steady-service'] as string, junk, { userId: floodUser });
+        await ch.waitForConfirms();
+      }),
+    ).to.match(/ACCESS_REFUSED/);
 
     // Its own reply key is allowed: it floods it for 8 s as fast as the broker takes it, while steady is probed.
     const heap = async (): Promise<number> => {
@@ -113,9 +149,15 @@ describe('one service flooding the reply exchange (per-service broker users, 128
     let maxRss = rssBefore;
     const sampler = setInterval(() => {
       maxRss = Math.max(maxRss, rssOf(pid));
-      void heap().then((h) => (maxHeap = Math.max(maxHeap, h)), () => undefined);
+      void heap().then(
+        (h) => (maxHeap = Math.max(maxHeap, h)),
+        () => undefined,
+      );
     }, 250);
-    const probes = probeLoop(async () => (await admin('GET', steadyRoute, { headers: { connection: 'close' } })).status, 50);
+    const probes = probeLoop(
+      async () => (await admin('GET', steadyRoute, { headers: { connection: 'close' } })).status,
+      50,
+    );
     let sent = 0;
     const started = Date.now();
     let stats: Awaited<ReturnType<typeof probes.stop>>;
@@ -124,7 +166,11 @@ describe('one service flooding the reply exchange (per-service broker users, 128
       try {
         const ch = await conn.createConfirmChannel();
         while (Date.now() - started < 8000) {
-          for (let i = 0; i < 500; i += 1) ch.publish(`${prefix}.replies`, replyTo['flood-service'] as string, junk, { userId: floodUser, correlationId: randomUUID() });
+          for (let i = 0; i < 500; i += 1)
+            ch.publish(`${prefix}.replies`, replyTo['flood-service'] as string, junk, {
+              userId: floodUser,
+              correlationId: randomUUID(),
+            });
           sent += 500;
           await ch.waitForConfirms();
         }
@@ -138,7 +184,9 @@ describe('one service flooding the reply exchange (per-service broker users, 128
     }
     const seconds = (Date.now() - started) / 1000 - 2;
 
-    process.stdout.write(`      (${sent} junk replies in ${seconds.toFixed(1)} s; steady probes ${JSON.stringify(stats)}; heap at most ${(maxHeap / 1048576).toFixed(1)} MB; RSS +${((maxRss - rssBefore) / 1048576).toFixed(1)} MB)\n`);
+    process.stdout.write(
+      `      (${sent} junk replies in ${seconds.toFixed(1)} s; steady probes ${JSON.stringify(stats)}; heap at most ${(maxHeap / 1048576).toFixed(1)} MB; RSS +${((maxRss - rssBefore) / 1048576).toFixed(1)} MB)\n`,
+    );
     expect(gw!.child.exitCode, gw!.output().slice(-2000)).to.equal(null);
     expect(stats.failures, JSON.stringify(stats)).to.equal(0);
     expect(stats.count, JSON.stringify(stats)).to.be.greaterThan(20);
@@ -147,7 +195,10 @@ describe('one service flooding the reply exchange (per-service broker users, 128
     expect(stats.medianMs, JSON.stringify(stats)).to.be.below(500);
     expect(maxRss - rssBefore, `RSS grew by ${maxRss - rssBefore} bytes`).to.be.below(64 * 1024 * 1024);
     // The junk was dropped and said so in a line or two, not one per message.
-    const lines = gw!.output().split('\n').filter((l) => l.includes('dropped a reply on the reply queue of flood-service'));
+    const lines = gw!
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('dropped a reply on the reply queue of flood-service'));
     expect(lines.length).to.be.within(1, 2);
     // The flooded queue is the bounded one of flood-service; the flood's own route still answers once it is drained.
     const stdout = await queueArguments();

@@ -12,7 +12,9 @@ const http = httpAs(['admin:all']);
 /** The caller's address reaches the service as the clientAddress header, as the host sees it. */
 describe('the client address in the message headers', function () {
   this.timeout(60000);
-  const fx = gatewayWithBus({ START_REFERENCE_SERVICES: 'false' }, () => mkdtempSync(join(tmpdir(), 'contracts-addr-')));
+  const fx = gatewayWithBus({ START_REFERENCE_SERVICES: 'false' }, () =>
+    mkdtempSync(join(tmpdir(), 'contracts-addr-')),
+  );
 
   it('is the socket peer, and X-Forwarded-For does not change it while the host trusts no proxy', async () => {
     fx.running.push(
@@ -21,7 +23,13 @@ describe('the client address in the message headers', function () {
         service: 'whoami-service',
         operations: [
           {
-            contract: { messageType: 'WhoAmIQuery', http: { method: 'GET', paths: ['/api/whoami'] }, inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: [] },
+            contract: {
+              messageType: 'WhoAmIQuery',
+              http: { method: 'GET', paths: ['/api/whoami'] },
+              inputSchema: { type: 'object' },
+              outputSchema: { type: 'object' },
+              requiredPermissions: [],
+            },
             handle: (_input, ctx) => ({ clientAddress: ctx.clientAddress ?? null }),
           },
         ],
@@ -33,7 +41,9 @@ describe('the client address in the message headers', function () {
       return res;
     });
     expect(plain.body.clientAddress).to.be.oneOf(['127.0.0.1', '::ffff:127.0.0.1']);
-    const forwarded = await http('GET', `${fx.gw.baseUrl}/api/whoami`, { headers: { 'x-forwarded-for': '203.0.113.5' } });
+    const forwarded = await http('GET', `${fx.gw.baseUrl}/api/whoami`, {
+      headers: { 'x-forwarded-for': '203.0.113.5' },
+    });
     expect(forwarded.body.clientAddress).to.equal(plain.body.clientAddress);
   });
 });

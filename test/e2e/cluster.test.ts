@@ -39,29 +39,51 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
   before(async function () {
     const bin = rabbitmqBin();
     if (!bin) {
-      console.log('      skipped: rabbitmq-server is not installed (Debian package rabbitmq-server), so no cluster can be started');
+      console.log(
+        '      skipped: rabbitmq-server is not installed (Debian package rabbitmq-server), so no cluster can be started',
+      );
       this.skip();
     }
     cluster = await RabbitCluster.start(bin!);
     db = await createTestDatabase('cluster');
     const busUrl = cluster.busUrl();
-    const serviceEnv = { BUS_URL: busUrl, BUS_PREFIX: prefix, BUS_QUEUE_TYPE: 'quorum', DATABASE_URL: db.url, JWT_SECRET: TEST_JWT_SECRET, ADMIN_PASSWORD: 'cluster-admin' };
+    const serviceEnv = {
+      BUS_URL: busUrl,
+      BUS_PREFIX: prefix,
+      BUS_QUEUE_TYPE: 'quorum',
+      DATABASE_URL: db.url,
+      JWT_SECRET: TEST_JWT_SECRET,
+      ADMIN_PASSWORD: 'cluster-admin',
+    };
     // Both settle before a failure goes up, so after() stops whichever did start.
-    const started = await Promise.allSettled([0, 1].map(() => startScriptProcess('scripts/reference-services', serviceEnv, 60_000)));
+    const started = await Promise.allSettled(
+      [0, 1].map(() => startScriptProcess('scripts/reference-services', serviceEnv, 60_000)),
+    );
     for (const s of started) if (s.status === 'fulfilled') services.push(s.value);
     const failed = started.find((s) => s.status === 'rejected');
     if (failed) throw failed.reason;
     const metricsPort = await freePort();
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     gateway = await startGateway(
-      { BUS_URL: busUrl, BUS_PREFIX: prefix, START_REFERENCE_SERVICES: 'false', REQUEST_TIMEOUT_MS: '15000', METRICS_PORT: String(metricsPort), METRICS_HOST: '127.0.0.1' },
+      {
+        BUS_URL: busUrl,
+        BUS_PREFIX: prefix,
+        START_REFERENCE_SERVICES: 'false',
+        REQUEST_TIMEOUT_MS: '15000',
+        METRICS_PORT: String(metricsPort),
+        METRICS_HOST: '127.0.0.1',
+      },
       { readyTimeoutMs: 60_000 },
     );
     const gw = gateway;
-    await eventually(async () => {
-      const res = await httpAs(['admin:all'], 'cluster-warm-up')('GET', `${gw.baseUrl}/api/users?pageSize=1`);
-      if (res.status !== 200) throw new Error(`routes not ready: ${res.status}`);
-    }, 60_000, 200);
+    await eventually(
+      async () => {
+        const res = await httpAs(['admin:all'], 'cluster-warm-up')('GET', `${gw.baseUrl}/api/users?pageSize=1`);
+        if (res.status !== 200) throw new Error(`routes not ready: ${res.status}`);
+      },
+      60_000,
+      200,
+    );
   });
 
   after(async () => {
@@ -80,8 +102,11 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
     const victim = await nodeToKill(c, gw);
     const nodes = c.nodes.map((n) => `127.0.0.1:${n.amqpPort}`);
     // The metric names the node /health names, one series.
-    const gatewayNode = async (): Promise<string> => (await admin('GET', `${gw.baseUrl}/health`)).body?.bus?.node as string;
-    const metricNodes = async (): Promise<string[]> => [...labelValues(await scrape(metricsUrl), 'contracts_gateway_bus_connection_node', 'node')];
+    const gatewayNode = async (): Promise<string> =>
+      (await admin('GET', `${gw.baseUrl}/health`)).body?.bus?.node as string;
+    const metricNodes = async (): Promise<string[]> => [
+      ...labelValues(await scrape(metricsUrl), 'contracts_gateway_bus_connection_node', 'node'),
+    ];
     expect(await metricNodes()).to.deep.equal([await gatewayNode()]);
 
     // Probes: a known route and /health, every 100 ms, from before the kill to after the last create.
@@ -90,8 +115,14 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
     const prober = (async () => {
       while (probing) {
         const [route, health] = await Promise.all([
-          admin('GET', `${gw.baseUrl}/api/users?pageSize=1`).then((r) => r.status, () => 0),
-          admin('GET', `${gw.baseUrl}/health`).then((r) => r.status, () => 0),
+          admin('GET', `${gw.baseUrl}/api/users?pageSize=1`).then(
+            (r) => r.status,
+            () => 0,
+          ),
+          admin('GET', `${gw.baseUrl}/health`).then(
+            (r) => r.status,
+            () => 0,
+          ),
         ]);
         probes.push({ at: Date.now(), route, health });
         await new Promise((r) => setTimeout(r, 100));
@@ -106,9 +137,13 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
     let done = 0;
     let killedAt = 0;
     const killed = (async () => {
-      await eventually(async () => {
-        if (done < KILL_AFTER) throw new Error(`${done} answered`);
-      }, 120_000, 20);
+      await eventually(
+        async () => {
+          if (done < KILL_AFTER) throw new Error(`${done} answered`);
+        },
+        120_000,
+        20,
+      );
       killedAt = Date.now();
       await c.kill(victim);
     })();
@@ -117,10 +152,14 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
       const started = Date.now();
       for (;;) {
         attempts[i]++;
-        const res = await admin('POST', `${gw.baseUrl}/api/users`, { body: { email: emails[i], password: 'long-enough-1' }, headers: { 'idempotency-key': keys[i]! } }).catch(
-          (): HttpResult => ({ status: 0, headers: new Headers(), text: 'connection failed', body: undefined }),
-        );
-        const again = res.status === 0 || res.status >= 500 || (res.status === 409 && res.body?.conflictingField === 'Idempotency-Key');
+        const res = await admin('POST', `${gw.baseUrl}/api/users`, {
+          body: { email: emails[i], password: 'long-enough-1' },
+          headers: { 'idempotency-key': keys[i]! },
+        }).catch((): HttpResult => ({ status: 0, headers: new Headers(), text: 'connection failed', body: undefined }));
+        const again =
+          res.status === 0 ||
+          res.status >= 500 ||
+          (res.status === 409 && res.body?.conflictingField === 'Idempotency-Key');
         tookMs[i] = Date.now() - started;
         if (!again || attempts[i] >= 60) return res;
         await new Promise((r) => setTimeout(r, 250));
@@ -138,13 +177,19 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
     );
     await killed;
     // /health back: the first 200 after the last non-200 since the kill.
-    await eventually(async () => {
-      if (probes[probes.length - 1]!.health !== 200) throw new Error('health not 200 yet');
-    }, HEALTH_BACK_MS, 100);
+    await eventually(
+      async () => {
+        if (probes[probes.length - 1]!.health !== 200) throw new Error('health not 200 yet');
+      },
+      HEALTH_BACK_MS,
+      100,
+    );
     probing = false;
     await prober;
 
-    expect(answered.map((r, i) => (r.status === 201 ? '' : `${emails[i]}: ${r.status} ${r.text}`)).filter(Boolean)).to.deep.equal([]);
+    expect(
+      answered.map((r, i) => (r.status === 201 ? '' : `${emails[i]}: ${r.status} ${r.text}`)).filter(Boolean),
+    ).to.deep.equal([]);
     const stored = await usersWithEmails(db!.url, emails);
     expect(stored, 'each key ends with exactly one user').to.have.length(CREATES);
     const idOf = new Map(stored.map((u) => [u.email, u.user_id]));
@@ -152,11 +197,15 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
       expect(r.body.userId, emails[i]).to.equal(idOf.get(emails[i]!));
     });
     const afterKill = probes.filter((p) => p.at >= killedAt);
-    expect(afterKill.filter((p) => p.route === 404), 'a known route never answers 404').to.deep.equal([]);
+    expect(
+      afterKill.filter((p) => p.route === 404),
+      'a known route never answers 404',
+    ).to.deep.equal([]);
     const lastDown = [...afterKill].reverse().find((p) => p.health !== 200);
     const healthBackMs = lastDown ? lastDown.at - killedAt : 0;
     expect(healthBackMs).to.be.below(HEALTH_BACK_MS);
-    for (const p of [gw.child, ...services.map((s) => s.child)]) expect(p.exitCode, 'no gateway or service process exits').to.equal(null);
+    for (const p of [gw.child, ...services.map((s) => s.child)])
+      expect(p.exitCode, 'no gateway or service process exits').to.equal(null);
     const now = await gatewayNode();
     expect(nodes, 'on a node of the list').to.include(now);
     expect(now, 'not on the node that was killed').not.to.equal(`127.0.0.1:${victim.amqpPort}`);
@@ -176,7 +225,10 @@ describe('a RabbitMQ cluster loses a node under keyed creates: nothing lost, not
     const witness = c.nodes.find((n) => n !== victim)!;
     await c.awaitRunning(c.nodes, 90_000);
     expect(await c.runningNodes(witness)).to.include(victim.name);
-    const again = await admin('POST', `${gw.baseUrl}/api/users`, { body: { email: emails[0], password: 'long-enough-1' }, headers: { 'idempotency-key': keys[0]! } });
+    const again = await admin('POST', `${gw.baseUrl}/api/users`, {
+      body: { email: emails[0], password: 'long-enough-1' },
+      headers: { 'idempotency-key': keys[0]! },
+    });
     expect(again.status).to.equal(201);
     expect(again.headers.get('idempotent-replayed')).to.equal('true');
   });
@@ -197,7 +249,9 @@ async function usersWithEmails(url: string, emails: string[]): Promise<{ user_id
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    return (await client.query('select user_id, lower(email) as email from users where lower(email) = any($1)', [emails])).rows;
+    return (
+      await client.query('select user_id, lower(email) as email from users where lower(email) = any($1)', [emails])
+    ).rows;
   } finally {
     await client.end();
   }

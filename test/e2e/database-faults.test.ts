@@ -51,7 +51,9 @@ class Load {
   ) {}
 
   run(): Promise<void> {
-    return Promise.all([...Array.from({ length: CONCURRENCY }, () => this.worker()), this.logins()]).then(() => undefined);
+    return Promise.all([...Array.from({ length: CONCURRENCY }, () => this.worker()), this.logins()]).then(
+      () => undefined,
+    );
   }
 
   /** One client logging in over and over (a password hash is costly: many at once would wait for the CPU). */
@@ -75,16 +77,36 @@ class Load {
   private async create(i: number): Promise<Created> {
     const key = randomUUID();
     const email = `${this.phase}-${i}@faults.test`;
-    const r = await this.untilAnswered('create', () => http('POST', `${this.baseUrl}/api/users`, { body: { email, firstName: 'F', lastName: `L${i}` }, headers: { 'idempotency-key': key } }), 201);
+    const r = await this.untilAnswered(
+      'create',
+      () =>
+        http('POST', `${this.baseUrl}/api/users`, {
+          body: { email, firstName: 'F', lastName: `L${i}` },
+          headers: { 'idempotency-key': key },
+        }),
+      201,
+    );
     return { key, email, userId: r.body.userId };
   }
 
   /** Retries while the answer is one a client may retry; fails on anything else. */
-  private async untilAnswered(route: Seen['route'], call: () => Promise<HttpResult>, expected: number): Promise<HttpResult> {
+  private async untilAnswered(
+    route: Seen['route'],
+    call: () => Promise<HttpResult>,
+    expected: number,
+  ): Promise<HttpResult> {
     for (let attempt = 0; attempt < 300; attempt++) {
       const start = Date.now();
       const r = await call();
-      this.seen.push({ route, status: r.status, code: r.body?.code, conflictingField: r.body?.conflictingField, retryAfter: r.headers.get('retry-after'), start, end: Date.now() });
+      this.seen.push({
+        route,
+        status: r.status,
+        code: r.body?.code,
+        conflictingField: r.body?.conflictingField,
+        retryAfter: r.headers.get('retry-after'),
+        start,
+        end: Date.now(),
+      });
       if (r.status === expected) return r;
       const retryable = r.status === 503 || (r.status === 409 && r.body?.conflictingField === 'Idempotency-Key');
       if (!retryable) throw new Error(`${route} answered ${r.status}: ${r.text}`);
@@ -119,8 +141,20 @@ describe('the reference services when PostgreSQL is lost, stalled or restarted (
     const pg = new URL(server.url);
     proxy = new TcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
     const databaseUrl = viaPort(server.url, await proxy.listen());
-    gw = await startGateway({ BUS_URL: AMQP_URL, START_REFERENCE_SERVICES: 'false', REQUEST_TIMEOUT_MS: String(DEADLINE_MS) });
-    const env = { BUS_URL: AMQP_URL, BUS_PREFIX: gw.prefix, DATABASE_URL: databaseUrl, DATA_DIR: data.dir, JWT_SECRET: TEST_JWT_SECRET, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password };
+    gw = await startGateway({
+      BUS_URL: AMQP_URL,
+      START_REFERENCE_SERVICES: 'false',
+      REQUEST_TIMEOUT_MS: String(DEADLINE_MS),
+    });
+    const env = {
+      BUS_URL: AMQP_URL,
+      BUS_PREFIX: gw.prefix,
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: data.dir,
+      JWT_SECRET: TEST_JWT_SECRET,
+      ADMIN_EMAIL: ADMIN.email,
+      ADMIN_PASSWORD: ADMIN.password,
+    };
     for (let i = 0; i < 2; i++) services.push(await startScriptProcess('scripts/reference-services', env));
     await eventually(async () => {
       const r = await plainHttp('POST', `${gw.baseUrl}/api/login`, { body: ADMIN });
@@ -142,28 +176,42 @@ describe('the reference services when PostgreSQL is lost, stalled or restarted (
 
   /** What every phase must show: all alive, failures only the retryable kind before their deadline, each create once. */
   async function expectSound(load: Load, phase: string): Promise<void> {
-    for (const s of services) expect({ exit: s.child.exitCode, signal: s.child.signalCode }, `a reference-services process exited:\n${s.output().slice(-2000)}`).to.deep.equal({ exit: null, signal: null });
+    for (const s of services)
+      expect(
+        { exit: s.child.exitCode, signal: s.child.signalCode },
+        `a reference-services process exited:\n${s.output().slice(-2000)}`,
+      ).to.deep.equal({ exit: null, signal: null });
     expect(gw.child.exitCode, 'the gateway exited').to.equal(null);
     const failures = load.seen.filter((s) => s.status >= 300);
-    const unexpected = failures.filter((s) => !(s.retryAfter && (s.status === 503 || (s.status === 409 && s.conflictingField === 'Idempotency-Key'))));
-    expect(unexpected, 'failures other than 503 (or a keyed retry\'s 409), both with Retry-After').to.deep.equal([]);
+    const unexpected = failures.filter(
+      (s) => !(s.retryAfter && (s.status === 503 || (s.status === 409 && s.conflictingField === 'Idempotency-Key'))),
+    );
+    expect(unexpected, "failures other than 503 (or a keyed retry's 409), both with Retry-After").to.deep.equal([]);
     // A service that held a request past its deadline would show as the gateway's 504, which the line above refuses.
     expect(load.created).to.have.length(CREATES);
-    const { rows } = await pool.query<{ user_id: string; email: string }>("select user_id, email from users where email like $1 || '-%'", [phase]);
+    const { rows } = await pool.query<{ user_id: string; email: string }>(
+      "select user_id, email from users where email like $1 || '-%'",
+      [phase],
+    );
     expect(rows.length, 'one user per create').to.equal(CREATES);
     const byEmail = new Map(rows.map((r) => [r.email, r.user_id]));
-    for (const c of load.created) expect(byEmail.get(c.email), `the 201 of ${c.email} names its user`).to.equal(c.userId);
+    for (const c of load.created)
+      expect(byEmail.get(c.email), `the 201 of ${c.email} names its user`).to.equal(c.userId);
     const counts: Record<string, number> = {};
     for (const s of failures) counts[`${s.route} ${s.status}`] = (counts[`${s.route} ${s.status}`] ?? 0) + 1;
     const longest = Math.max(...load.seen.map((s) => s.end - s.start));
-    console.log(`      ${phase}: ${load.seen.length} answers, the longest in ${longest} ms; failures ${JSON.stringify(counts)}`);
+    console.log(
+      `      ${phase}: ${load.seen.length} answers, the longest in ${longest} ms; failures ${JSON.stringify(counts)}`,
+    );
   }
 
   /** How long after `since` the first request that started then was answered with success, per route. */
   function recoveredAfter(load: Load, since: number): Record<string, number> {
     const out: Record<string, number> = {};
     for (const route of ['create', 'read'] as const) {
-      const first = load.seen.filter((s) => s.route === route && s.start >= since && s.status < 300).sort((a, b) => a.end - b.end)[0];
+      const first = load.seen
+        .filter((s) => s.route === route && s.start >= since && s.status < 300)
+        .sort((a, b) => a.end - b.end)[0];
       out[route] = first ? first.end - since : Infinity;
     }
     return out;
@@ -201,9 +249,16 @@ describe('the reference services when PostgreSQL is lost, stalled or restarted (
     await faults;
     // Answered while the stall lasted, long enough after its start that the request met it (one in flight then too).
     const during = load.seen.filter((s) => s.end >= stalledAt + 1000 && s.end <= resumedAt);
-    const timeline = () => load.seen.map((s) => `${s.route} ${s.status} ${s.start - stalledAt}..${s.end - stalledAt}`).join('\n');
-    expect(during.length, `requests during the stall (resumed at ${resumedAt - stalledAt}):\n${timeline()}`).to.be.greaterThan(0);
-    expect(during.filter((s) => s.status !== 503), 'every answer during the stall is 503').to.deep.equal([]);
+    const timeline = () =>
+      load.seen.map((s) => `${s.route} ${s.status} ${s.start - stalledAt}..${s.end - stalledAt}`).join('\n');
+    expect(
+      during.length,
+      `requests during the stall (resumed at ${resumedAt - stalledAt}):\n${timeline()}`,
+    ).to.be.greaterThan(0);
+    expect(
+      during.filter((s) => s.status !== 503),
+      'every answer during the stall is 503',
+    ).to.deep.equal([]);
     const recovered = recoveredAfter(load, resumedAt);
     expect(recovered.create, 'a create succeeded within 10 s').to.be.below(RECOVERY_MS);
     expect(recovered.read, 'a read succeeded within 10 s').to.be.below(RECOVERY_MS);
@@ -226,7 +281,10 @@ describe('the reference services when PostgreSQL is lost, stalled or restarted (
     const recovered = recoveredAfter(load, acceptedAt);
     expect(recovered.create, 'a create succeeded within 10 s').to.be.below(RECOVERY_MS);
     expect(recovered.read, 'a read succeeded within 10 s').to.be.below(RECOVERY_MS);
-    expect(load.seen.filter((s) => s.end > acceptedAt + RECOVERY_MS && s.status === 503), 'no 503 10 s after the return').to.deep.equal([]);
+    expect(
+      load.seen.filter((s) => s.end > acceptedAt + RECOVERY_MS && s.status === 503),
+      'no 503 10 s after the return',
+    ).to.deep.equal([]);
     await expectSound(load, 'restart');
   });
 });

@@ -27,7 +27,11 @@ describe('npm start and the reference services database', function () {
     expect(message).to.match(/^gateway exited with 1:/);
     const lines = message.split('\n').filter((l) => l.includes('start failed'));
     expect(lines).to.have.length(1);
-    expect(lines[0]).to.match(new RegExp(`^\\[contracts\\] start failed: database unreachable at postgres://127\\.0\\.0\\.1:${port}/app: .*ECONNREFUSED`));
+    expect(lines[0]).to.match(
+      new RegExp(
+        `^\\[contracts\\] start failed: database unreachable at postgres://127\\.0\\.0\\.1:${port}/app: .*ECONNREFUSED`,
+      ),
+    );
     expect(message).not.to.include('s3cret-pw');
     expect(message).not.to.match(/\n\s+at /);
   });
@@ -38,7 +42,9 @@ describe('npm start and the reference services database', function () {
       pg = await createTestDatabase('newer');
       const client = new Client({ connectionString: pg.url });
       await client.connect();
-      await client.query('create table schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())');
+      await client.query(
+        'create table schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())',
+      );
       await client.query("insert into schema_migrations (version, name) values (999, 'from a later release')");
       await client.end();
     });
@@ -48,7 +54,9 @@ describe('npm start and the reference services database', function () {
       const latest = Math.max(...MIGRATIONS.map((m) => m.version));
       const message = await failedStart({ DATABASE_URL: pg.url });
       expect(message).to.match(/^gateway exited with 1:/);
-      expect(message).to.include(`[contracts] start failed: the database schema is at version 999, newer than this code knows (${latest}); run the newer release or restore a backup`);
+      expect(message).to.include(
+        `[contracts] start failed: the database schema is at version 999, newer than this code knows (${latest}); run the newer release or restore a backup`,
+      );
     });
   });
 });

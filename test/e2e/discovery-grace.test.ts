@@ -44,7 +44,13 @@ async function hammer(baseUrl: string, forMs: number): Promise<Answer[]> {
       try {
         const res = await send();
         first ??= Date.now();
-        answers.push({ at: Date.now() - first, route, status: res.status, code: res.body?.code, retryAfter: res.headers.get('retry-after') });
+        answers.push({
+          at: Date.now() - first,
+          route,
+          status: res.status,
+          code: res.body?.code,
+          retryAfter: res.headers.get('retry-after'),
+        });
       } catch {
         // Not listening yet.
       }
@@ -59,7 +65,10 @@ function expectKnownRoutes(answers: Answer[]): void {
   for (const route of ['list', 'create']) {
     const of = answers.filter((a) => a.route === route);
     const ok = route === 'list' ? 200 : 201;
-    expect(of.filter((a) => a.status === 404), `${route}: no 404`).to.deep.equal([]);
+    expect(
+      of.filter((a) => a.status === 404),
+      `${route}: no 404`,
+    ).to.deep.equal([]);
     const firstServed = of.findIndex((a) => a.status === ok);
     expect(firstServed, `${route} is served`).to.be.at.least(0);
     for (const a of of.slice(0, firstServed)) {
@@ -67,7 +76,10 @@ function expectKnownRoutes(answers: Answer[]): void {
       expect(a.retryAfter).to.match(/^[1-9]\d*$/);
       expect(a.at, '503 only within the grace').to.be.below(GRACE_MS + SLACK_MS);
     }
-    expect(of.slice(firstServed).map((a) => a.status), `${route} once served`).to.satisfy((s: number[]) => s.every((x) => x === ok));
+    expect(
+      of.slice(firstServed).map((a) => a.status),
+      `${route} once served`,
+    ).to.satisfy((s: number[]) => s.every((x) => x === ok));
   }
 }
 
@@ -99,7 +111,10 @@ describe('the discovery grace: a restarted or reconnected gateway answers 503, n
 
   // The gateway's default grace (the test support turns it off for other tests).
   const start = async (port?: number) =>
-    startGateway({ BUS_URL: busUrl, BUS_PREFIX: prefix, START_REFERENCE_SERVICES: 'false', DISCOVERY_GRACE_MS: undefined }, { configDir, port });
+    startGateway(
+      { BUS_URL: busUrl, BUS_PREFIX: prefix, START_REFERENCE_SERVICES: 'false', DISCOVERY_GRACE_MS: undefined },
+      { configDir, port },
+    );
 
   before(async () => {
     configDir = mkdtempSync(join(tmpdir(), 'contracts-grace-'));
@@ -114,7 +129,12 @@ describe('the discovery grace: a restarted or reconnected gateway answers 503, n
       ttlMs: 30000,
       operations: [
         {
-          contract: { messageType: 'ListWidgetsQuery', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: ['widgets:read'] },
+          contract: {
+            messageType: 'ListWidgetsQuery',
+            inputSchema: { type: 'object' },
+            outputSchema: { type: 'object' },
+            requiredPermissions: ['widgets:read'],
+          },
           handle: () => ({ widgets: [] }),
         },
         {

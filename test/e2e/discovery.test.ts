@@ -13,10 +13,10 @@ import { AMQP_URL } from '../support/env';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { serve, answer } from '../../sdk';
 
-
 /** A config directory whose gateway.config.yml has hand-written entries and comments of an operator. */
 function handWrittenConfigDir(): string {
-  return configDirWithGateway(`# Operator's gateway: keep this comment.
+  return configDirWithGateway(
+    `# Operator's gateway: keep this comment.
 http:
   port: \${PORT:-8080}
   hostname: 127.0.0.1
@@ -40,7 +40,9 @@ pipelines:
           - action:
               statusCode: 200
               message: pong
-`, 'contracts-hand-');
+`,
+    'contracts-hand-',
+  );
 }
 
 describe('discovery through Express Gateway and RabbitMQ', () => {
@@ -56,17 +58,38 @@ describe('discovery through Express Gateway and RabbitMQ', () => {
     expect(cfg.policies).to.include.members(['terminate', 'contract-router']);
     // Each route is an apiEndpoint carrying its contract; every contract route runs the one shared pipeline.
     expect(cfg.apiEndpoints['contracts-get-api-users-userid']).to.deep.equal({
-      host: '*', paths: ['/api/users/:userId'], methods: ['GET'], contract: { messageType: 'GetUserQuery' },
+      host: '*',
+      paths: ['/api/users/:userId'],
+      methods: ['GET'],
+      contract: { messageType: 'GetUserQuery' },
     });
     expect(cfg.apiEndpoints['contracts-get-api-users'].contract).to.deep.equal({
-      messageType: 'ListUsersQuery', variants: [{ whenQuery: 'userId', messageType: 'GetUserQuery' }],
+      messageType: 'ListUsersQuery',
+      variants: [{ whenQuery: 'userId', messageType: 'GetUserQuery' }],
     });
     const shared = cfg.pipelines['contracts-routes'];
-    expect(shared.apiEndpoints).to.include.members(['contracts-get-api-users-userid', 'contracts-get-api-users', 'contracts-post-api-users']);
-    expect(shared.policies.map((s: Record<string, unknown>) => Object.keys(s)[0]), 'the pipeline order of docs/design.md').to.deep.equal([
-      'request-trace', 'cors', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router',
+    expect(shared.apiEndpoints).to.include.members([
+      'contracts-get-api-users-userid',
+      'contracts-get-api-users',
+      'contracts-post-api-users',
     ]);
-    expect(Object.keys(cfg.pipelines).filter((n) => n.startsWith('contracts-')).sort()).to.deep.equal(['contracts-not-found', 'contracts-options-api', 'contracts-routes']);
+    expect(
+      shared.policies.map((s: Record<string, unknown>) => Object.keys(s)[0]),
+      'the pipeline order of docs/design.md',
+    ).to.deep.equal([
+      'request-trace',
+      'cors',
+      'contract-rate-limit',
+      'jwt-dev-auth',
+      'permission',
+      'schema-validation',
+      'contract-router',
+    ]);
+    expect(
+      Object.keys(cfg.pipelines)
+        .filter((n) => n.startsWith('contracts-'))
+        .sort(),
+    ).to.deep.equal(['contracts-not-found', 'contracts-options-api', 'contracts-routes']);
     const ping = await http('GET', `${fx.gw.baseUrl}/ping`);
     expect(ping.status).to.equal(200);
     expect(ping.text).to.equal('pong');
@@ -121,48 +144,63 @@ describe('discovery through Express Gateway and RabbitMQ', () => {
   });
 
   it('routes other commands to their kebab-case path and to /api/actions, other queries to /api/data', async () => {
-    fx.running.push(await serve({
-      transport: fx.transport,
-      service: 'ops-service',
-      operations: [
-        {
-          contract: {
-            messageType: 'ResetPasswordCommand',
-            inputSchema: { type: 'object', properties: { email: { type: 'string' } } },
-            outputSchema: { type: 'object' }, requiredPermissions: [],
+    fx.running.push(
+      await serve({
+        transport: fx.transport,
+        service: 'ops-service',
+        operations: [
+          {
+            contract: {
+              messageType: 'ResetPasswordCommand',
+              inputSchema: { type: 'object', properties: { email: { type: 'string' } } },
+              outputSchema: { type: 'object' },
+              requiredPermissions: [],
+            },
+            handle: (input, ctx) => ({ reset: input.email, correlationId: ctx.correlationId }),
           },
-          handle: (input, ctx) => ({ reset: input.email, correlationId: ctx.correlationId }),
-        },
-        {
-          contract: {
-            messageType: 'SalesReportQuery',
-            inputSchema: { type: 'object', properties: { year: { type: 'integer' } } },
-            outputSchema: { type: 'object' }, requiredPermissions: [],
+          {
+            contract: {
+              messageType: 'SalesReportQuery',
+              inputSchema: { type: 'object', properties: { year: { type: 'integer' } } },
+              outputSchema: { type: 'object' },
+              requiredPermissions: [],
+            },
+            handle: (input) => ({ year: input.year }),
           },
-          handle: (input) => ({ year: input.year }),
-        },
-        {
-          contract: {
-            messageType: 'CreateProduct',
-            inputSchema: { type: 'object', properties: { name: { type: 'string' }, price: { type: 'number' }, categoryId: { type: 'string' } } },
-            outputSchema: { type: 'object' }, requiredPermissions: ['product:create'],
+          {
+            contract: {
+              messageType: 'CreateProduct',
+              inputSchema: {
+                type: 'object',
+                properties: { name: { type: 'string' }, price: { type: 'number' }, categoryId: { type: 'string' } },
+              },
+              outputSchema: { type: 'object' },
+              requiredPermissions: ['product:create'],
+            },
+            handle: (input) => ({ created: input }),
           },
-          handle: (input) => ({ created: input }),
-        },
-      ],
-    }));
+        ],
+      }),
+    );
     const kebab = await eventually(async () => {
-      const res = await http('POST', `${fx.gw.baseUrl}/api/reset-password`, { body: { email: 'a@b.c' }, headers: { 'x-correlation-id': 'kebab-1' } });
+      const res = await http('POST', `${fx.gw.baseUrl}/api/reset-password`, {
+        body: { email: 'a@b.c' },
+        headers: { 'x-correlation-id': 'kebab-1' },
+      });
       expect(res.status, res.text).to.equal(200);
       return res;
     });
     expect(kebab.body).to.deep.equal({ reset: 'a@b.c', correlationId: 'kebab-1' });
 
-    const generic = await http('POST', `${fx.gw.baseUrl}/api/actions`, { body: { messageType: 'ResetPasswordCommand', input: { email: 'x@y.z' } } });
+    const generic = await http('POST', `${fx.gw.baseUrl}/api/actions`, {
+      body: { messageType: 'ResetPasswordCommand', input: { email: 'x@y.z' } },
+    });
     expect(generic.status, generic.text).to.equal(200);
     expect(generic.body.reset).to.equal('x@y.z');
 
-    const unknown = await http('POST', `${fx.gw.baseUrl}/api/actions`, { body: { messageType: 'NoSuchCommand', input: {} } });
+    const unknown = await http('POST', `${fx.gw.baseUrl}/api/actions`, {
+      body: { messageType: 'NoSuchCommand', input: {} },
+    });
     expect(unknown.status).to.equal(404);
     expect(unknown.body.code).to.equal('HANDLER_NOT_FOUND');
 
@@ -170,7 +208,9 @@ describe('discovery through Express Gateway and RabbitMQ', () => {
     expect(data.status, data.text).to.equal(200);
     expect(data.body).to.deep.equal({ year: 2025 });
 
-    const product = await http('POST', `${fx.gw.baseUrl}/api/create-product`, { body: { name: 'Lamp', price: 19.5, categoryId: 'c1' } });
+    const product = await http('POST', `${fx.gw.baseUrl}/api/create-product`, {
+      body: { name: 'Lamp', price: 19.5, categoryId: 'c1' },
+    });
     expect(product.status, product.text).to.equal(200);
     expect(product.body.created).to.deep.equal({ name: 'Lamp', price: 19.5, categoryId: 'c1' });
   });
@@ -181,14 +221,21 @@ describe('discovery through Express Gateway and RabbitMQ', () => {
       transport: fx.transport,
       service: 'slow-service',
       ttlMs: 60000,
-      operations: [{
-        contract: {
-          messageType: 'GetSlowThingQuery',
-          inputSchema: { type: 'object', properties: { slowThingId: { type: 'string' } } },
-          outputSchema: { type: 'object' }, requiredPermissions: [], timeoutMs: 300,
+      operations: [
+        {
+          contract: {
+            messageType: 'GetSlowThingQuery',
+            inputSchema: { type: 'object', properties: { slowThingId: { type: 'string' } } },
+            outputSchema: { type: 'object' },
+            requiredPermissions: [],
+            timeoutMs: 300,
+          },
+          handle: () =>
+            new Promise((r) => {
+              release = () => r({ late: true });
+            }),
         },
-        handle: () => new Promise((r) => { release = () => r({ late: true }); }),
-      }],
+      ],
     });
     const timedOut = await eventually(async () => {
       const res = await http('GET', `${fx.gw.baseUrl}/api/slow-things/s1`);

@@ -13,15 +13,25 @@ import { serve, answer, type RunningService } from '../../sdk';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 /** Debian's chromium, installed when missing; the reason it is not there otherwise. */
 function ensureChromium(): string | undefined {
   if (existsSync(CHROMIUM)) return undefined;
   try {
-    execFileSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeout: 240_000 });
+    execFileSync('apt-get', ['install', '-y', '-qq', 'chromium'], {
+      stdio: 'ignore',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      timeout: 240_000,
+    });
   } catch (err) {
     return `apt-get install -y chromium failed (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`;
   }
@@ -76,7 +86,11 @@ describe('the docs page in a browser', function () {
         {
           contract: {
             messageType: 'CreateProbeCommand',
-            inputSchema: { type: 'object', description: MARKUP, properties: { name: { type: 'string', description: MARKUP } } },
+            inputSchema: {
+              type: 'object',
+              description: MARKUP,
+              properties: { name: { type: 'string', description: MARKUP } },
+            },
             outputSchema: { type: 'object', properties: { probeId: { type: 'string' } } },
             requiredPermissions: ['probes:create'],
           },
@@ -94,7 +108,10 @@ describe('the docs page in a browser', function () {
         {
           contract: {
             messageType: 'CreatePixelCommand',
-            inputSchema: { type: 'object', description: `![pixel](${attackerOrigin}/pixel.png) <img src="${attackerOrigin}/img.png">` },
+            inputSchema: {
+              type: 'object',
+              description: `![pixel](${attackerOrigin}/pixel.png) <img src="${attackerOrigin}/img.png">`,
+            },
             outputSchema: { type: 'object' },
             requiredPermissions: ['pixels:create'],
           },
@@ -103,18 +120,25 @@ describe('the docs page in a browser', function () {
       ],
     });
     // The probe's contracts are in the document, the remote $ref refused (listed in the discovery answer).
-    await eventually(async () => {
-      const doc = (await (await fetch(`${gw!.baseUrl}/api-docs/openapi.json`)).json()) as { paths: Record<string, unknown> };
-      expect(doc.paths).to.include.keys('/api/probes', '/api/pixels', '/api/users');
-      expect(doc.paths).not.to.have.property('/api/remotes');
-    }, 20000, 200);
+    await eventually(
+      async () => {
+        const doc = (await (await fetch(`${gw!.baseUrl}/api-docs/openapi.json`)).json()) as {
+          paths: Record<string, unknown>;
+        };
+        expect(doc.paths).to.include.keys('/api/probes', '/api/pixels', '/api/users');
+        expect(doc.paths).not.to.have.property('/api/remotes');
+      },
+      20000,
+      200,
+    );
     profile = mkdtempSync(join(tmpdir(), 'contracts-chromium-'));
     // The fresh profile is Chromium's --user-data-dir: playwright passes it itself and refuses it among the args.
     context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS });
     // Recorded in the page before any of its scripts run (an init script is the browser's, not the page's: the CSP
     // does not apply to it).
     await context.addInitScript({
-      content: "window.__violations = []; document.addEventListener('securitypolicyviolation', (e) => window.__violations.push({ directive: e.effectiveDirective, blocked: e.blockedURI, sample: e.sample }));",
+      content:
+        "window.__violations = []; document.addEventListener('securitypolicyviolation', (e) => window.__violations.push({ directive: e.effectiveDirective, blocked: e.blockedURI, sample: e.sample }));",
     });
   });
   after(async () => {
@@ -170,7 +194,9 @@ describe('the docs page in a browser', function () {
   /** Opens a schema of the Schemas section whole, so that its descriptions are rendered. */
   async function expandSchema(page: Page, name: string): Promise<void> {
     const title = page.locator('.json-schema-2020-12__title', { hasText: name });
-    const schema = page.locator('section.models article.json-schema-2020-12[data-json-schema-level="0"]').filter({ has: title });
+    const schema = page
+      .locator('section.models article.json-schema-2020-12[data-json-schema-level="0"]')
+      .filter({ has: title });
     await schema.scrollIntoViewIfNeeded();
     await schema.locator('.json-schema-2020-12-expand-deep-button').first().click();
     await schema.locator('.json-schema-2020-12-keyword--description').first().waitFor({ timeout: 10000 });
@@ -179,12 +205,25 @@ describe('the docs page in a browser', function () {
   it('renders the operations under a strict CSP with no violation, markup inert, nothing fetched from elsewhere', async () => {
     const { page, outside, cspConsole, errors } = await openDocs();
     const rendered = await page.$$eval('.opblock', (blocks) =>
-      blocks.map((b) => `${b.querySelector('.opblock-summary-method')?.textContent?.trim()} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? b.querySelector('.opblock-summary-path')?.textContent?.trim()}`),
+      blocks.map(
+        (b) =>
+          `${b.querySelector('.opblock-summary-method')?.textContent?.trim()} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? b.querySelector('.opblock-summary-path')?.textContent?.trim()}`,
+      ),
     );
-    for (const op of ['POST /api/users', 'GET /api/users', 'GET /api/users/{userId}', 'PUT /api/users/{userId}', 'DELETE /api/users/{userId}', 'POST /api/probes']) {
+    for (const op of [
+      'POST /api/users',
+      'GET /api/users',
+      'GET /api/users/{userId}',
+      'PUT /api/users/{userId}',
+      'DELETE /api/users/{userId}',
+      'POST /api/probes',
+    ]) {
       expect(rendered, `${op} is on the page`).to.include(op);
     }
-    expect(rendered.some((op) => op.includes('/api/remotes')), 'the contract with a remote $ref is not served').to.equal(false);
+    expect(
+      rendered.some((op) => op.includes('/api/remotes')),
+      'the contract with a remote $ref is not served',
+    ).to.equal(false);
     const tags = await page.$$eval('.opblock-tag', (els) => els.map((e) => e.getAttribute('data-tag')));
     expect(tags).to.include.members(['users-service', 'probe-service']);
     expect(await page.textContent('body')).to.contain('CreateUserCommand');
@@ -215,12 +254,19 @@ describe('the docs page in a browser', function () {
   it('blocks an image a contract points at another origin: a CSP violation, and the attacker gets nothing', async () => {
     const { page } = await openDocs();
     await expandSchema(page, 'CreatePixelCommand.Input');
-    const blocked = await eventually(async () => {
-      const v = await violations(page);
-      expect(v).not.to.be.empty;
-      return v;
-    }, 10000, 100);
-    for (const v of blocked) expect(`${v.directive} ${v.blocked}`, 'only the contract\'s images are blocked').to.match(new RegExp(`^img-src ${attackerOrigin}/(pixel|img)\\.png$`));
+    const blocked = await eventually(
+      async () => {
+        const v = await violations(page);
+        expect(v).not.to.be.empty;
+        return v;
+      },
+      10000,
+      100,
+    );
+    for (const v of blocked)
+      expect(`${v.directive} ${v.blocked}`, "only the contract's images are blocked").to.match(
+        new RegExp(`^img-src ${attackerOrigin}/(pixel|img)\\.png$`),
+      );
     expect(attackerHits).to.deep.equal([]);
     await page.close();
   });

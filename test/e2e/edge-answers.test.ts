@@ -27,7 +27,10 @@ describe('edge answers to hostile input (end to end)', function () {
     ] as const) {
       it(`answers 400 VALIDATION_ERROR on ${label} for a body nested deeper than the limit, 5,000 levels included`, async () => {
         for (const levels of [21, 5000]) {
-          const res = await send('POST', `${gw.baseUrl}${path}`, { body: nested(levels), headers: { 'content-type': 'application/json' } });
+          const res = await send('POST', `${gw.baseUrl}${path}`, {
+            body: nested(levels),
+            headers: { 'content-type': 'application/json' },
+          });
           expect(res.status, res.text).to.equal(400);
           expect(res.body).to.include({ code: 'VALIDATION_ERROR', error: 'Validation failed' });
           expect(res.body.message).to.match(/deeper than 20 levels/);
@@ -38,7 +41,9 @@ describe('edge answers to hostile input (end to end)', function () {
     }
 
     it('lets a body at the limit through to the service', async () => {
-      const res = await http('POST', `${gw.baseUrl}/api/login`, { body: { email: 'nobody@example.com', password: 'x', extra: JSON.parse(nested(18)) } });
+      const res = await http('POST', `${gw.baseUrl}/api/login`, {
+        body: { email: 'nobody@example.com', password: 'x', extra: JSON.parse(nested(18)) },
+      });
       expect(res.body.code, res.text).to.not.equal('VALIDATION_ERROR');
       expect(res.status).to.equal(401);
     });
@@ -47,12 +52,42 @@ describe('edge answers to hostile input (end to end)', function () {
   describe("answers of Node's HTTP parser", () => {
     const port = (): number => Number(new URL(gw.baseUrl).port);
     const cases: Array<[string, string, number, string, RegExp]> = [
-      ['a 20,000-character URL', `GET /api/users?q=${'x'.repeat(20000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, 'HEADERS_TOO_LARGE', /larger than \d+ bytes/],
-      ['a bare CR inside a header', 'GET /api/users HTTP/1.1\r\nHost: x\r\nX-Correlation-Id: abc\rSet-Cookie: a=1\r\n\r\n', 400, 'BAD_REQUEST', /malformed/],
-      ['a bare LF ending a header', 'GET /api/users HTTP/1.1\r\nHost: x\r\nX-A: b\nX-B: c\r\n\r\n', 400, 'BAD_REQUEST', /malformed/],
-      ['an obs-fold header continuation', 'GET /api/users HTTP/1.1\r\nHost: x\r\nX-A: b\r\n  folded\r\n\r\n', 400, 'BAD_REQUEST', /malformed/],
+      [
+        'a 20,000-character URL',
+        `GET /api/users?q=${'x'.repeat(20000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+        431,
+        'HEADERS_TOO_LARGE',
+        /larger than \d+ bytes/,
+      ],
+      [
+        'a bare CR inside a header',
+        'GET /api/users HTTP/1.1\r\nHost: x\r\nX-Correlation-Id: abc\rSet-Cookie: a=1\r\n\r\n',
+        400,
+        'BAD_REQUEST',
+        /malformed/,
+      ],
+      [
+        'a bare LF ending a header',
+        'GET /api/users HTTP/1.1\r\nHost: x\r\nX-A: b\nX-B: c\r\n\r\n',
+        400,
+        'BAD_REQUEST',
+        /malformed/,
+      ],
+      [
+        'an obs-fold header continuation',
+        'GET /api/users HTTP/1.1\r\nHost: x\r\nX-A: b\r\n  folded\r\n\r\n',
+        400,
+        'BAD_REQUEST',
+        /malformed/,
+      ],
       ['an unknown method', 'FROB /api/users HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'BAD_REQUEST', /method/],
-      ['chunked and Content-Length together', 'POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n2\r\n{}\r\n0\r\n\r\n', 400, 'BAD_REQUEST', /Transfer-Encoding and Content-Length/],
+      [
+        'chunked and Content-Length together',
+        'POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+        400,
+        'BAD_REQUEST',
+        /Transfer-Encoding and Content-Length/,
+      ],
     ];
     for (const [label, bytes, status, code, message] of cases) {
       it(`answers ${label} with ${status} ${code} in the error body, with both tracing headers, and closes`, async () => {
@@ -111,12 +146,24 @@ describe("a service's Location and status (end to end, RabbitMQ)", function () {
       operations: [
         {
           // Answers with the location and status the request asks for.
-          contract: { messageType: 'CreateWidgetCommand', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: [], http: { method: 'POST', paths: ['/api/widgets'] } },
-          handle: (input) => answer({ id: 'w1' }, { location: input.location as string | undefined, status: input.status as number | undefined }),
+          contract: {
+            messageType: 'CreateWidgetCommand',
+            inputSchema: { type: 'object' },
+            outputSchema: { type: 'object' },
+            requiredPermissions: [],
+            http: { method: 'POST', paths: ['/api/widgets'] },
+          },
+          handle: (input) =>
+            answer(
+              { id: 'w1' },
+              { location: input.location as string | undefined, status: input.status as number | undefined },
+            ),
         },
       ],
     });
-    await eventually(async () => expect((await admin('POST', `${gw.baseUrl}/api/widgets`, { body: {} })).status).to.equal(201));
+    await eventually(async () =>
+      expect((await admin('POST', `${gw.baseUrl}/api/widgets`, { body: {} })).status).to.equal(201),
+    );
   });
   after(async () => {
     await svc?.stop();
@@ -137,16 +184,20 @@ describe("a service's Location and status (end to end, RabbitMQ)", function () {
       expect(res.headers.get('location'), location).to.equal(null);
       expect(res.body).to.deep.equal({ id: 'w1' });
     }
-    await eventually(async () => expect(gw.output()).to.match(/widgets-service answered CreateWidgetCommand with a location/));
+    await eventually(async () =>
+      expect(gw.output()).to.match(/widgets-service answered CreateWidgetCommand with a location/),
+    );
     expect(gw.output().match(/answered CreateWidgetCommand with a location/g)).to.have.length(1);
   });
 
-  it('replaces a status outside 2xx by the route\'s own and logs it once for the contract', async () => {
+  it("replaces a status outside 2xx by the route's own and logs it once for the contract", async () => {
     for (const status of [999, 302, 999]) {
       const res = await admin('POST', `${gw.baseUrl}/api/widgets`, { body: { status } });
       expect(res.status, String(status)).to.equal(201);
     }
-    await eventually(async () => expect(gw.output()).to.match(/answered CreateWidgetCommand with status 999, which is not a success status/));
+    await eventually(async () =>
+      expect(gw.output()).to.match(/answered CreateWidgetCommand with status 999, which is not a success status/),
+    );
     expect(gw.output().match(/answered CreateWidgetCommand with status/g)).to.have.length(1);
   });
 });

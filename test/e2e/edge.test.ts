@@ -11,7 +11,18 @@ const ORIGIN = 'https://app.example';
 /** A gateway-made id (plugin/request/ids.ts newTraceId): a random UUID, version 4. */
 const GENERATED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
-const EXPOSED = ['X-Correlation-Id', 'X-Request-Id', 'Location', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Idempotent-Replayed', 'Deprecation', 'Sunset'];
+const EXPOSED = [
+  'X-Correlation-Id',
+  'X-Request-Id',
+  'Location',
+  'Retry-After',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'Idempotent-Replayed',
+  'Deprecation',
+  'Sunset',
+];
 
 const admin = httpAs(['admin:all']);
 
@@ -63,13 +74,29 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', (
           contract: contract('EchoHeadersQuery', '/api/echo'),
           handle: (_input, ctx) => {
             seen.push(ctx);
-            return { correlationId: ctx.correlationId, requestId: ctx.requestId, traceparent: ctx.traceparent ?? null, userId: ctx.user?.userId ?? null };
+            return {
+              correlationId: ctx.correlationId,
+              requestId: ctx.requestId,
+              traceparent: ctx.traceparent ?? null,
+              userId: ctx.user?.userId ?? null,
+            };
           },
         },
-        { contract: contract('GetQuotaQuery', '/api/quota', { rateLimit: { max: 2, windowMs: 60000 } }), handle: () => ({ ok: true }) },
-        { contract: contract('GetOpenQuotaQuery', '/api/open-quota', { public: true, rateLimit: { max: 2, windowMs: 60000 } }), handle: () => ({ ok: true }) },
         {
-          contract: contract('GetBrokenShapeQuery', '/api/broken-shape', { outputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } }),
+          contract: contract('GetQuotaQuery', '/api/quota', { rateLimit: { max: 2, windowMs: 60000 } }),
+          handle: () => ({ ok: true }),
+        },
+        {
+          contract: contract('GetOpenQuotaQuery', '/api/open-quota', {
+            public: true,
+            rateLimit: { max: 2, windowMs: 60000 },
+          }),
+          handle: () => ({ ok: true }),
+        },
+        {
+          contract: contract('GetBrokenShapeQuery', '/api/broken-shape', {
+            outputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+          }),
           handle: () => ({ n: 'not a number' }),
         },
         {
@@ -91,13 +118,24 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', (
   describe('CORS', () => {
     it('answers a preflight on an /api path with 204 and every CORS header, without credentials', async () => {
       const res = await http('OPTIONS', `${api}/users`, {
-        headers: { origin: ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,x-correlation-id' },
+        headers: {
+          origin: ORIGIN,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization,content-type,x-correlation-id',
+        },
       });
       expect(res.status).to.equal(204);
       expect(res.text).to.equal('');
       expect(res.headers.get('access-control-allow-origin')).to.equal('*');
       expect(res.headers.get('access-control-allow-methods')).to.equal('GET,POST,PUT,DELETE,OPTIONS');
-      expect(res.headers.get('access-control-allow-headers')?.split(',')).to.include.members(['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id', 'Idempotency-Key']);
+      expect(res.headers.get('access-control-allow-headers')?.split(',')).to.include.members([
+        'Authorization',
+        'Content-Type',
+        'X-Dev-User-Id',
+        'X-Dev-Permissions',
+        'X-Correlation-Id',
+        'Idempotency-Key',
+      ]);
       expect(res.headers.get('access-control-max-age')).to.equal('86400');
       expect(res.headers.get('access-control-expose-headers')?.split(',')).to.deep.equal(EXPOSED);
       expect(res.headers.get('access-control-allow-credentials'), 'credentials are off by default').to.equal(null);
@@ -106,11 +144,15 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', (
     });
 
     it('answers a preflight on any /api path, even one no contract serves, and echoes the correlation id', async () => {
-      const res = await http('OPTIONS', `${api}/no/such/route`, { headers: { origin: ORIGIN, 'access-control-request-method': 'DELETE', 'x-correlation-id': 'preflight-1' } });
+      const res = await http('OPTIONS', `${api}/no/such/route`, {
+        headers: { origin: ORIGIN, 'access-control-request-method': 'DELETE', 'x-correlation-id': 'preflight-1' },
+      });
       expect(res.status).to.equal(204);
       expect(res.headers.get('access-control-allow-origin')).to.equal('*');
       expect(res.headers.get('x-correlation-id')).to.equal('preflight-1');
-      expect((await http('OPTIONS', api, { headers: { origin: ORIGIN, 'access-control-request-method': 'GET' } })).status).to.equal(204);
+      expect(
+        (await http('OPTIONS', api, { headers: { origin: ORIGIN, 'access-control-request-method': 'GET' } })).status,
+      ).to.equal(204);
     });
 
     it('puts the CORS and trace headers on a 401', async () => {
@@ -121,7 +163,9 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', (
     });
 
     it('puts the CORS and trace headers on a 403 and a 404', async () => {
-      const forbidden = await httpAs(['users:create'], 'cors-403')('GET', `${api}/users`, { headers: { origin: ORIGIN } });
+      const forbidden = await httpAs(['users:create'], 'cors-403')('GET', `${api}/users`, {
+        headers: { origin: ORIGIN },
+      });
       expect(forbidden.status).to.equal(403);
       expectCorsOnAnswer(forbidden.headers);
       const missing = await admin('GET', `${api}/missing-thing`, { headers: { origin: ORIGIN } });
@@ -140,20 +184,31 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', (
 
   describe('tracing', () => {
     it('passes the correlation id, request id and user to the service and answers with the same ids', async () => {
-      const res = await httpAs([], 'trace-user')('GET', `${api}/echo`, { headers: { 'x-correlation-id': 'order-42.retry-1' } });
+      const res = await httpAs([], 'trace-user')('GET', `${api}/echo`, {
+        headers: { 'x-correlation-id': 'order-42.retry-1' },
+      });
       expect(res.status, res.text).to.equal(200);
       expect(res.headers.get('x-correlation-id')).to.equal('order-42.retry-1');
-      expect(res.body).to.deep.equal({ correlationId: 'order-42.retry-1', requestId: res.headers.get('x-request-id'), traceparent: null, userId: 'trace-user' });
+      expect(res.body).to.deep.equal({
+        correlationId: 'order-42.retry-1',
+        requestId: res.headers.get('x-request-id'),
+        traceparent: null,
+        userId: 'trace-user',
+      });
     });
 
     it('tells the service when the gateway stops waiting: the deadline header, the request time plus its timeout', async () => {
       const before = Date.now();
-      const res = await httpAs([], 'deadline-user')('GET', `${api}/echo`, { headers: { 'x-correlation-id': 'deadline-1' } });
+      const res = await httpAs([], 'deadline-user')('GET', `${api}/echo`, {
+        headers: { 'x-correlation-id': 'deadline-1' },
+      });
       const after = Date.now();
       expect(res.status, res.text).to.equal(200);
       const ctx = seen.find((c) => c.correlationId === 'deadline-1');
       // The default REQUEST_TIMEOUT_MS (30000), counted from when the gateway sent the message.
-      expect(ctx?.deadline).to.be.a('number').within(before + 30000, after + 30000);
+      expect(ctx?.deadline)
+        .to.be.a('number')
+        .within(before + 30000, after + 30000);
     });
 
     it('replaces a correlation id that is too long or unsafe, and sends the replacement to the service', async () => {
@@ -169,11 +224,17 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', (
     it('never lets a CR/LF in the id reach a response header', async () => {
       const port = Number(new URL(gw.baseUrl).port);
       // A CR inside the value: refused by Node's HTTP parser before the gateway sees it.
-      const cr = await rawRequest(port, 'GET /api/echo HTTP/1.1\r\nHost: x\r\nX-Correlation-Id: abc\rSet-Cookie: a=1\r\n');
+      const cr = await rawRequest(
+        port,
+        'GET /api/echo HTTP/1.1\r\nHost: x\r\nX-Correlation-Id: abc\rSet-Cookie: a=1\r\n',
+      );
       expect(cr).to.match(/^HTTP\/1\.1 400/);
       expect(cr).not.to.match(/set-cookie/i);
       // CRLF ends the header: what follows is another request header, never a response header.
-      const crlf = await rawRequest(port, 'OPTIONS /api/echo HTTP/1.1\r\nHost: x\r\nX-Correlation-Id: abc\r\nSet-Cookie: a=1\r\n');
+      const crlf = await rawRequest(
+        port,
+        'OPTIONS /api/echo HTTP/1.1\r\nHost: x\r\nX-Correlation-Id: abc\r\nSet-Cookie: a=1\r\n',
+      );
       expect(crlf).to.match(/^HTTP\/1\.1 204/);
       expect(crlf).to.match(/\r\nX-Correlation-Id: abc\r\n/);
       expect(crlf).not.to.match(/set-cookie/i);
@@ -191,16 +252,22 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', (
     it('propagates a valid W3C traceparent to the service, and only a valid one', async () => {
       const valid = await admin('GET', `${api}/echo`, { headers: { traceparent: TRACEPARENT } });
       expect(valid.body.traceparent).to.equal(TRACEPARENT);
-      for (const bad of ['00-00000000000000000000000000000000-00f067aa0ba902b7-01', 'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'garbage']) {
+      for (const bad of [
+        '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+        'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+        'garbage',
+      ]) {
         const res = await admin('GET', `${api}/echo`, { headers: { traceparent: bad } });
         expect(res.body.traceparent, bad).to.equal(null);
       }
     });
 
-    it('logs a request\'s problem with its correlation id', async () => {
+    it("logs a request's problem with its correlation id", async () => {
       const res = await admin('GET', `${api}/broken-shape`, { headers: { 'x-correlation-id': 'log-line-check-7' } });
       expect(res.status).to.equal(200);
-      await eventually(async () => expect(gw.output()).to.match(/\[log-line-check-7\] edge-echo-service answered GetBrokenShapeQuery/));
+      await eventually(async () =>
+        expect(gw.output()).to.match(/\[log-line-check-7\] edge-echo-service answered GetBrokenShapeQuery/),
+      );
     });
   });
 
@@ -223,7 +290,11 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', (
       expect(Date.now() - started, 'no artificial delay').to.be.below(1000);
       expect(res.status).to.equal(429);
       expect(res.headers.get('content-type')).to.match(/^application\/json/);
-      expect(res.body).to.include({ error: 'Too Many Requests', code: 'RATE_LIMIT_EXCEEDED', correlationId: 'too-many-1' });
+      expect(res.body).to.include({
+        error: 'Too Many Requests',
+        code: 'RATE_LIMIT_EXCEEDED',
+        correlationId: 'too-many-1',
+      });
       expect(res.body.retryAfter).to.be.a('number').within(1, 60);
       expect(res.headers.get('retry-after')).to.equal(String(res.body.retryAfter));
       expect(res.headers.get('x-ratelimit-remaining')).to.equal('0');
@@ -244,7 +315,9 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', (
     it('counts anonymous callers by address and a forged token as anonymous', async () => {
       expect((await http('GET', `${api}/open-quota`)).status).to.equal(200);
       // Unverifiable token with a fresh sub: still the same address, so the same budget.
-      const forged = { authorization: `Bearer ${await mintToken({ sub: 'fresh-sub' }, 'not-the-gateway-secret-but-long-enough-0123')}` };
+      const forged = {
+        authorization: `Bearer ${await mintToken({ sub: 'fresh-sub' }, 'not-the-gateway-secret-but-long-enough-0123')}`,
+      };
       expect((await http('GET', `${api}/open-quota`, { headers: forged })).status).to.equal(200);
       expect((await http('GET', `${api}/open-quota`)).status).to.equal(429);
       // A verified user on the same address has a budget of their own.
@@ -266,13 +339,21 @@ describe('settings: CORS credentials and PATCH, and the RATE_LIMIT_MAX quick-sta
   let api: string;
 
   before(async () => {
-    gw = await startGateway({ BUS_URL: 'embedded', CORS_CREDENTIALS: 'true', CORS_ALLOW_PATCH: 'true', RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' });
+    gw = await startGateway({
+      BUS_URL: 'embedded',
+      CORS_CREDENTIALS: 'true',
+      CORS_ALLOW_PATCH: 'true',
+      RATE_LIMIT_MAX: '3',
+      RATE_LIMIT_WINDOW_MS: '60000',
+    });
     api = `${gw.baseUrl}/api`;
   });
   after(async () => gw?.stop());
 
   it('with credentials on, reflects the request origin instead of * and allows credentials', async () => {
-    const res = await http('OPTIONS', `${api}/users`, { headers: { origin: ORIGIN, 'access-control-request-method': 'PATCH' } });
+    const res = await http('OPTIONS', `${api}/users`, {
+      headers: { origin: ORIGIN, 'access-control-request-method': 'PATCH' },
+    });
     expect(res.status).to.equal(204);
     expect(res.headers.get('access-control-allow-origin')).to.equal(ORIGIN);
     expect(res.headers.get('access-control-allow-credentials')).to.equal('true');
@@ -295,7 +376,7 @@ describe('settings: CORS credentials and PATCH, and the RATE_LIMIT_MAX quick-sta
     }
     expect(remaining).to.deep.equal(['2', '1', '0']);
     const over = await user('GET', `${api}/users/anyone`);
-    expect(over.status, 'the budget is the caller\'s, across routes').to.equal(429);
+    expect(over.status, "the budget is the caller's, across routes").to.equal(429);
     expect(over.body.code).to.equal('RATE_LIMIT_EXCEEDED');
     expect((await httpAs(['admin:all'], 'another-user')('GET', `${api}/users`)).status).to.equal(200);
   });

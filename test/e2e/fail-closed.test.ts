@@ -32,7 +32,16 @@ function exampleWithPermission(line: string): string {
 async function startToEnd(configDir: string, env: Record<string, string | undefined>) {
   try {
     return await run(process.execPath, [join(ROOT, 'dist', 'scripts', 'start.js')], {
-      env: { JWT_SECRET: TEST_JWT_SECRET, JWKS_URI: undefined, BUS_URL: 'embedded', START_REFERENCE_SERVICES: 'false', PORT: '0', LOG_LEVEL: 'warn', EG_CONFIG_DIR: configDir, ...env },
+      env: {
+        JWT_SECRET: TEST_JWT_SECRET,
+        JWKS_URI: undefined,
+        BUS_URL: 'embedded',
+        START_REFERENCE_SERVICES: 'false',
+        PORT: '0',
+        LOG_LEVEL: 'warn',
+        EG_CONFIG_DIR: configDir,
+        ...env,
+      },
       timeoutMs: 30000,
     });
   } finally {
@@ -52,7 +61,10 @@ describe('a slip in a hand-written pipeline stops the start', function () {
   this.timeout(60000);
 
   it("the issue's typo `requried` stops the gateway with one line naming the key, the step and the key meant", async () => {
-    const r = await startToEnd(configDirWith(exampleWithPermission("      - permission: [ action: { requried: ['orders:create'] } ]")), {});
+    const r = await startToEnd(
+      configDirWith(exampleWithPermission("      - permission: [ action: { requried: ['orders:create'] } ]")),
+      {},
+    );
     expect(r.code, r.output).to.equal(INVALID_SETTINGS_EXIT_CODE);
     expect(theOneLine(r.output, 'requried')).to.match(
       /^\[contracts\] \/.*\/gateway\.config\.yml: pipeline "orders-create", step permission: unknown key "requried" \(did you mean "required"\?\)\. The gateway does not start\.$/,
@@ -62,7 +74,9 @@ describe('a slip in a hand-written pipeline stops the start', function () {
   it('a permission step with nothing to check (no `required`, `public: true` nor a contract) stops the gateway', async () => {
     const r = await startToEnd(configDirWith(exampleWithPermission('      - permission:')), {});
     expect(r.code, r.output).to.equal(INVALID_SETTINGS_EXIT_CODE);
-    expect(theOneLine(r.output, 'step permission')).to.include('pipeline "orders-create", step permission: its action has neither `required`, `public: true` nor a `messageType`');
+    expect(theOneLine(r.output, 'step permission')).to.include(
+      'pipeline "orders-create", step permission: its action has neither `required`, `public: true` nor a `messageType`',
+    );
   });
 });
 
@@ -71,7 +85,9 @@ describe('no key to verify tokens with, no bus URL', function () {
   this.timeout(90000);
 
   it('a gateway with jwt-dev-auth and neither JWT_SECRET nor JWKS_URI stops with one line', async () => {
-    const r = await startToEnd(configDirWith(readFileSync(join(ROOT, 'config', 'gateway.config.yml'), 'utf8')), { JWT_SECRET: undefined });
+    const r = await startToEnd(configDirWith(readFileSync(join(ROOT, 'config', 'gateway.config.yml'), 'utf8')), {
+      JWT_SECRET: undefined,
+    });
     expect(r.code, r.output).to.equal(INVALID_SETTINGS_EXIT_CODE);
     expect(theOneLine(r.output, 'JWT_SECRET')).to.match(
       /^\[contracts\] .*gateway\.config\.yml: jwt-dev-auth of the generated routes has no key to verify tokens with: set JWT_SECRET \(HS256\) or JWKS_URI \(RS256\), or jwtSecret \/ jwksUri on its action\. The gateway does not start\.$/,
@@ -79,7 +95,10 @@ describe('no key to verify tokens with, no bus URL', function () {
   });
 
   it('an SDK service started without BUS_URL stops with one line and a non-zero exit, instead of serving an in-process bus', async () => {
-    const r = await run(process.execPath, [join(ROOT, 'dist', 'test', 'support', 'nap-service.js')], { env: { BUS_URL: undefined }, timeoutMs: 20000 });
+    const r = await run(process.execPath, [join(ROOT, 'dist', 'test', 'support', 'nap-service.js')], {
+      env: { BUS_URL: undefined },
+      timeoutMs: 20000,
+    });
     expect(r.code, r.output).to.equal(1);
     expect(r.output).not.to.include('ready');
     expect(theOneLine(r.output, 'BUS_URL')).to.equal(
@@ -134,7 +153,12 @@ describe('contract-router enforces the contract in a hand-written pipeline', fun
         service: 'orders-service',
         operations: [
           {
-            contract: { messageType: 'CreateOrderCommand', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: ['orders:create'] },
+            contract: {
+              messageType: 'CreateOrderCommand',
+              inputSchema: { type: 'object' },
+              outputSchema: { type: 'object' },
+              requiredPermissions: ['orders:create'],
+            },
             handle: async () => {
               calls += 1;
               return { orderId: `o-${calls}` };
@@ -143,10 +167,20 @@ describe('contract-router enforces the contract in a hand-written pipeline', fun
         ],
       }),
     );
-    await eventually(async () => expect((await httpAs(['orders:create'])('POST', `${fixture.gw.baseUrl}/orders`, { body: {} })).status).to.equal(201), 15000);
+    await eventually(
+      async () =>
+        expect((await httpAs(['orders:create'])('POST', `${fixture.gw.baseUrl}/orders`, { body: {} })).status).to.equal(
+          201,
+        ),
+      15000,
+    );
     // The contract's generated route is written into the file some time after the hand-written one answers; a test
     // editing the file before that write could see its edit read over by it.
-    await eventually(async () => expect(readFileSync(join(fixture.configDir, 'gateway.config.yml'), 'utf8')).to.include('/api/orders'), 15000, 200);
+    await eventually(
+      async () => expect(readFileSync(join(fixture.configDir, 'gateway.config.yml'), 'utf8')).to.include('/api/orders'),
+      15000,
+      200,
+    );
   });
 
   it('jwt-dev-auth + contract-router: 401 without a token, 403 naming the permission without it, served with it', async () => {
@@ -178,12 +212,24 @@ describe('contract-router enforces the contract in a hand-written pipeline', fun
     const routerPublic = { 'contract-router': [{ action: { messageType: 'CreateOrderCommand', public: true } }] };
     edit([{ 'jwt-dev-auth': null }, { permission: [{ action: { requried: ['orders:create'] } }] }, routerPublic]);
     await eventually(async () => expect(fixture.gw.output()).to.include('this reload is refused'), 20000, 200);
-    const refused = fixture.gw.output().split('\n').filter((l) => l.includes('this reload is refused'));
-    expect(refused[0]).to.match(/gateway\.config\.yml: pipeline "orders", step permission: unknown key "requried" \(did you mean "required"\?\); this reload is refused, the routes loaded before stay$/);
+    const refused = fixture.gw
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('this reload is refused'));
+    expect(refused[0]).to.match(
+      /gateway\.config\.yml: pipeline "orders", step permission: unknown key "requried" \(did you mean "required"\?\); this reload is refused, the routes loaded before stay$/,
+    );
     const after = await httpAs(['orders:read'])('POST', `${fixture.gw.baseUrl}/orders`, { body: {} });
     expect(after.status, after.text).to.equal(403);
 
     edit([{ 'jwt-dev-auth': null }, routerPublic]);
-    await eventually(async () => expect((await httpAs(['orders:read'])('POST', `${fixture.gw.baseUrl}/orders`, { body: {} })).status).to.equal(201), 20000, 250);
+    await eventually(
+      async () =>
+        expect((await httpAs(['orders:read'])('POST', `${fixture.gw.baseUrl}/orders`, { body: {} })).status).to.equal(
+          201,
+        ),
+      20000,
+      250,
+    );
   });
 });

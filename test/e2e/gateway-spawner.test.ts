@@ -8,7 +8,10 @@ describe('startGateway whose readiness times out', function () {
 
   it('rejects and leaves no process behind', async () => {
     const before = new Set(liveDescendants().map((p) => p.pid));
-    const err = await startGateway({ BUS_URL: 'embedded', START_REFERENCE_SERVICES: 'false' }, { readyTimeoutMs: 300 }).then(
+    const err = await startGateway(
+      { BUS_URL: 'embedded', START_REFERENCE_SERVICES: 'false' },
+      { readyTimeoutMs: 300 },
+    ).then(
       (gw) => gw.stop().then(() => undefined),
       (e: Error) => e,
     );

@@ -50,14 +50,25 @@ function napOn(agent: Agent, port: number): Promise<Outcome> {
   return new Promise((resolve) => {
     const body = JSON.stringify({ ms: 0 });
     const req = httpRequest(
-      { agent, host: '127.0.0.1', port, method: 'POST', path: '/api/naps', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        agent,
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/api/naps',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
-        res.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message, reused: req.reusedSocket }));
+        res.on('error', (err: NodeJS.ErrnoException) =>
+          resolve({ error: err.code ?? err.message, reused: req.reusedSocket }),
+        );
       },
     );
-    req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message, reused: req.reusedSocket }));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      resolve({ error: err.code ?? err.message, reused: req.reusedSocket }),
+    );
     req.end(body);
   });
 }
@@ -70,7 +81,12 @@ describe('graceful stop (real processes, RabbitMQ)', function () {
 
   async function setUp(gatewayEnv: Record<string, string>): Promise<void> {
     const prefix = uniquePrefix('stop');
-    gw = await startGateway({ BUS_URL: AMQP_URL, BUS_PREFIX: prefix, START_REFERENCE_SERVICES: 'false', ...gatewayEnv });
+    gw = await startGateway({
+      BUS_URL: AMQP_URL,
+      BUS_PREFIX: prefix,
+      START_REFERENCE_SERVICES: 'false',
+      ...gatewayEnv,
+    });
     svc = await startNapService(prefix);
     await eventually(async () => {
       const r = await http('POST', `${gw!.baseUrl}/api/naps`, { body: { ms: 0 } });
@@ -135,9 +151,13 @@ describe('graceful stop (real processes, RabbitMQ)', function () {
       }
     };
     const workers = Array.from({ length: 64 }, worker);
-    await eventually(async () => {
-      if (answered < 200) throw new Error(`load not started: ${answered} answers`);
-    }, 15000, 50);
+    await eventually(
+      async () => {
+        if (answered < 200) throw new Error(`load not started: ${answered} answers`);
+      },
+      15000,
+      50,
+    );
     gw!.child.kill('SIGTERM');
     expect(await exited).to.equal(0);
     await Promise.all(workers);
@@ -175,10 +195,14 @@ describe('graceful stop (real processes, RabbitMQ)', function () {
     await new Promise((r) => setTimeout(r, 400));
     svc!.child.kill('SIGTERM');
 
-    await eventually(async () => {
-      const r = await http('POST', `${gw!.baseUrl}/api/naps`, { body: { ms: 0 } });
-      if (r.status !== 404) throw new Error(`still routed: ${r.status}`);
-    }, 2000, 50);
+    await eventually(
+      async () => {
+        const r = await http('POST', `${gw!.baseUrl}/api/naps`, { body: { ms: 0 } });
+        if (r.status !== 404) throw new Error(`still routed: ${r.status}`);
+      },
+      2000,
+      50,
+    );
     // Not routed any more, while the service process is still there finishing its request.
     expect(svc!.child.exitCode).to.equal(null);
 

@@ -54,7 +54,10 @@ describe('hand-written pipelines (the example of docs/design.md, deploy/gateway.
     copyFileSync(join(ROOT, 'config', 'system.config.yml'), join(configDir, 'system.config.yml'));
     cpSync(join(ROOT, 'config', 'models'), join(configDir, 'models'), { recursive: true });
     copyFileSync(EXAMPLE, join(configDir, 'gateway.config.yml'));
-    gw = await startGateway({ BUS_URL: AMQP_URL, ORDERS_BACKEND_URL: orders.url, REPORTS_LEGACY_URL: legacy.url }, { configDir });
+    gw = await startGateway(
+      { BUS_URL: AMQP_URL, ORDERS_BACKEND_URL: orders.url, REPORTS_LEGACY_URL: legacy.url },
+      { configDir },
+    );
     transport = new AmqpTransport(AMQP_URL, { prefix: gw.prefix });
     await transport.start();
   });

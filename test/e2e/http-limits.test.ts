@@ -15,7 +15,14 @@ function portOf(gw: GatewayProcess): number {
 
 /** The start of a POST to the public login route, which reads its body: the headers, with no body yet. */
 function loginHeaders(contentLength: number): string {
-  return ['POST /api/login HTTP/1.1', 'Host: 127.0.0.1', 'Content-Type: application/json', `Content-Length: ${contentLength}`, '', ''].join('\r\n');
+  return [
+    'POST /api/login HTTP/1.1',
+    'Host: 127.0.0.1',
+    'Content-Type: application/json',
+    `Content-Length: ${contentLength}`,
+    '',
+    '',
+  ].join('\r\n');
 }
 
 function expectErrorBody(res: RawResponse, status: number, code: string): void {
@@ -64,15 +71,19 @@ describe('receive limits and the connection cap of the API server (end to end, r
       MAX_CONNECTIONS: String(CAP),
     });
     // "ready" comes before the host has loaded the written routes.
-    await eventually(async () => {
-      const c = await RawConnection.open(portOf(gw!));
-      try {
-        c.send('POST', '/api/login', {});
-        expect((await c.next()).status).not.to.equal(404);
-      } finally {
-        c.destroy();
-      }
-    }, 20000, 200);
+    await eventually(
+      async () => {
+        const c = await RawConnection.open(portOf(gw!));
+        try {
+          c.send('POST', '/api/login', {});
+          expect((await c.next()).status).not.to.equal(404);
+        } finally {
+          c.destroy();
+        }
+      },
+      20000,
+      200,
+    );
   });
   afterEach(() => {
     for (const c of open.splice(0)) c.destroy();
@@ -139,10 +150,14 @@ describe('receive limits and the connection cap of the API server (end to end, r
     expect(gw!.output()).to.match(/3 connections are open \(maxConnections\)/);
 
     held[0]!.destroy();
-    await eventually(async () => {
-      const again = await connect();
-      again.send('GET', '/health');
-      expect((await again.next(2000)).status).to.equal(200);
-    }, 5000, 200);
+    await eventually(
+      async () => {
+        const again = await connect();
+        again.send('GET', '/health');
+        expect((await again.next(2000)).status).to.equal(200);
+      },
+      5000,
+      200,
+    );
   });
 });

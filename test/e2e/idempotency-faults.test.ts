@@ -43,11 +43,23 @@ describe('idempotency under broker connection faults (RabbitMQ, PostgreSQL)', fu
     // The forced drop after the suite ends idle connections; an idle client's error must not be uncaught.
     pool.on('error', () => undefined);
     await new PgIdempotencyStore(pool).migrate();
-    await pool.query('CREATE TABLE entries (id serial PRIMARY KEY, name text NOT NULL, idem_key text, pid integer NOT NULL)');
+    await pool.query(
+      'CREATE TABLE entries (id serial PRIMARY KEY, name text NOT NULL, idem_key text, pid integer NOT NULL)',
+    );
     const gatewayUrl = viaPort(AMQP_URL, await gatewayProxy.listen());
     const serviceUrl = viaPort(AMQP_URL, await serviceProxy.listen());
-    gw = await startGateway({ BUS_URL: gatewayUrl, BUS_PREFIX: prefix, START_REFERENCE_SERVICES: 'false', REQUEST_TIMEOUT_MS: '10000' });
-    service = await startServiceProcess('ledger-service', { BUS_URL: serviceUrl, BUS_PREFIX: prefix, DATABASE_URL: db.url, DELAY_MS: '30' });
+    gw = await startGateway({
+      BUS_URL: gatewayUrl,
+      BUS_PREFIX: prefix,
+      START_REFERENCE_SERVICES: 'false',
+      REQUEST_TIMEOUT_MS: '10000',
+    });
+    service = await startServiceProcess('ledger-service', {
+      BUS_URL: serviceUrl,
+      BUS_PREFIX: prefix,
+      DATABASE_URL: db.url,
+      DELAY_MS: '30',
+    });
     await eventually(async () => {
       const r = await http('POST', `${gw.baseUrl}/api/entries`, { body: { name: 'warm-up' } });
       if (r.status !== 201) throw new Error(`route not ready: ${r.status} ${r.text}`);
@@ -74,7 +86,10 @@ describe('idempotency under broker connection faults (RabbitMQ, PostgreSQL)', fu
       const key = randomUUID();
       const statuses: number[] = [];
       for (let attempt = 0; attempt < 100; attempt++) {
-        const r = await http('POST', `${gw.baseUrl}/api/entries`, { body: { name: `e${i}` }, headers: { 'idempotency-key': key } });
+        const r = await http('POST', `${gw.baseUrl}/api/entries`, {
+          body: { name: `e${i}` },
+          headers: { 'idempotency-key': key },
+        });
         statuses.push(r.status);
         if (!RETRYABLE.has(r.status)) return { key, statuses, final: r };
         await new Promise((res) => setTimeout(res, 50 + Math.random() * 100 * Math.min(attempt + 1, 5)));
@@ -106,7 +121,10 @@ describe('idempotency under broker connection faults (RabbitMQ, PostgreSQL)', fu
       'SELECT idem_key, count(*) AS n, min(id) AS id FROM entries WHERE idem_key IS NOT NULL GROUP BY idem_key',
     );
     expect(rows.length, 'one entry per create').to.equal(CREATES);
-    expect(rows.filter((r) => Number(r.n) !== 1), 'no create ran twice').to.deep.equal([]);
+    expect(
+      rows.filter((r) => Number(r.n) !== 1),
+      'no create ran twice',
+    ).to.deep.equal([]);
     const idOf = new Map(rows.map((r) => [r.idem_key, String(r.id)]));
     for (const o of outcomes) {
       expect(o.final.body.id, `the answer of ${o.key} names its entry`).to.equal(idOf.get(o.key));
@@ -115,8 +133,16 @@ describe('idempotency under broker connection faults (RabbitMQ, PostgreSQL)', fu
     const retried = outcomes.filter((o) => o.statuses.length > 1);
     expect(retried.length, 'the cuts hit creates in flight').to.be.greaterThan(0);
     // Requests the service held when its connection dropped were redelivered to it, not left to their deadline.
-    expect(outcomes.filter((o) => o.statuses.includes(504)).map((o) => o.statuses), 'none waited for its deadline').to.deep.equal([]);
+    expect(
+      outcomes.filter((o) => o.statuses.includes(504)).map((o) => o.statuses),
+      'none waited for its deadline',
+    ).to.deep.equal([]);
     const replayed = outcomes.filter((o) => o.final.headers.get('idempotent-replayed') === 'true');
-    console.log(`      ${retried.length} creates retried (${retried.map((o) => o.statuses.join('>')).slice(0, 6).join(' ')} …), ${replayed.length} answered by replay`);
+    console.log(
+      `      ${retried.length} creates retried (${retried
+        .map((o) => o.statuses.join('>'))
+        .slice(0, 6)
+        .join(' ')} …), ${replayed.length} answered by replay`,
+    );
   });
 });

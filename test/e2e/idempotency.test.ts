@@ -46,7 +46,11 @@ describe('idempotency keys through the gateway (RabbitMQ, PostgreSQL store)', fu
         {
           contract: {
             messageType: 'CreateEntryCommand',
-            inputSchema: { type: 'object', properties: { name: { type: 'string' }, fail: { type: 'string' } }, required: ['name'] },
+            inputSchema: {
+              type: 'object',
+              properties: { name: { type: 'string' }, fail: { type: 'string' } },
+              required: ['name'],
+            },
             outputSchema: { type: 'object' },
             requiredPermissions: ['entries:create'],
           },
@@ -59,7 +63,8 @@ describe('idempotency keys through the gateway (RabbitMQ, PostgreSQL store)', fu
             try {
               await client.query('BEGIN');
               const taken = await client.query('SELECT 1 FROM entries WHERE name = $1', [name]);
-              if (taken.rows.length > 0) throw new ServiceError('RESOURCE_CONFLICT', 'The name is taken', { conflictingField: 'name' });
+              if (taken.rows.length > 0)
+                throw new ServiceError('RESOURCE_CONFLICT', 'The name is taken', { conflictingField: 'name' });
               const id = randomUUID();
               await client.query('INSERT INTO entries (id, name) VALUES ($1, $2)', [id, name]);
               const out = answer({ id, name, run: runs.get(name) }, { location: `/api/entries/${id}` });
@@ -94,7 +99,8 @@ describe('idempotency keys through the gateway (RabbitMQ, PostgreSQL store)', fu
 
   const post = (as: typeof alice, body: Record<string, unknown>, key?: string) =>
     as('POST', `${gw.baseUrl}/api/entries`, { body, headers: key === undefined ? {} : { 'idempotency-key': key } });
-  const entries = async (name: string): Promise<number> => (await pool.query('SELECT 1 FROM entries WHERE name = $1', [name])).rows.length;
+  const entries = async (name: string): Promise<number> =>
+    (await pool.query('SELECT 1 FROM entries WHERE name = $1', [name])).rows.length;
 
   it('a repeat with the same key and body gets the first answer (status, body, Location) marked replayed; the handler ran once', async () => {
     const key = randomUUID();
@@ -104,13 +110,15 @@ describe('idempotency keys through the gateway (RabbitMQ, PostgreSQL store)', fu
     const again = await post(alice, { name: 'e1' }, `"${key}"`);
     expect(again.status, again.text).to.equal(201);
     expect(again.body).to.deep.equal(first.body);
-    expect(again.headers.get('location')).to.equal(first.headers.get('location')).and.to.match(/^\/api\/entries\//);
+    expect(again.headers.get('location'))
+      .to.equal(first.headers.get('location'))
+      .and.to.match(/^\/api\/entries\//);
     expect(again.headers.get('idempotent-replayed')).to.equal('true');
     expect(runs.get('e1')).to.equal(1);
     expect(await entries('e1')).to.equal(1);
   });
 
-  it('the same key with another body is 422; another caller\'s same key is a key of its own', async () => {
+  it("the same key with another body is 422; another caller's same key is a key of its own", async () => {
     const key = randomUUID();
     expect((await post(alice, { name: 'e2' }, key)).status).to.equal(201);
     const other = await post(alice, { name: 'e2-other' }, key);
@@ -186,7 +194,10 @@ describe('idempotency keys through the gateway (RabbitMQ, PostgreSQL store)', fu
     expect((await post(alice, { name: 'e7' })).status).to.equal(201);
     expect((await post(alice, { name: 'e7' })).status).to.equal(409);
     expect(runs.get('e7')).to.equal(2);
-    expect((await http('POST', `${gw.baseUrl}/api/entries`, { body: { name: 'e7' }, headers: { 'idempotency-key': 'x' } })).status).to.equal(401);
+    expect(
+      (await http('POST', `${gw.baseUrl}/api/entries`, { body: { name: 'e7' }, headers: { 'idempotency-key': 'x' } }))
+        .status,
+    ).to.equal(401);
   });
 });
 

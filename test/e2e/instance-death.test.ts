@@ -30,7 +30,9 @@ describe('an instance killed under load loses nothing and runs nothing twice (Ra
     // The forced drop after the suite ends idle connections; an idle client's error must not be uncaught.
     pool.on('error', () => undefined);
     await new PgIdempotencyStore(pool).migrate();
-    await pool.query('CREATE TABLE entries (id serial PRIMARY KEY, name text NOT NULL, idem_key text, pid integer NOT NULL)');
+    await pool.query(
+      'CREATE TABLE entries (id serial PRIMARY KEY, name text NOT NULL, idem_key text, pid integer NOT NULL)',
+    );
     // A deadline far above what the test needs: a request that waited for it would show as a 504.
     gw = await startGateway({ BUS_URL: AMQP_URL, START_REFERENCE_SERVICES: 'false', REQUEST_TIMEOUT_MS: '30000' });
   });
@@ -58,27 +60,40 @@ describe('an instance killed under load loses nothing and runs nothing twice (Ra
       http('POST', `${gw.baseUrl}/api/entries`, { body: { name: `e${i}` }, headers: { 'idempotency-key': key } }),
     );
     // Kill the victim once it is running several of them (its handlers wait 1.5 s before they write).
-    await eventually(async () => {
-      if (runsIn(victim.output()).length < 4) throw new Error('the victim holds nothing yet');
-    }, 15000, 20);
+    await eventually(
+      async () => {
+        if (runsIn(victim.output()).length < 4) throw new Error('the victim holds nothing yet');
+      },
+      15000,
+      20,
+    );
     const heldByVictim = runsIn(victim.output()).filter((k) => keys.includes(k));
     victim.child.kill('SIGKILL');
     const results = await Promise.all(answers);
 
     const statuses = results.map((r) => r.status);
-    expect(statuses.filter((s) => s !== 201), JSON.stringify(results.filter((r) => r.status !== 201).map((r) => r.text))).to.deep.equal([]);
+    expect(
+      statuses.filter((s) => s !== 201),
+      JSON.stringify(results.filter((r) => r.status !== 201).map((r) => r.text)),
+    ).to.deep.equal([]);
     const { rows } = await pool.query<{ idem_key: string; n: string; id: number; pid: number }>(
       'SELECT idem_key, count(*) AS n, min(id) AS id, min(pid) AS pid FROM entries WHERE idem_key IS NOT NULL GROUP BY idem_key',
     );
     expect(rows.length, 'an entry for every request').to.equal(REQUESTS);
-    expect(rows.filter((r) => Number(r.n) !== 1), 'no request ran twice').to.deep.equal([]);
+    expect(
+      rows.filter((r) => Number(r.n) !== 1),
+      'no request ran twice',
+    ).to.deep.equal([]);
     const byKey = new Map(rows.map((r) => [r.idem_key, r]));
     keys.forEach((key, i) => {
       expect(results[i].body.id, `answer of ${key}`).to.equal(String(byKey.get(key)!.id));
     });
     // The kill did hit requests in flight: some of what the victim held were finished by the survivor.
     expect(heldByVictim.length).to.be.greaterThan(0);
-    expect(heldByVictim.filter((k) => byKey.get(k)!.pid === survivor.child.pid).length, 'redelivered to the survivor').to.be.greaterThan(0);
+    expect(
+      heldByVictim.filter((k) => byKey.get(k)!.pid === survivor.child.pid).length,
+      'redelivered to the survivor',
+    ).to.be.greaterThan(0);
   });
 });
 

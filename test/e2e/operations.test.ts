@@ -53,9 +53,18 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
     expect(res.body.count).to.equal(referenceContracts().length);
     expect(res.body.services).to.deep.equal(['auth-service', 'users-service']);
     const byType = Object.fromEntries(res.body.contracts.map((c: { messageType: string }) => [c.messageType, c]));
-    expect(byType.CreateUserCommand.endpoints).to.deep.equal([{ method: 'POST', path: '/api/users', successStatus: 201 }]);
-    expect(byType.DeleteUserCommand.endpoints).to.deep.equal([{ method: 'DELETE', path: '/api/users/:userId', successStatus: 204 }]);
-    expect(byType.GetUserQuery.endpoints).to.deep.include({ method: 'GET', path: '/api/users', successStatus: 200, whenQuery: 'userId' });
+    expect(byType.CreateUserCommand.endpoints).to.deep.equal([
+      { method: 'POST', path: '/api/users', successStatus: 201 },
+    ]);
+    expect(byType.DeleteUserCommand.endpoints).to.deep.equal([
+      { method: 'DELETE', path: '/api/users/:userId', successStatus: 204 },
+    ]);
+    expect(byType.GetUserQuery.endpoints).to.deep.include({
+      method: 'GET',
+      path: '/api/users',
+      successStatus: 200,
+      whenQuery: 'userId',
+    });
     expect(byType.GetUserQuery.requiredPermissions).to.deep.equal(['users:read']);
     expect(byType.GetUserQuery.instances).to.have.length(1);
     expect(byType.GetUserQuery.instances[0]).to.include({ service: 'users-service' });
@@ -68,8 +77,10 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
     expect((await admin('GET', `${gw.baseUrl}/debug/contracts`)).status).to.equal(404);
   });
 
-  it('an unknown /api path: 404 HANDLER_NOT_FOUND in the error body, with the caller\'s correlation id', async () => {
-    const res = await http('GET', `${gw.baseUrl}/api/no-such-thing`, { headers: { 'x-correlation-id': 'probe-404-1' } });
+  it("an unknown /api path: 404 HANDLER_NOT_FOUND in the error body, with the caller's correlation id", async () => {
+    const res = await http('GET', `${gw.baseUrl}/api/no-such-thing`, {
+      headers: { 'x-correlation-id': 'probe-404-1' },
+    });
     expectNotFound(res);
     expect(res.body.correlationId).to.equal('probe-404-1');
     expectNotFound(await admin('POST', `${gw.baseUrl}/api/users/u1/nothing/here`, { body: {} }));
@@ -82,7 +93,9 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
     expectNotFound(await admin('DELETE', `${gw.baseUrl}/api/users`));
     expectNotFound(await http('PATCH', `${gw.baseUrl}/api/users/u1`, { body: {} }));
     expect((await admin('GET', `${gw.baseUrl}/api/users`)).status).to.equal(200);
-    expect((await http('GET', `${gw.baseUrl}/api/users`)).status, 'a served route still authenticates first').to.equal(401);
+    expect((await http('GET', `${gw.baseUrl}/api/users`)).status, 'a served route still authenticates first').to.equal(
+      401,
+    );
   });
 
   it('GET /api-docs/openapi.json: a valid OpenAPI 3.1 document of the users API, cached with an ETag', async () => {
@@ -100,14 +113,20 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
     expect(create.description).to.contain('users:create');
     expect(create.tags).to.deep.equal(['users-service']);
     expect(create.security).to.deep.include({ bearerAuth: [] });
-    expect(create.requestBody.content['application/json'].schema.$ref).to.equal('#/components/schemas/CreateUserCommand.Input');
+    expect(create.requestBody.content['application/json'].schema.$ref).to.equal(
+      '#/components/schemas/CreateUserCommand.Input',
+    );
     const get = doc.paths['/api/users/{userId}'].get;
     expect(get.parameters[0]).to.include({ name: 'userId', in: 'path', required: true });
     expect(get['x-required-permissions']).to.deep.equal(['users:read']);
     expect(get.responses).to.include.keys('200', '401', '403', '404', '500', '503');
     expect(doc.paths['/api/users/{userId}'].delete.responses).to.have.property('204');
     expect(doc.paths['/api/users/{userId}'].put['x-required-permissions']).to.deep.equal(['users:update']);
-    expect(doc.paths['/api/users'].get.parameters.map((p: { name: string }) => p.name)).to.include.members(['page', 'pageSize', 'userId']);
+    expect(doc.paths['/api/users'].get.parameters.map((p: { name: string }) => p.name)).to.include.members([
+      'page',
+      'pageSize',
+      'userId',
+    ]);
     expect(doc.paths['/api/login'].post.security).to.deep.equal([]);
     // Development auth is off here: its header schemes are not offered.
     expect(doc.components.securitySchemes).to.have.keys('bearerAuth');
@@ -125,7 +144,7 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
     expect(again.status).to.equal(304);
   });
 
-  it('GET /api-docs/asyncapi.json: a valid AsyncAPI 3.0 document of the bus with the services\' request channels', async () => {
+  it("GET /api-docs/asyncapi.json: a valid AsyncAPI 3.0 document of the bus with the services' request channels", async () => {
     const res = await http('GET', `${gw.baseUrl}/api-docs/asyncapi.json`);
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.match(/^application\/json/);
@@ -148,7 +167,10 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
     }
     const init = await http('GET', `${gw.baseUrl}/api-docs/assets/init.js`);
     expect(init.text).to.contain('/api-docs/openapi.json');
-    expect((await http('GET', `${gw.baseUrl}/api-docs/assets/index.html`)).status, 'only the assets the page uses').to.equal(404);
+    expect(
+      (await http('GET', `${gw.baseUrl}/api-docs/assets/index.html`)).status,
+      'only the assets the page uses',
+    ).to.equal(404);
   });
 });
 
@@ -200,15 +222,17 @@ describe('operations endpoints on RabbitMQ (debug on, the broker going away)', f
     const gadgets = await serve({
       transport,
       service: 'gadgets-service',
-      operations: [{
-        contract: {
-          messageType: 'CreateGadgetCommand',
-          inputSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
-          outputSchema: { type: 'object', properties: { gadgetId: { type: 'string' } } },
-          requiredPermissions: ['gadgets:create'],
+      operations: [
+        {
+          contract: {
+            messageType: 'CreateGadgetCommand',
+            inputSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+            outputSchema: { type: 'object', properties: { gadgetId: { type: 'string' } } },
+            requiredPermissions: ['gadgets:create'],
+          },
+          handle: (input) => answer({ gadgetId: 'g1', ...input }),
         },
-        handle: (input) => answer({ gadgetId: 'g1', ...input }),
-      }],
+      ],
     });
     running.push(gadgets);
     const updated = await eventually(async () => {
@@ -246,24 +270,40 @@ describe('operations endpoints on RabbitMQ (debug on, the broker going away)', f
 
     proxy.refusing = true;
     proxy.killAll();
-    const down = await eventually(async () => {
-      const res = await http('GET', `${gw.baseUrl}/health`);
-      expect(res.status, res.text).to.equal(503);
-      return res;
-    }, 10000, 100);
+    const down = await eventually(
+      async () => {
+        const res = await http('GET', `${gw.baseUrl}/health`);
+        expect(res.status, res.text).to.equal(503);
+        return res;
+      },
+      10000,
+      100,
+    );
     expect(down.body).to.include({ code: 'SERVICE_UNAVAILABLE', error: 'Service Unavailable', status: 'unavailable' });
     expect(down.body.bus).to.deep.equal({ kind: 'amqp', state: 'down' });
-    expect(down.body).to.include.keys('rateLimitStore', 'contracts', 'services', 'uptimeSeconds', 'message', 'timestamp', 'retryAfter');
+    expect(down.body).to.include.keys(
+      'rateLimitStore',
+      'contracts',
+      'services',
+      'uptimeSeconds',
+      'message',
+      'timestamp',
+      'retryAfter',
+    );
     expect(down.body.correlationId).to.equal(down.headers.get('x-correlation-id'));
     expect(down.headers.get('retry-after')).to.match(/^\d+$/);
     expect(down.text).not.to.match(/amqp:\/\/|ECONNREFUSED|guest/);
 
     proxy.refusing = false;
-    const back = await eventually(async () => {
-      const res = await http('GET', `${gw.baseUrl}/health`);
-      expect(res.status, res.text).to.equal(200);
-      return res;
-    }, 30000, 200);
+    const back = await eventually(
+      async () => {
+        const res = await http('GET', `${gw.baseUrl}/health`);
+        expect(res.status, res.text).to.equal(200);
+        return res;
+      },
+      30000,
+      200,
+    );
     expect(back.body.bus).to.deep.equal({ kind: 'amqp', state: 'up', node });
   });
 });

@@ -51,7 +51,10 @@ for (const c of CASES) {
       if (c.clientDefaults) {
         cpSync(join(ROOT, 'config'), configDir, { recursive: true });
         const file = join(configDir, 'system.config.yml');
-        const stripped = readFileSync(file, 'utf8').replace(/^ {4}(enableOfflineQueue|maxRetriesPerRequest|connectTimeout|commandTimeout):.*\n/gm, '');
+        const stripped = readFileSync(file, 'utf8').replace(
+          /^ {4}(enableOfflineQueue|maxRetriesPerRequest|connectTimeout|commandTimeout):.*\n/gm,
+          '',
+        );
         expect(stripped).not.to.match(/enableOfflineQueue|commandTimeout/);
         writeFileSync(file, stripped);
       }
@@ -64,10 +67,17 @@ for (const c of CASES) {
       service = await serve({
         transport,
         service: 'widgets-service',
-        operations: [{
-          contract: { messageType: 'ListWidgetsQuery', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: ['widgets:read'] },
-          handle: () => ({ widgets: [] }),
-        }],
+        operations: [
+          {
+            contract: {
+              messageType: 'ListWidgetsQuery',
+              inputSchema: { type: 'object' },
+              outputSchema: { type: 'object' },
+              requiredPermissions: ['widgets:read'],
+            },
+            handle: () => ({ widgets: [] }),
+          },
+        ],
       });
       gw = await startGateway(
         {
@@ -109,13 +119,17 @@ for (const c of CASES) {
 
     /** Counting works: the limiter's headers, the counter in Redis, /health ok, the gauge 1. */
     async function expectCounting(): Promise<void> {
-      const res = await eventually(async () => {
-        const r = await timed();
-        // Retried: the route appears once the gateway has heard the service.
-        expect(r.status, r.text).to.equal(200);
-        expect(r.headers.get('x-ratelimit-remaining'), 'counted').to.match(/^\d+$/);
-        return r;
-      }, 15000, 200);
+      const res = await eventually(
+        async () => {
+          const r = await timed();
+          // Retried: the route appears once the gateway has heard the service.
+          expect(r.status, r.text).to.equal(200);
+          expect(r.headers.get('x-ratelimit-remaining'), 'counted').to.match(/^\d+$/);
+          return r;
+        },
+        15000,
+        200,
+      );
       expect(res.headers.get('x-ratelimit-limit')).to.equal('1000');
       const health = await http('GET', `${gw.baseUrl}/health`);
       expect(health.status).to.equal(200);
@@ -151,18 +165,26 @@ for (const c of CASES) {
       const after = await scrape(metricsUrl);
       expect(sample(after, `${P}rate_limit_store_up`)).to.equal(0);
       const outcome = closed ? 'refused' : 'allowed';
-      const bypassed = sample(after, `${P}rate_limit_store_bypassed_total`, { outcome }) - sample(before, `${P}rate_limit_store_bypassed_total`, { outcome });
+      const bypassed =
+        sample(after, `${P}rate_limit_store_bypassed_total`, { outcome }) -
+        sample(before, `${P}rate_limit_store_bypassed_total`, { outcome });
       expect(bypassed).to.be.at.least(7);
       const consequence = closed ? 'rate-limited requests are refused 503' : 'rate-limited requests pass uncounted';
-      expect(gw.output()).to.match(new RegExp(`rate limit store unavailable \\(.+\\); ${consequence} until it answers again`));
-      expect(occurrences(gw.output(), 'rate limit store unavailable ('), 'one line for this outage').to.equal(warned + 1);
+      expect(gw.output()).to.match(
+        new RegExp(`rate limit store unavailable \\(.+\\); ${consequence} until it answers again`),
+      );
+      expect(occurrences(gw.output(), 'rate limit store unavailable ('), 'one line for this outage').to.equal(
+        warned + 1,
+      );
     }
 
     /** `recovered`: the recovery lines before Redis was given back. */
     async function expectBack(recovered: number): Promise<void> {
       await expectCounting();
       expect(occurrences(gw.output(), 'counting resumes')).to.equal(recovered + 1);
-      expect(gw.output()).to.match(/rate limit store answers again after \d+ s \(\d+ requests (let through uncounted|refused 503) meanwhile\); counting resumes/);
+      expect(gw.output()).to.match(
+        /rate limit store answers again after \d+ s \(\d+ requests (let through uncounted|refused 503) meanwhile\); counting resumes/,
+      );
     }
 
     it('counts in Redis while it answers', async () => {

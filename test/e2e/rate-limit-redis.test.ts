@@ -33,7 +33,7 @@ describe('rate limits shared by two gateway replicas through Redis', function ()
     }
   });
 
-  it('counts one caller\'s requests on both replicas against one budget', async () => {
+  it("counts one caller's requests on both replicas against one budget", async () => {
     const user = httpAs(['admin:all'], 'replicated-user');
     const remaining: Array<string | null> = [];
     for (const gw of [one, two, one, two]) {
@@ -52,7 +52,7 @@ describe('rate limits shared by two gateway replicas through Redis', function ()
     expect(await redis.pttl(`rl:${prefix}:all:u:replicated-user`)).to.be.within(1, 60000);
   });
 
-  it('keeps other callers\' budgets apart', async () => {
+  it("keeps other callers' budgets apart", async () => {
     const res = await httpAs(['admin:all'], 'other-replicated-user')('GET', `${two.baseUrl}/api/users`);
     expect(res.status).to.equal(200);
     expect(res.headers.get('x-ratelimit-remaining')).to.equal('3');

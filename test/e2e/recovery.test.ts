@@ -41,11 +41,15 @@ describe('gateway across a broker outage', function () {
     if (down.status === 503) expect(down.headers.get('retry-after')).to.match(/^\d+$/);
 
     proxy.refusing = false;
-    const back = await eventually(async () => {
-      const res = await http('GET', `${gw.baseUrl}/api/users`);
-      expect(res.status, res.text).to.equal(200);
-      return res;
-    }, 20000, 200);
+    const back = await eventually(
+      async () => {
+        const res = await http('GET', `${gw.baseUrl}/api/users`);
+        expect(res.status, res.text).to.equal(200);
+        return res;
+      },
+      20000,
+      200,
+    );
     expect(back.body).to.have.property('users');
     const created = await http('POST', `${gw.baseUrl}/api/users`, { body: { email: 'after-outage@example.com' } });
     expect(created.status).to.equal(201);

@@ -54,19 +54,27 @@ describe('reference services with HEALTH_PORT', function () {
   it('answers 503 while the bus is away, 200 once it is back', async () => {
     proxy.refusing = true;
     proxy.killAll();
-    await eventually(async () => {
-      const down = await fetch(health);
-      expect(down.status).to.equal(503);
-      // No node while the bus is down.
-      expect(await down.json()).to.deep.equal({ status: 'unavailable' });
-    }, 15_000, 200);
+    await eventually(
+      async () => {
+        const down = await fetch(health);
+        expect(down.status).to.equal(503);
+        // No node while the bus is down.
+        expect(await down.json()).to.deep.equal({ status: 'unavailable' });
+      },
+      15_000,
+      200,
+    );
     proxy.refusing = false;
     await eventually(async () => expect((await fetch(health)).status).to.equal(200), 30_000, 250);
   });
 
   it('refuses a HEALTH_PORT that is not a port, with one line', async () => {
     const err = await startScriptProcess('scripts/reference-services', {
-      BUS_URL: AMQP_URL, BUS_PREFIX: uniquePrefix('health-bad'), DATABASE_URL: db.url, JWT_SECRET: TEST_JWT_SECRET, HEALTH_PORT: 'eighty',
+      BUS_URL: AMQP_URL,
+      BUS_PREFIX: uniquePrefix('health-bad'),
+      DATABASE_URL: db.url,
+      JWT_SECRET: TEST_JWT_SECRET,
+      HEALTH_PORT: 'eighty',
     }).then(
       (started) => started.stop().then(() => undefined),
       (e: Error) => e,

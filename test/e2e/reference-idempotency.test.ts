@@ -55,7 +55,10 @@ async function storedReplies(url: string, key: string): Promise<unknown[]> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query("select service, (reply->>'status')::int as status from idempotency_keys where key = $1", [key]);
+    const { rows } = await client.query(
+      "select service, (reply->>'status')::int as status from idempotency_keys where key = $1",
+      [key],
+    );
     return rows;
   } finally {
     await client.end();

@@ -29,7 +29,13 @@ for (const backend of ['embedded database', 'PostgreSQL'] as const) {
 
     const start = () =>
       startGateway(
-        { BUS_URL: 'embedded', JWT_SECRET: undefined, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, DATABASE_URL: pg?.url },
+        {
+          BUS_URL: 'embedded',
+          JWT_SECRET: undefined,
+          ADMIN_EMAIL: ADMIN.email,
+          ADMIN_PASSWORD: ADMIN.password,
+          DATABASE_URL: pg?.url,
+        },
         { configDir },
       );
 
@@ -44,12 +50,23 @@ for (const backend of ['embedded database', 'PostgreSQL'] as const) {
         const login = await http('POST', `${api}/login`, { body: ADMIN });
         expect(login.status, login.text).to.equal(200);
         const auth = { authorization: `Bearer ${login.body.accessToken}` };
-        const created = await http('POST', `${api}/users`, { headers: auth, body: { email: 'kept@example.com', name: 'Kept' } });
+        const created = await http('POST', `${api}/users`, {
+          headers: auth,
+          body: { email: 'kept@example.com', name: 'Kept' },
+        });
         expect(created.status, created.text).to.equal(201);
         const second = await http('POST', `${api}/login`, { body: ADMIN });
-        const revoke = await http('POST', `${api}/auth/revoke-token`, { headers: auth, body: { token: second.body.refreshToken } });
+        const revoke = await http('POST', `${api}/auth/revoke-token`, {
+          headers: auth,
+          body: { token: second.body.refreshToken },
+        });
         expect(revoke.body).to.include({ revoked: true });
-        before = { accessToken: login.body.accessToken, refreshToken: login.body.refreshToken, revokedRefresh: second.body.refreshToken, userId: created.body.userId };
+        before = {
+          accessToken: login.body.accessToken,
+          refreshToken: login.body.refreshToken,
+          revokedRefresh: second.body.refreshToken,
+          userId: created.body.userId,
+        };
       } finally {
         await first.stop();
       }
@@ -60,14 +77,19 @@ for (const backend of ['embedded database', 'PostgreSQL'] as const) {
         expect(again.output()).not.to.include('its generated password is in');
         const api = `${again.baseUrl}/api`;
         // The access token issued before the restart verifies after it, and the user made before is there.
-        const user = await http('GET', `${api}/users/${before.userId}`, { headers: { authorization: `Bearer ${before.accessToken}` } });
+        const user = await http('GET', `${api}/users/${before.userId}`, {
+          headers: { authorization: `Bearer ${before.accessToken}` },
+        });
         expect(user.status, user.text).to.equal(200);
         expect(user.body).to.include({ email: 'kept@example.com', name: 'Kept' });
         const refreshed = await http('POST', `${api}/refresh-token`, { body: { refreshToken: before.refreshToken } });
         expect(refreshed.status, refreshed.text).to.equal(200);
         const revoked = await http('POST', `${api}/refresh-token`, { body: { refreshToken: before.revokedRefresh } });
         expect(revoked.status).to.equal(401);
-        const duplicate = await http('POST', `${api}/users`, { headers: { authorization: `Bearer ${before.accessToken}` }, body: { email: 'KEPT@example.com' } });
+        const duplicate = await http('POST', `${api}/users`, {
+          headers: { authorization: `Bearer ${before.accessToken}` },
+          body: { email: 'KEPT@example.com' },
+        });
         expect(duplicate.status).to.equal(409);
       } finally {
         await again.stop();

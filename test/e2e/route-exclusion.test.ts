@@ -61,7 +61,12 @@ describe('excludeFromGeneratedRoutes: a hand-written pipeline is the only way to
     cpSync(join(ROOT, 'config', 'models'), join(configDir, 'models'), { recursive: true });
     writeFileSync(join(configDir, 'gateway.config.yml'), GATEWAY_CONFIG);
     gw = await startGateway(
-      { BUS_URL: AMQP_URL, START_REFERENCE_SERVICES: 'false', CONTRACT_ROUTING: 'endpoints', EXCLUDE_FROM_GENERATED_ROUTES: 'CreateOrderCommand, ApproveOrderCommand,OrderStatsQuery' },
+      {
+        BUS_URL: AMQP_URL,
+        START_REFERENCE_SERVICES: 'false',
+        CONTRACT_ROUTING: 'endpoints',
+        EXCLUDE_FROM_GENERATED_ROUTES: 'CreateOrderCommand, ApproveOrderCommand,OrderStatsQuery',
+      },
       { configDir },
     );
     transport = new AmqpTransport(AMQP_URL, { prefix: gw.prefix });
@@ -73,7 +78,11 @@ describe('excludeFromGeneratedRoutes: a hand-written pipeline is the only way to
         {
           contract: {
             messageType: 'CreateOrderCommand',
-            inputSchema: { type: 'object', properties: { sku: { type: 'string' }, quantity: { type: 'integer' } }, required: ['sku'] },
+            inputSchema: {
+              type: 'object',
+              properties: { sku: { type: 'string' }, quantity: { type: 'integer' } },
+              required: ['sku'],
+            },
             outputSchema: { type: 'object' },
             requiredPermissions: ['orders:create'],
           },
@@ -85,7 +94,12 @@ describe('excludeFromGeneratedRoutes: a hand-written pipeline is the only way to
         // ApproveOrderCommand (POST /api/approve-order, POST /api/actions) and OrderStatsQuery (GET /api/data) are
         // excluded too; RefundOrderCommand and SalesReportQuery keep the same generic routes.
         ...['ApproveOrderCommand', 'OrderStatsQuery', 'RefundOrderCommand', 'SalesReportQuery'].map((messageType) => ({
-          contract: { messageType, inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: [] },
+          contract: {
+            messageType,
+            inputSchema: { type: 'object' },
+            outputSchema: { type: 'object' },
+            requiredPermissions: [],
+          },
           handle: async () => {
             reached.push(messageType);
             return { messageType };
@@ -118,9 +132,12 @@ describe('excludeFromGeneratedRoutes: a hand-written pipeline is the only way to
 
   it('writes no generated route for the excluded contracts, and keeps the others', () => {
     const config = parse(gw!.gatewayConfig());
-    const generated = JSON.stringify(Object.entries(config.apiEndpoints).filter(([name]) => name.startsWith('contracts-')));
+    const generated = JSON.stringify(
+      Object.entries(config.apiEndpoints).filter(([name]) => name.startsWith('contracts-')),
+    );
     for (const kept of ['GetOrderQuery', 'RefundOrderCommand', 'SalesReportQuery']) expect(generated).to.include(kept);
-    for (const excluded of ['CreateOrderCommand', 'ApproveOrderCommand', 'OrderStatsQuery']) expect(generated).to.not.include(excluded);
+    for (const excluded of ['CreateOrderCommand', 'ApproveOrderCommand', 'OrderStatsQuery'])
+      expect(generated).to.not.include(excluded);
   });
 
   it('answers the generated routes and the generic dispatch 404 HANDLER_NOT_FOUND, and nothing reaches the service', async () => {
@@ -130,7 +147,9 @@ describe('excludeFromGeneratedRoutes: a hand-written pipeline is the only way to
       await as('POST', `${gw!.baseUrl}/api/orders`, { body: { sku: 'A-1', quantity: 2 } }),
       await as('POST', `${gw!.baseUrl}/api/approve-order`, { body: {} }),
       await as('POST', `${gw!.baseUrl}/api/actions`, { body: { messageType: 'ApproveOrderCommand', input: {} } }),
-      await as('POST', `${gw!.baseUrl}/api/actions`, { body: { messageType: 'CreateOrderCommand', input: { sku: 'A-1', quantity: 2 } } }),
+      await as('POST', `${gw!.baseUrl}/api/actions`, {
+        body: { messageType: 'CreateOrderCommand', input: { sku: 'A-1', quantity: 2 } },
+      }),
       await as('GET', `${gw!.baseUrl}/api/data?messageType=OrderStatsQuery`),
     ];
     for (const answer of answers) {
@@ -140,7 +159,9 @@ describe('excludeFromGeneratedRoutes: a hand-written pipeline is the only way to
     expect(created.length).to.equal(before);
     expect(reached).to.deep.equal([]);
     // The generic routes still serve the contracts that keep their routes.
-    const refund = await as('POST', `${gw!.baseUrl}/api/actions`, { body: { messageType: 'RefundOrderCommand', input: {} } });
+    const refund = await as('POST', `${gw!.baseUrl}/api/actions`, {
+      body: { messageType: 'RefundOrderCommand', input: {} },
+    });
     expect(refund.status).to.equal(200);
     const report = await as('GET', `${gw!.baseUrl}/api/data?messageType=SalesReportQuery`);
     expect(report.status).to.equal(200);
@@ -151,7 +172,9 @@ describe('excludeFromGeneratedRoutes: a hand-written pipeline is the only way to
     const before = created.length;
     const anonymous = await http('POST', `${gw!.baseUrl}/api/checkout`, { body: { sku: 'A-1', quantity: 2 } });
     expect(anonymous.status).to.equal(401);
-    const contractOnly = await httpAs(['orders:create'])('POST', `${gw!.baseUrl}/api/checkout`, { body: { sku: 'A-1', quantity: 2 } });
+    const contractOnly = await httpAs(['orders:create'])('POST', `${gw!.baseUrl}/api/checkout`, {
+      body: { sku: 'A-1', quantity: 2 },
+    });
     expect(contractOnly.status).to.equal(403);
     expect(contractOnly.body).to.include({ code: 'INSUFFICIENT_PERMISSIONS', requiredPermission: 'orders:approved' });
     const as = httpAs(['orders:create', 'orders:approved']);
@@ -169,7 +192,9 @@ describe('excludeFromGeneratedRoutes: a hand-written pipeline is the only way to
   it('lists the excluded contract in discovery with no generated route', async () => {
     const r = await httpAs([])('GET', `${gw!.baseUrl}/api/discovery/contracts`);
     expect(r.status).to.equal(200);
-    const byType = new Map((r.body.contracts as Array<{ messageType: string; endpoints: unknown[] }>).map((c) => [c.messageType, c]));
+    const byType = new Map(
+      (r.body.contracts as Array<{ messageType: string; endpoints: unknown[] }>).map((c) => [c.messageType, c]),
+    );
     expect(byType.get('CreateOrderCommand')?.endpoints).to.deep.equal([]);
     expect(byType.get('GetOrderQuery')?.endpoints).to.have.length.above(0);
   });
@@ -178,10 +203,16 @@ describe('excludeFromGeneratedRoutes: a hand-written pipeline is the only way to
     const r = await http('GET', `${gw!.baseUrl}/api-docs/openapi.json`);
     expect(r.status).to.equal(200);
     const checkout = r.body.paths['/api/checkout']?.post;
-    expect(checkout).to.include({ operationId: 'CreateOrderCommand', 'x-message-type': 'CreateOrderCommand', 'x-pipeline': 'checkout' });
+    expect(checkout).to.include({
+      operationId: 'CreateOrderCommand',
+      'x-message-type': 'CreateOrderCommand',
+      'x-pipeline': 'checkout',
+    });
     expect(checkout['x-required-permissions']).to.deep.equal(['orders:create', 'orders:approved']);
     expect(checkout.security).to.deep.include({ bearerAuth: [] });
-    expect(checkout.requestBody.content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/pipeline.checkout.Input' });
+    expect(checkout.requestBody.content['application/json'].schema).to.deep.equal({
+      $ref: '#/components/schemas/pipeline.checkout.Input',
+    });
     expect(r.body.components.schemas['pipeline.checkout.Input'].properties.quantity).to.include({ maximum: 10 });
     expect(r.body.paths['/api/orders']?.post).to.equal(undefined);
     expect(r.body.paths['/api/orders/{orderId}']?.get).to.include({ 'x-message-type': 'GetOrderQuery' });

@@ -33,9 +33,20 @@ describe('scale-out: two gateways, two users and two auth services, one RabbitMQ
   before(async () => {
     db = await createTestDatabase('scale');
     redis = await connectRedis();
-    const serviceEnv = { BUS_URL: AMQP_URL, BUS_PREFIX: prefix, DATABASE_URL: db.url, JWT_SECRET: TEST_JWT_SECRET, ADMIN_PASSWORD: 'scale-out-admin' };
+    const serviceEnv = {
+      BUS_URL: AMQP_URL,
+      BUS_PREFIX: prefix,
+      DATABASE_URL: db.url,
+      JWT_SECRET: TEST_JWT_SECRET,
+      ADMIN_PASSWORD: 'scale-out-admin',
+    };
     // One after the other would be the same: concurrent starts migrate under an advisory lock and seed one admin.
-    services.push(...(await Promise.all([startScriptProcess('scripts/reference-services', serviceEnv), startScriptProcess('scripts/reference-services', serviceEnv)])));
+    services.push(
+      ...(await Promise.all([
+        startScriptProcess('scripts/reference-services', serviceEnv),
+        startScriptProcess('scripts/reference-services', serviceEnv),
+      ])),
+    );
     const gatewayEnv = {
       BUS_URL: AMQP_URL,
       BUS_PREFIX: prefix,
@@ -55,8 +66,11 @@ describe('scale-out: two gateways, two users and two auth services, one RabbitMQ
         // A caller and an account of its own each time: polling must spend no budget and trip no login throttle.
         const ready = httpAs(['admin:all'], `warm-up-${randomUUID()}`);
         const users = await ready('GET', `${gw.baseUrl}/api/users?pageSize=1`);
-        const login = await ready('POST', `${gw.baseUrl}/api/login`, { body: { email: `nobody-${randomUUID()}@example.com`, password: 'x' } });
-        if (users.status !== 200 || login.status !== 401) throw new Error(`routes not ready: ${users.status} ${login.status}`);
+        const login = await ready('POST', `${gw.baseUrl}/api/login`, {
+          body: { email: `nobody-${randomUUID()}@example.com`, password: 'x' },
+        });
+        if (users.status !== 200 || login.status !== 401)
+          throw new Error(`routes not ready: ${users.status} ${login.status}`);
       }, 20000);
     }
   });
@@ -74,7 +88,9 @@ describe('scale-out: two gateways, two users and two auth services, one RabbitMQ
 
   it('a user created through gateway A is read through gateway B', async () => {
     const admin = httpAs(['admin:all'], 'step-read');
-    const made = await admin('POST', `${a.baseUrl}/api/users`, { body: { email: 'across@example.com', name: 'Across' } });
+    const made = await admin('POST', `${a.baseUrl}/api/users`, {
+      body: { email: 'across@example.com', name: 'Across' },
+    });
     expect(made.status, made.text).to.equal(201);
     const read = await admin('GET', `${b.baseUrl}/api/users/${made.body.userId}`);
     expect(read.status, read.text).to.equal(200);
@@ -84,14 +100,19 @@ describe('scale-out: two gateways, two users and two auth services, one RabbitMQ
   it('a refresh token revoked through gateway A is refused through gateway B', async () => {
     const admin = httpAs(['admin:all'], 'step-revoke');
     const password = 'a-long-enough-password';
-    expect((await admin('POST', `${a.baseUrl}/api/users`, { body: { email: 'revoked@example.com', password } })).status).to.equal(201);
+    expect(
+      (await admin('POST', `${a.baseUrl}/api/users`, { body: { email: 'revoked@example.com', password } })).status,
+    ).to.equal(201);
     const login = await http('POST', `${a.baseUrl}/api/login`, { body: { email: 'revoked@example.com', password } });
     expect(login.status, login.text).to.equal(200);
     const { accessToken, refreshToken } = login.body as { accessToken: string; refreshToken: string };
     // Before the revocation the other gateway (and whichever auth instance takes it) honours the token.
     const before = await http('POST', `${b.baseUrl}/api/refresh-token`, { body: { refreshToken } });
     expect(before.status, before.text).to.equal(200);
-    const revoke = await http('POST', `${a.baseUrl}/api/auth/revoke-token`, { body: { token: refreshToken }, headers: { authorization: `Bearer ${accessToken}` } });
+    const revoke = await http('POST', `${a.baseUrl}/api/auth/revoke-token`, {
+      body: { token: refreshToken },
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
     expect(revoke.status, revoke.text).to.equal(200);
     expect(revoke.body.revoked).to.equal(true);
     // Several tries: the two auth instances take turns on the queue, and each must refuse it.
@@ -102,7 +123,7 @@ describe('scale-out: two gateways, two users and two auth services, one RabbitMQ
     }
   });
 
-  it('one caller\'s rate limit is one budget: spent half through A and half through B, then 429 on both', async () => {
+  it("one caller's rate limit is one budget: spent half through A and half through B, then 429 on both", async () => {
     const caller = httpAs(['admin:all'], 'step-rate-limit');
     const remaining: number[] = [];
     for (let i = 0; i < RATE_LIMIT; i++) {
@@ -121,10 +142,17 @@ describe('scale-out: two gateways, two users and two auth services, one RabbitMQ
   it('concurrent creates of one email through both gateways: exactly one 201, the others 409', async () => {
     const admin = httpAs(['admin:all'], 'step-race');
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => admin('POST', `${(i % 2 ? b : a).baseUrl}/api/users`, { body: { email: i % 2 ? 'race@example.com' : 'RACE@example.com', name: `R${i}` } })),
+      Array.from({ length: 20 }, (_, i) =>
+        admin('POST', `${(i % 2 ? b : a).baseUrl}/api/users`, {
+          body: { email: i % 2 ? 'race@example.com' : 'RACE@example.com', name: `R${i}` },
+        }),
+      ),
     );
     const statuses = results.map((r) => r.status).sort();
-    expect(statuses, JSON.stringify(results.filter((r) => r.status !== 201 && r.status !== 409).map((r) => r.text))).to.deep.equal([201, ...Array<number>(19).fill(409)]);
+    expect(
+      statuses,
+      JSON.stringify(results.filter((r) => r.status !== 201 && r.status !== 409).map((r) => r.text)),
+    ).to.deep.equal([201, ...Array<number>(19).fill(409)]);
     for (const r of results.filter((x) => x.status === 409)) expect(r.body.conflictingField).to.equal('email');
     expect(await usersWithEmails(db.url, ['race@example.com'])).to.have.length(1);
   });
@@ -134,15 +162,23 @@ describe('scale-out: two gateways, two users and two auth services, one RabbitMQ
     const emails = Array.from({ length: KEYED_CREATES }, (_, i) => `kept-${i}@example.com`);
     const keys = emails.map(() => randomUUID());
     // A password makes each create hash it (tens of ms): the instances hold many at once.
-    const create = (i: number) => admin('POST', `${(i % 2 ? b : a).baseUrl}/api/users`, { body: { email: emails[i], password: 'long-enough-1' }, headers: { 'idempotency-key': keys[i]! } });
+    const create = (i: number) =>
+      admin('POST', `${(i % 2 ? b : a).baseUrl}/api/users`, {
+        body: { email: emails[i], password: 'long-enough-1' },
+        headers: { 'idempotency-key': keys[i]! },
+      });
     const pending: Promise<HttpResult>[] = emails.map((_, i) => create(i));
     // An instance claims a key as it takes the request, then hashes: with more claims running than one instance
     // takes at once (prefetch 16), both hold some. Kill one then.
-    const running = await eventually(async () => {
-      const now = await claimTokens(db.url, keys, 'running');
-      if (now.size < 20) throw new Error(`${now.size} running`);
-      return now;
-    }, 20000, 10);
+    const running = await eventually(
+      async () => {
+        const now = await claimTokens(db.url, keys, 'running');
+        if (now.size < 20) throw new Error(`${now.size} running`);
+        return now;
+      },
+      20000,
+      10,
+    );
     const [victim] = services;
     victim!.child.kill('SIGKILL');
     const results = await Promise.all(pending);
@@ -177,11 +213,19 @@ async function withClient<T>(url: string, fn: (c: Client) => Promise<T>): Promis
 }
 
 function usersWithEmails(url: string, emails: string[]): Promise<{ user_id: string; email: string }[]> {
-  return withClient(url, async (c) => (await c.query('select user_id, lower(email) as email from users where lower(email) = any($1)', [emails])).rows);
+  return withClient(
+    url,
+    async (c) =>
+      (await c.query('select user_id, lower(email) as email from users where lower(email) = any($1)', [emails])).rows,
+  );
 }
 
 /** The claim token of each of these keys (`running`: only those without an answer yet, creates in flight now). */
 function claimTokens(url: string, keys: string[], which: 'running' | 'all'): Promise<Map<string, string>> {
   const sql = `select key, token from idempotency_keys where key = any($1)${which === 'running' ? ' and reply is null' : ''}`;
-  return withClient(url, async (c) => new Map((await c.query<{ key: string; token: string }>(sql, [keys])).rows.map((r) => [r.key, r.token])));
+  return withClient(
+    url,
+    async (c) =>
+      new Map((await c.query<{ key: string; token: string }>(sql, [keys])).rows.map((r) => [r.key, r.token])),
+  );
 }

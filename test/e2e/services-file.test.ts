@@ -33,7 +33,17 @@ describe('ownership from the services file, through the real broker with per-ser
       service: 'owner-service',
       ttlMs: 3000,
       acceptRequestsFrom: users!.user('gateway'),
-      operations: [{ contract: { messageType: 'ListOwnedQuery', inputSchema: { type: 'object' }, outputSchema: { type: 'array' }, requiredPermissions: [] }, handle: () => ['from the owner'] }],
+      operations: [
+        {
+          contract: {
+            messageType: 'ListOwnedQuery',
+            inputSchema: { type: 'object' },
+            outputSchema: { type: 'array' },
+            requiredPermissions: [],
+          },
+          handle: () => ['from the owner'],
+        },
+      ],
     });
     running.push(service);
     return service;
@@ -44,17 +54,21 @@ describe('ownership from the services file, through the real broker with per-ser
     const conn = await amqp.connect(users!.url(service));
     try {
       const ch = await conn.createConfirmChannel();
-      ch.publish(`${prefix}.discovery`, `announce.${body.service as string}`, Buffer.from(JSON.stringify(body)), { userId: users!.user(service), contentType: 'application/json' });
+      ch.publish(`${prefix}.discovery`, `announce.${body.service as string}`, Buffer.from(JSON.stringify(body)), {
+        userId: users!.user(service),
+        contentType: 'application/json',
+      });
       await ch.waitForConfirms();
     } finally {
       await conn.close().catch(() => undefined);
     }
   }
 
-  const discovery = async () => (await admin('GET', `${gw!.baseUrl}/api/discovery/contracts`)).body as {
-    contracts: Array<{ messageType: string }>;
-    conflicts: { refused: Array<{ service: string; messageType: string; reason: string }> };
-  };
+  const discovery = async () =>
+    (await admin('GET', `${gw!.baseUrl}/api/discovery/contracts`)).body as {
+      contracts: Array<{ messageType: string }>;
+      conflicts: { refused: Array<{ service: string; messageType: string; reason: string }> };
+    };
 
   before(async () => {
     users = await createBrokerUsers(prefix, { 'owner-service': ['ListOwned*'], 'rogue-service': ['Rogue*'] });
@@ -70,39 +84,82 @@ describe('ownership from the services file, through the real broker with per-ser
 
   it('starts without the shared-credential warning, and the owner serves its route', async () => {
     await startOwner();
-    await eventually(async () => expect((await admin('GET', `${gw!.baseUrl}/api/owneds`)).body).to.deep.equal(['from the owner']), 15_000);
+    await eventually(
+      async () => expect((await admin('GET', `${gw!.baseUrl}/api/owneds`)).body).to.deep.equal(['from the owner']),
+      15_000,
+    );
     expect(gw!.output()).to.not.match(/announcements are unauthenticated|shared credential/);
   });
 
   it('refuses the rogue’s claim of the owner’s type while the owner is away; the owner’s restart gets the route back at once', async () => {
     await running.shift()!.stop();
-    await eventually(async () => expect((await admin('GET', `${gw!.baseUrl}/api/owneds`)).status).to.equal(404), 10_000);
+    await eventually(
+      async () => expect((await admin('GET', `${gw!.baseUrl}/api/owneds`)).status).to.equal(404),
+      10_000,
+    );
     // A valid broker user of its own, its own routing key and user_id: only the services file stands in the way.
-    const rogue = { service: 'rogue-service', instanceId: 'r1', ttlMs: 3_600_000, contracts: [rogueContract('ListOwnedQuery', 'rogue-service'), rogueContract('RogueQuery', 'rogue-service')] };
+    const rogue = {
+      service: 'rogue-service',
+      instanceId: 'r1',
+      ttlMs: 3_600_000,
+      contracts: [rogueContract('ListOwnedQuery', 'rogue-service'), rogueContract('RogueQuery', 'rogue-service')],
+    };
     await announceAs('rogue-service', rogue);
     await eventually(async () => {
-      expect(gw!.output()).to.include('refused ListOwnedQuery from rogue-service: message type is pinned to owner-service');
-      expect((await discovery()).conflicts.refused).to.deep.include({ service: 'rogue-service', messageType: 'ListOwnedQuery', reason: 'message type is pinned to owner-service', holder: 'owner-service' });
+      expect(gw!.output()).to.include(
+        'refused ListOwnedQuery from rogue-service: message type is pinned to owner-service',
+      );
+      expect((await discovery()).conflicts.refused).to.deep.include({
+        service: 'rogue-service',
+        messageType: 'ListOwnedQuery',
+        reason: 'message type is pinned to owner-service',
+        holder: 'owner-service',
+      });
     }, 10_000);
-    expect(gw!.output()).to.include('rogue-service instance r1 asked for a lease of 3600000 ms; clamped to 3000 ms (maxLeaseMs)');
+    expect(gw!.output()).to.include(
+      'rogue-service instance r1 asked for a lease of 3600000 ms; clamped to 3000 ms (maxLeaseMs)',
+    );
     expect((await admin('GET', `${gw!.baseUrl}/api/owneds`)).status).to.equal(404);
     // A type the file gives nobody is refused too (no first-come), and so is an unlisted service.
     await announceAs('rogue-service', { ...rogue, contracts: [rogueContract('UnclaimedQuery', 'rogue-service')] });
-    await eventually(async () => expect(gw!.output()).to.include('refused UnclaimedQuery from rogue-service: message type is not among those the services file gives rogue-service'), 10_000);
+    await eventually(
+      async () =>
+        expect(gw!.output()).to.include(
+          'refused UnclaimedQuery from rogue-service: message type is not among those the services file gives rogue-service',
+        ),
+      10_000,
+    );
     // The owner comes back while the rogue still announces: its route is served as soon as it is heard.
     await announceAs('rogue-service', rogue);
     const back = Date.now();
     await startOwner();
-    await eventually(async () => expect((await admin('GET', `${gw!.baseUrl}/api/owneds`)).body).to.deep.equal(['from the owner']), 10_000, 50);
+    await eventually(
+      async () => expect((await admin('GET', `${gw!.baseUrl}/api/owneds`)).body).to.deep.equal(['from the owner']),
+      10_000,
+      50,
+    );
     expect(Date.now() - back).to.be.below(5_000);
   });
 
   it('a claimant killed without withdrawing loses its claim within maxLeaseMs, whatever lease it asked for', async () => {
-    await announceAs('owner-service', { service: 'owner-service', instanceId: 'ghost', ttlMs: 3_600_000, contracts: [rogueContract('ListOwnedGhostQuery', 'owner-service')] });
-    await eventually(async () => expect((await discovery()).contracts.map((c) => c.messageType)).to.include('ListOwnedGhostQuery'), 10_000, 50);
+    await announceAs('owner-service', {
+      service: 'owner-service',
+      instanceId: 'ghost',
+      ttlMs: 3_600_000,
+      contracts: [rogueContract('ListOwnedGhostQuery', 'owner-service')],
+    });
+    await eventually(
+      async () => expect((await discovery()).contracts.map((c) => c.messageType)).to.include('ListOwnedGhostQuery'),
+      10_000,
+      50,
+    );
     const heard = Date.now();
     // It never announces again (its connection is gone): the claim lapses within the 3 s cap (plus one lease check).
-    await eventually(async () => expect((await discovery()).contracts.map((c) => c.messageType)).to.not.include('ListOwnedGhostQuery'), 10_000, 100);
+    await eventually(
+      async () => expect((await discovery()).contracts.map((c) => c.messageType)).to.not.include('ListOwnedGhostQuery'),
+      10_000,
+      100,
+    );
     expect(Date.now() - heard).to.be.below(3000 + 2500);
   });
 });

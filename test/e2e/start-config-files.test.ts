@@ -43,7 +43,9 @@ describe('npm start with a malformed config file', function () {
     const { code, lines } = await failedStart(dir);
     expect(code).to.equal('78');
     expect(lines).to.have.length(1);
-    expect(lines[0]).to.equal(`[contracts] ${file} is not valid YAML at line ${line}, column ${column}: Nested mappings are not allowed in compact mappings. The gateway does not start.`);
+    expect(lines[0]).to.equal(
+      `[contracts] ${file} is not valid YAML at line ${line}, column ${column}: Nested mappings are not allowed in compact mappings. The gateway does not start.`,
+    );
     expect(lines.join('\n')).to.not.include(SECRET).and.not.include('session');
   });
 
@@ -53,13 +55,19 @@ describe('npm start with a malformed config file', function () {
     const { code, lines } = await failedStart(dir);
     expect(code).to.equal('78');
     expect(lines).to.have.length(1);
-    expect(lines[0]).to.match(new RegExp(`^\\[contracts\\] ${file.replace(/[.]/g, '\\.')} is not valid YAML at line \\d+, column \\d+: .+\\. The gateway does not start\\.$`));
+    expect(lines[0]).to.match(
+      new RegExp(
+        `^\\[contracts\\] ${file.replace(/[.]/g, '\\.')} is not valid YAML at line \\d+, column \\d+: .+\\. The gateway does not start\\.$`,
+      ),
+    );
     expect(lines[0]).to.not.include(SECRET);
   });
 
   it('says when only the ${VAR} substitution breaks the file, and never prints the value', async () => {
     let file: string;
-    ({ dir, file } = configDirWith('system.config.yml', (t) => t.replace(/cipherKey: .*/, 'cipherKey: ${TEST_CIPHER_KEY}')));
+    ({ dir, file } = configDirWith('system.config.yml', (t) =>
+      t.replace(/cipherKey: .*/, 'cipherKey: ${TEST_CIPHER_KEY}'),
+    ));
     const { code, lines } = await failedStart(dir, { TEST_CIPHER_KEY: `${SECRET}: [` });
     expect(code).to.equal('78');
     expect(lines).to.have.length(1);
@@ -67,13 +75,17 @@ describe('npm start with a malformed config file', function () {
     expect(lines[0]).to.not.include(SECRET);
   });
 
-  it('turns what only the host\'s own parser refuses into one line without the file', async () => {
+  it("turns what only the host's own parser refuses into one line without the file", async () => {
     // An alias to no anchor: the plugin's parser reads it, the host's (js-yaml) refuses it.
-    ({ dir } = configDirWith('system.config.yml', (t) => t.replace(/cipherKey: .*/, `cipherKey: ${SECRET}\n  other: *nowhere`)));
+    ({ dir } = configDirWith('system.config.yml', (t) =>
+      t.replace(/cipherKey: .*/, `cipherKey: ${SECRET}\n  other: *nowhere`),
+    ));
     const { code, lines } = await failedStart(dir);
     expect(code).to.equal('1');
     expect(lines).to.have.length(1);
-    expect(lines[0]).to.match(/^\[contracts\] start failed: the gateway's configuration in .* could not be loaded: not valid YAML at line \d+, column \d+: .+$/);
+    expect(lines[0]).to.match(
+      /^\[contracts\] start failed: the gateway's configuration in .* could not be loaded: not valid YAML at line \d+, column \d+: .+$/,
+    );
     expect(lines[0]).to.not.include(SECRET);
   });
 });

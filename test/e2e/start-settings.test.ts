@@ -30,13 +30,15 @@ describe('npm start reads the plugins.contracts block of system.config.yml', fun
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('applies a setting given only in the YAML block (with the host\'s ${VAR} substitution)', async () => {
+  it("applies a setting given only in the YAML block (with the host's ${VAR} substitution)", async () => {
     dir = configDirWith('    maxJsonDepth: ${TEST_JSON_DEPTH:-64}\n');
     gw = await startGateway({ TEST_JSON_DEPTH: '3' }, { configDir: dir });
     const deep = await http('POST', `${gw.baseUrl}/api/login`, { body: { a: { b: { c: { d: 1 } } } } });
     expect(deep.status).to.equal(400);
     expect(deep.body).to.include({ code: 'VALIDATION_ERROR' });
-    const shallow = await http('POST', `${gw.baseUrl}/api/login`, { body: { email: 'nobody@example.com', password: 'wrong-password' } });
+    const shallow = await http('POST', `${gw.baseUrl}/api/login`, {
+      body: { email: 'nobody@example.com', password: 'wrong-password' },
+    });
     expect(shallow.status).to.equal(401);
   });
 
@@ -46,6 +48,8 @@ describe('npm start reads the plugins.contracts block of system.config.yml', fun
       () => undefined,
       (e: Error) => e,
     );
-    expect(err?.message).to.match(/exited with 78/).and.match(/invalid setting: .*maxJsonDepth/);
+    expect(err?.message)
+      .to.match(/exited with 78/)
+      .and.match(/invalid setting: .*maxJsonDepth/);
   });
 });

@@ -39,8 +39,15 @@ describe('npm start with the broker not reachable', function () {
   });
 
   it('answers /api routes 503 with Retry-After while the bus is away, not 404: the routes are not known yet', async () => {
-    for (const [method, path] of [['GET', '/api/users'], ['POST', '/api/login']] as const) {
-      const res = await http(method, `${gw!.baseUrl}${path}`, method === 'POST' ? { body: { email: 'a@example.com', password: 'whatever-it-is' } } : {});
+    for (const [method, path] of [
+      ['GET', '/api/users'],
+      ['POST', '/api/login'],
+    ] as const) {
+      const res = await http(
+        method,
+        `${gw!.baseUrl}${path}`,
+        method === 'POST' ? { body: { email: 'a@example.com', password: 'whatever-it-is' } } : {},
+      );
       expect(res.status, `${method} ${path}`).to.equal(503);
       expect(res.body).to.include({ code: 'SERVICE_UNAVAILABLE' });
       expect(res.headers.get('retry-after')).to.match(/^\d+$/);
@@ -50,14 +57,21 @@ describe('npm start with the broker not reachable', function () {
   it('keeps retrying past the first connect timeout, one log line per attempt rather than one per amqplib retry', async () => {
     await eventually(async () => expect(gw!.output()).to.match(/bus not reachable/), 20000, 250);
     expect(gw!.child.exitCode, 'still running').to.equal(null);
-    const failures = gw!.output().split('\n').filter((l) => /bus: connecting to .* failed/.test(l));
+    const failures = gw!
+      .output()
+      .split('\n')
+      .filter((l) => /bus: connecting to .* failed/.test(l));
     expect(failures.length, failures.join('\n')).to.be.at.most(2);
   });
 
   it('serves the reference services once the broker is back, without a restart', async () => {
     proxy.refusing = false;
     await eventually(async () => expect((await http('GET', `${gw!.baseUrl}/health`)).status).to.equal(200), 30000, 250);
-    await eventually(async () => expect((await httpAs(['admin:all'])('GET', `${gw!.baseUrl}/api/users`)).status).to.equal(200), 15000, 250);
+    await eventually(
+      async () => expect((await httpAs(['admin:all'])('GET', `${gw!.baseUrl}/api/users`)).status).to.equal(200),
+      15000,
+      250,
+    );
   });
 });
 
@@ -79,7 +93,14 @@ describe('npm start on a port that is already taken', function () {
   it('stops with one line naming the port and a non-zero exit, no stack trace', async () => {
     const port = (taken.address() as AddressInfo).port;
     const r = await run(process.execPath, [join(ROOT, 'dist', 'scripts', 'start.js')], {
-      env: { JWT_SECRET: TEST_JWT_SECRET, BUS_URL: 'embedded', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', EG_CONFIG_DIR: configDir },
+      env: {
+        JWT_SECRET: TEST_JWT_SECRET,
+        BUS_URL: 'embedded',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        EG_CONFIG_DIR: configDir,
+      },
       timeoutMs: 25000,
     });
     expect(r.code, r.output).to.equal(CANNOT_LISTEN_EXIT_CODE);
@@ -109,7 +130,15 @@ describe('SIGTERM to the `npm start` process', function () {
     let out = '';
     npm = spawn('npm', ['start', '--silent'], {
       cwd: ROOT,
-      env: { ...process.env, ...NPM_ENV, JWT_SECRET: TEST_JWT_SECRET, BUS_URL: 'embedded', PORT: String(port), LOG_LEVEL: 'warn', EG_CONFIG_DIR: configDir },
+      env: {
+        ...process.env,
+        ...NPM_ENV,
+        JWT_SECRET: TEST_JWT_SECRET,
+        BUS_URL: 'embedded',
+        PORT: String(port),
+        LOG_LEVEL: 'warn',
+        EG_CONFIG_DIR: configDir,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     npm.stdout!.on('data', (d) => (out += d));

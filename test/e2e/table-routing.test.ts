@@ -13,7 +13,8 @@ const http = httpAs(['admin:all']);
 
 /** A hand-written endpoint under /api that no contract serves: it must stay reachable behind the table endpoint. */
 function configDirWithHandWritten(): string {
-  return configDirWithGateway(`http:
+  return configDirWithGateway(
+    `http:
   port: \${PORT:-8080}
   hostname: 127.0.0.1
 apiEndpoints:
@@ -31,7 +32,9 @@ pipelines:
           - action:
               statusCode: 200
               message: up
-`, 'contracts-table-');
+`,
+    'contracts-table-',
+  );
 }
 
 describe('routing: table, through Express Gateway and RabbitMQ', () => {
@@ -41,16 +44,30 @@ describe('routing: table, through Express Gateway and RabbitMQ', () => {
     const cfg = parse(fx.gw.gatewayConfig());
     const generated = Object.keys(cfg.apiEndpoints).filter((n) => n.startsWith('contracts-'));
     expect(generated).to.deep.equal(['contracts-options-api', 'contracts-api', 'contracts-not-found']);
-    expect(cfg.apiEndpoints['contracts-api']).to.deep.equal({ host: '*', pathRegex: '^(?:/(?:[aA][pP][iI])(?:/.*)?)$' });
-    expect(cfg.pipelines['contracts-api'].policies.map((s: Record<string, unknown>) => Object.keys(s)[0])).to.deep.equal([
-      'route-table', 'request-trace', 'cors', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router',
+    expect(cfg.apiEndpoints['contracts-api']).to.deep.equal({
+      host: '*',
+      pathRegex: '^(?:/(?:[aA][pP][iI])(?:/.*)?)$',
+    });
+    expect(
+      cfg.pipelines['contracts-api'].policies.map((s: Record<string, unknown>) => Object.keys(s)[0]),
+    ).to.deep.equal([
+      'route-table',
+      'request-trace',
+      'cors',
+      'contract-rate-limit',
+      'jwt-dev-auth',
+      'permission',
+      'schema-validation',
+      'contract-router',
     ]);
     expect(cfg.policies).to.include('route-table');
     expect(cfg.apiEndpoints.status, 'hand-written entries stay').to.deep.equal({ host: '*', paths: ['/api/status'] });
   });
 
   it('serves the users routes with their path parameters, case-insensitively and with a trailing slash, as Express would', async () => {
-    const created = await http('POST', `${fx.gw.baseUrl}/api/users`, { body: { email: 'table@example.com', firstName: 'Tab', lastName: 'Le', password: 'long-enough-1' } });
+    const created = await http('POST', `${fx.gw.baseUrl}/api/users`, {
+      body: { email: 'table@example.com', firstName: 'Tab', lastName: 'Le', password: 'long-enough-1' },
+    });
     expect(created.status, created.text).to.equal(201);
     const id = created.body.userId as string;
     const got = await http('GET', `${fx.gw.baseUrl}/api/users/${id}`);
@@ -103,7 +120,12 @@ describe('routing: table, through Express Gateway and RabbitMQ', () => {
       ttlMs: 3000,
       operations: [
         {
-          contract: { messageType: 'GetWidgetQuery', inputSchema: { type: 'object', properties: { widgetId: { type: 'string' } } }, outputSchema: { type: 'object' }, requiredPermissions: [] },
+          contract: {
+            messageType: 'GetWidgetQuery',
+            inputSchema: { type: 'object', properties: { widgetId: { type: 'string' } } },
+            outputSchema: { type: 'object' },
+            requiredPermissions: [],
+          },
           handle: (input) => ({ widgetId: input.widgetId, name: 'sprocket' }),
         },
       ],
@@ -115,7 +137,9 @@ describe('routing: table, through Express Gateway and RabbitMQ', () => {
       return r;
     }, 5000);
     expect(res.body).to.deep.equal({ widgetId: 'w 1', name: 'sprocket' });
-    expect(statSync(file).mtimeMs, 'the table endpoint covers the new route: the file stays as it was').to.equal(before);
+    expect(statSync(file).mtimeMs, 'the table endpoint covers the new route: the file stays as it was').to.equal(
+      before,
+    );
     await widgets.stop();
     fx.running.pop();
     await eventually(async () => {
@@ -127,7 +151,8 @@ describe('routing: table, through Express Gateway and RabbitMQ', () => {
 
 describe('routing: auto (the default), through Express Gateway and RabbitMQ', () => {
   const fx = gatewayWithBus({}, configDirWithHandWritten);
-  const generated = () => Object.keys(parse(fx.gw.gatewayConfig()).apiEndpoints).filter((n) => n.startsWith('contracts-'));
+  const generated = () =>
+    Object.keys(parse(fx.gw.gatewayConfig()).apiEndpoints).filter((n) => n.startsWith('contracts-'));
 
   it(`moves to the table endpoint when a service brings the routes above ${AUTO_TABLE_ABOVE}, serving every route throughout, and back when it goes`, async () => {
     expect(generated(), 'few routes: one apiEndpoint each').to.include('contracts-get-api-users-userid');
@@ -137,7 +162,13 @@ describe('routing: auto (the default), through Express Gateway and RabbitMQ', ()
       service: 'bulk-service',
       ttlMs: 3000,
       operations: Array.from({ length: count }, (_, i) => ({
-        contract: { messageType: `GetBulk${i}Query`, inputSchema: { type: 'object', properties: { itemId: { type: 'string' } } }, outputSchema: { type: 'object' }, requiredPermissions: [], http: { method: 'GET' as const, paths: [`/api/bulk/items-${i}/:itemId`] } },
+        contract: {
+          messageType: `GetBulk${i}Query`,
+          inputSchema: { type: 'object', properties: { itemId: { type: 'string' } } },
+          outputSchema: { type: 'object' },
+          requiredPermissions: [],
+          http: { method: 'GET' as const, paths: [`/api/bulk/items-${i}/:itemId`] },
+        },
         handle: (input: Record<string, unknown>) => ({ item: i, itemId: input.itemId }),
       })),
     });
@@ -152,9 +183,14 @@ describe('routing: auto (the default), through Express Gateway and RabbitMQ', ()
       return r;
     }, 5000);
     expect(last.body).to.deep.equal({ item: count - 1, itemId: 'x1' });
-    const created = await http('POST', `${fx.gw.baseUrl}/api/users`, { body: { email: 'auto@example.com', firstName: 'Au', lastName: 'To', password: 'long-enough-1' } });
+    const created = await http('POST', `${fx.gw.baseUrl}/api/users`, {
+      body: { email: 'auto@example.com', firstName: 'Au', lastName: 'To', password: 'long-enough-1' },
+    });
     expect(created.status, created.text).to.equal(201);
-    expect((await anonymous('GET', `${fx.gw.baseUrl}/api/status`)).text, 'hand-written entries still reachable').to.equal('up');
+    expect(
+      (await anonymous('GET', `${fx.gw.baseUrl}/api/status`)).text,
+      'hand-written entries still reachable',
+    ).to.equal('up');
 
     await bulk.stop();
     fx.running.pop();

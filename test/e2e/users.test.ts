@@ -33,7 +33,12 @@ for (const bus of [
     }
 
     it('creates a user: 201, ids, createdAt, Location, no password, JSON and trace headers', async () => {
-      const res = await createUser({ email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', password: 'correct-horse' });
+      const res = await createUser({
+        email: 'ada@example.com',
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        password: 'correct-horse',
+      });
       expect(res.headers.get('content-type')).to.match(/^application\/json/);
       expect(res.body.userId).to.be.a('string').and.equal(res.body.id);
       expect(res.body.email).to.equal('ada@example.com');
@@ -46,7 +51,13 @@ for (const bus of [
     });
 
     it('accepts the name/role/password/profile variant of create', async () => {
-      const res = await createUser({ email: 'grace@example.com', name: 'Grace Hopper', role: 'admin', password: 'cobol-1959', profile: { firstName: 'Grace', lastName: 'Hopper' } });
+      const res = await createUser({
+        email: 'grace@example.com',
+        name: 'Grace Hopper',
+        role: 'admin',
+        password: 'cobol-1959',
+        profile: { firstName: 'Grace', lastName: 'Hopper' },
+      });
       expect(res.body).to.include({ name: 'Grace Hopper', role: 'admin', success: true });
       expect(res.body.profile).to.deep.equal({ firstName: 'Grace', lastName: 'Hopper' });
     });
@@ -98,8 +109,14 @@ for (const bus of [
         expect(res.body).to.include({ code: 'INSUFFICIENT_PERMISSIONS', requiredPermission: 'admin:all' });
       };
       const creator = httpAs(['users:create'], 'creator-without-admin');
-      refusedAdmin(await creator('POST', `${api}/users`, { body: { email: 'would-be-admin@example.com', name: 'Would Be', role: 'admin' } }));
-      expect((await http('GET', `${api}/users?search=would-be-admin`)).body.totalCount, 'nobody was created').to.equal(0);
+      refusedAdmin(
+        await creator('POST', `${api}/users`, {
+          body: { email: 'would-be-admin@example.com', name: 'Would Be', role: 'admin' },
+        }),
+      );
+      expect((await http('GET', `${api}/users?search=would-be-admin`)).body.totalCount, 'nobody was created').to.equal(
+        0,
+      );
       const plain = await creator('POST', `${api}/users`, { body: { email: 'plain-user@example.com', role: 'user' } });
       expect(plain.status, plain.text).to.equal(201);
       expect(plain.body).to.include({ role: 'user', success: true });
@@ -121,7 +138,11 @@ for (const bus of [
       expect(promoted.body).to.include({ role: 'admin' });
       expect(promoted.body.permissions).to.deep.equal(['admin:all']);
       // Demoting is a change of role too.
-      refusedAdmin(await httpAs(['users:update'], 'updater-without-admin')('PUT', `${api}/users/${self}`, { body: { role: 'user' } }));
+      refusedAdmin(
+        await httpAs(['users:update'], 'updater-without-admin')('PUT', `${api}/users/${self}`, {
+          body: { role: 'user' },
+        }),
+      );
     });
 
     it('recomputes a name made of firstName and lastName when either changes, and keeps a name given on its own', async () => {
@@ -132,7 +153,9 @@ for (const bus of [
       expect(renamed.body).to.include({ firstName: 'Ada', lastName: 'Lovelace', name: 'Ada Lovelace' });
       expect((await http('GET', `${api}/users/${derived.userId}`)).body.name).to.equal('Ada Lovelace');
 
-      const both = await http('PUT', `${api}/users/${derived.userId}`, { body: { firstName: 'Augusta', name: 'Countess of Lovelace' } });
+      const both = await http('PUT', `${api}/users/${derived.userId}`, {
+        body: { firstName: 'Augusta', name: 'Countess of Lovelace' },
+      });
       expect(both.body).to.include({ firstName: 'Augusta', name: 'Countess of Lovelace' });
       // A name that is not firstName + lastName was chosen: a later change of either leaves it.
       const kept = await http('PUT', `${api}/users/${derived.userId}`, { body: { firstName: 'Ada' } });
@@ -145,15 +168,21 @@ for (const bus of [
       expect(admin.permissions).to.deep.equal(['admin:all']);
       expect(user.permissions).to.deep.equal([]);
       const listed = await http('GET', `${api}/users?search=perm-`);
-      const byEmail = Object.fromEntries((listed.body.users as Array<{ email: string; permissions: string[] }>).map((u) => [u.email, u.permissions]));
+      const byEmail = Object.fromEntries(
+        (listed.body.users as Array<{ email: string; permissions: string[] }>).map((u) => [u.email, u.permissions]),
+      );
       expect(byEmail).to.deep.equal({ 'perm-admin@example.com': ['admin:all'], 'perm-user@example.com': [] });
       expect((await http('GET', `${api}/users/${admin.userId}`)).body.permissions).to.deep.equal(['admin:all']);
-      expect((await http('GET', `${api}/users/${admin.userId}/permissions`)).body.permissions).to.deep.equal(['admin:all']);
+      expect((await http('GET', `${api}/users/${admin.userId}/permissions`)).body.permissions).to.deep.equal([
+        'admin:all',
+      ]);
     });
 
     it('refuses a body userId that contradicts the path', async () => {
       const { body: created } = await createUser({ email: 'pathwins@example.com' });
-      const res = await http('PUT', `${api}/users/${created.userId}`, { body: { userId: 'someone-else', firstName: 'X' } });
+      const res = await http('PUT', `${api}/users/${created.userId}`, {
+        body: { userId: 'someone-else', firstName: 'X' },
+      });
       expect(res.status).to.equal(400);
       expect(res.body.code).to.equal('VALIDATION_ERROR');
     });
@@ -169,7 +198,11 @@ for (const bus of [
     describe('list', () => {
       before(async () => {
         for (let i = 0; i < 25; i++) {
-          await createUser({ email: `list${String(i).padStart(2, '0')}@example.org`, name: `Lister ${String(i).padStart(2, '0')}`, role: i % 5 === 0 ? 'admin' : 'user' });
+          await createUser({
+            email: `list${String(i).padStart(2, '0')}@example.org`,
+            name: `Lister ${String(i).padStart(2, '0')}`,
+            role: i % 5 === 0 ? 'admin' : 'user',
+          });
         }
       });
 
@@ -186,18 +219,33 @@ for (const bus of [
       it('pages with numeric query strings', async () => {
         const res = await http('GET', `${api}/users?page=2&pageSize=5&search=lister&sort=email&order=asc`);
         expect(res.body).to.include({ page: 2, pageSize: 5, totalCount: 25, totalPages: 5, hasPrevious: true });
-        expect(res.body.users.map((u: { email: string }) => u.email)).to.deep.equal(
-          ['list05@example.org', 'list06@example.org', 'list07@example.org', 'list08@example.org', 'list09@example.org']);
+        expect(res.body.users.map((u: { email: string }) => u.email)).to.deep.equal([
+          'list05@example.org',
+          'list06@example.org',
+          'list07@example.org',
+          'list08@example.org',
+          'list09@example.org',
+        ]);
       });
 
       it('filters by role and searches name and email, sorts descending', async () => {
         const res = await http('GET', `${api}/users?role=admin&search=example.org&sort=name&order=desc`);
-        expect(res.body.users.map((u: { name: string }) => u.name)).to.deep.equal(['Lister 20', 'Lister 15', 'Lister 10', 'Lister 05', 'Lister 00']);
+        expect(res.body.users.map((u: { name: string }) => u.name)).to.deep.equal([
+          'Lister 20',
+          'Lister 15',
+          'Lister 10',
+          'Lister 05',
+          'Lister 00',
+        ]);
       });
 
       it('supports the limit/offset variant', async () => {
         const res = await http('GET', `${api}/users?search=lister&sort=email&limit=3&offset=6`);
-        expect(res.body.users.map((u: { email: string }) => u.email)).to.deep.equal(['list06@example.org', 'list07@example.org', 'list08@example.org']);
+        expect(res.body.users.map((u: { email: string }) => u.email)).to.deep.equal([
+          'list06@example.org',
+          'list07@example.org',
+          'list08@example.org',
+        ]);
         expect(res.body.pageSize).to.equal(3);
         expect(res.body.page).to.equal(3);
       });
@@ -215,11 +263,17 @@ for (const bus of [
 
     describe('bad bodies', () => {
       it('answers 400 on malformed JSON and 415 on a non-JSON body', async () => {
-        const bad = await http('POST', `${api}/users`, { body: '{"email": ', headers: { 'content-type': 'application/json' } });
+        const bad = await http('POST', `${api}/users`, {
+          body: '{"email": ',
+          headers: { 'content-type': 'application/json' },
+        });
         expect(bad.status).to.equal(400);
         expect(bad.body.code).to.equal('BAD_REQUEST');
         expect(bad.text).not.to.match(/Unexpected|SyntaxError|at /);
-        const text = await http('POST', `${api}/users`, { body: 'email=a@b.c', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+        const text = await http('POST', `${api}/users`, {
+          body: 'email=a@b.c',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        });
         expect(text.status).to.equal(415);
         expect(text.body.code).to.equal('UNSUPPORTED_MEDIA_TYPE');
       });

@@ -12,7 +12,6 @@ import { AMQP_URL } from '../support/env';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { serve, ServiceError, type Operation, type RunningService } from '../../sdk';
 
-
 /** Every error answer is the error body. */
 function expectErrorBody(res: HttpResult, status: number, code: string): void {
   expect(res.status, res.text).to.equal(status);
@@ -49,7 +48,9 @@ describe('validation through Express Gateway on the embedded bus (users service)
   });
 
   it('a short password and empty profile.firstName → 400 VALIDATION_ERROR naming both, nothing created', async () => {
-    const res = await http('POST', `${api}/users`, { body: { email: 'spec@example.com', password: 'short', profile: { firstName: '' } } });
+    const res = await http('POST', `${api}/users`, {
+      body: { email: 'spec@example.com', password: 'short', profile: { firstName: '' } },
+    });
     expectErrorBody(res, 400, 'VALIDATION_ERROR');
     expect(res.body.error).to.equal('Validation failed');
     expect(res.body.details).to.deep.equal({
@@ -87,26 +88,34 @@ describe('validation through Express Gateway on the embedded bus (users service)
   });
 
   it('path parameters win: a body field that contradicts the path is a 400, a matching one passes', async () => {
-    const created = await http('POST', `${api}/users`, { body: { email: 'path@example.com', password: 'long-enough' } });
+    const created = await http('POST', `${api}/users`, {
+      body: { email: 'path@example.com', password: 'long-enough' },
+    });
     expect(created.status, created.text).to.equal(201);
     const id = created.body.userId as string;
     const conflict = await http('PUT', `${api}/users/${id}`, { body: { userId: 'someone-else', firstName: 'X' } });
     expectErrorBody(conflict, 400, 'VALIDATION_ERROR');
-    expect(conflict.body.validationErrors).to.deep.equal([{ field: 'userId', message: 'must match the path parameter' }]);
+    expect(conflict.body.validationErrors).to.deep.equal([
+      { field: 'userId', message: 'must match the path parameter' },
+    ]);
     const same = await http('PUT', `${api}/users/${id}`, { body: { userId: id, firstName: 'Same' } });
     expect(same.status, same.text).to.equal(200);
     expect(same.body).to.include({ userId: id, firstName: 'Same' });
   });
 
   it('a malformed JSON body → 400 BAD_REQUEST in the error body', async () => {
-    const res = await http('POST', `${api}/users`, { body: '{"email": "a@b.c",', headers: { 'content-type': 'application/json' } });
+    const res = await http('POST', `${api}/users`, {
+      body: '{"email": "a@b.c",',
+      headers: { 'content-type': 'application/json' },
+    });
     expectErrorBody(res, 400, 'BAD_REQUEST');
   });
 });
 
 /** A config directory with hand-written pipelines that use schema-validation with an inline schema. */
 function handWrittenConfigDir(): string {
-  return configDirWithGateway(`http:
+  return configDirWithGateway(
+    `http:
   port: \${PORT:-8080}
   hostname: 127.0.0.1
 
@@ -160,7 +169,9 @@ pipelines:
           - action:
               statusCode: 200
               message: checked
-`, 'contracts-validation-');
+`,
+    'contracts-validation-',
+  );
 }
 
 const SERVICE = 'validation-test-service';
@@ -179,8 +190,11 @@ function testService() {
         inputSchema: {
           type: 'object',
           properties: {
-            name: { type: 'string', minLength: 1 }, size: { type: 'integer' }, email: { type: 'string', format: 'email' },
-            tags: { type: 'array', items: { type: 'string' } }, meta: { type: 'object' },
+            name: { type: 'string', minLength: 1 },
+            size: { type: 'integer' },
+            email: { type: 'string', format: 'email' },
+            tags: { type: 'array', items: { type: 'string' } },
+            meta: { type: 'object' },
           },
           required: ['name'],
           additionalProperties: false,
@@ -197,7 +211,11 @@ function testService() {
       contract: {
         messageType: 'UpdateGadgetCommand',
         requiredPermissions: [],
-        inputSchema: { type: 'object', properties: { gadgetId: { type: 'string' }, name: { type: 'string' } }, required: ['gadgetId'] },
+        inputSchema: {
+          type: 'object',
+          properties: { gadgetId: { type: 'string' }, name: { type: 'string' } },
+          required: ['gadgetId'],
+        },
         outputSchema: { type: 'object' },
       },
       handle: (input) => {
@@ -212,8 +230,10 @@ function testService() {
         inputSchema: {
           type: 'object',
           properties: {
-            page: { type: 'integer', minimum: 1, default: 1 }, pageSize: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-            tags: { type: 'array', items: { type: 'string' } }, active: { type: 'boolean' },
+            page: { type: 'integer', minimum: 1, default: 1 },
+            pageSize: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+            tags: { type: 'array', items: { type: 'string' } },
+            active: { type: 'boolean' },
           },
         },
         outputSchema: { type: 'object' },
@@ -348,14 +368,28 @@ describe('validation through Express Gateway and RabbitMQ (test services)', () =
 
     it('MISSING_REQUIRED_FIELD, INVALID_TYPE and INVALID_FORMAT never reach the service', async () => {
       await nothingReachesTheBus(async () => {
-        expectErrorBody(await http('POST', `${gw.baseUrl}/api/gadgets`, { body: { size: 1 } }), 400, 'MISSING_REQUIRED_FIELD');
-        expectErrorBody(await http('POST', `${gw.baseUrl}/api/gadgets`, { body: { name: 'gear', size: '3' } }), 400, 'INVALID_TYPE');
-        expectErrorBody(await http('POST', `${gw.baseUrl}/api/gadgets`, { body: { name: 'gear', email: 'nope' } }), 400, 'INVALID_FORMAT');
+        expectErrorBody(
+          await http('POST', `${gw.baseUrl}/api/gadgets`, { body: { size: 1 } }),
+          400,
+          'MISSING_REQUIRED_FIELD',
+        );
+        expectErrorBody(
+          await http('POST', `${gw.baseUrl}/api/gadgets`, { body: { name: 'gear', size: '3' } }),
+          400,
+          'INVALID_TYPE',
+        );
+        expectErrorBody(
+          await http('POST', `${gw.baseUrl}/api/gadgets`, { body: { name: 'gear', email: 'nope' } }),
+          400,
+          'INVALID_FORMAT',
+        );
       });
     });
 
     it('passes valid input on unchanged', async () => {
-      const res = await http('POST', `${gw.baseUrl}/api/gadgets`, { body: { name: 'gear', size: 3, email: 'a@example.com', tags: ['x'] } });
+      const res = await http('POST', `${gw.baseUrl}/api/gadgets`, {
+        body: { name: 'gear', size: 3, email: 'a@example.com', tags: ['x'] },
+      });
       expect(res.status, res.text).to.equal(201);
       expect(svc.received.at(-1)).to.deep.equal({ name: 'gear', size: 3, email: 'a@example.com', tags: ['x'] });
     });
@@ -436,16 +470,25 @@ describe('validation through Express Gateway and RabbitMQ (test services)', () =
   describe('body hygiene (nothing reaches the bus)', () => {
     it('malformed JSON → 400 BAD_REQUEST', async () => {
       await nothingReachesTheBus(async () => {
-        const res = await http('POST', `${gw.baseUrl}/api/gadgets`, { body: '{"name": "gear", ', headers: { 'content-type': 'application/json' } });
+        const res = await http('POST', `${gw.baseUrl}/api/gadgets`, {
+          body: '{"name": "gear", ',
+          headers: { 'content-type': 'application/json' },
+        });
         expectErrorBody(res, 400, 'BAD_REQUEST');
       });
     });
 
     it('Content-Type: text/plain on POST and PUT → 415', async () => {
       await nothingReachesTheBus(async () => {
-        const post = await http('POST', `${gw.baseUrl}/api/gadgets`, { body: '{"name":"gear"}', headers: { 'content-type': 'text/plain' } });
+        const post = await http('POST', `${gw.baseUrl}/api/gadgets`, {
+          body: '{"name":"gear"}',
+          headers: { 'content-type': 'text/plain' },
+        });
         expectErrorBody(post, 415, 'UNSUPPORTED_MEDIA_TYPE');
-        const put = await http('PUT', `${gw.baseUrl}/api/gadgets/g1`, { body: '{"name":"gear"}', headers: { 'content-type': 'text/plain' } });
+        const put = await http('PUT', `${gw.baseUrl}/api/gadgets/g1`, {
+          body: '{"name":"gear"}',
+          headers: { 'content-type': 'text/plain' },
+        });
         expectErrorBody(put, 415, 'UNSUPPORTED_MEDIA_TYPE');
       });
     });
@@ -492,22 +535,34 @@ describe('validation through Express Gateway and RabbitMQ (test services)', () =
         expect(one.body).to.deep.equal({ id: 'u1', profile: { firstName: 'F-u1' } });
         const list = await http('GET', `${g.baseUrl}/api/leaky-users`);
         expect(list.status, list.text).to.equal(200);
-        expect(list.body).to.deep.equal({ users: [{ id: 'a', profile: { firstName: 'F-a' } }, { id: 'b', profile: { firstName: 'F-b' } }], totalCount: 2 });
+        expect(list.body).to.deep.equal({
+          users: [
+            { id: 'a', profile: { firstName: 'F-a' } },
+            { id: 'b', profile: { firstName: 'F-b' } },
+          ],
+          totalCount: 2,
+        });
         expect(list.text).not.to.match(/password|pw-|pin|1234/);
       }
     });
 
     it('a result that does not match the outputSchema is logged with the correlation id and passed on', async () => {
-      const res = await http('GET', `${gw.baseUrl}/api/odd-things/o1`, { headers: { 'X-Correlation-Id': 'odd-output-1' } });
+      const res = await http('GET', `${gw.baseUrl}/api/odd-things/o1`, {
+        headers: { 'X-Correlation-Id': 'odd-output-1' },
+      });
       expect(res.status, res.text).to.equal(200);
       expect(res.body).to.deep.equal({ id: 5, note: 'id should be a string' });
       await eventually(async () => {
-        expect(gw.output()).to.match(/\[odd-output-1\] validation-test-service answered GetOddThingQuery with a result that does not match its outputSchema: id must be a string/);
+        expect(gw.output()).to.match(
+          /\[odd-output-1\] validation-test-service answered GetOddThingQuery with a result that does not match its outputSchema: id must be a string/,
+        );
       }, 3000);
     });
 
     it('in strict mode (STRICT_OUTPUT=true) it is a 502 SERVICE_UNAVAILABLE naming the service', async () => {
-      const res = await http('GET', `${strict.baseUrl}/api/odd-things/o1`, { headers: { 'X-Correlation-Id': 'odd-output-2' } });
+      const res = await http('GET', `${strict.baseUrl}/api/odd-things/o1`, {
+        headers: { 'X-Correlation-Id': 'odd-output-2' },
+      });
       expectErrorBody(res, 502, 'SERVICE_UNAVAILABLE');
       expect(res.body).to.include({ error: 'Bad Gateway', service: SERVICE, correlationId: 'odd-output-2' });
       expect(res.text).not.to.contain('should be a string');

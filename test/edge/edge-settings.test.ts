@@ -20,15 +20,29 @@ describe('edge settings and the cors step', () => {
   });
 
   it('reads the receive timeouts and the connection cap; an unset headers timeout never exceeds the request one', () => {
-    expect(resolveEdgeSettings({}, { HEADERS_TIMEOUT_MS: '4000', REQUEST_RECEIVE_TIMEOUT_MS: '9000', MAX_CONNECTIONS: '100' })).to.include({ headersTimeoutMs: 4000, requestReceiveTimeoutMs: 9000, maxConnections: 100 });
-    expect(resolveEdgeSettings({ requestReceiveTimeoutMs: 3000 }, {})).to.include({ headersTimeoutMs: 3000, requestReceiveTimeoutMs: 3000 });
+    expect(
+      resolveEdgeSettings(
+        {},
+        { HEADERS_TIMEOUT_MS: '4000', REQUEST_RECEIVE_TIMEOUT_MS: '9000', MAX_CONNECTIONS: '100' },
+      ),
+    ).to.include({ headersTimeoutMs: 4000, requestReceiveTimeoutMs: 9000, maxConnections: 100 });
+    expect(resolveEdgeSettings({ requestReceiveTimeoutMs: 3000 }, {})).to.include({
+      headersTimeoutMs: 3000,
+      requestReceiveTimeoutMs: 3000,
+    });
     expect(resolveEdgeSettings({}, { MAX_CONNECTIONS: 'many' })).not.to.have.property('maxConnections');
   });
 
   it('reads the environment when the settings block leaves a value out, the block first', () => {
     const env = {
-      CORS_ORIGINS: 'https://a.example, https://b.example', CORS_CREDENTIALS: 'true', CORS_ALLOW_PATCH: 'true',
-      RATE_LIMIT_MAX: '50', RATE_LIMIT_WINDOW_MS: '30000', RATE_LIMIT_PREFIX: 'run-1', RATE_LIMIT_ON_STORE_FAILURE: 'closed', RATE_LIMIT_STORE_TIMEOUT_MS: '250',
+      CORS_ORIGINS: 'https://a.example, https://b.example',
+      CORS_CREDENTIALS: 'true',
+      CORS_ALLOW_PATCH: 'true',
+      RATE_LIMIT_MAX: '50',
+      RATE_LIMIT_WINDOW_MS: '30000',
+      RATE_LIMIT_PREFIX: 'run-1',
+      RATE_LIMIT_ON_STORE_FAILURE: 'closed',
+      RATE_LIMIT_STORE_TIMEOUT_MS: '250',
     };
     expect(resolveEdgeSettings({}, env)).to.deep.include({
       corsOrigins: ['https://a.example', 'https://b.example'],
@@ -40,12 +54,24 @@ describe('edge settings and the cors step', () => {
       rateLimitOnStoreFailure: 'closed',
       rateLimitStoreTimeoutMs: 250,
     });
-    expect(resolveEdgeSettings({ corsCredentials: false, rateLimitMax: 7, corsOrigins: ['*'] }, env)).to.include({ corsCredentials: false, rateLimitMax: 7, corsOrigins: '*' });
+    expect(resolveEdgeSettings({ corsCredentials: false, rateLimitMax: 7, corsOrigins: ['*'] }, env)).to.include({
+      corsCredentials: false,
+      rateLimitMax: 7,
+      corsOrigins: '*',
+    });
   });
 
   it('ignores unusable values instead of guessing', () => {
-    const s = resolveEdgeSettings({}, { RATE_LIMIT_MAX: 'lots', RATE_LIMIT_WINDOW_MS: '10', RATE_LIMIT_PREFIX: 'bad prefix!', CORS_CREDENTIALS: 'yes' });
-    expect(s).to.include({ rateLimitMax: undefined, rateLimitWindowMs: 60000, rateLimitPrefix: 'contracts', corsCredentials: false });
+    const s = resolveEdgeSettings(
+      {},
+      { RATE_LIMIT_MAX: 'lots', RATE_LIMIT_WINDOW_MS: '10', RATE_LIMIT_PREFIX: 'bad prefix!', CORS_CREDENTIALS: 'yes' },
+    );
+    expect(s).to.include({
+      rateLimitMax: undefined,
+      rateLimitWindowMs: 60000,
+      rateLimitPrefix: 'contracts',
+      corsCredentials: false,
+    });
   });
 
   it('is part of the plugin settings', () => {
@@ -57,19 +83,47 @@ describe('edge settings and the cors step', () => {
     expect(action).to.deep.equal({
       origin: '*',
       methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
-      allowedHeaders: ['Authorization', 'Content-Type', 'X-Dev-User-Id', 'X-Dev-Permissions', 'X-Correlation-Id', 'traceparent', 'Idempotency-Key'],
+      allowedHeaders: [
+        'Authorization',
+        'Content-Type',
+        'X-Dev-User-Id',
+        'X-Dev-Permissions',
+        'X-Correlation-Id',
+        'traceparent',
+        'Idempotency-Key',
+      ],
       exposedHeaders: CORS_EXPOSED_HEADERS,
       credentials: false,
       maxAge: 86400,
       optionsSuccessStatus: 204,
       preflightContinue: false,
     });
-    expect(action.exposedHeaders).to.include.members(['X-Correlation-Id', 'X-Request-Id', 'Location', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']);
+    expect(action.exposedHeaders).to.include.members([
+      'X-Correlation-Id',
+      'X-Request-Id',
+      'Location',
+      'Retry-After',
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+    ]);
   });
 
   it('reflects the request origin when credentials are on with any origin (browsers refuse * with credentials)', () => {
-    expect(corsAction({ corsOrigins: '*', corsCredentials: true, corsAllowPatch: true })).to.include({ origin: true, credentials: true });
-    expect(corsAction({ corsOrigins: '*', corsCredentials: true, corsAllowPatch: true }).methods).to.deep.equal(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
-    expect(corsAction({ corsOrigins: ['https://app.example'], corsCredentials: true, corsAllowPatch: false }).origin).to.deep.equal(['https://app.example']);
+    expect(corsAction({ corsOrigins: '*', corsCredentials: true, corsAllowPatch: true })).to.include({
+      origin: true,
+      credentials: true,
+    });
+    expect(corsAction({ corsOrigins: '*', corsCredentials: true, corsAllowPatch: true }).methods).to.deep.equal([
+      'GET',
+      'POST',
+      'PUT',
+      'DELETE',
+      'PATCH',
+      'OPTIONS',
+    ]);
+    expect(
+      corsAction({ corsOrigins: ['https://app.example'], corsCredentials: true, corsAllowPatch: false }).origin,
+    ).to.deep.equal(['https://app.example']);
   });
 });

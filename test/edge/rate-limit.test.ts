@@ -2,8 +2,21 @@ import { expect } from 'chai';
 import { EventEmitter } from 'node:events';
 import type { Request } from 'express';
 import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests } from '../../plugin/edge/rate-limit';
-import { LimiterCache, RateLimitState, Tally, type Limiter, type LimiterFactory, type LimiterOptions } from '../../plugin/host/rate-limiters';
-import { StoreHealth, STORE_WARNING_INTERVAL_MS, type StoreClient, type StoreMetrics, type StoreState } from '../../plugin/edge/store-health';
+import {
+  LimiterCache,
+  RateLimitState,
+  Tally,
+  type Limiter,
+  type LimiterFactory,
+  type LimiterOptions,
+} from '../../plugin/host/rate-limiters';
+import {
+  StoreHealth,
+  STORE_WARNING_INTERVAL_MS,
+  type StoreClient,
+  type StoreMetrics,
+  type StoreState,
+} from '../../plugin/edge/store-health';
 import type { Logger } from '../../plugin/logger';
 import { toErrorBody } from '../../plugin/errors/error-body';
 import { TokenVerifier } from '../../plugin/auth/verify-token';
@@ -17,19 +30,37 @@ function fakeReq(headers: Record<string, string> = {}, ip = '10.0.0.7'): Request
 }
 
 describe('rate limit selection and keys', () => {
-  it('a contract\'s own limit replaces the gateway-wide one, with a counter of its own', () => {
-    expect(limitFor({ messageType: 'ExportQuery', rateLimit: { max: 2, windowMs: 5000 } }, settings)).to.deep.equal({ scope: 'c:ExportQuery', max: 2, windowMs: 5000 });
-    expect(limitFor({ messageType: 'ExportQuery', rateLimit: { max: 2 } }, settings)).to.deep.equal({ scope: 'c:ExportQuery', max: 2, windowMs: 60000 });
-    expect(limitFor({ messageType: 'ListUsersQuery' }, settings)).to.deep.equal({ scope: 'all', max: 100, windowMs: 60000 });
+  it("a contract's own limit replaces the gateway-wide one, with a counter of its own", () => {
+    expect(limitFor({ messageType: 'ExportQuery', rateLimit: { max: 2, windowMs: 5000 } }, settings)).to.deep.equal({
+      scope: 'c:ExportQuery',
+      max: 2,
+      windowMs: 5000,
+    });
+    expect(limitFor({ messageType: 'ExportQuery', rateLimit: { max: 2 } }, settings)).to.deep.equal({
+      scope: 'c:ExportQuery',
+      max: 2,
+      windowMs: 60000,
+    });
+    expect(limitFor({ messageType: 'ListUsersQuery' }, settings)).to.deep.equal({
+      scope: 'all',
+      max: 100,
+      windowMs: 60000,
+    });
     expect(limitFor(undefined, settings)).to.deep.equal({ scope: 'all', max: 100, windowMs: 60000 });
   });
 
   it('no limit at all when neither the contract nor the settings set one', () => {
-    expect(limitFor({ messageType: 'ListUsersQuery' }, { rateLimitMax: undefined, rateLimitWindowMs: 60000 })).to.equal(undefined);
+    expect(limitFor({ messageType: 'ListUsersQuery' }, { rateLimitMax: undefined, rateLimitWindowMs: 60000 })).to.equal(
+      undefined,
+    );
   });
 
-  it('a hand-written pipeline\'s max wins over both', () => {
-    expect(limitFor({ messageType: 'X', rateLimit: { max: 2 } }, settings, { max: 9, scope: 'login' })).to.deep.equal({ scope: 'r:login', max: 9, windowMs: 60000 });
+  it("a hand-written pipeline's max wins over both", () => {
+    expect(limitFor({ messageType: 'X', rateLimit: { max: 2 } }, settings, { max: 9, scope: 'login' })).to.deep.equal({
+      scope: 'r:login',
+      max: 9,
+      windowMs: 60000,
+    });
   });
 
   it('keys by the verified user, and by the client address when the token does not verify', async () => {
@@ -66,13 +97,18 @@ describe('rate limit selection and keys', () => {
   it('429 is the error body with retryAfter and a Retry-After header', () => {
     const { status, body, headers } = toErrorBody(tooManyRequests(7), 'cid-1');
     expect(status).to.equal(429);
-    expect(body).to.include({ error: 'Too Many Requests', code: 'RATE_LIMIT_EXCEEDED', retryAfter: 7, correlationId: 'cid-1' });
+    expect(body).to.include({
+      error: 'Too Many Requests',
+      code: 'RATE_LIMIT_EXCEEDED',
+      retryAfter: 7,
+      correlationId: 'cid-1',
+    });
     expect(headers).to.deep.equal({ 'Retry-After': '7' });
   });
 });
 
 describe('LimiterCache', () => {
-  it('builds one limiter per (max, windowMs) with our key and answer and without the host\'s delay', () => {
+  it("builds one limiter per (max, windowMs) with our key and answer and without the host's delay", () => {
     const made: Array<Record<string, unknown>> = [];
     const factory: LimiterFactory = (params) => {
       made.push(params);
@@ -94,7 +130,9 @@ describe('LimiterCache', () => {
     const run = (key: string) =>
       new Promise<string>((resolve) => {
         const tally = new Tally(key);
-        limiter(tally, tally, () => resolve(tally.over ? 'limited' : `next ${String(new Map(tally.headers).get('X-RateLimit-Remaining'))}`));
+        limiter(tally, tally, () =>
+          resolve(tally.over ? 'limited' : `next ${String(new Map(tally.headers).get('X-RateLimit-Remaining'))}`),
+        );
       });
     const started = Date.now();
     expect(await run('a')).to.equal('next 1');
@@ -166,7 +204,9 @@ describe('RateLimitState: a store that fails, stalls or comes back', () => {
     const { state } = setUp();
     const first = await state.count('k', 1, 60000);
     expect(first).to.include({ kind: 'counted', over: false });
-    expect(new Map((first as { headers: ReadonlyArray<[string, unknown]> }).headers).get('X-RateLimit-Remaining')).to.equal(0);
+    expect(
+      new Map((first as { headers: ReadonlyArray<[string, unknown]> }).headers).get('X-RateLimit-Remaining'),
+    ).to.equal(0);
     expect(await state.count('k', 1, 60000)).to.include({ kind: 'counted', over: true });
     expect(state.store.state()).to.equal('ok');
   });
@@ -189,7 +229,7 @@ describe('RateLimitState: a store that fails, stalls or comes back', () => {
     ]);
   });
 
-  it('a failing store: the store\'s error is logged once, each refused request counted as refused (closed)', async () => {
+  it("a failing store: the store's error is logged once, each refused request counted as refused (closed)", async () => {
     const { store, log, metrics, state } = setUp('closed');
     store.mode = 'fail';
     for (let i = 0; i < 3; i++) expect(await state.count('k', 5, 60000)).to.deep.equal({ kind: 'unavailable' });
@@ -200,7 +240,14 @@ describe('RateLimitState: a store that fails, stalls or comes back', () => {
   });
 
   it('a client that is not connected fails at once, and a probe brings counting back when it answers', async () => {
-    const client = { status: 'reconnecting', pings: 0, async ping() { this.pings++; return 'PONG'; } };
+    const client = {
+      status: 'reconnecting',
+      pings: 0,
+      async ping() {
+        this.pings++;
+        return 'PONG';
+      },
+    };
     const { log, metrics, state } = setUp('open', client);
     expect(state.store.state(), 'judged by the client before any request').to.equal('degraded');
     const started = Date.now();
@@ -213,11 +260,18 @@ describe('RateLimitState: a store that fails, stalls or comes back', () => {
     expect(state.store.state()).to.equal('ok');
     expect(metrics.states.at(-1)).to.equal('ok');
     expect(await state.count('k', 5, 60000)).to.include({ kind: 'counted' });
-    expect(log.lines.at(-1)).to.match(/^info rate limit store answers again after \d+ s \(1 requests let through uncounted meanwhile\); counting resumes$/);
+    expect(log.lines.at(-1)).to.match(
+      /^info rate limit store answers again after \d+ s \(1 requests let through uncounted meanwhile\); counting resumes$/,
+    );
   });
 
   it('a client still connecting (a start, a blip) is waited for until the timeout, and counts once ready', async () => {
-    const client = Object.assign(new EventEmitter(), { status: 'connecting', async ping() { return 'PONG'; } });
+    const client = Object.assign(new EventEmitter(), {
+      status: 'connecting',
+      async ping() {
+        return 'PONG';
+      },
+    });
     const { metrics, state } = setUp('open', client);
     expect(state.store.state(), 'a first connect is not an outage').to.equal('ok');
     setTimeout(() => {

@@ -23,11 +23,15 @@ describe('error codes', () => {
 
   it('knows exactly the codes of the table', () => {
     for (const code of Object.keys(ERROR_CODES)) expect(isKnownCode(code), code).to.equal(true);
-    for (const other of ['', 'not_found', 'toString', '__proto__', 404, null]) expect(isKnownCode(other), String(other)).to.equal(false);
+    for (const other of ['', 'not_found', 'toString', '__proto__', 404, null])
+      expect(isKnownCode(other), String(other)).to.equal(false);
   });
 
   it('keeps the code a service error was given on its reply', () => {
     const reply = new ServiceError('RESOURCE_CONFLICT', 'taken', { conflictingField: 'email' }).toReply();
-    expect(reply).to.deep.equal({ ok: false, error: { conflictingField: 'email', code: 'RESOURCE_CONFLICT', message: 'taken' } });
+    expect(reply).to.deep.equal({
+      ok: false,
+      error: { conflictingField: 'email', code: 'RESOURCE_CONFLICT', message: 'taken' },
+    });
   });
 });

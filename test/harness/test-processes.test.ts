@@ -36,12 +36,16 @@ describe('processes started by tests', function () {
     // A child whose parent (a shell) is killed too: /proc finds grandchildren the spawner never saw.
     const child = spawn('sh', ['-c', 'sleep 60 & wait'], { stdio: 'ignore' });
     await new Promise((r) => setTimeout(r, 300));
-    const pids = liveDescendants(child.pid!).map((p) => p.pid).concat(child.pid!);
+    const pids = liveDescendants(child.pid!)
+      .map((p) => p.pid)
+      .concat(child.pid!);
     expect(pids.length, 'sh and its sleep').to.equal(2);
     const left = await killLeftOver(200);
     const mine = left.filter((l) => l.includes(`pid ${child.pid}`));
     expect(mine, left.join('\n')).to.have.length(1);
-    expect(mine[0]).to.match(/^sh -c sleep 60 & wait \(pid \d+, started at dist\/test\/harness\/test-processes\.test\.js:\d+\)$/);
+    expect(mine[0]).to.match(
+      /^sh -c sleep 60 & wait \(pid \d+, started at dist\/test\/harness\/test-processes\.test\.js:\d+\)$/,
+    );
     expect(left.some((l) => l.startsWith('sleep 60'))).to.equal(true);
     await new Promise((r) => setTimeout(r, 200));
     expect(pids.filter(running), 'sh and the sleep it left orphaned').to.deep.equal([]);
@@ -58,7 +62,14 @@ describe('a mocha run whose test leaves a process running', function () {
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolveRun) => {
       let out = '';
       // What both configs set (checked below); the fixture alone, not the configs' spec.
-      const args = [mocha, '--no-config', '--require', join(ROOT, 'dist', 'test', 'support', 'leak-check.js'), '--exit', fixture];
+      const args = [
+        mocha,
+        '--no-config',
+        '--require',
+        join(ROOT, 'dist', 'test', 'support', 'leak-check.js'),
+        '--exit',
+        fixture,
+      ];
       const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout.on('data', (d) => (out += d));
       child.stderr.on('data', (d) => (out += d));
@@ -66,9 +77,14 @@ describe('a mocha run whose test leaves a process running', function () {
     });
     expect(code, output).to.not.equal(0);
     expect(Date.now() - started, 'well before the 120 s sleep ends').to.be.below(30_000);
-    const named = /processes left running after the tests, killed now: sleep 120 \(pid (\d+), started at dist\/test\/harness\/fixtures\/leaky\.fixture\.js:\d+\)/.exec(output);
+    const named =
+      /processes left running after the tests, killed now: sleep 120 \(pid (\d+), started at dist\/test\/harness\/fixtures\/leaky\.fixture\.js:\d+\)/.exec(
+        output,
+      );
     expect(named, output).to.not.equal(null);
-    expect(output).to.match(/1 passing/).and.match(/1 failing/);
+    expect(output)
+      .to.match(/1 passing/)
+      .and.match(/1 failing/);
     expect(running(Number(named![1])), 'the sleep was killed').to.equal(false);
   });
 });

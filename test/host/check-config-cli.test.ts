@@ -26,7 +26,11 @@ describe('contracts-check-config', function () {
     appendFileSync(join(dir, 'system.config.yml'), '  secret: [hunter2-s3cret\n');
     const r = await run(process.execPath, [CLI], { env: { EG_CONFIG_DIR: dir } });
     expect(r.code).to.equal(78);
-    expect(r.output).to.match(new RegExp(`^\\[contracts\\] ${join(dir, 'system.config.yml').replace(/[.]/g, '\\.')} is not valid YAML at line \\d+, column \\d+: [^\\n]+\\. The gateway does not start\\.\\n$`));
+    expect(r.output).to.match(
+      new RegExp(
+        `^\\[contracts\\] ${join(dir, 'system.config.yml').replace(/[.]/g, '\\.')} is not valid YAML at line \\d+, column \\d+: [^\\n]+\\. The gateway does not start\\.\\n$`,
+      ),
+    );
     expect(r.output).to.not.include('hunter2');
   });
 
@@ -38,6 +42,9 @@ describe('contracts-check-config', function () {
     writeFileSync(join(dir, 'gateway.config.yml'), 'http:\n  port: ${TEST_PORT:-8080}\nitem: ${TEST_ITEM}\n');
     const broken = await run(process.execPath, [CLI, dir], { env: { TEST_ITEM: '{ s3cret' } });
     expect(broken.code).to.equal(78);
-    expect(broken.output).to.match(/gateway\.config\.yml is not valid YAML at line \d+, column \d+: /).and.include('(after ${VAR} substitution)').and.not.include('s3cret');
+    expect(broken.output)
+      .to.match(/gateway\.config\.yml is not valid YAML at line \d+, column \d+: /)
+      .and.include('(after ${VAR} substitution)')
+      .and.not.include('s3cret');
   });
 });

@@ -45,19 +45,29 @@ describe('runner: the request body, read once before the step that needs it', ()
   // The generated pipeline's steps with their empty actions: the key comes from the runtime's settings (JWT_SECRET).
   const runtime = testRuntime({ bodyLimitBytes: BODY_LIMIT, maxJsonDepth: MAX_DEPTH }, quiet, { JWT_SECRET: SECRET });
   runtime.registry.apply({ service: 'things', instanceId: 'i1', ttlMs: 60000, contracts: [CREATE, GET] });
-  const steps = [contractRateLimitPolicy, jwtDevAuthPolicy, permissionPolicy, schemaValidationPolicy].map((p) => p(runtime).policy({}));
+  const steps = [contractRateLimitPolicy, jwtDevAuthPolicy, permissionPolicy, schemaValidationPolicy].map((p) =>
+    p(runtime).policy({}),
+  );
   let server: ReturnType<express.Express['listen']>;
   let base: string;
 
   before(async () => {
     const app = express();
-    for (const [path, route] of [['/api/actions', ACTIONS], ['/api/things', THINGS]] as const) {
-      app.post(path, (req: Request, _res: Response, next: NextFunction) => {
-        (req as Request & { egContext: object }).egContext = { apiEndpoint: { contract: route } };
-        next();
-      }, ...steps, (req: Request, res: Response) => {
-        res.json({ input: inputOf(req, contractOf(req, {}, runtime)) });
-      });
+    for (const [path, route] of [
+      ['/api/actions', ACTIONS],
+      ['/api/things', THINGS],
+    ] as const) {
+      app.post(
+        path,
+        (req: Request, _res: Response, next: NextFunction) => {
+          (req as Request & { egContext: object }).egContext = { apiEndpoint: { contract: route } };
+          next();
+        },
+        ...steps,
+        (req: Request, res: Response) => {
+          res.json({ input: inputOf(req, contractOf(req, {}, runtime)) });
+        },
+      );
     }
     server = app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));
@@ -69,16 +79,27 @@ describe('runner: the request body, read once before the step that needs it', ()
   });
 
   const token = (permissions: string[]) => `Bearer ${hs256(claims({ permissions }))}`;
-  const deep = (levels: number) => `{"messageType":"${CREATE.messageType}","input":{"name":"x","n":${'['.repeat(levels)}${']'.repeat(levels)}}}`;
+  const deep = (levels: number) =>
+    `{"messageType":"${CREATE.messageType}","input":{"name":"x","n":${'['.repeat(levels)}${']'.repeat(levels)}}}`;
   /** Bodies that cannot be read, each with the answer its step gives. */
   const unreadable: Array<[string, string, string, number, string]> = [
     ['malformed', '{"messageType":', 'application/json', 400, 'BAD_REQUEST'],
     ['not JSON', 'messageType=CreateThingCommand', 'text/plain', 415, 'UNSUPPORTED_MEDIA_TYPE'],
     ['nested too deep', deep(MAX_DEPTH), 'application/json', 400, 'VALIDATION_ERROR'],
-    ['declared longer than the limit', JSON.stringify({ messageType: CREATE.messageType, input: { name: 'x'.repeat(BODY_LIMIT) } }), 'application/json', 413, 'PAYLOAD_TOO_LARGE'],
+    [
+      'declared longer than the limit',
+      JSON.stringify({ messageType: CREATE.messageType, input: { name: 'x'.repeat(BODY_LIMIT) } }),
+      'application/json',
+      413,
+      'PAYLOAD_TOO_LARGE',
+    ],
   ];
   const post = (path: string, body: string, type: string, authorization?: string) =>
-    fetch(`${base}${path}`, { method: 'POST', body, headers: { 'content-type': type, ...(authorization ? { authorization } : {}) } });
+    fetch(`${base}${path}`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': type, ...(authorization ? { authorization } : {}) },
+    });
 
   for (const [what, body, type, status, code] of unreadable) {
     it(`POST /api/actions with a body ${what}: 401 to an anonymous caller, ${status} ${code} once authenticated`, async () => {
@@ -106,7 +127,12 @@ describe('runner: the request body, read once before the step that needs it', ()
   }
 
   it('POST /api/actions: the message type and input come from the body read once; the envelope is taken off', async () => {
-    const res = await post('/api/actions', JSON.stringify({ messageType: CREATE.messageType, input: { name: 'box' } }), 'application/json', token(['things:create']));
+    const res = await post(
+      '/api/actions',
+      JSON.stringify({ messageType: CREATE.messageType, input: { name: 'box' } }),
+      'application/json',
+      token(['things:create']),
+    );
     expect(res.status).to.equal(200);
     expect(await res.json()).to.deep.equal({ input: { name: 'box' } });
   });
@@ -122,7 +148,11 @@ describe('runner: the request body, read once before the step that needs it', ()
 
   it('a request without a body goes through every step before the call returns (no promise, once the token is verified)', async () => {
     const authorization = token(['things:read']);
-    const getThing = () => fakeReq({ authorization }, { egContext: { apiEndpoint: { contract: { messageType: GET.messageType } } }, params: { thingId: 't1' } } as never);
+    const getThing = () =>
+      fakeReq({ authorization }, {
+        egContext: { apiEndpoint: { contract: { messageType: GET.messageType } } },
+        params: { thingId: 't1' },
+      } as never);
     // First use verifies the token (asynchronous), then it is in the shared cache.
     const first = getThing();
     for (const step of steps) expect((await run(step, first)).next).to.equal(true);
@@ -179,7 +209,11 @@ describe('runner: a step that declares it needs the body', () => {
       },
     ];
     await serve(steps, async (base) => {
-      const res = await fetch(`${base}/x`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+      const res = await fetch(`${base}/x`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"a":1}',
+      });
       expect(res.status).to.equal(200);
     });
     expect(seen).to.deep.equal(['first: unread true', 'third wants: false']);
@@ -203,7 +237,11 @@ describe('runner: a step that declares it needs the body', () => {
       },
     ];
     await serve(steps, async (base) => {
-      const res = await fetch(`${base}/x`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
+      const res = await fetch(`${base}/x`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"a":',
+      });
       expect(res.status).to.equal(400);
     });
     expect(seen).to.deep.equal(['reads nothing', 'asks', 'failed: BAD_REQUEST']);

@@ -9,7 +9,12 @@ import { quiet, testRuntime } from '../support/runtime';
 import { SECRET, claims, envWithoutAuth, fakeReq, hs256, isolateAuthEnv, run } from '../auth/support';
 
 /** A step that records its name, then returns what `result` gives (nothing, a promise) or throws it. */
-function step(name: string, seen: string[], result: () => void | Promise<void> = () => undefined, failed: Step['failed'] = () => seen.push(`${name} failed`)): Step {
+function step(
+  name: string,
+  seen: string[],
+  result: () => void | Promise<void> = () => undefined,
+  failed: Step['failed'] = () => seen.push(`${name} failed`),
+): Step {
   return {
     run: () => {
       seen.push(name);
@@ -20,15 +25,21 @@ function step(name: string, seen: string[], result: () => void | Promise<void> =
 }
 
 /** What the runner did: the order of the steps, next and failures, and whether next came before the call returned. */
-function runNow(steps: Step[], res: Partial<Response> = { headersSent: false, setHeader: () => undefined as never, getHeader: () => undefined }): { seen: string[]; done: Promise<void> } {
+function runNow(
+  steps: Step[],
+  res: Partial<Response> = { headersSent: false, setHeader: () => undefined as never, getHeader: () => undefined },
+): { seen: string[]; done: Promise<void> } {
   const seen: string[] = [];
   let finish = (): void => undefined;
   const done = new Promise<void>((resolve) => (finish = resolve));
-  const built = steps.map((s) => ({ run: (req: Request, r: Response) => s.run(req, r), failed: (err: unknown, req: Request, r: Response) => {
-    s.failed(err, req, r);
-    seen.push('failed');
-    finish();
-  } }));
+  const built = steps.map((s) => ({
+    run: (req: Request, r: Response) => s.run(req, r),
+    failed: (err: unknown, req: Request, r: Response) => {
+      s.failed(err, req, r);
+      seen.push('failed');
+      finish();
+    },
+  }));
   runner(built)(fakeReq(), res as Response, () => {
     seen.push('next');
     finish();
@@ -45,7 +56,7 @@ describe('runner: steps in order, waiting only for a promise', () => {
     expect(order).to.deep.equal(['next', 'returned']);
   });
 
-  it('waits for a step\'s promise, then goes on with the next step', async () => {
+  it("waits for a step's promise, then goes on with the next step", async () => {
     const seen: string[] = [];
     let release = (): void => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -58,11 +69,14 @@ describe('runner: steps in order, waiting only for a promise', () => {
     expect(r.seen).to.deep.equal(['returned', 'next']);
   });
 
-  it('sends what a step throws, or its promise rejects with, to that step\'s failed, and runs nothing after it', async () => {
+  it("sends what a step throws, or its promise rejects with, to that step's failed, and runs nothing after it", async () => {
     const thrown = new Error('thrown');
-    for (const result of [(): void => {
-      throw thrown;
-    }, (): Promise<void> => Promise.reject(thrown)]) {
+    for (const result of [
+      (): void => {
+        throw thrown;
+      },
+      (): Promise<void> => Promise.reject(thrown),
+    ]) {
       const seen: string[] = [];
       let got: unknown;
       const r = runNow([step('a', seen), step('b', seen, result, (err) => (got = err)), step('c', seen)]);
@@ -95,8 +109,18 @@ describe('runner: steps in order, waiting only for a promise', () => {
     process.on('unhandledRejection', onUnhandled);
     try {
       let destroyed = false;
-      const res = { headersSent: false, setHeader: () => undefined, getHeader: () => undefined, destroy: () => void (destroyed = true) };
-      const broken: Step = { run: () => Promise.reject(new Error('bus down')), failed: () => { throw new Error('could not answer'); } };
+      const res = {
+        headersSent: false,
+        setHeader: () => undefined,
+        getHeader: () => undefined,
+        destroy: () => void (destroyed = true),
+      };
+      const broken: Step = {
+        run: () => Promise.reject(new Error('bus down')),
+        failed: () => {
+          throw new Error('could not answer');
+        },
+      };
       runner([broken])(fakeReq(), res as unknown as Response, () => expect.fail('next must not run'));
       await new Promise((r) => setImmediate(r));
       await new Promise((r) => setImmediate(r));
@@ -109,9 +133,16 @@ describe('runner: steps in order, waiting only for a promise', () => {
 
   it('sets the trace headers before the first step runs', () => {
     const headers: Record<string, unknown> = {};
-    const res = { headersSent: false, setHeader: (name: string, value: unknown) => (headers[name.toLowerCase()] = value), getHeader: (name: string) => headers[name.toLowerCase()] };
+    const res = {
+      headersSent: false,
+      setHeader: (name: string, value: unknown) => (headers[name.toLowerCase()] = value),
+      getHeader: (name: string) => headers[name.toLowerCase()],
+    };
     let atFirstStep: unknown;
-    runNow([{ run: () => void (atFirstStep = headers['x-correlation-id']), failed: () => undefined }], res as unknown as Partial<Response>);
+    runNow(
+      [{ run: () => void (atFirstStep = headers['x-correlation-id']), failed: () => undefined }],
+      res as unknown as Partial<Response>,
+    );
     expect(atFirstStep).to.be.a('string');
   });
 });
@@ -123,7 +154,8 @@ describe('runner: policies on the fast path', () => {
   after(() => runtime.close());
   beforeEach(() => runtime.verifiers.clear());
 
-  const quietRes = (): Response => ({ setHeader: () => undefined, getHeader: () => undefined, headersSent: false }) as unknown as Response;
+  const quietRes = (): Response =>
+    ({ setHeader: () => undefined, getHeader: () => undefined, headersSent: false }) as unknown as Response;
 
   it('jwt-dev-auth and permission call next() before they return once the token is in the cache', async () => {
     const token = hs256(claims({ permissions: ['things:read'] }));

@@ -15,7 +15,10 @@ interface Panel {
   targets?: Array<{ expr: string; datasource?: { uid: string } }>;
 }
 
-const dashboard = JSON.parse(read('deploy/observability/grafana/dashboards/contracts-gateway.json')) as { uid: string; panels: Panel[] };
+const dashboard = JSON.parse(read('deploy/observability/grafana/dashboards/contracts-gateway.json')) as {
+  uid: string;
+  panels: Panel[];
+};
 const panels = dashboard.panels.filter((p) => p.type !== 'row');
 const exprs = panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
 
@@ -26,10 +29,18 @@ function metricNames(expr: string): string[] {
 
 describe('the Grafana dashboard and the compose observability profile', () => {
   it('reads only series the gateway exports', async () => {
-    const metrics = new GatewayMetrics({ contracts: () => 0, services: () => 0, instances: () => 0 }, new RouteLabels());
+    const metrics = new GatewayMetrics(
+      { contracts: () => 0, services: () => 0, instances: () => 0 },
+      new RouteLabels(),
+    );
     metrics.httpAnswered('/x', 'GET', 200, 0.01);
     metrics.busRoundTrip('s', 'reply', 0.01);
-    const exported = new Set((await metrics.registry.metrics()).split('\n').filter((l) => l && !l.startsWith('#')).map((l) => l.split(/[{ ]/)[0]!));
+    const exported = new Set(
+      (await metrics.registry.metrics())
+        .split('\n')
+        .filter((l) => l && !l.startsWith('#'))
+        .map((l) => l.split(/[{ ]/)[0]!),
+    );
     // Families whose series appear once something is counted (labelled counters).
     for (const m of await metrics.registry.getMetricsAsJSON()) exported.add(m.name);
     const used = new Set(exprs.flatMap(metricNames));
@@ -40,31 +51,54 @@ describe('the Grafana dashboard and the compose observability profile', () => {
   it('has the panels an operator looks for first', () => {
     const has = (pattern: RegExp) => exprs.some((e) => pattern.test(e));
     expect(has(/rate\(contracts_gateway_http_requests_total/), 'request rate').to.equal(true);
-    expect(has(/sum by \(code, status\) \(rate\(contracts_gateway_error_responses_total/), 'error rate by code').to.equal(true);
-    expect(has(/histogram_quantile\(0\.5, sum by \(le, route\) \(rate\(contracts_gateway_http_request_duration_seconds_bucket/), 'p50 per route').to.equal(true);
-    expect(has(/histogram_quantile\(0\.99, sum by \(le, route\) \(rate\(contracts_gateway_http_request_duration_seconds_bucket/), 'p99 per route').to.equal(true);
+    expect(
+      has(/sum by \(code, status\) \(rate\(contracts_gateway_error_responses_total/),
+      'error rate by code',
+    ).to.equal(true);
+    expect(
+      has(
+        /histogram_quantile\(0\.5, sum by \(le, route\) \(rate\(contracts_gateway_http_request_duration_seconds_bucket/,
+      ),
+      'p50 per route',
+    ).to.equal(true);
+    expect(
+      has(
+        /histogram_quantile\(0\.99, sum by \(le, route\) \(rate\(contracts_gateway_http_request_duration_seconds_bucket/,
+      ),
+      'p99 per route',
+    ).to.equal(true);
     expect(has(/contracts_gateway_bus_request_duration_seconds_bucket/), 'bus round trip').to.equal(true);
     expect(has(/contracts_gateway_contracts\b/), 'contracts known').to.equal(true);
   });
 
   it('is provisioned by the compose profile against the datasource it names', () => {
-    const compose = parse(read('docker-compose.yml')) as { services: Record<string, { profiles?: string[]; volumes?: string[]; environment?: Record<string, string> }> };
+    const compose = parse(read('docker-compose.yml')) as {
+      services: Record<string, { profiles?: string[]; volumes?: string[]; environment?: Record<string, string> }>;
+    };
     const { prometheus, grafana, gateway } = compose.services;
     expect(prometheus?.profiles).to.deep.equal(['observability']);
     expect(grafana?.profiles).to.deep.equal(['observability']);
     for (const volume of [...(prometheus?.volumes ?? []), ...(grafana?.volumes ?? [])]) {
       expect(existsSync(join(ROOT, volume.split(':')[0]!)), volume).to.equal(true);
     }
-    const scrape = parse(read('deploy/observability/prometheus.yml')) as { scrape_configs: Array<{ static_configs: Array<{ targets: string[] }> }> };
-    expect(scrape.scrape_configs[0]!.static_configs[0]!.targets).to.deep.equal([`gateway:${gateway?.environment?.METRICS_PORT}`]);
-    const datasources = parse(read('deploy/observability/grafana/provisioning/datasources/prometheus.yml')) as { datasources: Array<{ uid: string; url: string }> };
+    const scrape = parse(read('deploy/observability/prometheus.yml')) as {
+      scrape_configs: Array<{ static_configs: Array<{ targets: string[] }> }>;
+    };
+    expect(scrape.scrape_configs[0]!.static_configs[0]!.targets).to.deep.equal([
+      `gateway:${gateway?.environment?.METRICS_PORT}`,
+    ]);
+    const datasources = parse(read('deploy/observability/grafana/provisioning/datasources/prometheus.yml')) as {
+      datasources: Array<{ uid: string; url: string }>;
+    };
     const uid = datasources.datasources[0]!.uid;
     expect(datasources.datasources[0]!.url).to.equal('http://prometheus:9090');
     for (const panel of panels) {
       expect(panel.datasource?.uid, panel.title).to.equal(uid);
       for (const target of panel.targets ?? []) expect(target.datasource?.uid, panel.title).to.equal(uid);
     }
-    const providers = parse(read('deploy/observability/grafana/provisioning/dashboards/dashboards.yml')) as { providers: Array<{ options: { path: string } }> };
+    const providers = parse(read('deploy/observability/grafana/provisioning/dashboards/dashboards.yml')) as {
+      providers: Array<{ options: { path: string } }>;
+    };
     const mounted = grafana?.volumes?.find((v) => v.includes('/dashboards:'))?.split(':')[1];
     expect(providers.providers[0]!.options.path).to.equal(mounted);
   });

@@ -15,16 +15,27 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 function contract(i: number) {
-  return { messageType: `GetThing${i}Query`, targetService: 'things', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: [] };
+  return {
+    messageType: `GetThing${i}Query`,
+    targetService: 'things',
+    inputSchema: { type: 'object' },
+    outputSchema: { type: 'object' },
+    requiredPermissions: [],
+  };
 }
 
 function metricsOf(registry: ContractRegistry): GatewayMetrics {
-  const metrics = new GatewayMetrics({
-    contracts: () => registry.counts().contracts,
-    services: () => registry.counts().services,
-    instances: () => registry.counts().instances,
-  }, new RouteLabels());
-  registry.on('announcement', (r) => metrics.announcement(r.accepted ? 'accepted' : 'refused', r.accepted ? '' : refusalKind(r.reason)));
+  const metrics = new GatewayMetrics(
+    {
+      contracts: () => registry.counts().contracts,
+      services: () => registry.counts().services,
+      instances: () => registry.counts().instances,
+    },
+    new RouteLabels(),
+  );
+  registry.on('announcement', (r) =>
+    metrics.announcement(r.accepted ? 'accepted' : 'refused', r.accepted ? '' : refusalKind(r.reason)),
+  );
   return metrics;
 }
 
@@ -33,7 +44,12 @@ describe('metrics: announcements, contracts and bounded labels', () => {
     // One announcement of 1,000 contracts: over the default per-announcement limit, so the limit is raised.
     const registry = new ContractRegistry({ limits: { ...DEFAULT_ANNOUNCEMENT_LIMITS, maxContracts: 1000 } });
     const metrics = metricsOf(registry);
-    registry.apply({ service: 'things', instanceId: 'a', ttlMs: 1000, contracts: Array.from({ length: 1000 }, (_, i) => contract(i)) });
+    registry.apply({
+      service: 'things',
+      instanceId: 'a',
+      ttlMs: 1000,
+      contracts: Array.from({ length: 1000 }, (_, i) => contract(i)),
+    });
     registry.apply({ service: 'things', instanceId: 'b', ttlMs: 1000, contracts: [contract(1), contract(1)] });
     registry.apply({ service: 'things', instanceId: 'c', ttlMs: -1, contracts: [] });
     registry.apply({ service: 'things', instanceId: 'd', ttlMs: 1000, contracts: [{ messageType: 'x y' }] });
@@ -52,7 +68,9 @@ describe('metrics: announcements, contracts and bounded labels', () => {
   it('sorts an unknown refusal into `other`', () => {
     expect(refusalKind('something nobody wrote yet')).to.equal(OTHER_REASON);
     expect(refusalKind('more than 1000 contracts')).to.equal('too_many_contracts');
-    expect(refusalKind('contracts[0] inputSchema nests deeper than 32 levels (schemaMaxDepth)')).to.equal('schema_over_limit');
+    expect(refusalKind('contracts[0] inputSchema nests deeper than 32 levels (schemaMaxDepth)')).to.equal(
+      'schema_over_limit',
+    );
     expect(refusalKind('more than 256 services (announcedServicesMax)')).to.equal('too_many_services');
   });
 
@@ -79,27 +97,36 @@ describe('metrics: announcements, contracts and bounded labels', () => {
     metrics.deprecatedRequest(req('/api/things0/:id'), 'GetThing0Query');
     metrics.deprecatedRequest(req('/api/relics/:relicId'), 'GetRelicQuery');
     const text = await metrics.registry.metrics();
-    expect(text).to.contain('contracts_gateway_deprecated_requests_total{route="/api/things0/:id",message_type="GetThing0Query"} 1\n');
-    expect(text).to.contain(`contracts_gateway_deprecated_requests_total{route="${OTHER_ROUTE}",message_type="GetRelicQuery"} 1\n`);
+    expect(text).to.contain(
+      'contracts_gateway_deprecated_requests_total{route="/api/things0/:id",message_type="GetThing0Query"} 1\n',
+    );
+    expect(text).to.contain(
+      `contracts_gateway_deprecated_requests_total{route="${OTHER_ROUTE}",message_type="GetRelicQuery"} 1\n`,
+    );
   });
 
   it('counts a reconnect each time the bus comes back up, not its first start', async () => {
     const metrics = metricsOf(new ContractRegistry());
-    for (const state of ['connecting', 'up', 'down', 'connecting', 'up', 'down', 'up'] as const) metrics.busStateChanged(state);
+    for (const state of ['connecting', 'up', 'down', 'connecting', 'up', 'down', 'up'] as const)
+      metrics.busStateChanged(state);
     const text = await metrics.registry.metrics();
     expect(text).to.contain('contracts_gateway_bus_reconnects_total 2\n');
     expect(text).to.contain('contracts_gateway_bus_connection_state{state="up"} 1\n');
     expect(text).to.contain('contracts_gateway_bus_connection_state{state="down"} 0\n');
   });
 
-  it('sorts how a bus request ended from the transport\'s answer', () => {
+  it("sorts how a bus request ended from the transport's answer", () => {
     expect(busOutcome({ reply: { ok: true, result: 1 } })).to.equal('reply');
     expect(busOutcome({ reply: { ok: false, error: { code: 'NOT_FOUND' } } })).to.equal('error_reply');
     expect(busOutcome({ error: gatewayTimeout(100) })).to.equal('timeout');
-    expect(busOutcome({ error: serviceUnavailable("No instance of service 'x' is available", 5, { service: 'x' }) })).to.equal('unroutable');
+    expect(
+      busOutcome({ error: serviceUnavailable("No instance of service 'x' is available", 5, { service: 'x' }) }),
+    ).to.equal('unroutable');
     expect(busOutcome({ error: badGateway('x') })).to.equal('connection_lost');
     expect(busOutcome({ error: serviceUnavailable('The message bus is not connected') })).to.equal('bus_unavailable');
-    expect(busOutcome({ error: serviceUnavailable('The gateway is shutting down; retry the request') })).to.equal('aborted');
+    expect(busOutcome({ error: serviceUnavailable('The gateway is shutting down; retry the request') })).to.equal(
+      'aborted',
+    );
     expect(busOutcome({ error: new GatewayError('INTERNAL_ERROR', 'x') })).to.equal('failed');
     expect(busOutcome({ error: new Error('x') })).to.equal('failed');
   });
@@ -109,9 +136,16 @@ describe('metrics: series an operator reads before anything happened', () => {
   it('counts an announcement refused for trust as refused, reason not_trusted', async () => {
     const registry = new ContractRegistry();
     const metrics = metricsOf(registry);
-    const inbox = new AnnouncementInbox(registry, { intervalMs: 10, announcers: { users: { things: 'things-user' }, required: true }, logger: { warn: () => undefined } });
+    const inbox = new AnnouncementInbox(registry, {
+      intervalMs: 10,
+      announcers: { users: { things: 'things-user' }, required: true },
+      logger: { warn: () => undefined },
+    });
     try {
-      inbox.offer({ service: 'things', instanceId: 'a', ttlMs: 1000, contracts: [contract(1)] }, { userId: 'someone-else' });
+      inbox.offer(
+        { service: 'things', instanceId: 'a', ttlMs: 1000, contracts: [contract(1)] },
+        { userId: 'someone-else' },
+      );
       inbox.offer({ service: 'things', instanceId: 'b', ttlMs: 1000, contracts: [contract(1)] }, {});
       const text = await metrics.registry.metrics();
       expect(text).to.contain('contracts_gateway_announcements_total{outcome="refused",reason="not_trusted"} 2\n');
@@ -122,8 +156,17 @@ describe('metrics: series an operator reads before anything happened', () => {
   });
 
   it('exports every 5xx and 429 error series at 0 from the start', async () => {
-    const text = await new GatewayMetrics({ contracts: () => 0, services: () => 0, instances: () => 0 }, new RouteLabels()).registry.metrics();
-    for (const [code, status] of [['INTERNAL_ERROR', 500], ['SERVICE_UNAVAILABLE', 502], ['SERVICE_UNAVAILABLE', 503], ['TIMEOUT', 504], ['RATE_LIMIT_EXCEEDED', 429]]) {
+    const text = await new GatewayMetrics(
+      { contracts: () => 0, services: () => 0, instances: () => 0 },
+      new RouteLabels(),
+    ).registry.metrics();
+    for (const [code, status] of [
+      ['INTERNAL_ERROR', 500],
+      ['SERVICE_UNAVAILABLE', 502],
+      ['SERVICE_UNAVAILABLE', 503],
+      ['TIMEOUT', 504],
+      ['RATE_LIMIT_EXCEEDED', 429],
+    ]) {
       expect(text).to.contain(`contracts_gateway_error_responses_total{code="${code}",status="${status}"} 0\n`);
     }
     expect(text).not.to.match(/error_responses_total\{code="NOT_FOUND"/);
@@ -148,7 +191,9 @@ describe('metrics: series an operator reads before anything happened', () => {
       }
       await new Promise((resolve) => setTimeout(resolve, 50)); // the answer is counted on the response's close
       const text = await metrics.registry.metrics();
-      expect(text).to.contain(`contracts_gateway_http_requests_total{route="${ASSET_ROUTE}",method="GET",status="200"} 1\n`);
+      expect(text).to.contain(
+        `contracts_gateway_http_requests_total{route="${ASSET_ROUTE}",method="GET",status="200"} 1\n`,
+      );
       expect(text).to.contain('contracts_gateway_http_requests_total{route="unmatched",method="GET",status="404"} 1\n');
     } finally {
       await new Promise((resolve) => server.close(resolve));

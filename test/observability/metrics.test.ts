@@ -14,7 +14,12 @@ describe('GET /metrics (Prometheus, on its own port)', function () {
   let metricsUrl: string;
   before(async () => {
     const port = await freePort();
-    gw = await startGateway({ BUS_URL: 'embedded', METRICS_PORT: String(port), METRICS_HOST: '127.0.0.1', ACCESS_LOG: 'false' });
+    gw = await startGateway({
+      BUS_URL: 'embedded',
+      METRICS_PORT: String(port),
+      METRICS_HOST: '127.0.0.1',
+      ACCESS_LOG: 'false',
+    });
     metricsUrl = `http://127.0.0.1:${port}/metrics`;
   });
   after(async () => gw?.stop());
@@ -29,7 +34,8 @@ describe('GET /metrics (Prometheus, on its own port)', function () {
     for (let i = 0; i < 3; i++) expect((await http('GET', `${gw.baseUrl}/health`)).status).to.equal(200);
     expect((await admin('GET', `${gw.baseUrl}/api/users`)).status).to.equal(200);
     const after = await scrape(metricsUrl);
-    const delta = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      sample(after, name, labels) - sample(before, name, labels);
     expect(after.types.get(`${P}http_requests_total`)).to.equal('COUNTER');
     expect(delta(`${P}http_requests_total`, { route: '/health', method: 'GET', status: '200' })).to.equal(3);
     expect(delta(`${P}http_requests_total`, { route: '/api/users', method: 'GET', status: '200' })).to.equal(1);
@@ -43,10 +49,13 @@ describe('GET /metrics (Prometheus, on its own port)', function () {
   it('counts authentication failures and error answers by code', async () => {
     const before = await scrape(metricsUrl);
     expect((await http('GET', `${gw.baseUrl}/api/users`)).status).to.equal(401);
-    expect((await http('GET', `${gw.baseUrl}/api/users`, { headers: { authorization: 'Bearer not-a-token' } })).status).to.equal(401);
+    expect(
+      (await http('GET', `${gw.baseUrl}/api/users`, { headers: { authorization: 'Bearer not-a-token' } })).status,
+    ).to.equal(401);
     expect((await http('GET', `${gw.baseUrl}/api/no-such-thing`)).status).to.equal(404);
     const after = await scrape(metricsUrl);
-    const delta = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      sample(after, name, labels) - sample(before, name, labels);
     expect(delta(`${P}auth_failures_total`, { code: 'NO_AUTH_HEADER' })).to.equal(1);
     expect(delta(`${P}auth_failures_total`, { code: 'INVALID_TOKEN' })).to.equal(1);
     expect(delta(`${P}error_responses_total`, { code: 'HANDLER_NOT_FOUND', status: '404' })).to.equal(1);
@@ -73,15 +82,20 @@ describe('GET /metrics (Prometheus, on its own port)', function () {
     const ids = Array.from({ length: 10_000 }, (_, i) => `user-${i}-${Math.random().toString(36).slice(2)}`);
     // 16 callers at a time: unauthenticated GET /api/users/:userId answers 401 without a bus round trip.
     let next = 0;
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (next < ids.length) {
-        const id = ids[next++]!;
-        const res = await fetch(`${gw.baseUrl}/api/users/${id}`);
-        await res.arrayBuffer();
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < ids.length) {
+          const id = ids[next++]!;
+          const res = await fetch(`${gw.baseUrl}/api/users/${id}`);
+          await res.arrayBuffer();
+        }
+      }),
+    );
     const after = await scrape(metricsUrl);
-    expect(sample(after, `${P}http_requests_total`, { route: '/api/users/:userId', status: '401' }) - sample(before, `${P}http_requests_total`, { route: '/api/users/:userId', status: '401' })).to.equal(10_000);
+    expect(
+      sample(after, `${P}http_requests_total`, { route: '/api/users/:userId', status: '401' }) -
+        sample(before, `${P}http_requests_total`, { route: '/api/users/:userId', status: '401' }),
+    ).to.equal(10_000);
     const routes = labelValues(after, `${P}http_requests_total`, 'route');
     for (const route of routes) expect(route, 'a raw path in a label').not.to.match(/user-\d/);
     expect(seriesCount(after, `${P}http_requests_total`)).to.be.at.most(seriesBefore + 1);
@@ -95,7 +109,13 @@ describe('GET /metrics: rate-limited answers', function () {
   let metricsUrl: string;
   before(async () => {
     const port = await freePort();
-    gw = await startGateway({ BUS_URL: 'embedded', METRICS_PORT: String(port), METRICS_HOST: '127.0.0.1', RATE_LIMIT_MAX: '2', ACCESS_LOG: 'false' });
+    gw = await startGateway({
+      BUS_URL: 'embedded',
+      METRICS_PORT: String(port),
+      METRICS_HOST: '127.0.0.1',
+      RATE_LIMIT_MAX: '2',
+      ACCESS_LOG: 'false',
+    });
     metricsUrl = `http://127.0.0.1:${port}/metrics`;
   });
   after(async () => gw?.stop());

@@ -3,7 +3,13 @@
  * whose attributes the test reads from SPANS_FILE. Its own process, so no other test runs with an SDK registered.
  */
 import { context, trace } from '@opentelemetry/api';
-import { endBusSpan, endServerSpan, startBusSpan, startHandlerSpan, startServerSpan } from '../../plugin/observability/tracing';
+import {
+  endBusSpan,
+  endServerSpan,
+  startBusSpan,
+  startHandlerSpan,
+  startServerSpan,
+} from '../../plugin/observability/tracing';
 import { structuredLogger } from '../../plugin/logging/structured';
 
 const amqp = { kind: 'amqp', requestExchange: 'P.requests' };
@@ -11,10 +17,19 @@ const bus = startBusSpan(undefined, 'GetThingQuery', 'things', amqp);
 endBusSpan(bus, 'timeout');
 startHandlerSpan('things', 'GetThingQuery', undefined, amqp).span.end();
 
-const req = { method: 'POST', url: '/api/things?secret=1', headers: { host: '[::1]:8443' }, socket: { localPort: 9000, encrypted: true } };
+const req = {
+  method: 'POST',
+  url: '/api/things?secret=1',
+  headers: { host: '[::1]:8443' },
+  socket: { localPort: 9000, encrypted: true },
+};
 const failed = startServerSpan(req, undefined, (url) => (url ?? '').split('?')[0]!);
 endServerSpan(failed, 'POST', '/api/things', 503, { clientAddress: '10.0.0.7' });
-const noHost = startServerSpan({ method: 'GET', url: '/health', headers: {}, socket: { localPort: 9000 } }, undefined, (url) => url ?? '');
+const noHost = startServerSpan(
+  { method: 'GET', url: '/health', headers: {}, socket: { localPort: 9000 } },
+  undefined,
+  (url) => url ?? '',
+);
 endServerSpan(noHost, 'GET', '/health', 200, {});
 
 // A line the plugin logs while a span is active: on stdout, for the test to read with the span's ids.

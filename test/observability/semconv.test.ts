@@ -23,8 +23,14 @@ function spansOfChild(): Promise<{ spans: SpanLine[]; lines: Array<Record<string
     // execFile kills the child when the timeout passes.
     execFile(process.execPath, args, { env: { ...process.env, SPANS_FILE: file }, timeout: 15_000 }, (err, stdout) => {
       if (err) return reject(err);
-      const spans = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as SpanLine);
-      const lines = stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const spans = readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as SpanLine);
+      const lines = stdout
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       resolve({ spans, lines });
     });
   }).finally(() => rmSync(dir, { recursive: true, force: true }));
@@ -55,7 +61,11 @@ describe('traces: OpenTelemetry semantic conventions of the spans', function () 
   it("makes the service's handling a CONSUMER span of the same destination", () => {
     const handler = spans.find((s) => s.kind === SpanKind.CONSUMER)!;
     expect(handler.name).to.equal('process P.requests');
-    expect(handler.attributes).to.deep.include({ 'messaging.operation.type': 'process', 'messaging.destination.name': 'P.requests', 'messaging.rabbitmq.destination.routing_key': 'things' });
+    expect(handler.attributes).to.deep.include({
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': 'P.requests',
+      'messaging.rabbitmq.destination.routing_key': 'things',
+    });
   });
 
   it('gives a server span the HTTP conventions: url, server from the Host header, client, error.type on a 5xx', () => {
@@ -76,7 +86,7 @@ describe('traces: OpenTelemetry semantic conventions of the spans', function () 
     expect(health!.attributes).not.to.have.any.keys('server.address', 'error.type');
   });
 
-  it('puts the active span\'s trace_id and span_id in the plugin\'s log lines, none outside a span', () => {
+  it("puts the active span's trace_id and span_id in the plugin's log lines, none outside a span", () => {
     const logged = spans.find((s) => s.attributes['contracts.message_type'] === 'LoggedQuery') as SpanLine;
     const inside = lines.find((l) => l.msg === 'inside a span')!;
     expect(inside).to.include({ trace_id: logged.traceId, span_id: logged.spanId });

@@ -13,8 +13,17 @@ describe('observability settings', () => {
 
   it('reads them from the block first, then the environment', () => {
     const env = { METRICS_PORT: '9464', METRICS_HOST: '127.0.0.1', ACCESS_LOG: 'false', LOG_FORMAT: 'json' };
-    expect(resolveSettings({}, env)).to.include({ metricsPort: 9464, metricsHost: '127.0.0.1', accessLog: false, logFormat: 'json' });
-    expect(resolveSettings({ metricsPort: 9100, accessLog: true, logFormat: 'text' }, env)).to.include({ metricsPort: 9100, accessLog: true, logFormat: 'text' });
+    expect(resolveSettings({}, env)).to.include({
+      metricsPort: 9464,
+      metricsHost: '127.0.0.1',
+      accessLog: false,
+      logFormat: 'json',
+    });
+    expect(resolveSettings({ metricsPort: 9100, accessLog: true, logFormat: 'text' }, env)).to.include({
+      metricsPort: 9100,
+      accessLog: true,
+      logFormat: 'text',
+    });
   });
 
   it('stops the start on a value outside what is allowed, naming it', () => {

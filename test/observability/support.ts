@@ -31,7 +31,12 @@ export async function scrape(url: string): Promise<Scrape> {
   if (!contentType.startsWith('text/plain')) throw new Error(`GET ${url}: content-type ${contentType}`);
   const text = await res.text();
   const types = new Map(parsePrometheusTextFormat(text).map((f) => [f.name, f.type]));
-  const untyped = parsePrometheusTextFormat(text.split('\n').filter((l) => !l.startsWith('# TYPE ')).join('\n'));
+  const untyped = parsePrometheusTextFormat(
+    text
+      .split('\n')
+      .filter((l) => !l.startsWith('# TYPE '))
+      .join('\n'),
+  );
   // Untyped, each run of lines of one name is a family of its own: a histogram's names come round once per series.
   const samples = new Map<string, Series[]>();
   for (const f of untyped) samples.set(f.name, [...(samples.get(f.name) ?? []), ...f.metrics]);
@@ -49,7 +54,9 @@ export function sample(scraped: Scrape, name: string, labels: Record<string, str
 
 /** The distinct values of one label across a name's samples. */
 export function labelValues(scraped: Scrape, name: string, label: string): Set<string> {
-  return new Set((scraped.samples.get(name) ?? []).map((s) => s.labels?.[label]).filter((v): v is string => v !== undefined));
+  return new Set(
+    (scraped.samples.get(name) ?? []).map((s) => s.labels?.[label]).filter((v): v is string => v !== undefined),
+  );
 }
 
 /** How many series (label sets) a name has. */

@@ -23,23 +23,37 @@ describe('traces (OpenTelemetry, an SDK with an in-memory exporter registered in
   let gw: GatewayProcess;
   let dir: string;
   let spansFile: string;
-  const spans = (): SpanLine[] => (existsSync(spansFile) ? readFileSync(spansFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as SpanLine) : []);
+  const spans = (): SpanLine[] =>
+    existsSync(spansFile)
+      ? readFileSync(spansFile, 'utf8')
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as SpanLine)
+      : [];
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'contracts-spans-'));
     spansFile = join(dir, 'spans.jsonl');
     const setup = join(__dirname, 'tracing-setup.js');
-    gw = await startGateway({ BUS_URL: 'embedded', SPANS_FILE: spansFile, NODE_OPTIONS: `--require ${setup}`, ACCESS_LOG: 'false' });
+    gw = await startGateway({
+      BUS_URL: 'embedded',
+      SPANS_FILE: spansFile,
+      NODE_OPTIONS: `--require ${setup}`,
+      ACCESS_LOG: 'false',
+    });
   });
   after(async () => {
     await gw?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('continues the caller\'s traceparent: server span by route template, bus span, the service\'s span under it', async () => {
+  it("continues the caller's traceparent: server span by route template, bus span, the service's span under it", async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const callerSpan = '00f067aa0ba902b7';
-    const res = await admin('GET', `${gw.baseUrl}/api/users`, { headers: { traceparent: `00-${traceId}-${callerSpan}-01`, 'user-agent': 'contracts-tracing-test/1' } });
+    const res = await admin('GET', `${gw.baseUrl}/api/users`, {
+      headers: { traceparent: `00-${traceId}-${callerSpan}-01`, 'user-agent': 'contracts-tracing-test/1' },
+    });
     expect(res.status, res.text).to.equal(200);
     const ofTrace = await eventually(async () => {
       const found = spans().filter((s) => s.traceId === traceId);
@@ -78,7 +92,10 @@ describe('traces (OpenTelemetry, an SDK with an in-memory exporter registered in
     });
     // The service continued the trace from the traceparent header the gateway sent: the bus span's context.
     expect(handler.name).to.equal('process users-service');
-    expect(handler.attributes).to.include({ 'messaging.operation.type': 'process', 'contracts.message_type': 'ListUsersQuery' });
+    expect(handler.attributes).to.include({
+      'messaging.operation.type': 'process',
+      'contracts.message_type': 'ListUsersQuery',
+    });
     expect(handler.parentSpanId).to.equal(bus.spanId);
   });
 
@@ -87,7 +104,9 @@ describe('traces (OpenTelemetry, an SDK with an in-memory exporter registered in
     const res = await http('GET', `${gw.baseUrl}/api/users/u-1234`);
     expect(res.status).to.equal(401);
     const server = await eventually(async () => {
-      const found = spans().slice(before).find((s) => s.kind === SpanKind.SERVER && s.name.startsWith('GET '));
+      const found = spans()
+        .slice(before)
+        .find((s) => s.kind === SpanKind.SERVER && s.name.startsWith('GET '));
       expect(found).to.not.equal(undefined);
       return found!;
     });

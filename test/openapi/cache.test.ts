@@ -4,7 +4,13 @@ import { OpenApiCache } from '../../plugin/openapi/cache';
 import { RoutePlan } from '../../plugin/contracts/route-plan';
 import type { Contract } from '../../plugin/contracts/types';
 
-const widget = (messageType: string): Contract => ({ messageType, targetService: 'widgets', inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: ['widgets:x'] });
+const widget = (messageType: string): Contract => ({
+  messageType,
+  targetService: 'widgets',
+  inputSchema: { type: 'object' },
+  outputSchema: {},
+  requiredPermissions: ['widgets:x'],
+});
 
 describe('OpenApiCache', () => {
   let registry: ContractRegistry;
@@ -28,7 +34,7 @@ describe('OpenApiCache', () => {
     expect(cache.buildCount()).to.equal(1);
   });
 
-  it('rebuilds on the registry\'s change event, not on an unchanged re-announcement', () => {
+  it("rebuilds on the registry's change event, not on an unchanged re-announcement", () => {
     const before = cache.current();
     registry.apply({ service: 'widgets', instanceId: 'a', contracts: [widget('CreateWidgetCommand')], ttlMs: 60000 });
     const after = cache.current();

@@ -5,24 +5,37 @@ import { validateOpenApi } from './support';
 import { planRoutes } from '../../plugin/contracts/route-plan';
 
 function contract(messageType: string, extra: Partial<Contract> = {}): Contract {
-  return { messageType, targetService: 'users', inputSchema: { type: 'object', properties: { userId: { type: 'string' } } }, outputSchema: { type: 'object' }, requiredPermissions: ['users:read'], ...extra };
+  return {
+    messageType,
+    targetService: 'users',
+    inputSchema: { type: 'object', properties: { userId: { type: 'string' } } },
+    outputSchema: { type: 'object' },
+    requiredPermissions: ['users:read'],
+    ...extra,
+  };
 }
 
 type Op = { deprecated?: boolean; 'x-contracts': Array<Record<string, unknown>> };
 
 describe('OpenAPI document: deprecated contracts', () => {
   // GET /api/users serves ListUsersQuery, and GetUserQuery with ?userId=: one deprecated, the other not.
-  const doc = buildOpenApiDocument(planRoutes([
-    contract('GetUserQuery', { deprecated: true, sunset: '2030-06-30' }),
-    contract('ListUsersQuery'),
-    contract('ArchiveUserCommand', { deprecated: true }),
-  ]));
+  const doc = buildOpenApiDocument(
+    planRoutes([
+      contract('GetUserQuery', { deprecated: true, sunset: '2030-06-30' }),
+      contract('ListUsersQuery'),
+      contract('ArchiveUserCommand', { deprecated: true }),
+    ]),
+  );
   const op = (method: string, path: string): Op => doc.paths[path]?.[method] as Op;
 
   it('marks an operation whose contracts are all deprecated, and stays a valid document', async () => {
     expect(op('get', '/api/users/{userId}').deprecated).to.equal(true);
     expect(op('post', '/api/archive-user').deprecated).to.equal(true);
-    expect(op('get', '/api/users/{userId}')['x-contracts'][0]).to.include({ messageType: 'GetUserQuery', deprecated: true, sunset: '2030-06-30' });
+    expect(op('get', '/api/users/{userId}')['x-contracts'][0]).to.include({
+      messageType: 'GetUserQuery',
+      deprecated: true,
+      sunset: '2030-06-30',
+    });
     expect((await validateOpenApi(doc)).valid).to.equal(true);
   });
 

@@ -9,8 +9,13 @@ import { planRoutes } from '../../plugin/contracts/route-plan';
 describe('OpenAPI document: hand-written routes that end in contract-router', () => {
   const routes = handWrittenRoutes(HAND_WRITTEN_CONFIG, 'contracts-');
 
-  it('reads them from the gateway config: real paths and methods, the steps\' security; generated, proxied and pattern paths left out', () => {
-    expect(routes.map((r) => `${r.method ?? '*'} ${r.path} ${r.messageType} ${r.authentication} ${r.permissions?.join('+') ?? '-'}${r.public ? ' public' : ''}`)).to.deep.equal([
+  it("reads them from the gateway config: real paths and methods, the steps' security; generated, proxied and pattern paths left out", () => {
+    expect(
+      routes.map(
+        (r) =>
+          `${r.method ?? '*'} ${r.path} ${r.messageType} ${r.authentication} ${r.permissions?.join('+') ?? '-'}${r.public ? ' public' : ''}`,
+      ),
+    ).to.deep.equal([
       'POST /signup CreateUserCommand required users:create+users:invite',
       'POST /register CreateUserCommand required users:create+users:invite',
       'GET /me/:userId GetUserQuery optional - public',
@@ -19,29 +24,38 @@ describe('OpenAPI document: hand-written routes that end in contract-router', ()
     expect(routes[0]?.inputSchema).to.deep.include({ required: ['email'], additionalProperties: false });
   });
 
-  const document = buildOpenApiDocument(planRoutes(referenceContracts(), { excluded: ['CreateUserCommand'] }), { handWritten: routes });
+  const document = buildOpenApiDocument(planRoutes(referenceContracts(), { excluded: ['CreateUserCommand'] }), {
+    handWritten: routes,
+  });
   type Operation = Record<string, any>;
   const op = (path: string, method: string): Operation => document.paths[path]?.[method] as Operation;
 
-  it('lists each with the contract\'s schemas and the security its pipeline applies', () => {
+  it("lists each with the contract's schemas and the security its pipeline applies", () => {
     const signup = op('/signup', 'post');
     expect(signup.operationId).to.equal('CreateUserCommand');
     expect(signup['x-pipeline']).to.equal('signup');
     expect(signup.security).to.deep.equal(TOKEN_SECURITY);
     expect(signup['x-required-permissions']).to.deep.equal(['users:create', 'users:invite']);
     expect(signup.responses).to.include.keys('201', '400', '401', '403');
-    expect(signup.responses['201'].content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/CreateUserCommand.Output' });
+    expect(signup.responses['201'].content['application/json'].schema).to.deep.equal({
+      $ref: '#/components/schemas/CreateUserCommand.Output',
+    });
     // The body is checked against the step's inline schema, so that is the one the document shows.
     const body = signup.requestBody.content['application/json'].schema;
     expect(body).to.deep.equal({ $ref: '#/components/schemas/pipeline.signup.Input' });
-    expect(document.components).to.have.nested.property('schemas.pipeline\\.signup\\.Input.additionalProperties', false);
+    expect(document.components).to.have.nested.property(
+      'schemas.pipeline\\.signup\\.Input.additionalProperties',
+      false,
+    );
     expect(op('/register', 'post').operationId).to.not.equal('CreateUserCommand');
 
     const profile = op('/me/{userId}', 'get');
     expect(profile.security).to.deep.equal(PUBLIC_SECURITY);
     expect(profile['x-required-permissions']).to.deep.equal([]);
     expect(profile.parameters.map((p: { name: string; in: string }) => `${p.in} ${p.name}`)).to.include('path userId');
-    expect(profile.responses['200'].content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/GetUserQuery.Output' });
+    expect(profile.responses['200'].content['application/json'].schema).to.deep.equal({
+      $ref: '#/components/schemas/GetUserQuery.Output',
+    });
 
     // No authentication step: the contract's permissions still apply (contract-router checks them), so a caller is needed.
     const people = op('/people', 'get');
@@ -63,13 +77,21 @@ describe('OpenAPI document: hand-written routes that end in contract-router', ()
   });
 });
 
-describe('OpenAPI document of a runtime: hand-written routes follow the host\'s config', () => {
+describe("OpenAPI document of a runtime: hand-written routes follow the host's config", () => {
   const runtime = testRuntime();
   after(() => runtime.close());
 
   it('is built again when the host hands over a reloaded config', () => {
-    runtime.registry.apply({ service: 'users-service', instanceId: 'u1', ttlMs: 60_000, contracts: referenceContracts().filter((c) => c.targetService === 'users-service') });
-    const host = (gatewayConfig: unknown) => ({ config: { gatewayConfig, loadConfig: () => undefined }, eventBus: { emit: () => undefined } });
+    runtime.registry.apply({
+      service: 'users-service',
+      instanceId: 'u1',
+      ttlMs: 60_000,
+      contracts: referenceContracts().filter((c) => c.targetService === 'users-service'),
+    });
+    const host = (gatewayConfig: unknown) => ({
+      config: { gatewayConfig, loadConfig: () => undefined },
+      eventBus: { emit: () => undefined },
+    });
     runtime.attachHost(host({}));
     expect(JSON.parse(runtime.openApi.current().json).paths).to.not.have.property('/signup');
     runtime.attachHost(host(HAND_WRITTEN_CONFIG));
@@ -80,9 +102,15 @@ describe('OpenAPI document of a runtime: hand-written routes follow the host\'s 
 describe('excludeFromGeneratedRoutes without a hand-written route', () => {
   it('is logged once per config that shows it, naming the message type', () => {
     const warnings: string[] = [];
-    const runtime = testRuntime({ excludeFromGeneratedRoutes: ['CreateUserCommand', 'CreateUserComand'] }, { ...quiet, warn: (m: string) => void warnings.push(m) });
+    const runtime = testRuntime(
+      { excludeFromGeneratedRoutes: ['CreateUserCommand', 'CreateUserComand'] },
+      { ...quiet, warn: (m: string) => void warnings.push(m) },
+    );
     try {
-      const host = { config: { gatewayConfig: HAND_WRITTEN_CONFIG, loadConfig: () => undefined }, eventBus: { emit: () => undefined } };
+      const host = {
+        config: { gatewayConfig: HAND_WRITTEN_CONFIG, loadConfig: () => undefined },
+        eventBus: { emit: () => undefined },
+      };
       runtime.attachHost(host);
       runtime.attachHost(host);
       expect(warnings).to.have.length(1);

@@ -13,7 +13,13 @@ function headerParams(op: Op | undefined): string[] {
 }
 
 describe('OpenAPI document: Idempotency-Key', () => {
-  const action: Contract = { messageType: 'ArchiveOrdersCommand', targetService: 'orders', inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: [] };
+  const action: Contract = {
+    messageType: 'ArchiveOrdersCommand',
+    targetService: 'orders',
+    inputSchema: { type: 'object' },
+    outputSchema: {},
+    requiredPermissions: [],
+  };
   const doc = buildOpenApiDocument(planRoutes([...referenceContracts(), action]));
   const op = (method: string, path: string): Op | undefined => doc.paths[path]?.[method] as Op | undefined;
 
@@ -29,7 +35,9 @@ describe('OpenAPI document: Idempotency-Key', () => {
 describe("the docs page's Idempotency-Key", () => {
   it('replaces the example placeholder with a new key per request tried, and leaves a key typed in alone', () => {
     const window = { addEventListener: () => undefined };
-    const interceptor = new Function('window', `${INIT_SCRIPT}; return freshIdempotencyKey;`)(window) as (r: { headers: Record<string, string> }) => { headers: Record<string, string> };
+    const interceptor = new Function('window', `${INIT_SCRIPT}; return freshIdempotencyKey;`)(window) as (r: {
+      headers: Record<string, string>;
+    }) => { headers: Record<string, string> };
     const first = interceptor({ headers: { 'Idempotency-Key': FRESH_IDEMPOTENCY_KEY } }).headers['Idempotency-Key'];
     const second = interceptor({ headers: { 'Idempotency-Key': FRESH_IDEMPOTENCY_KEY } }).headers['Idempotency-Key'];
     expect(first).to.match(/^[0-9a-f-]{32,36}$/);

@@ -27,7 +27,12 @@ async function lint(document: unknown): Promise<Problem[]> {
   const { createConfig, lintFromString } = await import('@redocly/openapi-core');
   const config = await createConfig({ extends: ['recommended'] });
   const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config });
-  return problems.map((p) => ({ rule: p.ruleId, severity: p.severity, message: p.message, at: p.location[0]?.pointer ?? '' }));
+  return problems.map((p) => ({
+    rule: p.ruleId,
+    severity: p.severity,
+    message: p.message,
+    at: p.location[0]?.pointer ?? '',
+  }));
 }
 
 /** The problems that count: every error, and every warning not allowed above. */
@@ -38,12 +43,17 @@ function counted(problems: Problem[]): string[] {
 }
 
 describe('OpenAPI document: Redocly lint, recommended rules', () => {
-  it('the reference services\' document has no error and no warning', async () => {
+  it("the reference services' document has no error and no warning", async () => {
     expect(counted(await lint(buildOpenApiDocument(planRoutes(referenceContracts()))))).to.deep.equal([]);
   });
 
   it('nor with debug endpoints, a gateway-wide rate limit, generic routes, local refs and odd message types', async () => {
-    const problems = await lint(buildOpenApiDocument(planRoutes([...referenceContracts(), ...trickyContracts()]), { debugEndpoints: true, rateLimited: true }));
+    const problems = await lint(
+      buildOpenApiDocument(planRoutes([...referenceContracts(), ...trickyContracts()]), {
+        debugEndpoints: true,
+        rateLimited: true,
+      }),
+    );
     expect(counted(problems)).to.deep.equal([]);
     // Every allowed warning is one the linter really gives, so the list cannot hide anything new.
     expect(problems.map((p) => `${p.rule} ${p.at}`).sort()).to.deep.equal([...ALLOWED_WARNINGS].sort());
@@ -52,7 +62,9 @@ describe('OpenAPI document: Redocly lint, recommended rules', () => {
 
   it('nor with one generic command and one generic query beside them (no oneOf of one), examples checked', async () => {
     const [, report, , archive] = trickyContracts();
-    const document = buildOpenApiDocument(planRoutes([...referenceContracts(), report!, archive!]), { developmentAuth: true });
+    const document = buildOpenApiDocument(planRoutes([...referenceContracts(), report!, archive!]), {
+      developmentAuth: true,
+    });
     expect(document.paths['/api/actions']).to.have.property('post');
     expect(document.paths['/api/data']).to.have.property('get');
     expect(counted(await lint(document))).to.deep.equal([]);
@@ -61,7 +73,9 @@ describe('OpenAPI document: Redocly lint, recommended rules', () => {
   it('nor with hand-written routes beside the generated ones, one contract served only by its pipeline', async () => {
     const handWritten = handWrittenRoutes(HAND_WRITTEN_CONFIG, 'contracts-');
     expect(handWritten).to.have.length.above(0);
-    const document = buildOpenApiDocument(planRoutes(referenceContracts(), { excluded: ['CreateUserCommand'] }), { handWritten });
+    const document = buildOpenApiDocument(planRoutes(referenceContracts(), { excluded: ['CreateUserCommand'] }), {
+      handWritten,
+    });
     expect(counted(await lint(document))).to.deep.equal([]);
   });
 

@@ -6,9 +6,13 @@ import * as auth from '../../examples/auth-service/contracts';
 /** The reference services' contracts as the gateway discovers them. */
 export function referenceContracts(): Contract[] {
   const out: Contract[] = [];
-  for (const [mod, targetService] of [[users, 'users-service'], [auth, 'auth-service']] as const) {
+  for (const [mod, targetService] of [
+    [users, 'users-service'],
+    [auth, 'auth-service'],
+  ] as const) {
     for (const value of Object.values(mod)) {
-      if (value && typeof value === 'object' && 'messageType' in value) out.push({ ...(value as Omit<Contract, 'targetService'>), targetService });
+      if (value && typeof value === 'object' && 'messageType' in value)
+        out.push({ ...(value as Omit<Contract, 'targetService'>), targetService });
     }
   }
   return out;
@@ -18,7 +22,9 @@ export function referenceContracts(): Contract[] {
  * Validates a document with @seriousme/openapi-schema-validator (OpenAPI 3.1 schema plus $ref resolution). The
  * package is ESM only, hence the dynamic import. The document is copied: resolveRefs rewrites what it is given.
  */
-export async function validateOpenApi(document: unknown): Promise<{ valid: boolean; errors?: unknown; version?: string }> {
+export async function validateOpenApi(
+  document: unknown,
+): Promise<{ valid: boolean; errors?: unknown; version?: string }> {
   const { Validator } = await import('@seriousme/openapi-schema-validator');
   const validator = new Validator();
   const result = await validator.validate(JSON.parse(JSON.stringify(document)));
@@ -32,15 +38,50 @@ export function trickyContracts(): Contract[] {
     {
       messageType: 'ResetPasswordCommand',
       targetService: 'auth-service',
-      inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'urn:reset', type: 'object', properties: { email: { $ref: '#/definitions/email' } }, required: ['email'], definitions: { email: { type: 'string', format: 'email' } } },
-      outputSchema: { $ref: '#/$defs/done', $defs: { done: { type: 'object', properties: { sent: { type: 'boolean' } } } } },
+      inputSchema: {
+        $schema: 'http://json-schema.org/draft-07/schema#',
+        $id: 'urn:reset',
+        type: 'object',
+        properties: { email: { $ref: '#/definitions/email' } },
+        required: ['email'],
+        definitions: { email: { type: 'string', format: 'email' } },
+      },
+      outputSchema: {
+        $ref: '#/$defs/done',
+        $defs: { done: { type: 'object', properties: { sent: { type: 'boolean' } } } },
+      },
       requiredPermissions: [],
       public: true,
     },
-    { messageType: 'ReportQuery', targetService: 'reports', inputSchema: { type: 'object', properties: { from: { type: 'string', format: 'date' } } }, outputSchema: { type: 'object' }, requiredPermissions: ['reports:read'] },
-    { messageType: 'StatsQuery', targetService: 'reports', inputSchema: { type: 'object' }, outputSchema: {}, requiredPermissions: ['stats:read'] },
-    { messageType: 'orders:ArchiveCommand', targetService: 'orders', inputSchema: { type: 'object', properties: { const: { type: 'string' } } }, outputSchema: {}, requiredPermissions: ['orders:archive'] },
-    { messageType: 'GetFileQuery', targetService: 'files', http: { method: 'GET', paths: ['/api/files/:fileId(\\d+)'] }, inputSchema: { type: 'object', properties: { fileId: { type: 'integer' } }, required: ['fileId'] }, outputSchema: {}, requiredPermissions: ['files:read'] },
+    {
+      messageType: 'ReportQuery',
+      targetService: 'reports',
+      inputSchema: { type: 'object', properties: { from: { type: 'string', format: 'date' } } },
+      outputSchema: { type: 'object' },
+      requiredPermissions: ['reports:read'],
+    },
+    {
+      messageType: 'StatsQuery',
+      targetService: 'reports',
+      inputSchema: { type: 'object' },
+      outputSchema: {},
+      requiredPermissions: ['stats:read'],
+    },
+    {
+      messageType: 'orders:ArchiveCommand',
+      targetService: 'orders',
+      inputSchema: { type: 'object', properties: { const: { type: 'string' } } },
+      outputSchema: {},
+      requiredPermissions: ['orders:archive'],
+    },
+    {
+      messageType: 'GetFileQuery',
+      targetService: 'files',
+      http: { method: 'GET', paths: ['/api/files/:fileId(\\d+)'] },
+      inputSchema: { type: 'object', properties: { fileId: { type: 'integer' } }, required: ['fileId'] },
+      outputSchema: {},
+      requiredPermissions: ['files:read'],
+    },
   ];
 }
 

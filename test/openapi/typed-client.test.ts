@@ -23,7 +23,9 @@ const TSC = join(dirname(require.resolve('typescript/package.json')), 'bin', 'ts
  * always there. GetUserQuery's output may leave any field out (?fields=), so reading one unchecked must not compile.
  */
 function usage(): string {
-  const cases = Object.keys(ERROR_CODES).map((code) => `    case '${code}': return e.message;`).join('\n');
+  const cases = Object.keys(ERROR_CODES)
+    .map((code) => `    case '${code}': return e.message;`)
+    .join('\n');
   return `import type { components, paths } from './api';
 
 type Json<R> = R extends { content: { 'application/json': infer B } } ? B : never;
@@ -104,10 +106,20 @@ async function compileAgainst(document: object): Promise<Compiled> {
   try {
     writeFileSync(join(dir, 'api.d.ts'), typegen.astToString(await typegen.default(document)));
     writeFileSync(join(dir, 'usage.ts'), usage());
-    const compilerOptions = { strict: true, noEmit: true, target: 'ES2022', lib: ['ES2022'], module: 'preserve', moduleResolution: 'bundler', types: [] };
+    const compilerOptions = {
+      strict: true,
+      noEmit: true,
+      target: 'ES2022',
+      lib: ['ES2022'],
+      module: 'preserve',
+      moduleResolution: 'bundler',
+      types: [],
+    };
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['usage.ts', 'api.d.ts'] }));
     return await new Promise<Compiled>((resolve) => {
-      execFile(process.execPath, [TSC, '-p', dir], (err, stdout, stderr) => resolve({ ok: err === null, output: `${stdout}${stderr}` }));
+      execFile(process.execPath, [TSC, '-p', dir], (err, stdout, stderr) =>
+        resolve({ ok: err === null, output: `${stdout}${stderr}` }),
+      );
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -18,8 +18,20 @@ const quiet: Logger = { debug: () => undefined, info: () => undefined, warn: () 
 describe('discovery listing', () => {
   const contracts = referenceContracts();
   const instances = [
-    { service: 'users-service', instanceId: 'u1', lastSeen: 1000, leaseExpiresAt: 31000, messageTypes: contracts.filter((c) => c.targetService === 'users-service').map((c) => c.messageType) },
-    { service: 'auth-service', instanceId: 'a1', lastSeen: 2000, leaseExpiresAt: 32000, messageTypes: ['AuthenticateCommand'] },
+    {
+      service: 'users-service',
+      instanceId: 'u1',
+      lastSeen: 1000,
+      leaseExpiresAt: 31000,
+      messageTypes: contracts.filter((c) => c.targetService === 'users-service').map((c) => c.messageType),
+    },
+    {
+      service: 'auth-service',
+      instanceId: 'a1',
+      lastSeen: 2000,
+      leaseExpiresAt: 32000,
+      messageTypes: ['AuthenticateCommand'],
+    },
   ];
 
   it('gives every contract its generated routes, success status and announcing instances', () => {
@@ -31,7 +43,14 @@ describe('discovery listing', () => {
       { method: 'GET', path: '/api/users', successStatus: 200, whenQuery: 'userId' },
       { method: 'GET', path: '/api/users/:userId', successStatus: 200 },
     ]);
-    expect(get.instances).to.deep.equal([{ service: 'users-service', instanceId: 'u1', lastSeen: new Date(1000).toISOString(), leaseExpiresAt: new Date(31000).toISOString() }]);
+    expect(get.instances).to.deep.equal([
+      {
+        service: 'users-service',
+        instanceId: 'u1',
+        lastSeen: new Date(1000).toISOString(),
+        leaseExpiresAt: new Date(31000).toISOString(),
+      },
+    ]);
     expect(get.requiredPermissions).to.deep.equal(['users:read']);
     expect(get.inputSchema).to.have.property('properties');
     const create = listing.contracts.find((c) => c.messageType === 'CreateUserCommand')!;
@@ -47,22 +66,55 @@ describe('discovery listing', () => {
 
   it('lists under a contract only the instances of the service that serves it, not those whose claim was refused', () => {
     const registry = new ContractRegistry();
-    const get = { messageType: 'GetUserQuery', targetService: 'users-service', inputSchema: {}, outputSchema: {}, requiredPermissions: [] };
-    const other = { messageType: 'GetOrderQuery', targetService: 'orders-service', inputSchema: {}, outputSchema: {}, requiredPermissions: [] };
-    expect(registry.apply({ service: 'users-service', instanceId: 'u1', ttlMs: 60_000, contracts: [get] }).accepted).to.equal(true);
+    const get = {
+      messageType: 'GetUserQuery',
+      targetService: 'users-service',
+      inputSchema: {},
+      outputSchema: {},
+      requiredPermissions: [],
+    };
+    const other = {
+      messageType: 'GetOrderQuery',
+      targetService: 'orders-service',
+      inputSchema: {},
+      outputSchema: {},
+      requiredPermissions: [],
+    };
+    expect(
+      registry.apply({ service: 'users-service', instanceId: 'u1', ttlMs: 60_000, contracts: [get] }).accepted,
+    ).to.equal(true);
     // A second service claims the same message type: the registry refuses that claim, it serves only its own.
-    registry.apply({ service: 'orders-service', instanceId: 'o1', ttlMs: 60_000, contracts: [other, { ...get, targetService: 'orders-service' }] });
-    expect(registry.refusals().map((r) => `${r.service} ${r.messageType}`)).to.deep.equal(['orders-service GetUserQuery']);
+    registry.apply({
+      service: 'orders-service',
+      instanceId: 'o1',
+      ttlMs: 60_000,
+      contracts: [other, { ...get, targetService: 'orders-service' }],
+    });
+    expect(registry.refusals().map((r) => `${r.service} ${r.messageType}`)).to.deep.equal([
+      'orders-service GetUserQuery',
+    ]);
 
-    const listing = discoveryListing(planRoutes(registry.contracts()), registry.instances(), registry.conflicts(), registry.refusals());
-    const instancesOf = (messageType: string): string[] => listing.contracts.find((c) => c.messageType === messageType)!.instances.map((i) => i.instanceId);
+    const listing = discoveryListing(
+      planRoutes(registry.contracts()),
+      registry.instances(),
+      registry.conflicts(),
+      registry.refusals(),
+    );
+    const instancesOf = (messageType: string): string[] =>
+      listing.contracts.find((c) => c.messageType === messageType)!.instances.map((i) => i.instanceId);
     expect(instancesOf('GetUserQuery')).to.deep.equal(['u1']);
     expect(instancesOf('GetOrderQuery')).to.deep.equal(['o1']);
     expect(listing.conflicts.refused.map((r) => r.service)).to.deep.equal(['orders-service']);
   });
 
   it('marks generic routes', () => {
-    const action = { messageType: 'ResetPasswordCommand', targetService: 'auth', inputSchema: {}, outputSchema: {}, requiredPermissions: [] };
+    const action = {
+      messageType: 'ResetPasswordCommand',
+      targetService: 'auth',
+      inputSchema: {},
+      outputSchema: {},
+      requiredPermissions: [],
+    };
     const [listed] = discoveryListing(planRoutes([action]), []).contracts;
     expect(listed!.endpoints).to.deep.equal([
       { method: 'POST', path: '/api/actions', successStatus: 200, generic: true },
@@ -72,20 +124,51 @@ describe('discovery listing', () => {
 });
 
 describe('debug snapshot', () => {
-  it('shows each entry\'s age and remaining lease, and each instance\'s', () => {
-    const contract = { messageType: 'GetUserQuery', targetService: 'users-service', inputSchema: {}, outputSchema: {}, requiredPermissions: [] };
+  it("shows each entry's age and remaining lease, and each instance's", () => {
+    const contract = {
+      messageType: 'GetUserQuery',
+      targetService: 'users-service',
+      inputSchema: {},
+      outputSchema: {},
+      requiredPermissions: [],
+    };
     const snapshot = debugSnapshot({
       now: 10_000,
       bus: { kind: 'amqp', state: 'up' },
       contracts: [contract],
       instances: [
-        { service: 'users-service', instanceId: 'u1', lastSeen: 4000, leaseExpiresAt: 34_000, messageTypes: ['GetUserQuery'] },
-        { service: 'users-service', instanceId: 'u2', lastSeen: 7000, leaseExpiresAt: 37_000, messageTypes: ['GetUserQuery'] },
+        {
+          service: 'users-service',
+          instanceId: 'u1',
+          lastSeen: 4000,
+          leaseExpiresAt: 34_000,
+          messageTypes: ['GetUserQuery'],
+        },
+        {
+          service: 'users-service',
+          instanceId: 'u2',
+          lastSeen: 7000,
+          leaseExpiresAt: 37_000,
+          messageTypes: ['GetUserQuery'],
+        },
       ],
       conflicts: [],
     });
-    expect(snapshot.entries).to.deep.equal([{ messageType: 'GetUserQuery', targetService: 'users-service', instanceIds: ['u1', 'u2'], ageMs: 3000, leaseRemainingMs: 27_000 }]);
-    expect((snapshot.instances as Array<Record<string, unknown>>)[0]).to.deep.include({ instanceId: 'u1', ageMs: 6000, leaseRemainingMs: 24_000, messageTypes: ['GetUserQuery'] });
+    expect(snapshot.entries).to.deep.equal([
+      {
+        messageType: 'GetUserQuery',
+        targetService: 'users-service',
+        instanceIds: ['u1', 'u2'],
+        ageMs: 3000,
+        leaseRemainingMs: 27_000,
+      },
+    ]);
+    expect((snapshot.instances as Array<Record<string, unknown>>)[0]).to.deep.include({
+      instanceId: 'u1',
+      ageMs: 6000,
+      leaseRemainingMs: 24_000,
+      messageTypes: ['GetUserQuery'],
+    });
     expect(snapshot.now).to.equal(new Date(10_000).toISOString());
     expect(snapshot.bus).to.deep.equal({ kind: 'amqp', state: 'up' });
   });
@@ -101,7 +184,9 @@ describe('the not-found catch-all in gateway.config.yml', () => {
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'contracts-notfound-'));
     file = join(dir, 'gateway.config.yml');
-    writeFileSync(file, `# operator
+    writeFileSync(
+      file,
+      `# operator
 apiEndpoints:
   legacy:
     host: '*'
@@ -113,10 +198,19 @@ pipelines:
     apiEndpoints: [legacy]
     policies:
       - terminate: [{ action: { statusCode: 200, message: old } }]
-`);
+`,
+    );
     registry = new ContractRegistry();
-    registry.apply({ service: 'users-service', instanceId: 'u1', contracts: referenceContracts().filter((c) => c.targetService === 'users-service'), ttlMs: 60_000 });
-    const host = { config: { gatewayConfigPath: file, loadConfig: () => void loads.push('gateway') }, eventBus: { emit: () => undefined } };
+    registry.apply({
+      service: 'users-service',
+      instanceId: 'u1',
+      contracts: referenceContracts().filter((c) => c.targetService === 'users-service'),
+      ttlMs: 60_000,
+    });
+    const host = {
+      config: { gatewayConfigPath: file, loadConfig: () => void loads.push('gateway') },
+      eventBus: { emit: () => undefined },
+    };
     sync = new TestConfigSync(registry, host, resolveSettings({ writeDebounceMs: 0 }, {}), quiet);
   });
   afterEach(() => {
@@ -132,7 +226,10 @@ pipelines:
     expect(names[names.length - 1]).to.equal('contracts-not-found');
     expect(names.filter((n) => n.startsWith('contracts-get-'))).not.to.be.empty;
     expect(cfg.apiEndpoints['contracts-not-found']).to.deep.equal({ host: '*', paths: ['/api', '/api/*'] });
-    expect(cfg.pipelines['contracts-not-found']).to.deep.equal({ apiEndpoints: ['contracts-not-found'], policies: [{ 'not-found': [{ action: {} }] }] });
+    expect(cfg.pipelines['contracts-not-found']).to.deep.equal({
+      apiEndpoints: ['contracts-not-found'],
+      policies: [{ 'not-found': [{ action: {} }] }],
+    });
     expect(cfg.policies).to.include('not-found');
 
     // Still there, still last, when every contract is gone: /api answers JSON 404 with nothing discovered.

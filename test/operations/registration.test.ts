@@ -39,7 +39,7 @@ describe('registration of the operations routes', () => {
     }
   });
 
-  describe('through the plugin\'s init()', () => {
+  describe("through the plugin's init()", () => {
     let server: Server | undefined;
     let runtime: Runtime | undefined;
     after(async () => {
@@ -48,7 +48,7 @@ describe('registration of the operations routes', () => {
       await runtime?.close();
     });
 
-    it('makes the process\'s runtime on the first init() and reuses it on a reload, registering the gateway routes once', async () => {
+    it("makes the process's runtime on the first init() and reuses it on a reload, registering the gateway routes once", async () => {
       // No other suite makes the process's runtime: tests build their own (testRuntime).
       expect(currentRuntime()).to.equal(undefined);
       const registered: Array<(app: express.Express) => void> = [];

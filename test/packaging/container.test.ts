@@ -22,7 +22,10 @@ function dockerfileStage(name: string): Stage {
   const stages = text.split(/^FROM /m);
   const stage = stages.find((s) => new RegExp(`^\\S+ AS ${name}\\b`).test(s));
   if (!stage) throw new Error(`Dockerfile has no ${name} stage`);
-  const lines = stage.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = stage
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const env: Record<string, string> = {};
   for (const l of lines.filter((x) => x.startsWith('ENV '))) {
     for (const m of l.slice(4).matchAll(/([A-Z_]+)=(\S+)/g)) env[m[1]] = m[2];
@@ -45,7 +48,12 @@ describe('sidecar image steps (scripts/container, as the Dockerfile uses them)',
     tmp = mkdtempSync(join(tmpdir(), 'contracts-image-'));
     const tarball = await packTarball(tmp);
     app = join(tmp, 'app');
-    const r = await run('sh', [join(ROOT, 'scripts', 'container', 'install.sh'), tarball, join(ROOT, 'package-lock.json'), app]);
+    const r = await run('sh', [
+      join(ROOT, 'scripts', 'container', 'install.sh'),
+      tarball,
+      join(ROOT, 'package-lock.json'),
+      app,
+    ]);
     expect(r.code, r.output).to.equal(0);
   });
 
@@ -64,21 +72,31 @@ describe('sidecar image steps (scripts/container, as the Dockerfile uses them)',
     expect(lines).to.include('CMD ["/app/start.sh"]');
     expect(lines.some((l) => l.startsWith('HEALTHCHECK') && l.includes('/app/healthcheck.js'))).to.equal(true);
     expect(readFileSync(join(ROOT, 'scripts', 'container', 'healthcheck.js'), 'utf8')).to.include('/health');
-    expect(env).to.include({ APP_DIR: '/app', EG_CONFIG_DIR: '/var/lib/gateway', EG_CONFIG_SOURCE: '/etc/gateway', HOST: '0.0.0.0', PORT: '8080' });
+    expect(env).to.include({
+      APP_DIR: '/app',
+      EG_CONFIG_DIR: '/var/lib/gateway',
+      EG_CONFIG_SOURCE: '/etc/gateway',
+      HOST: '0.0.0.0',
+      PORT: '8080',
+    });
   });
 
-  it('the Dockerfile builds with the project\'s compiler and installs from the lockfile only', () => {
+  it("the Dockerfile builds with the project's compiler and installs from the lockfile only", () => {
     const build = dockerfileStage('build').lines.join('\n');
     expect(build).to.include('npm run build');
     expect(build).to.match(/mkdir -p \/tmp\/pack\s+&&\s+npm pack --ignore-scripts --pack-destination \/tmp\/pack/);
     const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
     expect(text).not.to.match(/^[^#]*\bnpx\b/m);
     expect(text).not.to.match(/^[^#]*npm (install|i|update)\b/m);
-    expect(readFileSync(join(ROOT, 'scripts', 'container', 'install.sh'), 'utf8')).not.to.match(/^[^#]*npm (install|i|update)\b/m);
+    expect(readFileSync(join(ROOT, 'scripts', 'container', 'install.sh'), 'utf8')).not.to.match(
+      /^[^#]*npm (install|i|update)\b/m,
+    );
     const reference = dockerfileStage('reference-services').lines;
     expect(reference.filter((l) => l.startsWith('COPY ')).every((l) => l.startsWith('COPY --from='))).to.equal(true);
     expect(reference).to.include('USER node');
-    expect(dockerfileStage('reference-install').lines).to.include('RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund');
+    expect(dockerfileStage('reference-install').lines).to.include(
+      'RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund',
+    );
   });
 
   it('installs the versions package-lock.json pins, production dependencies only, and leaves no tarball', () => {
@@ -88,11 +106,23 @@ describe('sidecar image steps (scripts/container, as the Dockerfile uses them)',
     expect(installed['node_modules/express-gateway-plugin-contracts']).to.be.an('object');
     // Optional entries (the reference services' databases, and what only they or the tests need: devOptional) are
     // not the gateway's.
-    for (const [path, entry] of Object.entries<{ version: string; integrity?: string; dev?: boolean; optional?: boolean; devOptional?: boolean; link?: boolean }>(repo)) {
+    for (const [path, entry] of Object.entries<{
+      version: string;
+      integrity?: string;
+      dev?: boolean;
+      optional?: boolean;
+      devOptional?: boolean;
+      link?: boolean;
+    }>(repo)) {
       // The repository's workspaces (sdk/) and their links are not installed packages.
       if (!path.startsWith('node_modules/') || entry.link || entry.optional || entry.devOptional) continue;
       if (entry.dev) expect(installed, path).not.to.have.property(path);
-      else expect({ path, version: installed[path]?.version, integrity: installed[path]?.integrity }).to.deep.equal({ path, version: entry.version, integrity: entry.integrity });
+      else
+        expect({ path, version: installed[path]?.version, integrity: installed[path]?.integrity }).to.deep.equal({
+          path,
+          version: entry.version,
+          integrity: entry.integrity,
+        });
     }
     expect(installed).not.to.have.property('node_modules/mocha');
     expect(installed).not.to.have.property('node_modules/typescript');
@@ -101,14 +131,22 @@ describe('sidecar image steps (scripts/container, as the Dockerfile uses them)',
     expect(readdirSync(app).filter((f) => f.endsWith('.tgz'))).to.deep.equal([]);
   });
 
-  it('refuses a lockfile that is not the plugin\'s', () => {
-    const { gatewayLockfile } = require(join(ROOT, 'scripts', 'container', 'lockfile.js')) as { gatewayLockfile: (lock: unknown, tarball: Buffer) => unknown };
-    expect(() => gatewayLockfile({ lockfileVersion: 3, packages: { '': { name: 'another-app' } } }, Buffer.from(''))).to.throw(/not express-gateway-plugin-contracts's/);
-    expect(() => gatewayLockfile({ lockfileVersion: 1, dependencies: {} }, Buffer.from(''))).to.throw(/lockfileVersion 2 or 3/);
+  it("refuses a lockfile that is not the plugin's", () => {
+    const { gatewayLockfile } = require(join(ROOT, 'scripts', 'container', 'lockfile.js')) as {
+      gatewayLockfile: (lock: unknown, tarball: Buffer) => unknown;
+    };
+    expect(() =>
+      gatewayLockfile({ lockfileVersion: 3, packages: { '': { name: 'another-app' } } }, Buffer.from('')),
+    ).to.throw(/not express-gateway-plugin-contracts's/);
+    expect(() => gatewayLockfile({ lockfileVersion: 1, dependencies: {} }, Buffer.from(''))).to.throw(
+      /lockfileVersion 2 or 3/,
+    );
   });
 
-  it('leaves the repository\'s linked folders (file: dev helpers) out of the gateway\'s lockfile', () => {
-    const { gatewayLockfile } = require(join(ROOT, 'scripts', 'container', 'lockfile.js')) as { gatewayLockfile: (lock: unknown, tarball: Buffer) => { packages: Record<string, unknown> } };
+  it("leaves the repository's linked folders (file: dev helpers) out of the gateway's lockfile", () => {
+    const { gatewayLockfile } = require(join(ROOT, 'scripts', 'container', 'lockfile.js')) as {
+      gatewayLockfile: (lock: unknown, tarball: Buffer) => { packages: Record<string, unknown> };
+    };
     const repo = {
       lockfileVersion: 3,
       packages: {
@@ -155,8 +193,20 @@ pipelines:
       writeFileSync(join(mounted, 'gateway.config.yml'), handWritten);
       chmodSync(join(mounted, 'gateway.config.yml'), 0o444);
       // The image's environment, with its paths moved into the temp dir and the test's broker, port and secret.
-      const env = { ...stage.env, APP_DIR: app, EG_CONFIG_DIR: state, EG_CONFIG_SOURCE: mounted, PORT: String(port), BUS_URL: AMQP_URL, BUS_PREFIX: prefix, JWT_SECRET: TEST_JWT_SECRET, LOG_LEVEL: 'warn' };
-      gw = await startProcess(join(app, 'start.sh'), [], { cwd: tmp, env }, () => answers(`http://127.0.0.1:${port}/health`));
+      const env = {
+        ...stage.env,
+        APP_DIR: app,
+        EG_CONFIG_DIR: state,
+        EG_CONFIG_SOURCE: mounted,
+        PORT: String(port),
+        BUS_URL: AMQP_URL,
+        BUS_PREFIX: prefix,
+        JWT_SECRET: TEST_JWT_SECRET,
+        LOG_LEVEL: 'warn',
+      };
+      gw = await startProcess(join(app, 'start.sh'), [], { cwd: tmp, env }, () =>
+        answers(`http://127.0.0.1:${port}/health`),
+      );
     });
 
     after(async () => {
@@ -166,7 +216,10 @@ pipelines:
 
     it('passes the HEALTHCHECK command', async () => {
       await eventually(async () => {
-        const r = await run(process.execPath, [join(app, 'healthcheck.js')], { env: { PORT: String(port) }, timeoutMs: 10000 });
+        const r = await run(process.execPath, [join(app, 'healthcheck.js')], {
+          env: { PORT: String(port) },
+          timeoutMs: 10000,
+        });
         expect(r.code, r.output).to.equal(0);
       }, 15000);
       const health = await http('GET', `http://127.0.0.1:${port}/health`);
@@ -185,7 +238,12 @@ pipelines:
         service: 'gadget-service',
         operations: [
           {
-            contract: { messageType: 'ListGadgetsQuery', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: ['gadgets:read'] },
+            contract: {
+              messageType: 'ListGadgetsQuery',
+              inputSchema: { type: 'object' },
+              outputSchema: { type: 'object' },
+              requiredPermissions: ['gadgets:read'],
+            },
             handle: async () => ({ items: [{ id: 'g1' }] }),
           },
         ],
@@ -216,10 +274,18 @@ pipelines:
     const mounted = join(tmp, 'etc-gateway-malformed');
     mkdirSync(mounted);
     writeFileSync(join(mounted, 'gateway.config.yml'), 'http:\n  port: 8080\npipelines: [unclosed, s3cret-value\n');
-    const env = { ...stage.env, APP_DIR: app, EG_CONFIG_DIR: join(tmp, 'var-lib-malformed'), EG_CONFIG_SOURCE: mounted, LOG_LEVEL: 'warn' };
+    const env = {
+      ...stage.env,
+      APP_DIR: app,
+      EG_CONFIG_DIR: join(tmp, 'var-lib-malformed'),
+      EG_CONFIG_SOURCE: mounted,
+      LOG_LEVEL: 'warn',
+    };
     const r = await run(join(app, 'start.sh'), [], { cwd: tmp, env, timeoutMs: 30000 });
     expect(r.code, r.output).to.equal(78);
     expect(r.output.trim().split('\n')).to.have.length(1);
-    expect(r.output).to.match(/gateway\.config\.yml is not valid YAML at line \d+, column \d+: /).and.not.include('s3cret-value');
+    expect(r.output)
+      .to.match(/gateway\.config\.yml is not valid YAML at line \d+, column \d+: /)
+      .and.not.include('s3cret-value');
   });
 });

@@ -24,7 +24,11 @@ describe('install as a plugin (npm pack → eg gateway create → npm install �
   before(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'contracts-install-'));
     tarball = await packTarball(tmp);
-    const created = await run(join(ROOT, 'node_modules', '.bin', 'eg'), ['gateway', 'create', '-n', 'ops-gateway', '-d', 'ops-gateway', '-t', 'basic'], { cwd: tmp });
+    const created = await run(
+      join(ROOT, 'node_modules', '.bin', 'eg'),
+      ['gateway', 'create', '-n', 'ops-gateway', '-d', 'ops-gateway', '-t', 'basic'],
+      { cwd: tmp },
+    );
     expect(created.code, created.output).to.equal(0);
     gwDir = join(tmp, 'ops-gateway');
     const installed = await run('npm', ['install', tarball], { cwd: gwDir });
@@ -37,12 +41,28 @@ describe('install as a plugin (npm pack → eg gateway create → npm install �
 
   it('packs only what a user needs: compiled dist/ with types, the default config, README and docs', async () => {
     const listed = await run('tar', ['-tzf', tarball]);
-    const files = listed.output.trim().split('\n').map((f) => f.replace(/^package\//, ''));
-    for (const needed of ['package.json', 'README.md', 'docs/operations.md', 'docs/bus-protocol.md', 'config/system.config.yml', 'config/gateway.config.yml', 'dist/plugin/manifest.js', 'dist/plugin/manifest.d.ts', 'dist/sdk/index.js', 'dist/sdk/index.d.ts']) {
+    const files = listed.output
+      .trim()
+      .split('\n')
+      .map((f) => f.replace(/^package\//, ''));
+    for (const needed of [
+      'package.json',
+      'README.md',
+      'docs/operations.md',
+      'docs/bus-protocol.md',
+      'config/system.config.yml',
+      'config/gateway.config.yml',
+      'dist/plugin/manifest.js',
+      'dist/plugin/manifest.d.ts',
+      'dist/sdk/index.js',
+      'dist/sdk/index.d.ts',
+    ]) {
       expect(files, needed).to.include(needed);
     }
     for (const f of files) {
-      expect(f, f).to.match(/^(package\.json|README\.md|docs\/[^/]+\.md|config\/.+|dist\/(plugin|policies|conditions|sdk)\/.+\.(js|d\.ts))$/);
+      expect(f, f).to.match(
+        /^(package\.json|README\.md|docs\/[^/]+\.md|config\/.+|dist\/(plugin|policies|conditions|sdk)\/.+\.(js|d\.ts))$/,
+      );
     }
   });
 
@@ -64,7 +84,10 @@ describe('install as a plugin (npm pack → eg gateway create → npm install �
       prefix = uniquePrefix('install');
       // What an operator edits in the generated gateway: its ports.
       const file = join(gwDir, 'config', 'gateway.config.yml');
-      writeFileSync(file, readFileSync(file, 'utf8').replace('port: 8080', `port: ${port}`).replace('port: 9876', `port: ${admin}`));
+      writeFileSync(
+        file,
+        readFileSync(file, 'utf8').replace('port: 8080', `port: ${port}`).replace('port: 9876', `port: ${admin}`),
+      );
     });
 
     after(async () => {
@@ -73,7 +96,9 @@ describe('install as a plugin (npm pack → eg gateway create → npm install �
 
     it('starts as `npm start` does (node server.js), serves a contract announced by a service using the installed SDK, and stops on SIGTERM with 0', async () => {
       // `npm start` runs `node server.js` here; run directly, as under a supervisor, so SIGTERM reaches the gateway.
-      const gw: Started = await startProcess(process.execPath, ['server.js'], { cwd: gwDir, env: env() }, () => answers(`http://127.0.0.1:${port}/api/widgets/w1`));
+      const gw: Started = await startProcess(process.execPath, ['server.js'], { cwd: gwDir, env: env() }, () =>
+        answers(`http://127.0.0.1:${port}/api/widgets/w1`),
+      );
       // The SDK as a service written against the published package would load it.
       const sdk = require(join(gwDir, 'node_modules', 'express-gateway-plugin-contracts', 'dist', 'sdk'));
       const transport = sdk.createTransport({ url: AMQP_URL, prefix });
@@ -122,7 +147,11 @@ describe('install as a plugin (npm pack → eg gateway create → npm install �
       } finally {
         writeFileSync(file, original);
       }
-      const badUrl = await run(process.execPath, ['server.js'], { cwd: gwDir, env: { ...env(), BUS_URL: 'amqp://' }, timeoutMs: 30000 });
+      const badUrl = await run(process.execPath, ['server.js'], {
+        cwd: gwDir,
+        env: { ...env(), BUS_URL: 'amqp://' },
+        timeoutMs: 30000,
+      });
       expect(badUrl.code).to.not.equal(0);
       expect(badUrl.output.split('\n').filter((l) => l.includes('invalid setting'))).to.have.length(1);
       expect(badUrl.output).to.include('BUS_URL');

@@ -83,7 +83,10 @@ describe('the SDK package (npm pack --workspace sdk, installed alone)', function
     `;
     writeFileSync(join(app, 'service.ts'), source);
     const tsc = join(ROOT, 'node_modules', '.bin', 'tsc');
-    const r = await run(tsc, ['--noEmit', '--strict', '--module', 'node20', '--skipLibCheck', 'service.ts'], { cwd: app, timeoutMs: 120000 });
+    const r = await run(tsc, ['--noEmit', '--strict', '--module', 'node20', '--skipLibCheck', 'service.ts'], {
+      cwd: app,
+      timeoutMs: 120000,
+    });
     // Exactly one error: the number where the output schema says string.
     expect(r.output.match(/error TS\d+/g), r.output).to.have.length(1);
     expect(r.output).to.match(/service\.ts\(10,/);

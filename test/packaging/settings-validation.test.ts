@@ -22,8 +22,16 @@ describe('plugin settings validation', () => {
   const env = {};
 
   it('accepts every property of the settings schema and converts strings to the schema types', () => {
-    const out = validateSettings({ busUrl: 'amqp://u:p@rabbit:5672/vh', requestTimeoutMs: '2500', strictOutput: 'true', package: 'x' }, env);
-    expect(out).to.deep.equal({ busUrl: 'amqp://u:p@rabbit:5672/vh', requestTimeoutMs: 2500, strictOutput: true, package: 'x' });
+    const out = validateSettings(
+      { busUrl: 'amqp://u:p@rabbit:5672/vh', requestTimeoutMs: '2500', strictOutput: 'true', package: 'x' },
+      env,
+    );
+    expect(out).to.deep.equal({
+      busUrl: 'amqp://u:p@rabbit:5672/vh',
+      requestTimeoutMs: 2500,
+      strictOutput: true,
+      package: 'x',
+    });
     for (const key of Object.keys(SETTINGS_SCHEMA.properties)) {
       expect(() => validateSettings({ [key]: undefined }, env), key).not.to.throw();
     }
@@ -51,17 +59,23 @@ describe('plugin settings validation', () => {
   });
 
   it('names bad numbers, patterns and flags, and a short JWT_SECRET', () => {
-    expect(failure(() => validateSettings({}, { REQUEST_TIMEOUT_MS: 'soon' })).message).to.match(/^REQUEST_TIMEOUT_MS must be an integer/);
+    expect(failure(() => validateSettings({}, { REQUEST_TIMEOUT_MS: 'soon' })).message).to.match(
+      /^REQUEST_TIMEOUT_MS must be an integer/,
+    );
     expect(failure(() => validateSettings({ busPrefix: 'a b' }, env)).setting).to.equal('plugins.contracts.busPrefix');
     expect(failure(() => validateSettings({}, { STRICT_OUTPUT: 'yes' })).setting).to.equal('STRICT_OUTPUT');
     expect(failure(() => validateSettings({}, { SHUTDOWN_GRACE_MS: '-1' })).setting).to.equal('SHUTDOWN_GRACE_MS');
-    expect(failure(() => validateSettings({}, { DISCOVERY_GRACE_MS: 'a while' })).setting).to.equal('DISCOVERY_GRACE_MS');
+    expect(failure(() => validateSettings({}, { DISCOVERY_GRACE_MS: 'a while' })).setting).to.equal(
+      'DISCOVERY_GRACE_MS',
+    );
     expect(() => validateSettings({}, { DISCOVERY_GRACE_MS: '0' })).not.to.throw();
     // A misspelt failure mode must not quietly mean open.
     expect(failure(() => validateSettings({}, { RATE_LIMIT_ON_STORE_FAILURE: 'close' })).message).to.equal(
       'RATE_LIMIT_ON_STORE_FAILURE must be one of open, closed (got "close")',
     );
-    expect(failure(() => validateSettings({ rateLimitStoreTimeoutMs: 0 }, env)).setting).to.equal('plugins.contracts.rateLimitStoreTimeoutMs');
+    expect(failure(() => validateSettings({ rateLimitStoreTimeoutMs: 0 }, env)).setting).to.equal(
+      'plugins.contracts.rateLimitStoreTimeoutMs',
+    );
     expect(failure(() => validateSettings({}, { JWT_SECRET: 'too-short' })).setting).to.equal('JWT_SECRET');
     // A value in the block wins over the environment, so a bad variable behind it is not used and not checked.
     expect(() => validateSettings({ requestTimeoutMs: 5 }, { REQUEST_TIMEOUT_MS: 'soon' })).not.to.throw();
@@ -71,8 +85,12 @@ describe('plugin settings validation', () => {
     const e = failure(() => validateSettings({ headersTimeoutMs: 20000, requestReceiveTimeoutMs: 15000 }, env));
     expect(e.setting).to.equal('plugins.contracts.headersTimeoutMs');
     expect(e.message).to.include('requestReceiveTimeoutMs (15000)');
-    expect(failure(() => validateSettings({}, { HEADERS_TIMEOUT_MS: '5000', REQUEST_RECEIVE_TIMEOUT_MS: '2000' })).setting).to.equal('HEADERS_TIMEOUT_MS');
-    expect(failure(() => validateSettings({}, { HEADERS_TIMEOUT_MS: '500' })).setting, 'under 1 s').to.equal('HEADERS_TIMEOUT_MS');
+    expect(
+      failure(() => validateSettings({}, { HEADERS_TIMEOUT_MS: '5000', REQUEST_RECEIVE_TIMEOUT_MS: '2000' })).setting,
+    ).to.equal('HEADERS_TIMEOUT_MS');
+    expect(failure(() => validateSettings({}, { HEADERS_TIMEOUT_MS: '500' })).setting, 'under 1 s').to.equal(
+      'HEADERS_TIMEOUT_MS',
+    );
     expect(failure(() => validateSettings({}, { MAX_CONNECTIONS: '0' })).setting).to.equal('MAX_CONNECTIONS');
     // Unset, the headers' timeout follows a shorter request timeout instead of stopping the start.
     expect(() => validateSettings({}, { REQUEST_RECEIVE_TIMEOUT_MS: '2000' })).not.to.throw();
@@ -82,14 +100,21 @@ describe('plugin settings validation', () => {
     const schema = hostSettingsSchema() as { $id: string; properties: Record<string, Record<string, unknown>> };
     expect(schema.$id).to.equal(SETTINGS_SCHEMA.$id);
     expect(Object.keys(schema.properties)).to.deep.equal(Object.keys(SETTINGS_SCHEMA.properties));
-    for (const prop of Object.values(schema.properties)) expect(Object.keys(prop)).to.satisfy((k: string[]) => k.every((n) => n === 'description'));
+    for (const prop of Object.values(schema.properties))
+      expect(Object.keys(prop)).to.satisfy((k: string[]) => k.every((n) => n === 'description'));
   });
 
   describe('a start with an invalid setting ends with one line naming it', function () {
     this.timeout(30000);
     const start = (extraEnv: Record<string, string>, configDir: string) =>
       run(process.execPath, [join(ROOT, 'dist', 'scripts', 'start.js')], {
-        env: { JWT_SECRET: 'a-valid-secret-of-more-than-32-characters!', PORT: '0', LOG_LEVEL: 'warn', EG_CONFIG_DIR: configDir, ...extraEnv },
+        env: {
+          JWT_SECRET: 'a-valid-secret-of-more-than-32-characters!',
+          PORT: '0',
+          LOG_LEVEL: 'warn',
+          EG_CONFIG_DIR: configDir,
+          ...extraEnv,
+        },
         timeoutMs: 20000,
       });
     let dir: string;
@@ -102,7 +127,11 @@ describe('plugin settings validation', () => {
     for (const [label, extra, named] of [
       ['a malformed BUS_URL', { BUS_URL: 'amqp//rabbitmq:5672' }, 'BUS_URL'],
       ['a short secret', { JWT_SECRET: 'short' }, 'JWT_SECRET'],
-      ['a services file that is not there', { BUS_SERVICES_FILE: '/nonexistent/services.yml' }, 'BUS_SERVICES_FILE /nonexistent/services.yml: does not exist'],
+      [
+        'a services file that is not there',
+        { BUS_SERVICES_FILE: '/nonexistent/services.yml' },
+        'BUS_SERVICES_FILE /nonexistent/services.yml: does not exist',
+      ],
     ] as const) {
       it(label, async () => {
         const r = await start(extra, dir);

@@ -6,7 +6,12 @@ import { eventually } from '../support/gateway-process';
 export const ROOT = resolve(__dirname, '..', '..', '..');
 
 /** npm as the tests run it: from the local cache when it can (the packages are the same), quietly. */
-export const NPM_ENV = { npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+export const NPM_ENV = {
+  npm_config_prefer_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+};
 
 export interface Run {
   code: number | null;
@@ -14,10 +19,18 @@ export interface Run {
 }
 
 /** Runs a command to its end; resolves with its exit code and combined output (never rejects on a non-zero exit). */
-export function run(cmd: string, args: string[], opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {}): Promise<Run> {
+export function run(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+): Promise<Run> {
   return new Promise((resolveRun, reject) => {
     let output = '';
-    const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env: { ...inherited(), ...NPM_ENV, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd ?? ROOT,
+      env: { ...inherited(), ...NPM_ENV, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     const timer = setTimeout(() => {
@@ -48,16 +61,29 @@ export interface Started {
 }
 
 /** Starts a long-running command and resolves once `ready` returns true (or fails with its output). */
-export async function startProcess(cmd: string, args: string[], opts: { cwd: string; env: Record<string, string | undefined> }, ready: () => Promise<boolean>): Promise<Started> {
+export async function startProcess(
+  cmd: string,
+  args: string[],
+  opts: { cwd: string; env: Record<string, string | undefined> },
+  ready: () => Promise<boolean>,
+): Promise<Started> {
   let out = '';
-  const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...inherited(), ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, args, {
+    cwd: opts.cwd,
+    env: { ...inherited(), ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}:\n${out}`);
-    if (!(await ready())) throw new Error(`not ready:\n${out}`);
-  }, 30000, 200).catch(async (err) => {
+  await eventually(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}:\n${out}`);
+      if (!(await ready())) throw new Error(`not ready:\n${out}`);
+    },
+    30000,
+    200,
+  ).catch(async (err) => {
     child.kill('SIGKILL');
     await exited;
     throw err;

@@ -27,7 +27,12 @@ describe('hot-path caches', () => {
     // The registry's own copy is untouched by anything a caller could try.
     expect(registry.contracts()[0]?.requiredPermissions).to.deep.equal(['users:read']);
 
-    registry.apply({ service: 'users', instanceId: 'u1', contracts: [contract('GetUserQuery', { requiredPermissions: ['users:admin'] })], ttlMs: 10_000 });
+    registry.apply({
+      service: 'users',
+      instanceId: 'u1',
+      contracts: [contract('GetUserQuery', { requiredPermissions: ['users:admin'] })],
+      ttlMs: 10_000,
+    });
     const second = registry.get('GetUserQuery');
     expect(second).to.not.equal(first);
     expect(second?.requiredPermissions).to.deep.equal(['users:admin']);
@@ -50,7 +55,9 @@ describe('hot-path caches', () => {
     expect(stripWriteOnly(value, plain)).to.equal(value);
     const hiding = Object.freeze({ type: 'object', properties: { password: { type: 'string', writeOnly: true } } });
     expect(stripWriteOnly({ password: 'x', name: 'n' }, hiding)).to.deep.equal({ name: 'n' });
-    expect(stripWriteOnly({ password: 'x', name: 'n' }, { type: 'object', properties: { password: { writeOnly: true } } })).to.deep.equal({ name: 'n' });
+    expect(
+      stripWriteOnly({ password: 'x', name: 'n' }, { type: 'object', properties: { password: { writeOnly: true } } }),
+    ).to.deep.equal({ name: 'n' });
   });
 
   it('detectStyle reads a large config in linear time and still sees flush sequences after comments', () => {

@@ -1,14 +1,27 @@
 import { expect } from 'chai';
 import { parse } from 'yaml';
 import express from 'express';
-import { GENERATED_POLICIES, contractPipeline, generatedPipeline, isContractEndpoint, preflightEndpoint, tableEndpoint } from '../../plugin/pipeline/generated-pipeline';
+import {
+  GENERATED_POLICIES,
+  contractPipeline,
+  generatedPipeline,
+  isContractEndpoint,
+  preflightEndpoint,
+  tableEndpoint,
+} from '../../plugin/pipeline/generated-pipeline';
 import { routeAction } from '../../plugin/routing/route-action';
 import { buildEndpointSpecs } from '../../plugin/contracts/endpoint-specs';
 import { corsAction } from '../../plugin/edge/cors';
 import { renderGatewayConfig } from '../../plugin/config-writer/gateway-config';
 
 const table = buildEndpointSpecs([
-  { messageType: 'GetUserQuery', targetService: 'users', inputSchema: { type: 'object', properties: { userId: { type: 'string' } } }, outputSchema: {}, requiredPermissions: [] },
+  {
+    messageType: 'GetUserQuery',
+    targetService: 'users',
+    inputSchema: { type: 'object', properties: { userId: { type: 'string' } } },
+    outputSchema: {},
+    requiredPermissions: [],
+  },
 ]);
 
 describe('generated pipelines: the edge steps', () => {
@@ -16,7 +29,13 @@ describe('generated pipelines: the edge steps', () => {
     const cors = corsAction({ corsOrigins: '*', corsCredentials: true, corsAllowPatch: false });
     const steps = contractPipeline(cors);
     expect(steps.map((s) => Object.keys(s)[0])).to.deep.equal([
-      'request-trace', 'cors', 'contract-rate-limit', 'jwt-dev-auth', 'permission', 'schema-validation', 'contract-router',
+      'request-trace',
+      'cors',
+      'contract-rate-limit',
+      'jwt-dev-auth',
+      'permission',
+      'schema-validation',
+      'contract-router',
     ]);
     expect(steps[1]).to.deep.equal({ cors: [{ action: cors }] });
     // The shared pipeline's steps carry no route: it is on each endpoint entry.
@@ -32,14 +51,26 @@ describe('generated pipelines: the edge steps', () => {
     const preflight = preflightEndpoint('contracts-');
     expect(preflight).to.deep.include({ name: 'contracts-options-api', method: 'OPTIONS', paths: ['/api', '/api/*'] });
     expect(generatedPipeline(preflight).map((s) => Object.keys(s)[0])).to.deep.equal(['request-trace', 'cors']);
-    const text = renderGatewayConfig('apiEndpoints: {}\npipelines: {}\npolicies: []\n', [preflight, ...table.endpoints], {
-      prefix: 'contracts-',
-      pipelinePolicies: (e) => generatedPipeline(e),
-      requiredPolicyNames: [...GENERATED_POLICIES],
-    });
+    const text = renderGatewayConfig(
+      'apiEndpoints: {}\npipelines: {}\npolicies: []\n',
+      [preflight, ...table.endpoints],
+      {
+        prefix: 'contracts-',
+        pipelinePolicies: (e) => generatedPipeline(e),
+        requiredPolicyNames: [...GENERATED_POLICIES],
+      },
+    );
     const config = parse(text);
-    expect(Object.keys(config.apiEndpoints)).to.deep.equal(['contracts-options-api', 'contracts-get-api-users', 'contracts-get-api-users-userid']);
-    expect(config.apiEndpoints['contracts-options-api']).to.deep.equal({ host: '*', paths: ['/api', '/api/*'], methods: ['OPTIONS'] });
+    expect(Object.keys(config.apiEndpoints)).to.deep.equal([
+      'contracts-options-api',
+      'contracts-get-api-users',
+      'contracts-get-api-users-userid',
+    ]);
+    expect(config.apiEndpoints['contracts-options-api']).to.deep.equal({
+      host: '*',
+      paths: ['/api', '/api/*'],
+      methods: ['OPTIONS'],
+    });
     expect(config.policies).to.include.members(['cors', 'request-trace', 'contract-rate-limit']);
   });
 });
@@ -53,13 +84,18 @@ describe('generated pipelines: the table endpoint (routing: table)', () => {
       params = { ...req.params };
       next();
     });
-    await new Promise<void>((resolve, reject) => router({ method: 'GET', url } as express.Request, {} as express.Response, (err?: unknown) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      router({ method: 'GET', url } as express.Request, {} as express.Response, (err?: unknown) =>
+        err ? reject(err) : resolve(),
+      ),
+    );
     return params;
   }
 
   it("matches what `paths: ['/api', '/api/*']` matched: in any case, with a trailing slash, and nothing else", async () => {
     const { pathRegex } = tableEndpoint('contracts-', ['/api/users', '/api/users/:userId']);
-    for (const url of ['/api', '/api/', '/api/users', '/API/Users/u-1/', '/api/a/b/c?x=1']) expect(await mounted(pathRegex, url), url).to.not.equal(undefined);
+    for (const url of ['/api', '/api/', '/api/users', '/API/Users/u-1/', '/api/a/b/c?x=1'])
+      expect(await mounted(pathRegex, url), url).to.not.equal(undefined);
     for (const url of ['/', '/apis', '/x/api', '/ap']) expect(await mounted(pathRegex, url), url).to.equal(undefined);
   });
 
@@ -80,7 +116,13 @@ describe('generated pipelines: the table endpoint (routing: table)', () => {
 
   it('is written as a pathRegex entry, without paths', () => {
     const endpoint = tableEndpoint('contracts-', ['/api/users']);
-    const config = parse(renderGatewayConfig('', [endpoint], { prefix: 'contracts-', pipelinePolicies: () => [], requiredPolicyNames: [] }));
+    const config = parse(
+      renderGatewayConfig('', [endpoint], {
+        prefix: 'contracts-',
+        pipelinePolicies: () => [],
+        requiredPolicyNames: [],
+      }),
+    );
     expect(config.apiEndpoints['contracts-api']).to.deep.equal({ host: '*', pathRegex: endpoint.pathRegex });
   });
 });

@@ -9,7 +9,9 @@ function request(method: string, key?: string): Request {
 
 describe('Idempotency-Key header (gateway side)', () => {
   it('accepts 1-255 visible ASCII characters, bare or as a quoted structured-field string', () => {
-    expect(parseIdempotencyKey('8e03978e-40d5-43e8-bc93-6894a57f9324')).to.equal('8e03978e-40d5-43e8-bc93-6894a57f9324');
+    expect(parseIdempotencyKey('8e03978e-40d5-43e8-bc93-6894a57f9324')).to.equal(
+      '8e03978e-40d5-43e8-bc93-6894a57f9324',
+    );
     expect(parseIdempotencyKey('"8e03978e-40d5"')).to.equal('8e03978e-40d5');
     expect(parseIdempotencyKey('"a b \\"c\\" \\\\"')).to.equal('a b "c" \\');
     expect(parseIdempotencyKey('x')).to.equal('x');
@@ -18,7 +20,19 @@ describe('Idempotency-Key header (gateway side)', () => {
   });
 
   it('refuses the empty key, an over-long one, spaces or controls in the bare form, non-ASCII and broken quoting', () => {
-    for (const bad of ['', '""', 'k'.repeat(256), `"${'k'.repeat(256)}"`, 'a b', 'a\tb', 'clé', '"abc', '"a"b"', '"a\\b"', '"a\u0001"']) {
+    for (const bad of [
+      '',
+      '""',
+      'k'.repeat(256),
+      `"${'k'.repeat(256)}"`,
+      'a b',
+      'a\tb',
+      'clé',
+      '"abc',
+      '"a"b"',
+      '"a\\b"',
+      '"a\u0001"',
+    ]) {
       expect(parseIdempotencyKey(bad), JSON.stringify(bad)).to.equal(undefined);
     }
   });

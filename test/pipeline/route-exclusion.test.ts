@@ -14,24 +14,44 @@ function contract(messageType: string): Contract {
 describe('excludeFromGeneratedRoutes', () => {
   it('is a list in system.config.yml or comma-separated in EXCLUDE_FROM_GENERATED_ROUTES; the block wins', () => {
     expect(resolveSettings({}, {}).excludeFromGeneratedRoutes).to.deep.equal([]);
-    expect(resolveSettings({ excludeFromGeneratedRoutes: ['B', 'A', 'B'] }, {}).excludeFromGeneratedRoutes).to.deep.equal(['A', 'B']);
-    expect(resolveSettings({}, { EXCLUDE_FROM_GENERATED_ROUTES: ' CreateOrderCommand, Orders.v2:GetQuery ,' }).excludeFromGeneratedRoutes).to.deep.equal([
-      'CreateOrderCommand',
-      'Orders.v2:GetQuery',
-    ]);
-    expect(resolveSettings({ excludeFromGeneratedRoutes: ['A'] }, { EXCLUDE_FROM_GENERATED_ROUTES: 'B' }).excludeFromGeneratedRoutes).to.deep.equal(['A']);
+    expect(
+      resolveSettings({ excludeFromGeneratedRoutes: ['B', 'A', 'B'] }, {}).excludeFromGeneratedRoutes,
+    ).to.deep.equal(['A', 'B']);
+    expect(
+      resolveSettings({}, { EXCLUDE_FROM_GENERATED_ROUTES: ' CreateOrderCommand, Orders.v2:GetQuery ,' })
+        .excludeFromGeneratedRoutes,
+    ).to.deep.equal(['CreateOrderCommand', 'Orders.v2:GetQuery']);
+    expect(
+      resolveSettings({ excludeFromGeneratedRoutes: ['A'] }, { EXCLUDE_FROM_GENERATED_ROUTES: 'B' })
+        .excludeFromGeneratedRoutes,
+    ).to.deep.equal(['A']);
   });
 
   it('refuses what cannot be a message type, so a slip never leaves a route open by accident', () => {
-    expect(() => validateSettings({}, { EXCLUDE_FROM_GENERATED_ROUTES: 'CreateOrderCommand; DeleteOrderCommand' })).to.throw(/EXCLUDE_FROM_GENERATED_ROUTES must match/);
-    expect(() => validateSettings({ excludeFromGeneratedRoutes: ['Create Order'] }, {})).to.throw(/plugins\.contracts\.excludeFromGeneratedRoutes/);
-    expect(() => validateSettings({ excludeFromGeneratedRoutes: { CreateOrderCommand: true } }, {})).to.throw(/plugins\.contracts\.excludeFromGeneratedRoutes/);
-    expect(validateSettings({ excludeFromGeneratedRoutes: ['CreateOrderCommand'] }, {})).to.deep.equal({ excludeFromGeneratedRoutes: ['CreateOrderCommand'] });
+    expect(() =>
+      validateSettings({}, { EXCLUDE_FROM_GENERATED_ROUTES: 'CreateOrderCommand; DeleteOrderCommand' }),
+    ).to.throw(/EXCLUDE_FROM_GENERATED_ROUTES must match/);
+    expect(() => validateSettings({ excludeFromGeneratedRoutes: ['Create Order'] }, {})).to.throw(
+      /plugins\.contracts\.excludeFromGeneratedRoutes/,
+    );
+    expect(() => validateSettings({ excludeFromGeneratedRoutes: { CreateOrderCommand: true } }, {})).to.throw(
+      /plugins\.contracts\.excludeFromGeneratedRoutes/,
+    );
+    expect(validateSettings({ excludeFromGeneratedRoutes: ['CreateOrderCommand'] }, {})).to.deep.equal({
+      excludeFromGeneratedRoutes: ['CreateOrderCommand'],
+    });
   });
 
   it('leaves the excluded contracts out of the route table: no route, no generic dispatch, no conflict', () => {
-    const contracts = [contract('CreateOrderCommand'), contract('ApproveOrderCommand'), contract('RefundOrderCommand'), contract('OrderStatsQuery')];
-    const table = buildEndpointSpecs(contracts, { excluded: ['CreateOrderCommand', 'ApproveOrderCommand', 'OrderStatsQuery'] });
+    const contracts = [
+      contract('CreateOrderCommand'),
+      contract('ApproveOrderCommand'),
+      contract('RefundOrderCommand'),
+      contract('OrderStatsQuery'),
+    ];
+    const table = buildEndpointSpecs(contracts, {
+      excluded: ['CreateOrderCommand', 'ApproveOrderCommand', 'OrderStatsQuery'],
+    });
     expect(table.endpoints.map((e) => `${e.method} ${e.path} ${e.messageTypes.join(',')}`)).to.deep.equal([
       'POST /api/actions RefundOrderCommand',
       'POST /api/refund-order RefundOrderCommand',
@@ -46,7 +66,15 @@ describe('excludeFromGeneratedRoutes', () => {
       contract: (messageType) => contract(messageType),
     };
     const onEndpoint = (route: object, init: Partial<Request> = {}) =>
-      ({ method: 'POST', url: '/api/x', path: '/api/x', query: {}, headers: {}, egContext: { apiEndpoint: { contract: route } }, ...init }) as unknown as Request;
+      ({
+        method: 'POST',
+        url: '/api/x',
+        path: '/api/x',
+        query: {},
+        headers: {},
+        egContext: { apiEndpoint: { contract: route } },
+        ...init,
+      }) as unknown as Request;
     const notFound = (fn: () => unknown) => {
       try {
         fn();
@@ -60,8 +88,19 @@ describe('excludeFromGeneratedRoutes', () => {
 
     it('does not reach an excluded contract, directly or by dispatch', () => {
       notFound(() => contractOf(onEndpoint({ messageType: 'CreateOrderCommand' }), {}, source));
-      notFound(() => contractOf(onEndpoint({ dispatch: 'query', messageTypes: ['ApproveOrderCommand'] }, { method: 'GET', query: { messageType: 'ApproveOrderCommand' } }), {}, source));
-      expect(contractOf(onEndpoint({ messageType: 'RefundOrderCommand' }), {}, source).contract.messageType).to.equal('RefundOrderCommand');
+      notFound(() =>
+        contractOf(
+          onEndpoint(
+            { dispatch: 'query', messageTypes: ['ApproveOrderCommand'] },
+            { method: 'GET', query: { messageType: 'ApproveOrderCommand' } },
+          ),
+          {},
+          source,
+        ),
+      );
+      expect(contractOf(onEndpoint({ messageType: 'RefundOrderCommand' }), {}, source).contract.messageType).to.equal(
+        'RefundOrderCommand',
+      );
     });
 
     it('still lets a hand-written step that names the contract reach it', () => {

@@ -16,7 +16,10 @@ describe('steps before the bus is up', () => {
   const runtime = testRuntime();
   after(() => runtime.close());
 
-  for (const [name, factory] of [['schema-validation', schemaValidationPolicy], ['contract-router', contractRouterPolicy]] as const) {
+  for (const [name, factory] of [
+    ['schema-validation', schemaValidationPolicy],
+    ['contract-router', contractRouterPolicy],
+  ] as const) {
     it(`${name} answers 503 SERVICE_UNAVAILABLE with Retry-After`, async () => {
       expect(runtime.transport.state()).to.not.equal('up');
       const out = await run(factory(runtime).policy({ messageType: 'GetUserQuery' }), fakeReq());

@@ -9,7 +9,10 @@ describe('answerStepError: the failure branch the policy steps share', () => {
   const logged: string[] = [];
   beforeEach(() => (logged.length = 0));
 
-  const failed = answerStepError({ error: (m: string) => logged.push(m) }, (err) => `the step broke: ${(err as Error).message}`);
+  const failed = answerStepError(
+    { error: (m: string) => logged.push(m) },
+    (err) => `the step broke: ${(err as Error).message}`,
+  );
   const failing = (err: unknown) => (req: Request, res: Response) => failed(err, req, res);
 
   it('answers a GatewayError with its status and body, and logs nothing', async () => {
@@ -21,7 +24,7 @@ describe('answerStepError: the failure branch the policy steps share', () => {
     expect(logged).to.deep.equal([]);
   });
 
-  it('answers anything else 500 without its text, and logs it in the step\'s words with the correlation id', async () => {
+  it("answers anything else 500 without its text, and logs it in the step's words with the correlation id", async () => {
     const out = await run(failing(new Error('secret /etc/path detail')), fakeReq());
     expect(out.status).to.equal(500);
     expect(out.body.code).to.equal('INTERNAL_ERROR');

@@ -5,20 +5,33 @@ import { GatewayError } from '../../plugin/errors/gateway-error';
 const schema = {
   type: 'object',
   properties: {
-    page: { type: 'integer' }, price: { type: 'number' }, active: { type: 'boolean' },
-    tags: { type: 'array', items: { type: 'string' } }, ids: { type: 'array', items: { type: 'integer' } },
-    userId: { type: 'string' }, code: { type: 'string' },
+    page: { type: 'integer' },
+    price: { type: 'number' },
+    active: { type: 'boolean' },
+    tags: { type: 'array', items: { type: 'string' } },
+    ids: { type: 'array', items: { type: 'integer' } },
+    userId: { type: 'string' },
+    code: { type: 'string' },
   },
 };
 
 describe('message input', () => {
   it('coerces query values by the schema', () => {
-    const input = buildInput({ body: {}, params: {}, schema, query: { page: '2', price: '9.5', active: 'true', code: '007', tags: 'a,b', ids: ['1', '2'] } });
+    const input = buildInput({
+      body: {},
+      params: {},
+      schema,
+      query: { page: '2', price: '9.5', active: 'true', code: '007', tags: 'a,b', ids: ['1', '2'] },
+    });
     expect(input).to.deep.equal({ page: 2, price: 9.5, active: true, code: '007', tags: ['a', 'b'], ids: [1, 2] });
   });
 
   it('turns numeric-looking query values into numbers when there is no schema', () => {
-    expect(buildInput({ body: {}, params: {}, query: { page: '3', q: 'abc', n: '-1.5' } })).to.deep.equal({ page: 3, q: 'abc', n: -1.5 });
+    expect(buildInput({ body: {}, params: {}, query: { page: '3', q: 'abc', n: '-1.5' } })).to.deep.equal({
+      page: 3,
+      q: 'abc',
+      n: -1.5,
+    });
   });
 
   it('keeps strings the schema declares as strings', () => {
@@ -26,13 +39,18 @@ describe('message input', () => {
   });
 
   it('passes path parameters as input fields, over the query', () => {
-    expect(buildInput({ body: { name: 'x' }, params: { userId: 'u1' }, query: { userId: 'u2' }, schema })).to.deep.equal({ name: 'x', userId: 'u1' });
+    expect(
+      buildInput({ body: { name: 'x' }, params: { userId: 'u1' }, query: { userId: 'u2' }, schema }),
+    ).to.deep.equal({ name: 'x', userId: 'u1' });
   });
 
   it('refuses a body field that contradicts the path', () => {
     expect(() => buildInput({ body: { userId: 'other' }, params: { userId: 'u1' }, query: {}, schema }))
-      .to.throw(GatewayError).with.property('code', 'VALIDATION_ERROR');
-    expect(buildInput({ body: { userId: 'u1' }, params: { userId: 'u1' }, query: {}, schema })).to.deep.equal({ userId: 'u1' });
+      .to.throw(GatewayError)
+      .with.property('code', 'VALIDATION_ERROR');
+    expect(buildInput({ body: { userId: 'u1' }, params: { userId: 'u1' }, query: {}, schema })).to.deep.equal({
+      userId: 'u1',
+    });
   });
 
   it('drops prototype-polluting keys at any depth', () => {

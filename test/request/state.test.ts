@@ -58,13 +58,17 @@ describe('request state', () => {
       next();
     });
     // What the JSON parser adds by itself, for comparison: the same request read by express.json alone.
-    app.post('/parser', (req, res, next) => {
-      const before = Reflect.ownKeys(req);
-      express.json()(req, res, () => {
-        parserAdds = Reflect.ownKeys(req).filter((k) => !before.includes(k));
-        next();
-      });
-    }, (_req, res) => res.end('ok'));
+    app.post(
+      '/parser',
+      (req, res, next) => {
+        const before = Reflect.ownKeys(req);
+        express.json()(req, res, () => {
+          parserAdds = Reflect.ownKeys(req).filter((k) => !before.includes(k));
+          next();
+        });
+      },
+      (_req, res) => res.end('ok'),
+    );
     app.post('/x', (req, res) => {
       void (async () => {
         const before = Reflect.ownKeys(req);
@@ -83,7 +87,8 @@ describe('request state', () => {
       })();
     });
     await withServer(app, async (base) => {
-      const post = (path: string) => fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a": 1}' });
+      const post = (path: string) =>
+        fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a": 1}' });
       await post('/parser');
       await post('/x');
     });

@@ -25,7 +25,15 @@ describe('trace ids', () => {
   });
 
   it('replaces an id that is too long or carries unsafe characters', () => {
-    for (const given of ['a'.repeat(129), 'x'.repeat(500), 'abc\r\nSet-Cookie: a=1', 'two words', '<script>', 'a, b', '']) {
+    for (const given of [
+      'a'.repeat(129),
+      'x'.repeat(500),
+      'abc\r\nSet-Cookie: a=1',
+      'two words',
+      '<script>',
+      'a, b',
+      '',
+    ]) {
       const { req, res } = exchange({ 'x-correlation-id': given });
       expect(traceOf(req, res).correlationId, JSON.stringify(given)).to.match(GENERATED_ID);
     }
@@ -34,10 +42,12 @@ describe('trace ids', () => {
   });
 
   it('makes a new request id per request', () => {
-    const ids = new Set(Array.from({ length: 50 }, () => {
-      const { req, res } = exchange({ 'x-correlation-id': 'same' });
-      return traceOf(req, res).requestId;
-    }));
+    const ids = new Set(
+      Array.from({ length: 50 }, () => {
+        const { req, res } = exchange({ 'x-correlation-id': 'same' });
+        return traceOf(req, res).requestId;
+      }),
+    );
     expect(ids.size).to.equal(50);
   });
 
@@ -46,9 +56,13 @@ describe('trace ids', () => {
     expect(validTraceparent(TP.toUpperCase()), 'upper-case hex').to.equal(undefined);
     expect(validTraceparent(`ff${TP.slice(2)}`), 'version ff').to.equal(undefined);
     expect(validTraceparent(`00-${'0'.repeat(32)}-00f067aa0ba902b7-01`), 'zero trace id').to.equal(undefined);
-    expect(validTraceparent(`00-4bf92f3577b34da6a3ce929d0e0e4736-${'0'.repeat(16)}-01`), 'zero parent id').to.equal(undefined);
+    expect(validTraceparent(`00-4bf92f3577b34da6a3ce929d0e0e4736-${'0'.repeat(16)}-01`), 'zero parent id').to.equal(
+      undefined,
+    );
     expect(validTraceparent(`${TP}-extra`), 'version 00 has four fields').to.equal(undefined);
-    expect(validTraceparent(`01${TP.slice(2)}-future`), 'a later version: the four known fields').to.equal(`01${TP.slice(2)}`);
+    expect(validTraceparent(`01${TP.slice(2)}-future`), 'a later version: the four known fields').to.equal(
+      `01${TP.slice(2)}`,
+    );
     expect(validTraceparent('00-abc-def-01')).to.equal(undefined);
     expect(validTraceparent(undefined)).to.equal(undefined);
     expect(validTraceparent(`01${TP.slice(2)}-${'x'.repeat(600)}`), 'bounded').to.equal(undefined);

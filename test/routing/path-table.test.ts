@@ -33,12 +33,17 @@ describe('routing: the path table', () => {
     before(async () => {
       const app = express();
       for (const [method, path] of ordered) {
-        (app as unknown as Record<string, (p: string, h: express.RequestHandler) => void>)[method.toLowerCase()]!(path, (req, res) => {
-          res.json({ value: `${method} ${path}`, params: { ...req.params } });
-        });
+        (app as unknown as Record<string, (p: string, h: express.RequestHandler) => void>)[method.toLowerCase()]!(
+          path,
+          (req, res) => {
+            res.json({ value: `${method} ${path}`, params: { ...req.params } });
+          },
+        );
       }
       app.use((_req, res) => res.status(404).json({ value: null }));
-      app.use((_err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => res.status(400).json({ value: 'decode-error' }));
+      app.use((_err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) =>
+        res.status(400).json({ value: 'decode-error' }),
+      );
       server = app.listen(0, '127.0.0.1');
       await new Promise((r) => server.once('listening', r));
       base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -46,14 +51,38 @@ describe('routing: the path table', () => {
     after(() => server.close());
 
     const REQUESTS: Array<[string, string]> = [
-      ['GET', '/api/users'], ['GET', '/api/users/'], ['GET', '/API/Users'], ['POST', '/api/users'], ['PATCH', '/api/users'],
-      ['GET', '/api/users/me'], ['GET', '/api/users/ME'], ['GET', '/api/users/u-1'], ['GET', '/api/users/U-1/'],
-      ['PUT', '/api/users/u%201'], ['DELETE', '/api/users/%E2%82%AC'], ['GET', '/api/users/u-1/permissions'],
-      ['GET', '/api/users/me/permissions'], ['GET', '/api/users/a/orders/b'], ['GET', '/api/users//'], ['GET', '/api/users//permissions'],
-      ['GET', '/api/order-items/7'], ['POST', '/api/actions'], ['GET', '/api/actions'], ['GET', '/api/data'], ['GET', '/api'],
-      ['GET', '/api/'], ['GET', '/api/reset.password'], ['POST', '/api/reset.password'], ['POST', '/api/resetxpassword'],
-      ['GET', '/api/users/u-1/permissions/extra'], ['GET', '/apix/users'], ['GET', '/'], ['HEAD', '/api/users/u-1'],
-      ['GET', '/api/users/%75sers'], ['GET', '/api/%75sers'], ['GET', '/api/users/a%2Fb'],
+      ['GET', '/api/users'],
+      ['GET', '/api/users/'],
+      ['GET', '/API/Users'],
+      ['POST', '/api/users'],
+      ['PATCH', '/api/users'],
+      ['GET', '/api/users/me'],
+      ['GET', '/api/users/ME'],
+      ['GET', '/api/users/u-1'],
+      ['GET', '/api/users/U-1/'],
+      ['PUT', '/api/users/u%201'],
+      ['DELETE', '/api/users/%E2%82%AC'],
+      ['GET', '/api/users/u-1/permissions'],
+      ['GET', '/api/users/me/permissions'],
+      ['GET', '/api/users/a/orders/b'],
+      ['GET', '/api/users//'],
+      ['GET', '/api/users//permissions'],
+      ['GET', '/api/order-items/7'],
+      ['POST', '/api/actions'],
+      ['GET', '/api/actions'],
+      ['GET', '/api/data'],
+      ['GET', '/api'],
+      ['GET', '/api/'],
+      ['GET', '/api/reset.password'],
+      ['POST', '/api/reset.password'],
+      ['POST', '/api/resetxpassword'],
+      ['GET', '/api/users/u-1/permissions/extra'],
+      ['GET', '/apix/users'],
+      ['GET', '/'],
+      ['HEAD', '/api/users/u-1'],
+      ['GET', '/api/users/%75sers'],
+      ['GET', '/api/%75sers'],
+      ['GET', '/api/users/a%2Fb'],
     ];
 
     for (const [method, path] of REQUESTS) {
@@ -100,14 +129,37 @@ describe('routing: the path table', () => {
   });
 
   it('holds only static segments and :name parameters; other Express syntax stays on an endpoint of its own', () => {
-    for (const path of ['/api/users', '/api/users/:userId', '/api/order-items/:id/x.y', '/']) expect(fitsTable(path), path).to.equal(true);
-    for (const path of ['api/users', '/api/files/*', '/api/users/:id?', '/api/(a|b)', '/api/a+b', '/api/$x', '/api/:id(\\d+)', '/api/:1x']) {
+    for (const path of ['/api/users', '/api/users/:userId', '/api/order-items/:id/x.y', '/'])
+      expect(fitsTable(path), path).to.equal(true);
+    for (const path of [
+      'api/users',
+      '/api/files/*',
+      '/api/users/:id?',
+      '/api/(a|b)',
+      '/api/a+b',
+      '/api/$x',
+      '/api/:id(\\d+)',
+      '/api/:1x',
+    ]) {
       expect(fitsTable(path), path).to.equal(false);
     }
     expect(() => new PathTable([{ method: 'GET', path: '/api/files/*', value: 1 }])).to.throw(/cannot hold/);
     const routes = buildEndpointSpecs([
-      { messageType: 'GetUserQuery', targetService: 'users', inputSchema: {}, outputSchema: {}, requiredPermissions: [] },
-      { messageType: 'DownloadQuery', targetService: 'files', inputSchema: {}, outputSchema: {}, requiredPermissions: [], http: { method: 'GET', paths: ['/api/files/*'] } },
+      {
+        messageType: 'GetUserQuery',
+        targetService: 'users',
+        inputSchema: {},
+        outputSchema: {},
+        requiredPermissions: [],
+      },
+      {
+        messageType: 'DownloadQuery',
+        targetService: 'files',
+        inputSchema: {},
+        outputSchema: {},
+        requiredPermissions: [],
+        http: { method: 'GET', paths: ['/api/files/*'] },
+      },
     ]);
     expect(unfitPaths(routes.endpoints)).to.deep.equal(['/api/files/*']);
   });

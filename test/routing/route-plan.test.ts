@@ -25,7 +25,13 @@ function countDerivations(): () => void {
 }
 
 function contract(messageType: string): Contract {
-  return { messageType, targetService: 'orders', inputSchema: { type: 'object', properties: { orderId: { type: 'string' } } }, outputSchema: {}, requiredPermissions: [] };
+  return {
+    messageType,
+    targetService: 'orders',
+    inputSchema: { type: 'object', properties: { orderId: { type: 'string' } } },
+    outputSchema: {},
+    requiredPermissions: [],
+  };
 }
 
 describe('the route plan: routes derived once per registry change, for every reader', () => {
@@ -42,8 +48,17 @@ describe('the route plan: routes derived once per registry change, for every rea
     dir = mkdtempSync(join(tmpdir(), 'contracts-plan-'));
     const file = join(dir, 'gateway.config.yml');
     writeFileSync(file, 'apiEndpoints: {}\npipelines: {}\npolicies: []\n');
-    runtime = testRuntime({ writeConfig: true, writeDebounceMs: 0, configWriteIntervalMs: 0, routing: 'table', generatedPrefix: 'gen-' });
-    runtime.attachHost({ config: { gatewayConfigPath: file, loadConfig: () => undefined }, eventBus: { emit: () => undefined } });
+    runtime = testRuntime({
+      writeConfig: true,
+      writeDebounceMs: 0,
+      configWriteIntervalMs: 0,
+      routing: 'table',
+      generatedPrefix: 'gen-',
+    });
+    runtime.attachHost({
+      config: { gatewayConfigPath: file, loadConfig: () => undefined },
+      eventBus: { emit: () => undefined },
+    });
     const app = express();
     app.get('/api/discovery/contracts', discoveryHandler(runtime));
     server = http.createServer(app);
@@ -60,18 +75,24 @@ describe('the route plan: routes derived once per registry change, for every rea
   });
 
   /** Every reader of the routes, as a request or a change makes them read: writer, path table, OpenAPI, discovery. */
-  async function readEverywhere(): Promise<{ written: string; discovered: Array<{ messageType: string; endpoints: unknown[] }> }> {
+  async function readEverywhere(): Promise<{
+    written: string;
+    discovered: Array<{ messageType: string; endpoints: unknown[] }>;
+  }> {
     await runtime.routesWritten();
     runtime.pathTable();
     runtime.openApi.current();
-    const res = await fetch(`${base}/api/discovery/contracts`, { headers: { authorization: `Bearer ${await mintToken()}` } });
+    const res = await fetch(`${base}/api/discovery/contracts`, {
+      headers: { authorization: `Bearer ${await mintToken()}` },
+    });
     expect(res.status).to.equal(200);
     const body = (await res.json()) as { contracts: Array<{ messageType: string; endpoints: unknown[] }> };
     return { written: readFileSync(join(dir, 'gateway.config.yml'), 'utf8'), discovered: body.contracts };
   }
 
   it('derives the routes once per change however many read them, and each reads the same routes', async () => {
-    const announce = (contracts: Contract[]): void => void runtime.registry.apply({ service: 'orders', instanceId: 'o1', ttlMs: 60_000, contracts });
+    const announce = (contracts: Contract[]): void =>
+      void runtime.registry.apply({ service: 'orders', instanceId: 'o1', ttlMs: 60_000, contracts });
     announce([contract('GetOrderQuery')]);
     const before = runtime.routes.derivations();
     derivations.count = 0;

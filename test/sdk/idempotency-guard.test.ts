@@ -8,7 +8,9 @@ import type { Reply, RequestMessage } from '../../plugin/bus/transport';
 const CREATED: Reply = { ok: true, result: { id: 'e1' }, status: 201, location: '/api/entries/e1' };
 const toReply = (out: unknown): Reply => ({ ok: true, result: out });
 
-function message(opts: { key?: string; input?: Record<string, unknown>; userId?: string; redelivered?: boolean } = {}): RequestMessage {
+function message(
+  opts: { key?: string; input?: Record<string, unknown>; userId?: string; redelivered?: boolean } = {},
+): RequestMessage {
   const m: RequestMessage = {
     messageType: 'CreateEntryCommand',
     targetService: 'ledger',
@@ -27,10 +29,13 @@ function deferred<T = void>(): { promise: Promise<T>; resolve(v: T): void } {
 
 describe('IdempotencyGuard (SDK, memory store)', () => {
   const errors: unknown[] = [];
-  const guardOn = (store: IdempotencyStore, opts: { ttlMs?: number; leaseMs?: number } = {}) => new IdempotencyGuard('ledger', { store, ...opts }, (e) => errors.push(e));
+  const guardOn = (store: IdempotencyStore, opts: { ttlMs?: number; leaseMs?: number } = {}) =>
+    new IdempotencyGuard('ledger', { store, ...opts }, (e) => errors.push(e));
 
   it('the fingerprint ignores key order and tells message types and inputs apart', () => {
-    expect(requestFingerprint('A', { x: 1, y: { b: 2, a: 1 } })).to.equal(requestFingerprint('A', { y: { a: 1, b: 2 }, x: 1 }));
+    expect(requestFingerprint('A', { x: 1, y: { b: 2, a: 1 } })).to.equal(
+      requestFingerprint('A', { y: { a: 1, b: 2 }, x: 1 }),
+    );
     expect(requestFingerprint('A', { x: 1 })).not.to.equal(requestFingerprint('B', { x: 1 }));
     expect(requestFingerprint('A', { x: 1 })).not.to.equal(requestFingerprint('A', { x: '1' }));
   });
@@ -60,7 +65,12 @@ describe('IdempotencyGuard (SDK, memory store)', () => {
 
   it('a redelivered copy takes over the claim of an attempt that stopped renewing it (its instance died) and runs', async () => {
     const store = new MemoryIdempotencyStore();
-    const dead = await store.claim({ id: { service: 'ledger', caller: '', key: 'k1' }, fingerprint: requestFingerprint('CreateEntryCommand', { name: 'a' }), ttlMs: 60_000, leaseMs: 50 });
+    const dead = await store.claim({
+      id: { service: 'ledger', caller: '', key: 'k1' },
+      fingerprint: requestFingerprint('CreateEntryCommand', { name: 'a' }),
+      ttlMs: 60_000,
+      leaseMs: 50,
+    });
     expect(dead.state).to.equal('claimed');
     const reply = await guardOn(store).run(message({ redelivered: true }), toReply, async () => CREATED);
     expect(reply).to.deep.equal(CREATED);
@@ -95,10 +105,14 @@ describe('IdempotencyGuard (SDK, memory store)', () => {
 
   it('refuses a key longer than the gateway sends (it came from elsewhere on the bus) without running anything', async () => {
     let runs = 0;
-    const reply = await guardOn(new MemoryIdempotencyStore()).run(message({ key: 'k'.repeat(256) }), toReply, async () => {
-      runs += 1;
-      return CREATED;
-    });
+    const reply = await guardOn(new MemoryIdempotencyStore()).run(
+      message({ key: 'k'.repeat(256) }),
+      toReply,
+      async () => {
+        runs += 1;
+        return CREATED;
+      },
+    );
     expect((reply as { error: { code: string } }).error.code).to.equal('VALIDATION_ERROR');
     expect(runs).to.equal(0);
   });
@@ -135,12 +149,18 @@ describe('IdempotencyGuard (SDK, memory store)', () => {
         return memory.release(id, token);
       },
     });
-    const unavailable: Reply = { ok: false, error: { code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable', retryAfter: 2 } };
+    const unavailable: Reply = {
+      ok: false,
+      error: { code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable', retryAfter: 2 },
+    };
     // Two instances on one store, with a lease far longer than the test: only a release frees the key.
     const first = guardOn(flaky, { leaseMs: 60_000 });
     const second = guardOn(memory, { leaseMs: 60_000 });
     expect(await first.run(message(), toReply, async () => unavailable)).to.deep.equal(unavailable);
-    expect((await second.run(message(), toReply, async () => CREATED)) as { error: object }).to.have.nested.property('error.code', 'RESOURCE_CONFLICT');
+    expect((await second.run(message(), toReply, async () => CREATED)) as { error: object }).to.have.nested.property(
+      'error.code',
+      'RESOURCE_CONFLICT',
+    );
     await new Promise((r) => setTimeout(r, 1300));
     expect(await second.run(message(), toReply, async () => CREATED)).to.deep.equal(CREATED);
   });
@@ -164,7 +184,8 @@ describe('IdempotencyGuard (SDK, memory store)', () => {
 
   it('the memory store forgets its oldest keys beyond maxEntries', async () => {
     const store = new MemoryIdempotencyStore(Date.now, 2);
-    const claim = (key: string) => store.claim({ id: { service: 's', caller: '', key }, fingerprint: 'f', ttlMs: 60_000, leaseMs: 60_000 });
+    const claim = (key: string) =>
+      store.claim({ id: { service: 's', caller: '', key }, fingerprint: 'f', ttlMs: 60_000, leaseMs: 60_000 });
     await claim('a');
     await claim('b');
     await claim('c');

@@ -26,7 +26,7 @@ describe('idempotency stores', () => {
     });
     conformance(() => ({ store, leaseMs: 1000, ttlMs: 3000, advance: (ms) => new Promise((r) => setTimeout(r, ms)) }));
 
-    it('records the answer in the caller\'s transaction: a rollback leaves the key running, a commit answers it', async () => {
+    it("records the answer in the caller's transaction: a rollback leaves the key running, a commit answers it", async () => {
       const id = { service: 's', caller: '', key: 'tx' };
       const c = await store.claim({ id, fingerprint: 'f', ttlMs: 60_000, leaseMs: 60_000 });
       if (c.state !== 'claimed') throw new Error('not claimed');
@@ -42,7 +42,11 @@ describe('idempotency stores', () => {
       } finally {
         client.release();
       }
-      expect(await store.claim({ id, fingerprint: 'f', ttlMs: 60_000, leaseMs: 60_000 })).to.deep.equal({ state: 'done', fingerprint: 'f', reply: REPLY });
+      expect(await store.claim({ id, fingerprint: 'f', ttlMs: 60_000, leaseMs: 60_000 })).to.deep.equal({
+        state: 'done',
+        fingerprint: 'f',
+        reply: REPLY,
+      });
     });
 
     it('refuses a table name that is not a plain identifier', () => {
@@ -51,7 +55,7 @@ describe('idempotency stores', () => {
   });
 
   // The reference services' embedded default: the same store on PGlite, its table made by their migration 2.
-  describe('PgIdempotencyStore (embedded PGlite, the reference services\' migrations)', function () {
+  describe("PgIdempotencyStore (embedded PGlite, the reference services' migrations)", function () {
     this.timeout(60000);
     let data: ReturnType<typeof tempDataDir>;
     let db: Database;
@@ -68,7 +72,7 @@ describe('idempotency stores', () => {
     });
     conformance(() => ({ store, leaseMs: 1000, ttlMs: 3000, advance: (ms) => new Promise((r) => setTimeout(r, ms)) }));
 
-    it('records the answer in the caller\'s transaction: a rollback leaves the key running, a commit answers it', async () => {
+    it("records the answer in the caller's transaction: a rollback leaves the key running, a commit answers it", async () => {
       const id = { service: 's', caller: '', key: 'tx' };
       const claim = () => store.claim({ id, fingerprint: 'f', ttlMs: 60_000, leaseMs: 60_000 });
       const c = await claim();
@@ -78,7 +82,10 @@ describe('idempotency stores', () => {
           await store.complete(id, c.token, REPLY, tx);
           throw new Error('roll back');
         })
-        .then(() => null, (err: Error) => err.message);
+        .then(
+          () => null,
+          (err: Error) => err.message,
+        );
       expect(rolledBack).to.equal('roll back');
       expect((await claim()).state).to.equal('running');
       await db.transaction((tx) => store.complete(id, c.token, REPLY, tx));

@@ -6,12 +6,20 @@ import { InProcessTransport } from '../../plugin/bus/inprocess';
 /** The contract the typed handlers below are written against; its schemas keep their literal types. */
 const getProduct = {
   messageType: 'GetProductQuery',
-  inputSchema: { type: 'object', properties: { productId: { type: 'string' }, limit: { type: 'integer' } }, required: ['productId'] },
-  outputSchema: { type: 'object', properties: { productId: { type: 'string' }, name: { type: 'string' } }, required: ['productId', 'name'] },
+  inputSchema: {
+    type: 'object',
+    properties: { productId: { type: 'string' }, limit: { type: 'integer' } },
+    required: ['productId'],
+  },
+  outputSchema: {
+    type: 'object',
+    properties: { productId: { type: 'string' }, name: { type: 'string' } },
+    required: ['productId', 'name'],
+  },
   requiredPermissions: ['products:read'],
 } as const;
 
-describe('operation(): handlers typed from the contract\'s JSON Schemas', () => {
+describe("operation(): handlers typed from the contract's JSON Schemas", () => {
   it('types the input and the output from the schemas (compile-time checks) and serves like a plain operation', async () => {
     const op = operation(getProduct).handle((input) => {
       const id: string = input.productId;
@@ -33,7 +41,15 @@ describe('operation(): handlers typed from the contract\'s JSON Schemas', () => 
     await transport.start();
     const running = await serve({ transport, service: 'catalog', operations: [op] });
     try {
-      const reply = await transport.request({ messageType: 'GetProductQuery', targetService: 'catalog', input: { productId: 'p1' }, headers: { correlationId: 'c', requestId: 'r' } }, 2000);
+      const reply = await transport.request(
+        {
+          messageType: 'GetProductQuery',
+          targetService: 'catalog',
+          input: { productId: 'p1' },
+          headers: { correlationId: 'c', requestId: 'r' },
+        },
+        2000,
+      );
       expect(reply).to.deep.equal({ ok: true, result: { productId: 'p1', name: 'Product p1' } });
     } finally {
       await running.stop();
@@ -50,12 +66,29 @@ describe('serve(): a request past its deadline', () => {
     const running = await serve({
       transport,
       service: 'late',
-      operations: [{ contract: { messageType: 'DoThingCommand', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }, handle: () => ++ran }],
+      operations: [
+        {
+          contract: { messageType: 'DoThingCommand', inputSchema: {}, outputSchema: {}, requiredPermissions: [] },
+          handle: () => ++ran,
+        },
+      ],
     });
     try {
-      const request = (deadline: number) => transport.request({ messageType: 'DoThingCommand', targetService: 'late', input: {}, headers: { correlationId: 'c', requestId: 'r', deadline } }, 2000);
+      const request = (deadline: number) =>
+        transport.request(
+          {
+            messageType: 'DoThingCommand',
+            targetService: 'late',
+            input: {},
+            headers: { correlationId: 'c', requestId: 'r', deadline },
+          },
+          2000,
+        );
       expect(await request(Date.now() - 1)).to.deep.include({ ok: false });
-      expect((await request(Date.now() - 1)) as { error?: { code: string } }).to.have.nested.property('error.code', 'REQUEST_TIMEOUT');
+      expect((await request(Date.now() - 1)) as { error?: { code: string } }).to.have.nested.property(
+        'error.code',
+        'REQUEST_TIMEOUT',
+      );
       expect(ran).to.equal(0);
       expect(await request(Date.now() + 5000)).to.deep.equal({ ok: true, result: 1 });
     } finally {

@@ -30,10 +30,23 @@ describe("whose requests a service handles by default (serve's acceptRequestsFro
       transport,
       service: 'svc',
       acceptRequestsFrom: 'gateway',
-      operations: [{ contract: { messageType: 'GetThingQuery', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }, handle: () => 'handled' }],
+      operations: [
+        {
+          contract: { messageType: 'GetThingQuery', inputSchema: {}, outputSchema: {}, requiredPermissions: [] },
+          handle: () => 'handled',
+        },
+      ],
     });
     try {
-      const reply = await transport.request({ messageType: 'GetThingQuery', targetService: 'svc', input: {}, headers: { correlationId: 'c', requestId: 'r' } }, 2000);
+      const reply = await transport.request(
+        {
+          messageType: 'GetThingQuery',
+          targetService: 'svc',
+          input: {},
+          headers: { correlationId: 'c', requestId: 'r' },
+        },
+        2000,
+      );
       expect(reply).to.deep.equal({ ok: true, result: 'handled' });
     } finally {
       await running.stop();

@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import { IdempotencyClaimLost, type IdempotencyId, type IdempotencyStore } from '../../sdk';
 import type { Reply } from '../../plugin/bus/transport';
 
-
 export interface Subject {
   store: IdempotencyStore;
   /** Long enough that the steps of a test never outlast them by accident on a loaded machine. */
@@ -23,7 +22,8 @@ export function conformance(make: () => Subject): void {
     s = make();
     id = { service: 'users-service', caller: 'alice', key: `k-${++n}` };
   });
-  const claim = (fingerprint = 'f1', which = id) => s.store.claim({ id: which, fingerprint, ttlMs: s.ttlMs, leaseMs: s.leaseMs });
+  const claim = (fingerprint = 'f1', which = id) =>
+    s.store.claim({ id: which, fingerprint, ttlMs: s.ttlMs, leaseMs: s.leaseMs });
 
   it('a first claim runs; a second one finds it running with its fingerprint', async () => {
     expect((await claim()).state).to.equal('claimed');

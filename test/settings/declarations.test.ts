@@ -1,5 +1,11 @@
 import { expect } from 'chai';
-import { envValue, givenValue, SETTING_DECLARATIONS, SETTING_ENV, type SettingDeclaration } from '../../plugin/settings/declarations';
+import {
+  envValue,
+  givenValue,
+  SETTING_DECLARATIONS,
+  SETTING_ENV,
+  type SettingDeclaration,
+} from '../../plugin/settings/declarations';
 import { SETTINGS_SCHEMA } from '../../plugin/settings';
 import { AUTH_OVERRIDE_DECLARATIONS, resolveAuthConfig } from '../../plugin/settings/auth';
 import { schema as jwtDevAuthSchema } from '../../policies/jwt-dev-auth/schema';
@@ -9,11 +15,14 @@ const declarations = Object.entries(SETTING_DECLARATIONS as Record<string, Setti
 describe('the settings declarations (plugin/settings/declarations.ts)', () => {
   it('are the schema: one property per declaration, each its declared schema', () => {
     expect(Object.keys(SETTINGS_SCHEMA.properties)).to.deep.equal(declarations.map(([key]) => key));
-    for (const [key, d] of declarations) expect((SETTINGS_SCHEMA.properties as Record<string, unknown>)[key], key).to.equal(d.schema);
+    for (const [key, d] of declarations)
+      expect((SETTINGS_SCHEMA.properties as Record<string, unknown>)[key], key).to.equal(d.schema);
   });
 
   it('are the environment map: each declared variable, one setting per variable', () => {
-    expect(SETTING_ENV).to.deep.equal(Object.fromEntries(declarations.flatMap(([key, d]) => (d.env ? [[key, d.env]] : []))));
+    expect(SETTING_ENV).to.deep.equal(
+      Object.fromEntries(declarations.flatMap(([key, d]) => (d.env ? [[key, d.env]] : []))),
+    );
     const names = Object.values(SETTING_ENV);
     expect(new Set(names).size, 'a variable named twice').to.equal(names.length);
   });
@@ -41,11 +50,25 @@ describe('the settings declarations (plugin/settings/declarations.ts)', () => {
 
   it('of the authentication overrides are the jwt-dev-auth action schema and the variables resolveAuthConfig reads', () => {
     const properties = jwtDevAuthSchema.properties as Record<string, unknown>;
-    const withEnv = Object.entries(AUTH_OVERRIDE_DECLARATIONS).flatMap(([key, d]) => ('env' in d ? [[key, d.env] as const] : []));
+    const withEnv = Object.entries(AUTH_OVERRIDE_DECLARATIONS).flatMap(([key, d]) =>
+      'env' in d ? [[key, d.env] as const] : [],
+    );
     expect(withEnv.length).to.equal(6);
     for (const [key, d] of Object.entries(AUTH_OVERRIDE_DECLARATIONS)) expect(properties[key], key).to.equal(d.schema);
-    const config = resolveAuthConfig({}, { JWT_ISSUER: 'https://issuer.example', JWT_AUDIENCE: 'api', JWT_CLOCK_TOLERANCE: '3', DEVELOPMENT_AUTH_ENABLED: 'true' });
-    expect([config.issuer, config.audience, config.clockToleranceSeconds, config.developmentAuthEnabled]).to.deep.equal(['https://issuer.example', 'api', 3, true]);
-    expect(() => resolveAuthConfig({}, { JWT_SECRET: 'short' })).to.throw('JWT_SECRET must be at least 32 characters long (it has 5)').with.property('setting', 'JWT_SECRET');
+    const config = resolveAuthConfig(
+      {},
+      {
+        JWT_ISSUER: 'https://issuer.example',
+        JWT_AUDIENCE: 'api',
+        JWT_CLOCK_TOLERANCE: '3',
+        DEVELOPMENT_AUTH_ENABLED: 'true',
+      },
+    );
+    expect([config.issuer, config.audience, config.clockToleranceSeconds, config.developmentAuthEnabled]).to.deep.equal(
+      ['https://issuer.example', 'api', 3, true],
+    );
+    expect(() => resolveAuthConfig({}, { JWT_SECRET: 'short' }))
+      .to.throw('JWT_SECRET must be at least 32 characters long (it has 5)')
+      .with.property('setting', 'JWT_SECRET');
   });
 });

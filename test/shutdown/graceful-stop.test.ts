@@ -10,8 +10,22 @@ const quiet = { debug: () => undefined, info: () => undefined, warn: () => undef
 /** A stop whose grace period runs out: one request on its server never ends. */
 function stopWithStuckRequest(stop: GracefulStop): void {
   stop.log = quiet;
-  (stop as unknown as { drains: Array<{ begin(): void; idle(): Promise<void>; inFlight: number; refuseRemaining(): void; closeConnections(): void }> }).drains.push({
-    begin: () => undefined, idle: () => Promise.resolve(), inFlight: 1, refuseRemaining: () => undefined, closeConnections: () => undefined,
+  (
+    stop as unknown as {
+      drains: Array<{
+        begin(): void;
+        idle(): Promise<void>;
+        inFlight: number;
+        refuseRemaining(): void;
+        closeConnections(): void;
+      }>;
+    }
+  ).drains.push({
+    begin: () => undefined,
+    idle: () => Promise.resolve(),
+    inFlight: 1,
+    refuseRemaining: () => undefined,
+    closeConnections: () => undefined,
   });
 }
 

@@ -40,12 +40,22 @@ for (const backend of BACKENDS) {
       };
       return { ctx: { correlationId: 'c', requestId: 'r', idempotency: { key, caller: id.caller, record } }, id };
     }
-    const users = async (email: string) => Number((await db.query<{ n: number | string }>('select count(*) as n from users where email = $1', [email])).rows[0]!.n);
-    const answers = async (key: string) => (await db.query<{ reply: unknown }>('select reply from idempotency_keys where key = $1', [key])).rows.map((r) => r.reply);
+    const users = async (email: string) =>
+      Number(
+        (await db.query<{ n: number | string }>('select count(*) as n from users where email = $1', [email])).rows[0]!
+          .n,
+      );
+    const answers = async (key: string) =>
+      (await db.query<{ reply: unknown }>('select reply from idempotency_keys where key = $1', [key])).rows.map(
+        (r) => r.reply,
+      );
 
     it('a failure after the answer is recorded leaves neither the user nor the answer', async () => {
       const { ctx } = await keyed('crash-1', true);
-      const err = await Promise.resolve(h.create({ email: 'crash@example.com', password: 'long-enough-1' }, ctx)).then(() => null, (e: Error) => e.message);
+      const err = await Promise.resolve(h.create({ email: 'crash@example.com', password: 'long-enough-1' }, ctx)).then(
+        () => null,
+        (e: Error) => e.message,
+      );
       expect(err).to.equal('the process died after recording the answer');
       expect(await users('crash@example.com')).to.equal(0);
       // The claim is still running (the SDK would release it or let its lease lapse), with no answer.
@@ -56,14 +66,21 @@ for (const backend of BACKENDS) {
       const { ctx } = await keyed('ok-1', false);
       await h.create({ email: 'kept@example.com', password: 'long-enough-1' }, ctx);
       expect(await users('kept@example.com')).to.equal(1);
-      const [reply] = (await answers('ok-1')) as { ok: boolean; status: number; result: { result: { email: string } } }[];
+      const [reply] = (await answers('ok-1')) as {
+        ok: boolean;
+        status: number;
+        result: { result: { email: string } };
+      }[];
       expect(reply).to.include({ ok: true, status: 201 });
       expect(JSON.stringify(reply)).to.include('kept@example.com');
     });
 
     it('a conflict records no answer of its own (the SDK keeps the 409 afterwards)', async () => {
       const { ctx } = await keyed('dup-1', false);
-      const err = await Promise.resolve(h.create({ email: 'KEPT@example.com' }, ctx)).then(() => null, (e: { code?: string }) => e.code);
+      const err = await Promise.resolve(h.create({ email: 'KEPT@example.com' }, ctx)).then(
+        () => null,
+        (e: { code?: string }) => e.code,
+      );
       expect(err).to.equal('RESOURCE_CONFLICT');
       expect(await answers('dup-1')).to.deep.equal([null]);
     });

@@ -32,7 +32,9 @@ function withDeadlineIn<T>(ms: number, work: () => Promise<T>): Promise<T> {
 function expectUnavailable(error: unknown): void {
   expect(error, String(error)).to.be.instanceOf(ServiceError);
   expect((error as ServiceError).code).to.equal('SERVICE_UNAVAILABLE');
-  expect((error as ServiceError).fields.retryAfter).to.be.a('number').and.to.be.at.least(1);
+  expect((error as ServiceError).fields.retryAfter)
+    .to.be.a('number')
+    .and.to.be.at.least(1);
 }
 
 /**
@@ -90,7 +92,8 @@ describe('the PostgreSQL backend when the server is lost, stalled or restarted',
     expectUnavailable((await sleeping).error);
     // A cut idle connection is dropped as soon as its socket says so: new ones serve at once.
     await sleep(50);
-    for (let i = 0; i < 6; i++) expect((await db.query<{ one: number }>('select 1 as one')).rows).to.deep.equal([{ one: 1 }]);
+    for (let i = 0; i < 6; i++)
+      expect((await db.query<{ one: number }>('select 1 as one')).rows).to.deep.equal([{ one: 1 }]);
   });
 
   it('answers within the deadline while the server is stalled, queries and transactions alike, then recovers', async () => {
@@ -98,9 +101,13 @@ describe('the PostgreSQL backend when the server is lost, stalled or restarted',
     const deadlineMs = 1500;
     const during = await Promise.all([
       outcome(() => withDeadlineIn(deadlineMs, () => db.query('select 1'))),
-      outcome(() => withDeadlineIn(deadlineMs, () => db.transaction((tx) => tx.query('insert into probe values (10)')))),
+      outcome(() =>
+        withDeadlineIn(deadlineMs, () => db.transaction((tx) => tx.query('insert into probe values (10)'))),
+      ),
       // More than the pool holds: the waiting ones are bounded by the deadline too.
-      ...Array.from({ length: 14 }, (_, i) => outcome(() => withDeadlineIn(deadlineMs, () => db.query('select $1::int', [i])))),
+      ...Array.from({ length: 14 }, (_, i) =>
+        outcome(() => withDeadlineIn(deadlineMs, () => db.query('select $1::int', [i]))),
+      ),
     ]);
     for (const o of during) {
       expectUnavailable(o.error);
@@ -117,16 +124,24 @@ describe('the PostgreSQL backend when the server is lost, stalled or restarted',
     proxy.refusing = true;
     proxy.killAll();
     for (let i = 0; i < 3; i++) {
-      const o = await outcome(() => withDeadlineIn(3000, () => db.transaction((tx) => tx.query('insert into probe values (20)'))));
+      const o = await outcome(() =>
+        withDeadlineIn(3000, () => db.transaction((tx) => tx.query('insert into probe values (20)'))),
+      );
       expectUnavailable(o.error);
       expect(o.ms).to.be.below(2500);
       await sleep(300);
     }
     proxy.refusing = false;
     const back = Date.now();
-    await eventually(() => withDeadlineIn(3000, () => db.transaction((tx) => tx.query('insert into probe values (21)'))), 10_000, 100);
+    await eventually(
+      () => withDeadlineIn(3000, () => db.transaction((tx) => tx.query('insert into probe values (21)'))),
+      10_000,
+      100,
+    );
     expect(Date.now() - back, 'recovered within 10 s').to.be.below(10_000);
-    expect((await db.query<{ n: number }>('select n from probe where n >= 20 order by n')).rows).to.deep.equal([{ n: 21 }]);
+    expect((await db.query<{ n: number }>('select n from probe where n >= 20 order by n')).rows).to.deep.equal([
+      { n: 21 },
+    ]);
   });
 
   it('tells an unreachable server from a refused statement', () => {
@@ -177,28 +192,44 @@ describe('the idempotency guard on a PostgreSQL store that stalls', function () 
     const errors: unknown[] = [];
     const guard = new IdempotencyGuard('ledger', { store: new PgIdempotencyStore(pool) }, (e) => errors.push(e));
     let runs = 0;
-    const message: RequestMessage = { messageType: 'CreateEntryCommand', targetService: 'ledger', input: { name: 'a' }, headers: { correlationId: 'c', requestId: 'r', idempotencyKey: 'k1' } };
+    const message: RequestMessage = {
+      messageType: 'CreateEntryCommand',
+      targetService: 'ledger',
+      input: { name: 'a' },
+      headers: { correlationId: 'c', requestId: 'r', idempotencyKey: 'k1' },
+    };
     const attempt = () =>
       withDeadlineIn(1500, () =>
-        guard.run(message, (out) => ({ ok: true, result: out }), async () => {
-          runs += 1;
-          return { ok: true, result: { id: 'e1' }, status: 201 } as Reply;
-        }),
+        guard.run(
+          message,
+          (out) => ({ ok: true, result: out }),
+          async () => {
+            runs += 1;
+            return { ok: true, result: { id: 'e1' }, status: 201 } as Reply;
+          },
+        ),
       );
     proxy.stall();
     const started = Date.now();
     const stalled = await attempt();
     expect(Date.now() - started).to.be.below(1500 - REPLY_MARGIN_MS + 400);
     expect(stalled).to.deep.include({ ok: false });
-    expect((stalled as { error: unknown } as { error: object }).error).to.deep.include({ code: 'SERVICE_UNAVAILABLE', retryAfter: 1 });
+    expect((stalled as { error: unknown } as { error: object }).error).to.deep.include({
+      code: 'SERVICE_UNAVAILABLE',
+      retryAfter: 1,
+    });
     expect(runs).to.equal(0);
     proxy.killAll(); // the stalled connections go; the pool opens new ones
     proxy.resume();
-    const done = await eventually(async () => {
-      const r = await attempt();
-      if (!r.ok) throw new Error(JSON.stringify(r));
-      return r;
-    }, 10_000, 200);
+    const done = await eventually(
+      async () => {
+        const r = await attempt();
+        if (!r.ok) throw new Error(JSON.stringify(r));
+        return r;
+      },
+      10_000,
+      200,
+    );
     expect(done).to.deep.include({ ok: true, status: 201 });
     expect(runs).to.equal(1);
     expect(errors.length).to.be.greaterThan(0);

@@ -18,13 +18,20 @@ const LIMITS: ThrottleLimits = { perAddress: 3, perAccount: 7, windowMs: 15 * 60
 function loginService(db: Database, clock: { now: number }) {
   const h = authHandlers({
     store: new UserStore(db),
-    signer: new TokenSigner({ secret: 'a-test-secret-of-at-least-32-characters!', lifetimes: { accessSeconds: 300, refreshSeconds: 7 * 86400 } }),
+    signer: new TokenSigner({
+      secret: 'a-test-secret-of-at-least-32-characters!',
+      lifetimes: { accessSeconds: 300, refreshSeconds: 7 * 86400 },
+    }),
     refreshTokens: new RefreshStore(db),
     throttle: new LoginThrottle(db, LIMITS, () => clock.now),
     external: new ExternalVerifier({}),
   });
   /** The outcome's code: OK, INVALID_CREDENTIALS or RATE_LIMIT_EXCEEDED (with its retryAfter). */
-  return async (password: string, clientAddress?: string, email = OWNER.email): Promise<{ code: string; retryAfter?: number }> => {
+  return async (
+    password: string,
+    clientAddress?: string,
+    email = OWNER.email,
+  ): Promise<{ code: string; retryAfter?: number }> => {
     try {
       await h.authenticate({ email, password }, { correlationId: 'c', requestId: 'r', clientAddress });
       return { code: 'OK' };
@@ -46,7 +53,12 @@ for (const backend of BACKENDS) {
     before(async () => {
       fresh = await backend.fresh();
       db = await openDatabase(fresh.settings);
-      await new UserStore(db).insert({ email: OWNER.email, role: 'user', permissions: [], passwordHash: await bcrypt.hash(OWNER.password, 4) });
+      await new UserStore(db).insert({
+        email: OWNER.email,
+        role: 'user',
+        permissions: [],
+        passwordHash: await bcrypt.hash(OWNER.password, 4),
+      });
       login = loginService(db, clock);
     });
     beforeEach(async () => {
@@ -59,9 +71,16 @@ for (const backend of BACKENDS) {
     });
 
     it('throttles the address that guessed, with retryAfter until its window ends', async () => {
-      for (let i = 0; i < LIMITS.perAddress; i++) expect(await login('wrong', '198.51.100.1')).to.deep.equal({ code: 'INVALID_CREDENTIALS', retryAfter: undefined });
+      for (let i = 0; i < LIMITS.perAddress; i++)
+        expect(await login('wrong', '198.51.100.1')).to.deep.equal({
+          code: 'INVALID_CREDENTIALS',
+          retryAfter: undefined,
+        });
       clock.now += 60_000;
-      expect(await login(OWNER.password, '198.51.100.1')).to.deep.equal({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: LIMITS.windowMs / 1000 - 60 });
+      expect(await login(OWNER.password, '198.51.100.1')).to.deep.equal({
+        code: 'RATE_LIMIT_EXCEEDED',
+        retryAfter: LIMITS.windowMs / 1000 - 60,
+      });
       clock.now += LIMITS.windowMs;
       expect(await login(OWNER.password, '198.51.100.1')).to.deep.equal({ code: 'OK' });
     });
@@ -74,7 +93,9 @@ for (const backend of BACKENDS) {
 
     it('does not count refused attempts: a throttled address cannot push the account to its ceiling', async () => {
       for (let i = 0; i < LIMITS.perAccount * 3; i++) await login('wrong', '198.51.100.1');
-      const { rows } = await db.query<{ attempts: number }>("select attempts from login_attempts where key like 'account:%'");
+      const { rows } = await db.query<{ attempts: number }>(
+        "select attempts from login_attempts where key like 'account:%'",
+      );
       expect(rows.map((r) => r.attempts)).to.deep.equal([LIMITS.perAddress]);
       expect(await login(OWNER.password, '203.0.113.9')).to.deep.equal({ code: 'OK' });
     });
@@ -89,7 +110,8 @@ for (const backend of BACKENDS) {
       const guessed = outcomes.filter((c) => c === 'INVALID_CREDENTIALS').length;
       const fullAddresses = Math.floor(LIMITS.perAccount / LIMITS.perAddress);
       expect(guessed).to.equal(LIMITS.perAccount + (12 - fullAddresses - 1));
-      for (let a = 0; a < 12; a++) expect((await login(OWNER.password, `192.0.2.${a}`)).code, `192.0.2.${a}`).to.equal('RATE_LIMIT_EXCEEDED');
+      for (let a = 0; a < 12; a++)
+        expect((await login(OWNER.password, `192.0.2.${a}`)).code, `192.0.2.${a}`).to.equal('RATE_LIMIT_EXCEEDED');
       expect(await login(OWNER.password, '203.0.113.9')).to.deep.equal({ code: 'OK' });
       // Still guarded after the owner's success: a fresh address has one guess, then waits.
       expect((await login('wrong', '203.0.113.10')).code).to.equal('INVALID_CREDENTIALS');
@@ -97,10 +119,14 @@ for (const backend of BACKENDS) {
     });
 
     it('past the per-account ceiling gives every address one failure, and the owner still gets in', async () => {
-      for (let i = 0; i < LIMITS.perAccount; i++) expect((await login('wrong', `192.0.2.${i}`)).code).to.equal('INVALID_CREDENTIALS');
+      for (let i = 0; i < LIMITS.perAccount; i++)
+        expect((await login('wrong', `192.0.2.${i}`)).code).to.equal('INVALID_CREDENTIALS');
       // An address that failed once before is refused at once, with the rest of its window.
       clock.now += 60_000;
-      expect(await login('wrong', '192.0.2.0')).to.deep.equal({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: LIMITS.windowMs / 1000 - 60 });
+      expect(await login('wrong', '192.0.2.0')).to.deep.equal({
+        code: 'RATE_LIMIT_EXCEEDED',
+        retryAfter: LIMITS.windowMs / 1000 - 60,
+      });
       expect((await login(OWNER.password, '192.0.2.1')).code).to.equal('RATE_LIMIT_EXCEEDED');
       // A fresh address: one wrong guess is checked, the next waits; the right password from another fresh one passes.
       expect((await login('wrong', '198.51.100.1')).code).to.equal('INVALID_CREDENTIALS');
@@ -108,12 +134,14 @@ for (const backend of BACKENDS) {
       expect(await login(OWNER.password, '198.51.100.2')).to.deep.equal({ code: 'OK' });
       // Below the ceiling again once the window is over: the full allowance per address.
       clock.now += LIMITS.windowMs;
-      for (let i = 0; i < LIMITS.perAddress; i++) expect((await login('wrong', '192.0.2.0')).code).to.equal('INVALID_CREDENTIALS');
+      for (let i = 0; i < LIMITS.perAddress; i++)
+        expect((await login('wrong', '192.0.2.0')).code).to.equal('INVALID_CREDENTIALS');
       expect((await login('wrong', '192.0.2.0')).code).to.equal('RATE_LIMIT_EXCEEDED');
     });
 
     it('counts an IPv6 /64 as one address, and an IPv4-mapped address as its IPv4 address', async () => {
-      for (let i = 0; i < LIMITS.perAddress; i++) expect((await login('wrong', `2001:db8:1:2::${i + 1}`)).code).to.equal('INVALID_CREDENTIALS');
+      for (let i = 0; i < LIMITS.perAddress; i++)
+        expect((await login('wrong', `2001:db8:1:2::${i + 1}`)).code).to.equal('INVALID_CREDENTIALS');
       expect((await login(OWNER.password, '2001:db8:1:2:ffff::9')).code).to.equal('RATE_LIMIT_EXCEEDED');
       expect(await login(OWNER.password, '2001:db8:1:3::1')).to.deep.equal({ code: 'OK' });
       for (let i = 0; i < LIMITS.perAddress; i++) await login('wrong', '198.51.100.4');
@@ -122,7 +150,8 @@ for (const backend of BACKENDS) {
 
     it('throttles one account only: another account from the same addresses is not guarded', async () => {
       for (let i = 0; i < LIMITS.perAccount; i++) await login('wrong', `192.0.2.${i}`);
-      for (let i = 0; i < LIMITS.perAddress; i++) expect((await login('wrong', '192.0.2.0', 'someone-else@example.com')).code).to.equal('INVALID_CREDENTIALS');
+      for (let i = 0; i < LIMITS.perAddress; i++)
+        expect((await login('wrong', '192.0.2.0', 'someone-else@example.com')).code).to.equal('INVALID_CREDENTIALS');
     });
 
     it('admits no more guesses than the limit when they arrive at once', async () => {
@@ -140,7 +169,8 @@ for (const backend of BACKENDS) {
         await other('wrong', '198.51.100.1');
         expect((await login(OWNER.password, '198.51.100.1')).code).to.equal('OK');
         // The success cleared the address: the full allowance is there again, counted across both instances.
-        for (let i = 0; i < LIMITS.perAddress; i++) expect((await (i % 2 ? login : other)('wrong', '198.51.100.1')).code).to.equal('INVALID_CREDENTIALS');
+        for (let i = 0; i < LIMITS.perAddress; i++)
+          expect((await (i % 2 ? login : other)('wrong', '198.51.100.1')).code).to.equal('INVALID_CREDENTIALS');
         expect((await other(OWNER.password, '198.51.100.1')).code).to.equal('RATE_LIMIT_EXCEEDED');
       } finally {
         if (otherDb !== db) await otherDb.close();

@@ -28,7 +28,9 @@ describe('the quick start JWT secret', () => {
   it('refuses a file with too short a secret, saying what to do', () => {
     const file = join(data.dir, 'jwt-secret');
     writeFileSync(file, 'short\n', { mode: 0o600 });
-    expect(() => quickStartSecret(data.dir)).to.throw(`the JWT secret file ${file} holds fewer than 32 characters; delete it to generate a new one, or set JWT_SECRET`);
+    expect(() => quickStartSecret(data.dir)).to.throw(
+      `the JWT secret file ${file} holds fewer than 32 characters; delete it to generate a new one, or set JWT_SECRET`,
+    );
     expect(readFileSync(file, 'utf8')).to.equal('short\n');
   });
 });

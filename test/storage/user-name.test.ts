@@ -23,11 +23,22 @@ for (const backend of BACKENDS) {
     });
 
     it('is recomputed when firstName or lastName changes, unless it was chosen apart from them', async () => {
-      const user = await store.insert({ email: 'name@example.com', firstName: 'Ada', lastName: 'Byron', name: 'Ada Byron', role: 'user', permissions: [] });
+      const user = await store.insert({
+        email: 'name@example.com',
+        firstName: 'Ada',
+        lastName: 'Byron',
+        name: 'Ada Byron',
+        role: 'user',
+        permissions: [],
+      });
       expect((await store.update(user.userId, { lastName: 'Lovelace' }))!.name).to.equal('Ada Lovelace');
       expect((await store.update(user.userId, { firstName: '' }))!.name).to.equal('Lovelace');
       expect((await store.update(user.userId, { name: 'The Countess' }))!.name).to.equal('The Countess');
-      expect((await store.update(user.userId, { firstName: 'Ada' }))!).to.include({ firstName: 'Ada', lastName: 'Lovelace', name: 'The Countess' });
+      expect((await store.update(user.userId, { firstName: 'Ada' }))!).to.include({
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        name: 'The Countess',
+      });
 
       const nameless = await store.insert({ email: 'nameless@example.com', role: 'user', permissions: [] });
       expect((await store.update(nameless.userId, { firstName: 'Grace' }))!.name).to.equal('Grace');

@@ -50,19 +50,28 @@ for (const backend of BACKENDS) {
 
     const create = (email: string, i: number) =>
       client.request(
-        { messageType: 'CreateUserCommand', targetService: 'users-service', input: { email, name: `N${i}`, password: 'long-enough-1' }, headers: { correlationId: `c${i}`, requestId: `r${i}` } },
+        {
+          messageType: 'CreateUserCommand',
+          targetService: 'users-service',
+          input: { email, name: `N${i}`, password: 'long-enough-1' },
+          headers: { correlationId: `c${i}`, requestId: `r${i}` },
+        },
         20000,
       );
 
     it('creates one user of 24 concurrent creates of one email; the others are RESOURCE_CONFLICT on email', async () => {
-      const replies = await Promise.all(Array.from({ length: 24 }, (_, i) => create(i % 2 ? 'race@example.com' : 'RACE@example.com', i)));
+      const replies = await Promise.all(
+        Array.from({ length: 24 }, (_, i) => create(i % 2 ? 'race@example.com' : 'RACE@example.com', i)),
+      );
       const created = replies.filter((r) => r.ok);
       expect(created, JSON.stringify(replies.filter((r) => !r.ok || r.status !== 201))).to.have.length(1);
       expect(created[0]).to.include({ status: 201 });
       for (const r of replies.filter((x) => !x.ok)) {
         expect(r.ok ? null : r.error).to.include({ code: 'RESOURCE_CONFLICT', conflictingField: 'email' });
       }
-      const { rows } = await dbs[1]!.query<{ n: number | string }>("select count(*) as n from users where lower(email) = 'race@example.com'");
+      const { rows } = await dbs[1]!.query<{ n: number | string }>(
+        "select count(*) as n from users where lower(email) = 'race@example.com'",
+      );
       expect(Number(rows[0]!.n)).to.equal(1);
     });
 

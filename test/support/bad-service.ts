@@ -13,18 +13,33 @@ async function main(): Promise<void> {
   const queue = `${prefix}.svc.${service}`;
   await ch.assertQueue(queue, { durable: false, autoDelete: false, arguments: { 'x-expires': 15000 } });
   await ch.bindQueue(queue, `${prefix}.requests`, service);
-  const contracts = [{ messageType: 'GetBadQuery', targetService: 'other-service', inputSchema: {}, outputSchema: {}, requiredPermissions: [] }];
+  const contracts = [
+    {
+      messageType: 'GetBadQuery',
+      targetService: 'other-service',
+      inputSchema: {},
+      outputSchema: {},
+      requiredPermissions: [],
+    },
+  ];
   const announce = () =>
-    ch.publish(`${prefix}.discovery`, `announce.${service}`, Buffer.from(JSON.stringify({ service, instanceId: 'bad-1', ttlMs: 3000, contracts })), {
-      contentType: 'application/json',
-      userId: new URL(process.env.BUS_URL ?? '').username,
-    });
+    ch.publish(
+      `${prefix}.discovery`,
+      `announce.${service}`,
+      Buffer.from(JSON.stringify({ service, instanceId: 'bad-1', ttlMs: 3000, contracts })),
+      {
+        contentType: 'application/json',
+        userId: new URL(process.env.BUS_URL ?? '').username,
+      },
+    );
   const discover = await ch.assertQueue('', { exclusive: true });
   await ch.bindQueue(discover.queue, `${prefix}.discovery`, 'discover');
   await ch.consume(discover.queue, () => void announce(), { noAck: true });
   await ch.consume(queue, (msg) => {
     if (!msg) return;
-    ch.publish(`${prefix}.replies`, msg.properties.replyTo, Buffer.from(JSON.stringify({ ok: true, result: {} })), { correlationId: msg.properties.correlationId });
+    ch.publish(`${prefix}.replies`, msg.properties.replyTo, Buffer.from(JSON.stringify({ ok: true, result: {} })), {
+      correlationId: msg.properties.correlationId,
+    });
     ch.ack(msg);
   });
   process.on('SIGTERM', () => process.exit(0));

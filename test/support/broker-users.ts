@@ -61,7 +61,11 @@ export interface BrokerUsers {
  * re-imports their permissions. rabbitmqctl runs as the broker's user here, so the definitions file (hashes only, no
  * passwords) is made readable to it.
  */
-export async function createBrokerUsers(prefix: string, services: readonly string[] | Readonly<Record<string, readonly string[]>>, extraArgs: string[] = []): Promise<BrokerUsers> {
+export async function createBrokerUsers(
+  prefix: string,
+  services: readonly string[] | Readonly<Record<string, readonly string[]>>,
+  extraArgs: string[] = [],
+): Promise<BrokerUsers> {
   const serviceNames = Array.isArray(services) ? [...services] : Object.keys(services);
   const names = ['gateway', ...serviceNames];
   const user = (name: string) => `${prefix}-${name}`;
@@ -85,12 +89,21 @@ export async function createBrokerUsers(prefix: string, services: readonly strin
       source = ['--user-prefix', `${prefix}-`, ...serviceNames.flatMap((s) => ['--service', s])];
     } else {
       servicesFile = join(dir, 'services.yml');
-      const entries = Object.fromEntries(Object.entries(services as Record<string, readonly string[]>).map(([s, messageTypes]) => [s, { user: user(s), messageTypes }]));
+      const entries = Object.fromEntries(
+        Object.entries(services as Record<string, readonly string[]>).map(([s, messageTypes]) => [
+          s,
+          { user: user(s), messageTypes },
+        ]),
+      );
       writeFileSync(servicesFile, JSON.stringify({ services: entries }, null, 2)); // JSON is YAML
       source = ['--services', servicesFile];
     }
     const file = join(dir, 'definitions.json');
-    writeFileSync(file, brokerDefinitions(['--prefix', prefix, '--gateway-user', user('gateway'), ...source, ...extraArgs], env), { mode: 0o644 });
+    writeFileSync(
+      file,
+      brokerDefinitions(['--prefix', prefix, '--gateway-user', user('gateway'), ...source, ...extraArgs], env),
+      { mode: 0o644 },
+    );
     chmodSync(dir, 0o755);
     importing = exec('rabbitmqctl', ['import_definitions', file]);
     await importing;
@@ -98,14 +111,20 @@ export async function createBrokerUsers(prefix: string, services: readonly strin
     await remove();
     throw err;
   }
-  const announcers: Record<string, string> = servicesFile !== undefined
-    ? { BUS_SERVICES_FILE: servicesFile }
-    : { REQUIRE_ANNOUNCEMENT_USER: 'true', ANNOUNCEMENT_USERS: serviceNames.map((s) => `${s}=${user(s)}`).join(',') };
+  const announcers: Record<string, string> =
+    servicesFile !== undefined
+      ? { BUS_SERVICES_FILE: servicesFile }
+      : { REQUIRE_ANNOUNCEMENT_USER: 'true', ANNOUNCEMENT_USERS: serviceNames.map((s) => `${s}=${user(s)}`).join(',') };
   return {
     user,
     url,
     servicesFile,
-    gatewayEnv: () => ({ BUS_URL: url('gateway'), BUS_PREFIX: prefix, START_REFERENCE_SERVICES: 'false', ...announcers }),
+    gatewayEnv: () => ({
+      BUS_URL: url('gateway'),
+      BUS_PREFIX: prefix,
+      START_REFERENCE_SERVICES: 'false',
+      ...announcers,
+    }),
     remove,
   };
 }
@@ -113,7 +132,10 @@ export async function createBrokerUsers(prefix: string, services: readonly strin
 /** Closes every connection of broker user `user` as an operator would; how many it had. */
 export async function closeConnectionsOf(user: string): Promise<number> {
   // The callback form: the leak check wraps execFile, and a wrapped execFile promisifies to stdout alone.
-  const ctl = (args: string[]) => new Promise<string>((resolve, reject) => execFile('rabbitmqctl', args, (err, out) => (err ? reject(err) : resolve(String(out)))));
+  const ctl = (args: string[]) =>
+    new Promise<string>((resolve, reject) =>
+      execFile('rabbitmqctl', args, (err, out) => (err ? reject(err) : resolve(String(out)))),
+    );
   const rows = JSON.parse(await ctl(['list_connections', 'user', '--formatter', 'json'])) as Array<{ user: string }>;
   await ctl(['close_all_user_connections', user, 'test: reconnect']);
   return rows.filter((r) => r.user === user).length;
@@ -125,7 +147,15 @@ export async function refusal(url: string, action: (ch: amqp.ConfirmChannel) => 
   try {
     const ch = await conn.createConfirmChannel();
     const closed = new Promise<string>((resolve) => ch.on('error', (err: Error) => resolve(err.message)));
-    const outcome = await Promise.race([action(ch).then(() => new Promise((r) => setTimeout(r, 500))).then(() => 'allowed', (err: Error) => err.message), closed]);
+    const outcome = await Promise.race([
+      action(ch)
+        .then(() => new Promise((r) => setTimeout(r, 500)))
+        .then(
+          () => 'allowed',
+          (err: Error) => err.message,
+        ),
+      closed,
+    ]);
     return outcome === 'allowed' ? 'allowed' : await Promise.race([closed, Promise.resolve(outcome)]);
   } finally {
     await conn.close().catch(() => undefined);

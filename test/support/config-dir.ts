@@ -9,7 +9,8 @@ export function configDirWithGateway(gatewayYaml: string, label = 'contracts-con
   const dir = mkdtempSync(join(tmpdir(), label));
   copyFileSync(join(CONFIG_DEFAULTS, 'system.config.yml'), join(dir, 'system.config.yml'));
   mkdirSync(join(dir, 'models'));
-  for (const f of readdirSync(join(CONFIG_DEFAULTS, 'models'))) copyFileSync(join(CONFIG_DEFAULTS, 'models', f), join(dir, 'models', f));
+  for (const f of readdirSync(join(CONFIG_DEFAULTS, 'models')))
+    copyFileSync(join(CONFIG_DEFAULTS, 'models', f), join(dir, 'models', f));
   writeFileSync(join(dir, 'gateway.config.yml'), gatewayYaml);
   return dir;
 }

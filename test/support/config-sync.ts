@@ -10,7 +10,13 @@ import type { Clock } from '../../plugin/clock';
 export class TestConfigSync extends ConfigSync {
   private readonly plan: RoutePlan;
 
-  constructor(registry: ContractRegistry, host: HostConfig, settings: Settings, log: Logger, options: { clock?: Clock } = {}) {
+  constructor(
+    registry: ContractRegistry,
+    host: HostConfig,
+    settings: Settings,
+    log: Logger,
+    options: { clock?: Clock } = {},
+  ) {
     const plan = RoutePlan.forSettings(registry, settings);
     super(registry, host, settings, log, { ...options, routes: plan });
     this.plan = plan;

@@ -53,7 +53,13 @@ export const BACKENDS: Backend[] = [
     async fresh() {
       const db = await createTestDatabase();
       const data = tempDataDir();
-      return { settings: { databaseUrl: db.url, dataDir: data.dir }, cleanup: async () => { data.remove(); await db.drop(); } };
+      return {
+        settings: { databaseUrl: db.url, dataDir: data.dir },
+        cleanup: async () => {
+          data.remove();
+          await db.drop();
+        },
+      };
     },
   },
   {

@@ -7,8 +7,25 @@ import * as amqp from 'amqplib';
  */
 
 export type DeepCommand =
-  | { id: number; op: 'publish'; exchange: string; routingKey: string; body: string; props: amqp.Options.Publish; depth: number }
-  | { id: number; op: 'answerDeep'; queue: string; exchange: string; bindingKey: string; replyExchange: string; depth: number; body: string }
+  | {
+      id: number;
+      op: 'publish';
+      exchange: string;
+      routingKey: string;
+      body: string;
+      props: amqp.Options.Publish;
+      depth: number;
+    }
+  | {
+      id: number;
+      op: 'answerDeep';
+      queue: string;
+      exchange: string;
+      bindingKey: string;
+      replyExchange: string;
+      depth: number;
+      body: string;
+    }
   | { id: number; op: 'close' };
 
 function nested(depth: number): Record<string, unknown> {
@@ -24,10 +41,17 @@ async function main(): Promise<void> {
   ch.on('error', () => undefined);
   const port = parentPort!;
   port.on('message', (cmd: DeepCommand) => {
-    const done = (error?: unknown) => port.postMessage({ id: cmd.id, error: error === undefined ? undefined : String(error instanceof Error ? error.message : error) });
+    const done = (error?: unknown) =>
+      port.postMessage({
+        id: cmd.id,
+        error: error === undefined ? undefined : String(error instanceof Error ? error.message : error),
+      });
     void (async () => {
       if (cmd.op === 'publish') {
-        ch.publish(cmd.exchange, cmd.routingKey, Buffer.from(cmd.body), { ...cmd.props, headers: { deep: nested(cmd.depth) } });
+        ch.publish(cmd.exchange, cmd.routingKey, Buffer.from(cmd.body), {
+          ...cmd.props,
+          headers: { deep: nested(cmd.depth) },
+        });
         await ch.waitForConfirms();
       } else if (cmd.op === 'answerDeep') {
         // A service's own work queue: every request is answered with a reply whose headers nest `depth` deep.
@@ -37,7 +61,11 @@ async function main(): Promise<void> {
           if (!msg) return;
           const replyTo = msg.properties.replyTo as string | undefined;
           if (replyTo) {
-            ch.publish(cmd.replyExchange, replyTo, Buffer.from(cmd.body), { correlationId: msg.properties.correlationId, userId: decodeURIComponent(new URL(url).username), headers: { deep: nested(cmd.depth) } });
+            ch.publish(cmd.replyExchange, replyTo, Buffer.from(cmd.body), {
+              correlationId: msg.properties.correlationId,
+              userId: decodeURIComponent(new URL(url).username),
+              headers: { deep: nested(cmd.depth) },
+            });
           }
           ch.ack(msg);
         });
@@ -49,4 +77,6 @@ async function main(): Promise<void> {
   port.postMessage({ id: 0 });
 }
 
-main().catch((err: unknown) => parentPort!.postMessage({ id: 0, error: String(err instanceof Error ? err.message : err) }));
+main().catch((err: unknown) =>
+  parentPort!.postMessage({ id: 0, error: String(err instanceof Error ? err.message : err) }),
+);

@@ -10,12 +10,22 @@ export interface DeepHeaderClient {
   /** Publishes `body` with headers `{ deep: {a: {a: …}} }` nested `depth` deep; resolves once the broker confirmed it. */
   publish(exchange: string, routingKey: string, body: string, depth: number, props?: Options.Publish): Promise<void>;
   /** Consumes `queue` (declared and bound to `exchange` with `bindingKey`) and answers each request with such headers, through `replyExchange`. */
-  answerDeep(queue: string, exchange: string, bindingKey: string, replyExchange: string, depth: number, body: string): Promise<void>;
+  answerDeep(
+    queue: string,
+    exchange: string,
+    bindingKey: string,
+    replyExchange: string,
+    depth: number,
+    body: string,
+  ): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function deepHeaderClient(url: string): Promise<DeepHeaderClient> {
-  const worker = new Worker(join(__dirname, 'deep-header-worker.js'), { workerData: { url }, resourceLimits: { stackSizeMb: 64 } });
+  const worker = new Worker(join(__dirname, 'deep-header-worker.js'), {
+    workerData: { url },
+    resourceLimits: { stackSizeMb: 64 },
+  });
   const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   let next = 1;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
@@ -48,8 +58,10 @@ export async function deepHeaderClient(url: string): Promise<DeepHeaderClient> {
     throw err;
   }
   return {
-    publish: (exchange, routingKey, body, depth, props = {}) => send({ op: 'publish', exchange, routingKey, body, depth, props }),
-    answerDeep: (queue, exchange, bindingKey, replyExchange, depth, body) => send({ op: 'answerDeep', queue, exchange, bindingKey, replyExchange, depth, body }),
+    publish: (exchange, routingKey, body, depth, props = {}) =>
+      send({ op: 'publish', exchange, routingKey, body, depth, props }),
+    answerDeep: (queue, exchange, bindingKey, replyExchange, depth, body) =>
+      send({ op: 'answerDeep', queue, exchange, bindingKey, replyExchange, depth, body }),
     close,
   };
 }

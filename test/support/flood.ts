@@ -45,7 +45,11 @@ export async function floodAnnouncements(opts: FloodOptions): Promise<FloodResul
           requiredPermissions: [`flood:${sent}`],
         }));
         const body = { service, instanceId: `${service}-${sent % 3}`, ttlMs: 60_000, contracts };
-        if (!ch.publish(exchange, `announce.${service}`, Buffer.from(JSON.stringify(body)), { contentType: 'application/json' })) {
+        if (
+          !ch.publish(exchange, `announce.${service}`, Buffer.from(JSON.stringify(body)), {
+            contentType: 'application/json',
+          })
+        ) {
           await new Promise((r) => ch.once('drain', r));
         }
         last = { service, messageType };
@@ -93,7 +97,13 @@ export function probeLoop(request: () => Promise<number>, gapMs = 20): { stop():
       await loop;
       const sorted = [...latencies].sort((a, b) => a - b);
       const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-      return { count: sorted.length, failures, medianMs: at(0.5), p99Ms: at(0.99), maxMs: sorted[sorted.length - 1] ?? 0 };
+      return {
+        count: sorted.length,
+        failures,
+        medianMs: at(0.5),
+        p99Ms: at(0.99),
+        maxMs: sorted[sorted.length - 1] ?? 0,
+      };
     },
   };
 }

@@ -33,11 +33,21 @@ export async function startGateway(
   const configDir = opts.configDir ?? mkdtempSync(join(tmpdir(), 'contracts-gw-'));
   const prefix = env.BUS_PREFIX ?? uniquePrefix('gw');
   // The reference services' embedded database lives in the config directory unless DATA_DIR says otherwise.
-  if (env.START_REFERENCE_SERVICES !== 'false' && !env.DATABASE_URL) await seedEmbeddedData(env.DATA_DIR ?? join(configDir, 'data'));
+  if (env.START_REFERENCE_SERVICES !== 'false' && !env.DATABASE_URL)
+    await seedEmbeddedData(env.DATA_DIR ?? join(configDir, 'data'));
   let out = '';
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'dist', 'scripts', 'start.js')], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', JWT_SECRET: TEST_JWT_SECRET, DISCOVERY_GRACE_MS: '0', ...env, PORT: String(port), EG_CONFIG_DIR: configDir, BUS_PREFIX: prefix },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      JWT_SECRET: TEST_JWT_SECRET,
+      DISCOVERY_GRACE_MS: '0',
+      ...env,
+      PORT: String(port),
+      EG_CONFIG_DIR: configDir,
+      BUS_PREFIX: prefix,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (d) => (out += d));

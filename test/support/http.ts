@@ -8,7 +8,11 @@ export interface HttpResult {
 }
 
 /** A JSON request with fetch; `body` may be an object (sent as JSON) or a raw string. */
-export async function http(method: string, url: string, opts: { body?: unknown; headers?: Record<string, string> } = {}): Promise<HttpResult> {
+export async function http(
+  method: string,
+  url: string,
+  opts: { body?: unknown; headers?: Record<string, string> } = {},
+): Promise<HttpResult> {
   const headers: Record<string, string> = { ...opts.headers };
   let body: string | undefined;
   if (opts.body !== undefined) {

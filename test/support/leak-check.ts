@@ -67,7 +67,10 @@ export function liveDescendants(root = process.pid): Proc[] {
 function commandOf(pid: number): string {
   try {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-    return argv.map((a) => relative(ROOT, a).startsWith('..') ? a : relative(ROOT, a)).join(' ').slice(0, 160);
+    return argv
+      .map((a) => (relative(ROOT, a).startsWith('..') ? a : relative(ROOT, a)))
+      .join(' ')
+      .slice(0, 160);
   } catch {
     return 'unknown';
   }
@@ -101,7 +104,9 @@ export async function killLeftOver(graceMs = 2000, root = process.pid): Promise<
       // already gone
     }
   }
-  return left.map(({ pid, command }) => `${command} (pid ${pid}${origins.has(pid) ? `, started at ${origins.get(pid)}` : ''})`);
+  return left.map(
+    ({ pid, command }) => `${command} (pid ${pid}${origins.has(pid) ? `, started at ${origins.get(pid)}` : ''})`,
+  );
 }
 
 export const mochaHooks = {
@@ -109,8 +114,13 @@ export const mochaHooks = {
     this.timeout(10_000);
     const left = await killLeftOver();
     // Open sockets and timers do not fail the run (--exit closes them), but they are named rather than hidden.
-    const handles = process.getActiveResourcesInfo().filter((r) => !['TTYWrap', 'PipeWrap', 'ProcessWrap', 'Timeout'].includes(r));
-    if (handles.length > 0) console.warn(`[leak-check] handles still open after the last test (closed by mocha --exit): ${summarise(handles)}`);
+    const handles = process
+      .getActiveResourcesInfo()
+      .filter((r) => !['TTYWrap', 'PipeWrap', 'ProcessWrap', 'Timeout'].includes(r));
+    if (handles.length > 0)
+      console.warn(
+        `[leak-check] handles still open after the last test (closed by mocha --exit): ${summarise(handles)}`,
+      );
     if (left.length > 0) throw new Error(`processes left running after the tests, killed now: ${left.join('; ')}`);
   },
 };

@@ -32,11 +32,10 @@ async function main(): Promise<void> {
           const client = await pool.connect();
           try {
             await client.query('BEGIN');
-            const { rows } = await client.query<{ id: number }>('INSERT INTO entries (name, idem_key, pid) VALUES ($1, $2, $3) RETURNING id', [
-              input.name,
-              ctx.idempotency?.key ?? null,
-              process.pid,
-            ]);
+            const { rows } = await client.query<{ id: number }>(
+              'INSERT INTO entries (name, idem_key, pid) VALUES ($1, $2, $3) RETURNING id',
+              [input.name, ctx.idempotency?.key ?? null, process.pid],
+            );
             const id = String(rows[0].id);
             const out = answer({ id, name: input.name, pid: process.pid }, { location: `/api/entries/${id}` });
             await ctx.idempotency?.record(client, out);

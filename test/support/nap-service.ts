@@ -16,7 +16,11 @@ async function main(): Promise<void> {
         contract: {
           messageType: 'CreateNapCommand',
           public: true,
-          inputSchema: { type: 'object', properties: { ms: { type: 'integer', minimum: 0, maximum: 60000 } }, required: ['ms'] },
+          inputSchema: {
+            type: 'object',
+            properties: { ms: { type: 'integer', minimum: 0, maximum: 60000 } },
+            required: ['ms'],
+          },
           outputSchema: { type: 'object' },
           requiredPermissions: [],
         },
@@ -27,7 +31,10 @@ async function main(): Promise<void> {
       },
     ],
   });
-  stopOnSignals(running, transport, { drainMs: Number(process.env.DRAIN_MS ?? 1000), log: (m) => console.log(`[nap-service] ${m}`) });
+  stopOnSignals(running, transport, {
+    drainMs: Number(process.env.DRAIN_MS ?? 1000),
+    log: (m) => console.log(`[nap-service] ${m}`),
+  });
   console.log('[nap-service] ready');
 }
 

@@ -62,7 +62,9 @@ export class RabbitCluster {
     this.dir = mkdtempSync(join(tmpdir(), 'contracts-cluster-'));
     this.home = join(this.dir, 'home');
     mkdirSync(this.home);
-    writeFileSync(join(this.home, '.erlang.cookie'), `CT${randomBytes(16).toString('hex').toUpperCase()}`, { mode: 0o400 });
+    writeFileSync(join(this.home, '.erlang.cookie'), `CT${randomBytes(16).toString('hex').toUpperCase()}`, {
+      mode: 0o400,
+    });
   }
 
   /**
@@ -72,11 +74,20 @@ export class RabbitCluster {
   static async start(bin: string, size = 3, startTimeoutMs = 90_000): Promise<RabbitCluster> {
     const cluster = new RabbitCluster(bin);
     try {
-      cluster.epmdWasRunning = await run('epmd', ['-names'], process.env, 5000).then(() => true, () => false);
+      cluster.epmdWasRunning = await run('epmd', ['-names'], process.env, 5000).then(
+        () => true,
+        () => false,
+      );
       for (let i = 1; i <= size; i++) {
         const amqpPort = await freePort();
         const distPort = await freePort();
-        cluster.nodes.push({ name: `ct${i}-${cluster.runId}@localhost`, amqpPort, distPort, url: `amqp://guest:guest@127.0.0.1:${amqpPort}`, child: null });
+        cluster.nodes.push({
+          name: `ct${i}-${cluster.runId}@localhost`,
+          amqpPort,
+          distPort,
+          url: `amqp://guest:guest@127.0.0.1:${amqpPort}`,
+          child: null,
+        });
       }
       for (const node of cluster.nodes) cluster.spawnNode(node);
       await Promise.all(cluster.nodes.map((node) => cluster.awaitStartup(node, startTimeoutMs)));
@@ -125,11 +136,18 @@ export class RabbitCluster {
     mkdirSync(join(base, 'log'), { recursive: true });
     writeFileSync(join(base, 'rabbitmq-env.conf'), '');
     writeFileSync(join(base, 'enabled_plugins'), '[].\n');
-    writeFileSync(join(base, 'rabbitmq.conf'), `listeners.tcp.local = 127.0.0.1:${node.amqpPort}\nloopback_users = none\n`);
+    writeFileSync(
+      join(base, 'rabbitmq.conf'),
+      `listeners.tcp.local = 127.0.0.1:${node.amqpPort}\nloopback_users = none\n`,
+    );
     const out = openSync(join(base, 'console.log'), 'a');
     try {
       // A process group of its own: kill(-pid) takes the Erlang VM and its helper processes at once.
-      node.child = spawn(join(this.bin, 'rabbitmq-server'), [], { env: this.env(node), detached: true, stdio: ['ignore', out, out] });
+      node.child = spawn(join(this.bin, 'rabbitmq-server'), [], {
+        env: this.env(node),
+        detached: true,
+        stdio: ['ignore', out, out],
+      });
     } finally {
       closeSync(out);
     }
@@ -144,7 +162,8 @@ export class RabbitCluster {
   private async awaitStartup(node: ClusterNode, timeoutMs: number): Promise<void> {
     const until = Date.now() + timeoutMs;
     for (;;) {
-      if (node.child?.exitCode !== null || node.child?.signalCode !== null) throw new Error(`${node.name} exited while starting (see ${this.dir})`);
+      if (node.child?.exitCode !== null || node.child?.signalCode !== null)
+        throw new Error(`${node.name} exited while starting (see ${this.dir})`);
       try {
         await this.ctl(node, ['await_startup', '--timeout', '10'], 20_000);
         return;
@@ -157,7 +176,9 @@ export class RabbitCluster {
 
   /** The nodes the cluster reports running, as `witness` sees it. */
   async runningNodes(witness: ClusterNode): Promise<string[]> {
-    const status = JSON.parse(await this.ctl(witness, ['cluster_status', '--formatter', 'json'])) as { running_nodes?: string[] };
+    const status = JSON.parse(await this.ctl(witness, ['cluster_status', '--formatter', 'json'])) as {
+      running_nodes?: string[];
+    };
     return status.running_nodes ?? [];
   }
 
@@ -165,17 +186,21 @@ export class RabbitCluster {
   async awaitRunning(nodes: ClusterNode[], timeoutMs: number): Promise<void> {
     const until = Date.now() + timeoutMs;
     for (;;) {
-      const witness = this.nodes.find((n) => n.child && n.child.exitCode === null && n.child.signalCode === null) ?? this.nodes[0];
+      const witness =
+        this.nodes.find((n) => n.child && n.child.exitCode === null && n.child.signalCode === null) ?? this.nodes[0];
       const running = await this.runningNodes(witness).catch((): string[] => []);
       if (nodes.every((n) => running.includes(n.name))) return;
-      if (Date.now() > until) throw new Error(`nodes not running in the cluster after ${timeoutMs} ms: ${running.join(', ')}`);
+      if (Date.now() > until)
+        throw new Error(`nodes not running in the cluster after ${timeoutMs} ms: ${running.join(', ')}`);
       await sleep(1000);
     }
   }
 
   /** How many client connections each node holds (by node name; told apart by the AMQP port they came in on). */
   async connectionsByNode(witness: ClusterNode): Promise<Map<string, number>> {
-    const rows = JSON.parse(await this.ctl(witness, ['list_connections', 'port', '--formatter', 'json'])) as Array<{ port: number }>;
+    const rows = JSON.parse(await this.ctl(witness, ['list_connections', 'port', '--formatter', 'json'])) as Array<{
+      port: number;
+    }>;
     const counts = new Map<string, number>();
     for (const { port } of rows) {
       const node = this.nodes.find((n) => n.amqpPort === Number(port));

@@ -1,7 +1,10 @@
 import Redis from 'ioredis';
 
 /** The Redis of this machine, as the gateways reach it through system.config.yml (REDIS_HOST / REDIS_PORT). */
-export const REDIS = { host: process.env.TEST_REDIS_HOST ?? '127.0.0.1', port: Number(process.env.TEST_REDIS_PORT ?? 6379) };
+export const REDIS = {
+  host: process.env.TEST_REDIS_HOST ?? '127.0.0.1',
+  port: Number(process.env.TEST_REDIS_PORT ?? 6379),
+};
 
 /** A connection to it for a test to look at and clean up what its gateways wrote. */
 export async function connectRedis(): Promise<Redis> {

@@ -41,7 +41,12 @@ export interface ReferenceServices {
  * BUS_GATEWAY_USER, as deployed: it is set until stop(). Resolves once the administrator, created through the gateway
  * at `baseUrl`, can log in; on a failure on the way, what was started is stopped.
  */
-export async function startReferenceServices(users: BrokerUsers, prefix: string, baseUrl: string, opts: ReferenceServicesOptions): Promise<ReferenceServices> {
+export async function startReferenceServices(
+  users: BrokerUsers,
+  prefix: string,
+  baseUrl: string,
+  opts: ReferenceServicesOptions,
+): Promise<ReferenceServices> {
   const savedGatewayUser = process.env.BUS_GATEWAY_USER;
   process.env.BUS_GATEWAY_USER = users.user('gateway');
   const running: RunningService[] = [];
@@ -60,7 +65,10 @@ export async function startReferenceServices(users: BrokerUsers, prefix: string,
     database = await createTestDatabase(opts.label);
     db = await openDatabase({ databaseUrl: database.url, dataDir: '' });
     const store = new UserStore(db);
-    const usersTransport = new AmqpTransport(users.url('users-service'), { prefix, logger: opts.loggers?.users ?? quiet });
+    const usersTransport = new AmqpTransport(users.url('users-service'), {
+      prefix,
+      logger: opts.loggers?.users ?? quiet,
+    });
     const authTransport = new AmqpTransport(users.url('auth-service'), { prefix, logger: opts.loggers?.auth ?? quiet });
     transports.push(usersTransport, authTransport);
     await Promise.all(transports.map((t) => t.start()));
@@ -68,10 +76,15 @@ export async function startReferenceServices(users: BrokerUsers, prefix: string,
     running.push(await startAuthService(authTransport, { db, store, env: { JWT_SECRET: TEST_JWT_SECRET } }));
     const { email, password } = opts.admin;
     await eventually(async () => {
-      const r = await creator('POST', `${baseUrl}/api/users`, { body: { email, firstName: 'Ad', lastName: 'Min', password } });
+      const r = await creator('POST', `${baseUrl}/api/users`, {
+        body: { email, firstName: 'Ad', lastName: 'Min', password },
+      });
       expect(r.status, r.text).to.equal(201);
     }, 15_000);
-    await eventually(async () => expect((await http('POST', `${baseUrl}/api/login`, { body: opts.admin })).status).to.equal(200), 15_000);
+    await eventually(
+      async () => expect((await http('POST', `${baseUrl}/api/login`, { body: opts.admin })).status).to.equal(200),
+      15_000,
+    );
     return { db, transports, stop };
   } catch (err) {
     await stop();

@@ -12,7 +12,9 @@ export async function roguePublisher(url: string, prefix: string): Promise<Rogue
   const ch = await conn.createConfirmChannel();
   return {
     async publish(routingKey, body, props = {}) {
-      const content = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+      const content = Buffer.isBuffer(body)
+        ? body
+        : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
       ch.publish(`${prefix}.discovery`, routingKey, content, { contentType: 'application/json', ...props });
       await ch.waitForConfirms();
     },
@@ -23,6 +25,17 @@ export async function roguePublisher(url: string, prefix: string): Promise<Rogue
 }
 
 /** A contract as a rogue would announce it. */
-export function rogueContract(messageType: string, targetService: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { messageType, targetService, inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, requiredPermissions: [], ...extra };
+export function rogueContract(
+  messageType: string,
+  targetService: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    messageType,
+    targetService,
+    inputSchema: { type: 'object' },
+    outputSchema: { type: 'object' },
+    requiredPermissions: [],
+    ...extra,
+  };
 }

@@ -25,7 +25,11 @@ export async function killUnready(child: ChildProcess, exited: Promise<unknown>,
 }
 
 /** A script of dist (`scripts/reference-services`, `test/support/ledger-service`, …) as its own process; resolves once it prints `ready`. */
-export async function startScriptProcess(script: string, env: Record<string, string>, readyTimeoutMs = 15000): Promise<ServiceProcess> {
+export async function startScriptProcess(
+  script: string,
+  env: Record<string, string>,
+  readyTimeoutMs = 15000,
+): Promise<ServiceProcess> {
   let out = '';
   const child = spawn(process.execPath, [join(ROOT, 'dist', `${script}.js`)], {
     env: { ...process.env, ...env },

@@ -5,7 +5,11 @@ import net from 'node:net';
  * that does fails here, naming the service, instead of passing slowly where they run and failing where they do not;
  * its file belongs in the config's `ignore` list.
  */
-const SERVICES = new Map([[5672, 'RabbitMQ'], [6379, 'Redis'], [5432, 'PostgreSQL']]);
+const SERVICES = new Map([
+  [5672, 'RabbitMQ'],
+  [6379, 'Redis'],
+  [5432, 'PostgreSQL'],
+]);
 
 type Connect = (this: net.Socket, ...args: unknown[]) => net.Socket;
 const connect = net.Socket.prototype.connect as Connect;
@@ -19,6 +23,7 @@ function portOf(args: unknown[]): number {
 
 net.Socket.prototype.connect = function (this: net.Socket, ...args: unknown[]): net.Socket {
   const service = SERVICES.get(portOf(args));
-  if (service !== undefined) throw new Error(`a unit test connected to ${service}: list its file in .mocharc.unit.cjs ignore`);
+  if (service !== undefined)
+    throw new Error(`a unit test connected to ${service}: list its file in .mocharc.unit.cjs ignore`);
   return connect.apply(this, args);
 } as net.Socket['connect'];

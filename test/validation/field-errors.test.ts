@@ -1,7 +1,13 @@
 import { expect } from 'chai';
 import type { ErrorObject } from 'ajv';
 import { compileSchema } from '../../plugin/validation/ajv';
-import { codeFor, fieldPath, inputValidationError, toFieldErrors, MAX_REPORTED_ERRORS } from '../../plugin/validation/field-errors';
+import {
+  codeFor,
+  fieldPath,
+  inputValidationError,
+  toFieldErrors,
+  MAX_REPORTED_ERRORS,
+} from '../../plugin/validation/field-errors';
 import { toErrorBody } from '../../plugin/errors/error-body';
 
 /** The ajv errors of `data` against `schema`, compiled as the gateway compiles input schemas. */
@@ -51,7 +57,9 @@ describe('validation: ajv errors → field, message, code', () => {
   });
 
   it('several failures, or another kind of failure → VALIDATION_ERROR', () => {
-    const several = toFieldErrors(errorsOf(userSchema, { email: 'a@b.co', password: 'short', profile: { firstName: '' } }));
+    const several = toFieldErrors(
+      errorsOf(userSchema, { email: 'a@b.co', password: 'short', profile: { firstName: '' } }),
+    );
     expect(several).to.deep.equal([
       { field: 'password', message: 'must be at least 8 characters long', keyword: 'minLength' },
       { field: 'profile.firstName', message: 'must not be empty', keyword: 'minLength' },
@@ -60,12 +68,19 @@ describe('validation: ajv errors → field, message, code', () => {
     const range = toFieldErrors(errorsOf(userSchema, { email: 'a@b.co', age: -1 }));
     expect(range[0]).to.include({ field: 'age', message: 'must be greater than or equal to 0' });
     expect(codeFor(range)).to.equal('VALIDATION_ERROR');
-    expect(toFieldErrors(errorsOf(userSchema, { email: 'a@b.co', role: 'root' }))[0]!.message).to.equal('must be one of: user, admin');
+    expect(toFieldErrors(errorsOf(userSchema, { email: 'a@b.co', role: 'root' }))[0]!.message).to.equal(
+      'must be one of: user, admin',
+    );
     expect(toFieldErrors(errorsOf(userSchema, { email: 'a@b.co', tags: ['a', 2] }))[0]!.field).to.equal('tags.1');
   });
 
   it('names each field additionalProperties: false refuses', () => {
-    const errors = toFieldErrors(errorsOf({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false }, { a: 'x', b: 1, c: 2 }));
+    const errors = toFieldErrors(
+      errorsOf(
+        { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false },
+        { a: 'x', b: 1, c: 2 },
+      ),
+    );
     expect(errors).to.deep.equal([
       { field: 'b', message: 'is not allowed', keyword: 'additionalProperties' },
       { field: 'c', message: 'is not allowed', keyword: 'additionalProperties' },
@@ -73,7 +88,17 @@ describe('validation: ajv errors → field, message, code', () => {
   });
 
   it('reports a failed anyOf once instead of every branch', () => {
-    const schema = { type: 'object', properties: { contact: { anyOf: [{ type: 'string', format: 'email' }, { type: 'object', required: ['phone'] }] } } };
+    const schema = {
+      type: 'object',
+      properties: {
+        contact: {
+          anyOf: [
+            { type: 'string', format: 'email' },
+            { type: 'object', required: ['phone'] },
+          ],
+        },
+      },
+    };
     expect(toFieldErrors(errorsOf(schema, { contact: 5 }))).to.deep.equal([
       { field: 'contact', message: 'must match one of the allowed forms', keyword: 'anyOf' },
     ]);
@@ -86,11 +111,16 @@ describe('validation: ajv errors → field, message, code', () => {
   });
 
   it('builds the error body: 400, details field → message, validationErrors [{ field, message }]', () => {
-    const err = inputValidationError(errorsOf(userSchema, { email: 'a@b.co', password: 'short', profile: { firstName: '' } }));
+    const err = inputValidationError(
+      errorsOf(userSchema, { email: 'a@b.co', password: 'short', profile: { firstName: '' } }),
+    );
     const { status, body } = toErrorBody(err, 'corr-7');
     expect(status).to.equal(400);
     expect(body).to.include({ code: 'VALIDATION_ERROR', error: 'Validation failed', correlationId: 'corr-7' });
-    expect(body.details).to.deep.equal({ password: 'must be at least 8 characters long', 'profile.firstName': 'must not be empty' });
+    expect(body.details).to.deep.equal({
+      password: 'must be at least 8 characters long',
+      'profile.firstName': 'must not be empty',
+    });
     expect(body.validationErrors).to.deep.equal([
       { field: 'password', message: 'must be at least 8 characters long' },
       { field: 'profile.firstName', message: 'must not be empty' },

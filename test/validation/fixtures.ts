@@ -4,6 +4,9 @@ export const userWithWriteOnly = {
   properties: {
     id: { type: 'string' },
     password: { type: 'string', writeOnly: true },
-    profile: { type: 'object', properties: { firstName: { type: 'string' }, pin: { type: 'string', writeOnly: true } } },
+    profile: {
+      type: 'object',
+      properties: { firstName: { type: 'string' }, pin: { type: 'string', writeOnly: true } },
+    },
   },
 };

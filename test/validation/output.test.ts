@@ -10,27 +10,50 @@ const contract: Contract = {
   messageType: 'GetThingQuery',
   targetService: 'things-service',
   inputSchema: { type: 'object' },
-  outputSchema: { type: 'object', properties: { id: { type: 'string' }, secret: { type: 'string', writeOnly: true } }, required: ['id'] },
+  outputSchema: {
+    type: 'object',
+    properties: { id: { type: 'string' }, secret: { type: 'string', writeOnly: true } },
+    required: ['id'],
+  },
   requiredPermissions: [],
 };
 
 function logger() {
   const lines: string[] = [];
-  const log = { debug: () => undefined, info: () => undefined, warn: (m: string) => lines.push(m), error: (m: string) => lines.push(m) };
+  const log = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (m: string) => lines.push(m),
+    error: (m: string) => lines.push(m),
+  };
   return { lines, log };
 }
 
 describe('validation: output check', () => {
   it('passes a matching result on, without its writeOnly fields, and logs nothing', () => {
     const { lines, log } = logger();
-    const body = checkOutput({ contract, result: { id: 't1', secret: 's' }, correlationId: 'c1', validators: new ValidatorCache(), log, strict: true });
+    const body = checkOutput({
+      contract,
+      result: { id: 't1', secret: 's' },
+      correlationId: 'c1',
+      validators: new ValidatorCache(),
+      log,
+      strict: true,
+    });
     expect(body).to.deep.equal({ id: 't1' });
     expect(lines).to.deep.equal([]);
   });
 
   it('logs a mismatch with the correlation id and passes it on when not strict', () => {
     const { lines, log } = logger();
-    const body = checkOutput({ contract, result: { id: 5, secret: 's' }, correlationId: 'corr-42', validators: new ValidatorCache(), log, strict: false });
+    const body = checkOutput({
+      contract,
+      result: { id: 5, secret: 's' },
+      correlationId: 'corr-42',
+      validators: new ValidatorCache(),
+      log,
+      strict: false,
+    });
     expect(body).to.deep.equal({ id: 5 });
     expect(lines).to.have.length(1);
     expect(lines[0]).to.contain('[corr-42]').and.contain('GetThingQuery').and.contain('id must be a string');
@@ -56,7 +79,14 @@ describe('validation: output check', () => {
     const { log } = logger();
     const broken = { ...contract, outputSchema: { type: 'object', properties: { id: { type: 'nope' } } } };
     try {
-      checkOutput({ contract: broken, result: { id: 'x' }, correlationId: 'c3', validators: new ValidatorCache({ log }), log, strict: false });
+      checkOutput({
+        contract: broken,
+        result: { id: 'x' },
+        correlationId: 'c3',
+        validators: new ValidatorCache({ log }),
+        log,
+        strict: false,
+      });
       expect.fail('should throw');
     } catch (err) {
       const { status, body } = toErrorBody(err, 'c3');
@@ -80,7 +110,8 @@ describe('validation: output check', () => {
     function loggedOf(c: Contract, good: number, n: number, strict = false): number {
       const { lines, log } = logger();
       const validators = new ValidatorCache();
-      for (let i = 0; i < good; i++) checkOutput({ contract: c, result: { id: 'ok' }, correlationId: 'g', validators, log, strict });
+      for (let i = 0; i < good; i++)
+        checkOutput({ contract: c, result: { id: 'ok' }, correlationId: 'g', validators, log, strict });
       for (let i = 0; i < n; i++) {
         try {
           checkOutput({ contract: c, result: { id: i }, correlationId: 'b', validators, log, strict });
@@ -107,10 +138,14 @@ describe('validation: output check', () => {
   });
 
   describe('responseJson: the body as JSON text', () => {
-    const context = (strictOutput: boolean) => ({ validators: new ValidatorCache(), log: logger().log, settings: { strictOutput } });
+    const context = (strictOutput: boolean) => ({
+      validators: new ValidatorCache(),
+      log: logger().log,
+      settings: { strictOutput },
+    });
     const plain: Contract = { ...contract, outputSchema: { type: 'object', properties: { id: { type: 'string' } } } };
 
-    it('passes the service\'s own text of the result on when nothing changes it', () => {
+    it("passes the service's own text of the result on when nothing changes it", () => {
       const text = '{"id":"t1", "big":12345678901234567890}';
       expect(responseJson(context(false), plain, () => JSON.parse(text), text, 'c')).to.equal(text);
     });
@@ -118,14 +153,25 @@ describe('validation: output check', () => {
     it('serialises the result when writeOnly properties were removed, in strict mode, and without the text', () => {
       const text = '{"id":"t1","secret":"s"}';
       expect(responseJson(context(false), contract, () => JSON.parse(text), text, 'c')).to.equal('{"id":"t1"}');
-      expect(responseJson(context(true), plain, () => JSON.parse('{"id":"a","id":"b"}'), '{"id":"a","id":"b"}', 'c')).to.equal('{"id":"b"}');
+      expect(
+        responseJson(context(true), plain, () => JSON.parse('{"id":"a","id":"b"}'), '{"id":"a","id":"b"}', 'c'),
+      ).to.equal('{"id":"b"}');
       expect(responseJson(context(false), plain, () => ({ id: 'x' }), undefined, 'c')).to.equal('{"id":"x"}');
     });
 
     describe('reads (parses) the result only when something needs it', () => {
-      const fresh = (c: Contract): Contract => ({ ...c, messageType: `GetThing${Math.random().toString(36).slice(2)}Query` });
+      const fresh = (c: Contract): Contract => ({
+        ...c,
+        messageType: `GetThing${Math.random().toString(36).slice(2)}Query`,
+      });
       /** How many of `n` replies had their result read, after `good` checked ones, for one contract. */
-      function readsOf(c: Contract, ctx: ReturnType<typeof context>, good: number, n: number, bytesKept = true): number {
+      function readsOf(
+        c: Contract,
+        ctx: ReturnType<typeof context>,
+        good: number,
+        n: number,
+        bytesKept = true,
+      ): number {
         const text = bytesKept ? '{"id":"t1"}' : undefined;
         for (let i = 0; i < good; i++) responseJson(ctx, c, () => ({ id: 'ok' }), '{"id":"ok"}', 'g');
         let reads = 0;
@@ -151,16 +197,21 @@ describe('validation: output check', () => {
 
       it('for every reply of a new contract, with writeOnly in the outputSchema, in strict mode, and without bytes', () => {
         expect(readsOf(fresh(plain), context(false), 0, CHECK_UNTIL_PASSED)).to.equal(CHECK_UNTIL_PASSED);
-        expect(readsOf(fresh(contract), context(false), CHECK_UNTIL_PASSED, SAMPLE_EVERY * 2)).to.equal(SAMPLE_EVERY * 2);
+        expect(readsOf(fresh(contract), context(false), CHECK_UNTIL_PASSED, SAMPLE_EVERY * 2)).to.equal(
+          SAMPLE_EVERY * 2,
+        );
         expect(readsOf(fresh(plain), context(true), CHECK_UNTIL_PASSED, SAMPLE_EVERY * 2)).to.equal(SAMPLE_EVERY * 2);
-        expect(readsOf(fresh(plain), context(false), CHECK_UNTIL_PASSED, SAMPLE_EVERY * 2, false)).to.equal(SAMPLE_EVERY * 2);
+        expect(readsOf(fresh(plain), context(false), CHECK_UNTIL_PASSED, SAMPLE_EVERY * 2, false)).to.equal(
+          SAMPLE_EVERY * 2,
+        );
       });
 
       it('a sampled reply that does not match is logged and its bytes passed on; the contract is checked in full again', () => {
         const { lines, log } = logger();
         const ctx = { validators: new ValidatorCache(), log, settings: { strictOutput: false } };
         const c = fresh(plain);
-        for (let i = 0; i < CHECK_UNTIL_PASSED + SAMPLE_EVERY - 1; i++) responseJson(ctx, c, () => ({ id: 'ok' }), '{"id":"ok"}', 'g');
+        for (let i = 0; i < CHECK_UNTIL_PASSED + SAMPLE_EVERY - 1; i++)
+          responseJson(ctx, c, () => ({ id: 'ok' }), '{"id":"ok"}', 'g');
         expect(responseJson(ctx, c, () => ({ id: 5 }), '{"id":5}', 'bad')).to.equal('{"id":5}');
         expect(lines).to.have.length(1);
         expect(lines[0]).to.contain('[bad]');

@@ -10,7 +10,12 @@ import { testRuntime } from '../support/runtime';
 /** A runtime of the suite's own, these contracts in its registry, its warnings and errors kept. */
 function runtimeWith(contracts: Contract[]) {
   const logged: string[] = [];
-  const log = { debug: () => undefined, info: () => undefined, warn: (m: string) => logged.push(m), error: (m: string) => logged.push(m) };
+  const log = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (m: string) => logged.push(m),
+    error: (m: string) => logged.push(m),
+  };
   const runtime = testRuntime({}, log);
   runtime.registry.apply({ service: 'svc', instanceId: 'i1', ttlMs: 60000, contracts });
   return { logged, runtime };
@@ -23,22 +28,39 @@ function fakeExchange(query: Record<string, unknown> = {}) {
   const ended = new Promise<void>((resolve) => (answered = resolve));
   const res = {
     headersSent: false,
-    setHeader(name: string, value: string) { sent.headers[name.toLowerCase()] = value; return this; },
-    status(code: number) { sent.status = code; return this; },
-    set statusCode(code: number) { sent.status = code; },
-    get statusCode() { return sent.status ?? 200; },
-    end(body?: string) { sent.body = body; answered(); },
+    setHeader(name: string, value: string) {
+      sent.headers[name.toLowerCase()] = value;
+      return this;
+    },
+    status(code: number) {
+      sent.status = code;
+      return this;
+    },
+    set statusCode(code: number) {
+      sent.status = code;
+    },
+    get statusCode() {
+      return sent.status ?? 200;
+    },
+    end(body?: string) {
+      sent.body = body;
+      answered();
+    },
   } as unknown as Response;
   return { req, res, sent, ended };
 }
 
 const good: Contract = {
-  messageType: 'ListThingsQuery', targetService: 'svc', requiredPermissions: [],
+  messageType: 'ListThingsQuery',
+  targetService: 'svc',
+  requiredPermissions: [],
   inputSchema: { type: 'object', properties: { page: { type: 'integer', minimum: 1, default: 1 } } },
   outputSchema: { type: 'object' },
 };
 const bad: Contract = {
-  messageType: 'ListBrokenThingsQuery', targetService: 'svc', requiredPermissions: [],
+  messageType: 'ListBrokenThingsQuery',
+  targetService: 'svc',
+  requiredPermissions: [],
   inputSchema: { type: 'object', properties: { page: { type: 'integr' } } },
   outputSchema: { type: 'object' },
 };
@@ -58,10 +80,12 @@ describe('validation: the schema-validation policy', () => {
     // The step settles by calling next() or answering, at once or later (a body to read): wait for either.
     await Promise.race([
       ex.ended,
-      new Promise<void>((resolve) => handler(ex.req, ex.res, () => {
-        nextCalled = true;
-        resolve();
-      })),
+      new Promise<void>((resolve) =>
+        handler(ex.req, ex.res, () => {
+          nextCalled = true;
+          resolve();
+        }),
+      ),
     ]);
     return { ...ex, nextCalled };
   }

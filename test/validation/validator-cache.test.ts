@@ -4,7 +4,11 @@ import { compileSchema, dialectOf, type SchemaRole } from '../../plugin/validati
 import { ValidatorCache, compileInline } from '../../plugin/validation/validator-cache';
 import { ContractRegistry } from '../../plugin/contracts/registry';
 
-function contract(messageType: string, inputSchema: JsonSchema, outputSchema: JsonSchema = { type: 'object' }): Contract {
+function contract(
+  messageType: string,
+  inputSchema: JsonSchema,
+  outputSchema: JsonSchema = { type: 'object' },
+): Contract {
   return { messageType, targetService: 'svc', inputSchema, outputSchema, requiredPermissions: [] };
 }
 
@@ -19,7 +23,11 @@ function countingCompiler() {
 }
 
 describe('validation: compile cache', () => {
-  const a = contract('CreateThingCommand', { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] });
+  const a = contract('CreateThingCommand', {
+    type: 'object',
+    properties: { name: { type: 'string' } },
+    required: ['name'],
+  });
 
   it('compiles each contract schema once, however often it is asked for', () => {
     const { calls, compile } = countingCompiler();
@@ -68,11 +76,21 @@ describe('validation: compile cache', () => {
     const cache = new ValidatorCache({ compile, log: { error: (m) => logged.push(m) } });
     const registry = new ContractRegistry();
     registry.on('change', (contracts) => cache.sync(contracts));
-    registry.apply({ service: 'svc', instanceId: 'i1', ttlMs: 10000, contracts: [a, contract('CreateBadCommand', { $ref: '#/nowhere' })] });
+    registry.apply({
+      service: 'svc',
+      instanceId: 'i1',
+      ttlMs: 10000,
+      contracts: [a, contract('CreateBadCommand', { $ref: '#/nowhere' })],
+    });
     expect(logged.join('\n')).to.contain('CreateBadCommand');
     const compiledBefore = calls.length;
     // A plain re-announcement changes nothing: no event, no compile.
-    registry.apply({ service: 'svc', instanceId: 'i1', ttlMs: 10000, contracts: [a, contract('CreateBadCommand', { $ref: '#/nowhere' })] });
+    registry.apply({
+      service: 'svc',
+      instanceId: 'i1',
+      ttlMs: 10000,
+      contracts: [a, contract('CreateBadCommand', { $ref: '#/nowhere' })],
+    });
     expect(calls.length).to.equal(compiledBefore);
   });
 
@@ -83,11 +101,16 @@ describe('validation: compile cache', () => {
     const s2020 = { $schema: 'https://json-schema.org/draft/2020-12/schema', ...schema };
     expect(dialectOf(s2020)).to.equal('2020-12');
     expect(compileSchema(s2020, 'input')({ order: 'asc' })).to.equal(false);
-    expect(() => compileSchema({ $schema: 'http://json-schema.org/draft-04/schema#' }, 'input')).to.throw(/unsupported/);
+    expect(() => compileSchema({ $schema: 'http://json-schema.org/draft-04/schema#' }, 'input')).to.throw(
+      /unsupported/,
+    );
   });
 
   it('checks a date on input against the calendar, on output by its shape only (the check runs on every response)', () => {
-    const schema = { type: 'object', properties: { at: { type: 'string', format: 'date-time' }, on: { type: 'string', format: 'date' } } };
+    const schema = {
+      type: 'object',
+      properties: { at: { type: 'string', format: 'date-time' }, on: { type: 'string', format: 'date' } },
+    };
     const input = compileSchema(schema, 'input');
     const output = compileSchema(schema, 'output');
     for (const validate of [input, output]) {
@@ -101,11 +124,19 @@ describe('validation: compile cache', () => {
   });
 
   it('checks formats, fills input defaults, never coerces or drops fields', () => {
-    const validate = compileSchema({
-      type: 'object',
-      properties: { at: { type: 'string', format: 'date-time' }, id: { type: 'string', format: 'uuid' }, n: { type: 'integer' }, page: { type: 'integer', default: 1 } },
-      additionalProperties: false,
-    }, 'input');
+    const validate = compileSchema(
+      {
+        type: 'object',
+        properties: {
+          at: { type: 'string', format: 'date-time' },
+          id: { type: 'string', format: 'uuid' },
+          n: { type: 'integer' },
+          page: { type: 'integer', default: 1 },
+        },
+        additionalProperties: false,
+      },
+      'input',
+    );
     expect(validate({ at: 'yesterday' })).to.equal(false);
     expect(validate({ id: 'not-a-uuid' })).to.equal(false);
     expect(validate({ n: '12' })).to.equal(false);
@@ -123,7 +154,12 @@ describe('validation: compile cache', () => {
 
   it('keeps inline schemas by content across reloads', () => {
     const { calls, compile } = countingCompiler();
-    const schema = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], title: `inline-${Date.now()}` };
+    const schema = {
+      type: 'object',
+      properties: { q: { type: 'string' } },
+      required: ['q'],
+      title: `inline-${Date.now()}`,
+    };
     const first = compileInline(schema, compile);
     const again = compileInline(structuredClone(schema), compile);
     expect(again).to.equal(first);
@@ -139,7 +175,11 @@ describe('validation: $async schemas', () => {
     'at the root': { $async: true, type: 'object', properties: { a: { type: 'string' } } },
     'at the root, 2020-12': { $schema: 'https://json-schema.org/draft/2020-12/schema', $async: true, type: 'object' },
     'below the root': { type: 'object', properties: { a: { $async: true, type: 'string' } } },
-    'behind a $ref': { type: 'object', properties: { a: { $ref: '#/definitions/x' } }, definitions: { x: { $async: true, type: 'string' } } },
+    'behind a $ref': {
+      type: 'object',
+      properties: { a: { $ref: '#/definitions/x' } },
+      definitions: { x: { $async: true, type: 'string' } },
+    },
   };
   for (const [where, schema] of Object.entries(variants)) {
     it(`refuses $async ${where}, for both roles`, () => {
@@ -153,16 +193,25 @@ describe('validation: $async schemas', () => {
 });
 
 describe('validation: errors of large values', () => {
-  const schema: JsonSchema = { type: 'object', properties: { a: { type: 'array', items: { type: 'string', minLength: 2 } } } };
+  const schema: JsonSchema = {
+    type: 'object',
+    properties: { a: { type: 'array', items: { type: 'string', minLength: 2 } } },
+  };
 
   it('lists every error of a small value, and only the first of a large one', () => {
     for (const role of ['input', 'output'] as const) {
       const validate = compileSchema(schema, role);
       expect(validate({ a: [0, 'x', 'ok', 1] }), role).to.equal(false);
-      expect(validate.errors?.map((e) => e.instancePath), role).to.deep.equal(['/a/0', '/a/1', '/a/3']);
+      expect(
+        validate.errors?.map((e) => e.instancePath),
+        role,
+      ).to.deep.equal(['/a/0', '/a/1', '/a/3']);
       // allErrors here made one error object per item: 400,000 of them for this 800 KB body.
       expect(validate({ a: Array.from({ length: 400_000 }, () => 0) }), role).to.equal(false);
-      expect(validate.errors?.map((e) => e.instancePath), role).to.deep.equal(['/a/0']);
+      expect(
+        validate.errors?.map((e) => e.instancePath),
+        role,
+      ).to.deep.equal(['/a/0']);
       expect(validate({ a: Array.from({ length: 400_000 }, () => 'ok') }), role).to.equal(true);
       expect(validate.errors, role).to.equal(null);
     }
@@ -181,8 +230,19 @@ describe('validation: uniqueItems', () => {
     for (const role of ['input', 'output'] as const) {
       const validate = compileSchema({ type: 'object', properties: { a: { type: 'array', uniqueItems: true } } }, role);
       expect(validate({ a: [1, '1', [1], { x: 1 }, null, {}] }), role).to.equal(true);
-      expect(validate({ a: [{ x: 1, y: [2] }, { y: [2], x: 1 }] }), role).to.equal(false);
-      expect(validate.errors?.map((e) => [e.instancePath, e.keyword]), role).to.deep.equal([['/a', 'uniqueItems']]);
+      expect(
+        validate({
+          a: [
+            { x: 1, y: [2] },
+            { y: [2], x: 1 },
+          ],
+        }),
+        role,
+      ).to.equal(false);
+      expect(
+        validate.errors?.map((e) => [e.instancePath, e.keyword]),
+        role,
+      ).to.deep.equal([['/a', 'uniqueItems']]);
       expect(validate({ a: [1, 1.0] }), role).to.equal(false);
       // 20,000 of these held the event loop for 8 s before; 120,000 (about 1 MB) now take well under one.
       const started = performance.now();
@@ -196,12 +256,27 @@ describe('validation: large enums', () => {
   it('checks a value against a large enum by lookup, with the same answers and errors', () => {
     for (const role of ['input', 'output'] as const) {
       const members = Array.from({ length: 3900 }, (_, i) => `v${i}`);
-      const validate = compileSchema({ type: 'object', properties: { a: { type: 'array', items: { enum: members } } } }, role);
+      const validate = compileSchema(
+        { type: 'object', properties: { a: { type: 'array', items: { enum: members } } } },
+        role,
+      );
       expect(validate({ a: ['v0', 'v3899'] }), role).to.equal(true);
       expect(validate({ a: ['v0', 'w'] }), role).to.equal(false);
-      expect(validate.errors?.map((e) => [e.instancePath, e.keyword, (e.params as { allowedValues: unknown[] }).allowedValues.length]), role).to.deep.equal([['/a/1', 'enum', 3900]]);
+      expect(
+        validate.errors?.map((e) => [
+          e.instancePath,
+          e.keyword,
+          (e.params as { allowedValues: unknown[] }).allowedValues.length,
+        ]),
+        role,
+      ).to.deep.equal([['/a/1', 'enum', 3900]]);
       const objects = compileSchema({ enum: [...Array.from({ length: 20 }, (_, i) => ({ k: i, n: [i] })), 1] }, role);
-      expect([objects({ n: [19], k: 19 }), objects(1.0), objects('1'), objects({ k: 19 })], role).to.deep.equal([true, true, false, false]);
+      expect([objects({ n: [19], k: 19 }), objects(1.0), objects('1'), objects({ k: 19 })], role).to.deep.equal([
+        true,
+        true,
+        false,
+        false,
+      ]);
       // 130,000 items against the last of 3,900 members took 7 s (one comparison per member); now a lookup each.
       const started = performance.now();
       expect(validate({ a: Array.from({ length: 130_000 }, () => 'v3899') }), role).to.equal(true);

@@ -10,10 +10,12 @@ function contract(messageType: string, inputSchema: JsonSchema): Contract {
 describe('validation: compiling per schema, in slices', () => {
   it('contracts with the same schema share one validator, whatever their message type', () => {
     let compiled = 0;
-    const cache = new ValidatorCache({ compile: (s: JsonSchema, r: SchemaRole) => {
-      compiled += 1;
-      return compileSchema(s, r);
-    } });
+    const cache = new ValidatorCache({
+      compile: (s: JsonSchema, r: SchemaRole) => {
+        compiled += 1;
+        return compileSchema(s, r);
+      },
+    });
     const schema = { type: 'object', properties: { n: { type: 'integer' } } };
     cache.sync(Array.from({ length: 50 }, (_, i) => contract(`Do${i}Command`, structuredClone(schema))));
     expect(compiled).to.equal(2);
@@ -22,11 +24,15 @@ describe('validation: compiling per schema, in slices', () => {
 
   it('syncInSlices leaves the event loop free between compiles, and a request compiles what it needs first', async () => {
     let compiled = 0;
-    const cache = new ValidatorCache({ compile: (s: JsonSchema, r: SchemaRole) => {
-      compiled += 1;
-      return compileSchema(s, r);
-    } });
-    const contracts = Array.from({ length: 300 }, (_, i) => contract(`Do${i}Command`, { type: 'object', properties: { [`f${i}`]: { type: 'string' } } }));
+    const cache = new ValidatorCache({
+      compile: (s: JsonSchema, r: SchemaRole) => {
+        compiled += 1;
+        return compileSchema(s, r);
+      },
+    });
+    const contracts = Array.from({ length: 300 }, (_, i) =>
+      contract(`Do${i}Command`, { type: 'object', properties: { [`f${i}`]: { type: 'string' } } }),
+    );
     cache.syncInSlices(contracts);
     expect(compiled).to.equal(0);
     const v = cache.validator(contracts[7] as Contract, 'input');

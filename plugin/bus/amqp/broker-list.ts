@@ -40,7 +40,8 @@ function parseAddress(text: string): BrokerAddress {
     throw new Error('BUS_URL: an address is not a valid amqp:// URL');
   }
   const protocol = u.protocol.toLowerCase();
-  if (protocol !== 'amqp:' && protocol !== 'amqps:') throw new Error(`BUS_URL: ${redact(u)} is not an amqp:// or amqps:// URL`);
+  if (protocol !== 'amqp:' && protocol !== 'amqps:')
+    throw new Error(`BUS_URL: ${redact(u)} is not an amqp:// or amqps:// URL`);
   if (u.hostname === '') throw new Error(`BUS_URL: ${redact(u)} has no host`);
   const hostname = u.hostname.replace(/^\[|\]$/g, '');
   const port = u.port !== '' ? Number(u.port) : protocol === 'amqp:' ? 5672 : 5671;
@@ -50,7 +51,14 @@ function parseAddress(text: string): BrokerAddress {
   const password = decodeURIComponent(u.password);
   const rawVhost = u.pathname.length > 1 ? u.pathname.slice(1) : '';
   // amqplib unescapes the vhost itself, as it does for a URL string.
-  const options: Options.Connect = { protocol: protocol.slice(0, -1), hostname, port, username: user, password: anonymous ? 'guest' : password, vhost: rawVhost };
+  const options: Options.Connect = {
+    protocol: protocol.slice(0, -1),
+    hostname,
+    port,
+    username: user,
+    password: anonymous ? 'guest' : password,
+    vhost: rawVhost,
+  };
   const vhost = rawVhost === '' ? '/' : decodeURIComponent(rawVhost);
   for (const field of QUERY_FIELDS) {
     const value = u.searchParams.get(field);
@@ -64,13 +72,18 @@ function parseAddress(text: string): BrokerAddress {
  * list whose addresses differ in user or vhost.
  */
 export function parseBrokerList(busUrl: string): BrokerAddress[] {
-  const parts = busUrl.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  const parts = busUrl
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
   if (parts.length === 0) throw new Error('BUS_URL names no broker');
   const addresses = parts.map(parseAddress);
   const first = addresses[0];
   const odd = addresses.find((a) => a.user !== first.user || a.vhost !== first.vhost);
   if (odd) {
-    throw new Error(`BUS_URL lists brokers with different users or vhosts (${first.node} as ${first.user} on ${first.vhost}, ${odd.node} as ${odd.user} on ${odd.vhost}): every address must use the same user and vhost`);
+    throw new Error(
+      `BUS_URL lists brokers with different users or vhosts (${first.node} as ${first.user} on ${first.vhost}, ${odd.node} as ${odd.user} on ${odd.vhost}): every address must use the same user and vhost`,
+    );
   }
   return addresses;
 }

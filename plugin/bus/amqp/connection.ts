@@ -81,7 +81,9 @@ export class AmqpConnection {
     this.maxDelayMs = opts.reconnect?.maxDelayMs ?? RETRY_MAX_DELAY_MS;
     this.brokerUser = urlUser(url);
     if (!headerGuardInstalled) {
-      this.logger.warn('bus: could not guard amqplib\'s header decoder (amqplib was loaded before the transport): a message with deeply nested headers can close this connection');
+      this.logger.warn(
+        "bus: could not guard amqplib's header decoder (amqplib was loaded before the transport): a message with deeply nested headers can close this connection",
+      );
     }
   }
 
@@ -172,7 +174,9 @@ export class AmqpConnection {
       this.brokers.advance();
       this.logger.warn(`bus: connection to ${lost.node} lost: ${this.scrub(err.message)}`);
     });
-    recovering.on('reconnect-failed', (err: Error) => this.logger.error(`bus: gave up reconnecting: ${this.scrub(err.message)}`));
+    recovering.on('reconnect-failed', (err: Error) =>
+      this.logger.error(`bus: gave up reconnecting: ${this.scrub(err.message)}`),
+    );
     recovering.on('error', (err: Error) => this.logger.warn(`bus: connection error: ${this.scrub(err.message)}`));
     recovering.on('handler-error', (err: Error) => this.logger.error(`bus: ${describeError(err)}`));
 
@@ -180,7 +184,11 @@ export class AmqpConnection {
     const timedOut = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => {
         const cause = this.lastConnectError ? `: ${this.scrub(this.lastConnectError.message)}` : '';
-        reject(new Error(`Could not connect to the message bus at ${this.brokers.describe()} within ${this.connectTimeoutMs} ms${cause}`));
+        reject(
+          new Error(
+            `Could not connect to the message bus at ${this.brokers.describe()} within ${this.connectTimeoutMs} ms${cause}`,
+          ),
+        );
       }, this.connectTimeoutMs);
     });
     try {
@@ -189,7 +197,9 @@ export class AmqpConnection {
       this.recovering = null;
       await recovering.close().catch(noop);
       if (!this.isClosing) this.setState('down');
-      throw err instanceof Error && err.message.startsWith('Could not connect') ? err : new Error(`Could not connect to the message bus at ${this.brokers.describe()}`);
+      throw err instanceof Error && err.message.startsWith('Could not connect')
+        ? err
+        : new Error(`Could not connect to the message bus at ${this.brokers.describe()}`);
     } finally {
       clearTimeout(timer);
     }

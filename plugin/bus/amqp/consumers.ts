@@ -47,7 +47,8 @@ export function readyChannel<C extends Channel = Channel>(reg: Registration): C 
   return reg.tag !== null && reg.ch !== null ? (reg.ch as C) : undefined;
 }
 
-export type RegistrationSpec = Pick<Registration, 'attach'> & Partial<Pick<Registration, 'detach' | 'prefetch' | 'confirm' | 'rebind'>>;
+export type RegistrationSpec = Pick<Registration, 'attach'> &
+  Partial<Pick<Registration, 'detach' | 'prefetch' | 'confirm' | 'rebind'>>;
 
 export class AmqpConsumers {
   private readonly registrations = new Set<Registration>();

@@ -36,16 +36,28 @@ function decodeTable(slice: Buffer, count: { values: number }, depth: number): R
     offset++;
     let len: number;
     switch (tag) {
-      case 'b': val = slice.readInt8(offset); offset++; break;
-      case 'B': val = slice.readUInt8(offset); offset++; break;
+      case 'b':
+        val = slice.readInt8(offset);
+        offset++;
+        break;
+      case 'B':
+        val = slice.readUInt8(offset);
+        offset++;
+        break;
       case 'S':
         len = slice.readUInt32BE(offset);
         offset += 4;
         val = slice.toString('utf8', offset, offset + len);
         offset += len;
         break;
-      case 'I': val = slice.readInt32BE(offset); offset += 4; break;
-      case 'i': val = slice.readUInt32BE(offset); offset += 4; break;
+      case 'I':
+        val = slice.readInt32BE(offset);
+        offset += 4;
+        break;
+      case 'i':
+        val = slice.readUInt32BE(offset);
+        offset += 4;
+        break;
       case 'D': {
         const places = slice[offset];
         offset++;
@@ -54,7 +66,10 @@ function decodeTable(slice: Buffer, count: { values: number }, depth: number): R
         val = { '!': 'decimal', value: { places, digits } };
         break;
       }
-      case 'T': val = { '!': 'timestamp', value: Number(slice.readBigUInt64BE(offset)) }; offset += 8; break;
+      case 'T':
+        val = { '!': 'timestamp', value: Number(slice.readBigUInt64BE(offset)) };
+        offset += 8;
+        break;
       case 'F':
         len = slice.readUInt32BE(offset);
         offset += 4;
@@ -77,13 +92,33 @@ function decodeTable(slice: Buffer, count: { values: number }, depth: number): R
         val = items;
         break;
       }
-      case 'd': val = slice.readDoubleBE(offset); offset += 8; break;
-      case 'f': val = slice.readFloatBE(offset); offset += 4; break;
-      case 'l': val = Number(slice.readBigInt64BE(offset)); offset += 8; break;
-      case 's': val = slice.readInt16BE(offset); offset += 2; break;
-      case 'u': val = slice.readUInt16BE(offset); offset += 2; break;
-      case 't': val = slice[offset] !== 0; offset++; break;
-      case 'V': val = null; break;
+      case 'd':
+        val = slice.readDoubleBE(offset);
+        offset += 8;
+        break;
+      case 'f':
+        val = slice.readFloatBE(offset);
+        offset += 4;
+        break;
+      case 'l':
+        val = Number(slice.readBigInt64BE(offset));
+        offset += 8;
+        break;
+      case 's':
+        val = slice.readInt16BE(offset);
+        offset += 2;
+        break;
+      case 'u':
+        val = slice.readUInt16BE(offset);
+        offset += 2;
+        break;
+      case 't':
+        val = slice[offset] !== 0;
+        offset++;
+        break;
+      case 'V':
+        val = null;
+        break;
       case 'x':
         len = slice.readUInt32BE(offset);
         offset += 4;
@@ -101,7 +136,8 @@ function decodeTable(slice: Buffer, count: { values: number }, depth: number): R
     const key = slice.toString('utf8', offset, offset + len);
     offset += len;
     value();
-    if (key === '__proto__') Object.defineProperty(fields, key, { value: val, enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(fields, key, { value: val, enumerable: true, writable: true, configurable: true });
     else fields[key] = val;
   }
   return fields;

@@ -21,7 +21,10 @@ const INVALID = Symbol('invalid field table');
  * What a field table that was too deep, too large or undecodable decodes to: no headers at all.
  * @public test/bus/header-guard.test.ts reads it in a process of its own
  */
-export const INVALID_HEADERS: Readonly<Record<string, never>> = Object.freeze({ [INVALID]: true }) as Record<string, never>;
+export const INVALID_HEADERS: Readonly<Record<string, never>> = Object.freeze({ [INVALID]: true }) as Record<
+  string,
+  never
+>;
 
 /** Whether a message's headers were refused by the guard (the message is then dropped unread). */
 export function hasInvalidHeaders(msg: { properties: { headers?: unknown } }): boolean {

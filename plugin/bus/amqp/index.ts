@@ -1,7 +1,16 @@
 import type { ChannelModel } from 'amqplib';
 import type { Announcement } from '../../contracts/types';
 import { consoleLogger, type Logger } from '../../logger';
-import type { AnnouncementListener, Reply, RequestHandler, RequestMessage, Subscription, Transport, TransportState, WorkQueueOptions } from '../transport';
+import type {
+  AnnouncementListener,
+  Reply,
+  RequestHandler,
+  RequestMessage,
+  Subscription,
+  Transport,
+  TransportState,
+  WorkQueueOptions,
+} from '../transport';
 import { AmqpConnection } from './connection';
 import { AmqpConsumers } from './consumers';
 import { AmqpListeners, type AnnouncementIntake } from './listeners';
@@ -18,7 +27,6 @@ import { BusNames, type WorkQueueType } from './wire';
  *   listeners.ts    announcement intake and discovery requests
  *   wire.ts         the wire format: names, properties, headers
  */
-
 
 export interface AmqpTransportOptions {
   /** Prefix of every exchange and queue name, so several deployments (or test runs) can share a broker. */
@@ -48,11 +56,17 @@ export class AmqpTransport implements Transport {
   private closing: Promise<void> | null = null;
 
   constructor(url: string, opts: AmqpTransportOptions) {
-    if (!opts || typeof opts.prefix !== 'string' || opts.prefix === '') throw new Error('AmqpTransport needs a non-empty prefix');
+    if (!opts || typeof opts.prefix !== 'string' || opts.prefix === '')
+      throw new Error('AmqpTransport needs a non-empty prefix');
     this.names = new BusNames(opts.prefix);
     this.conn = new AmqpConnection(
       url,
-      { names: this.names, logger: opts.logger ?? consoleLogger, connectTimeoutMs: opts.connectTimeoutMs, reconnect: opts.reconnect },
+      {
+        names: this.names,
+        logger: opts.logger ?? consoleLogger,
+        connectTimeoutMs: opts.connectTimeoutMs,
+        reconnect: opts.reconnect,
+      },
       { setup: (model) => this.setup(model), lost: (model) => this.lost(model) },
     );
     this.brokerUser = this.conn.brokerUser;

@@ -113,21 +113,33 @@ export class AmqpListeners {
       attach: async (ch) => {
         let tag = '';
         for (const l of lanes) {
-          const cap = { 'x-max-length': l.service === undefined ? SHARED_QUEUE_LENGTH : SERVICE_QUEUE_LENGTH, 'x-max-length-bytes': QUEUE_SIZES * this.intake.maxBytes, 'x-overflow': 'drop-head' };
+          const cap = {
+            'x-max-length': l.service === undefined ? SHARED_QUEUE_LENGTH : SERVICE_QUEUE_LENGTH,
+            'x-max-length-bytes': QUEUE_SIZES * this.intake.maxBytes,
+            'x-overflow': 'drop-head',
+          };
           // basic.qos per consumer (not global): each queue's prefetch is its own.
           await ch.prefetch(l.service === undefined ? SHARED_PREFETCH : SERVICE_PREFETCH);
-          tag = await this.attach(ch, l, 'announce', l.bindingKey, (msg) => {
-            if (msg === null) return this.consumers.brokerCancelled(reg, ch);
-            // The shared queue sees the known services' announcements too (a topic binding excludes nothing): their
-            // own queue has them, so they are acked here unread.
-            if (l.service === undefined && ownKeys.has(msg.fields.routingKey)) return ackTag(ch, msg.fields.deliveryTag);
-            this.onAnnouncementMessage(msg, listener);
-            // Acked only once within the queue's byte budget: until then the broker holds the rest (prefetch), and
-            // its length cap drops the oldest, so a flood costs the gateway a bounded share of its time.
-            const wait = l.budget.take(intakeCost(msg));
-            if (wait > 0) setTimeout(ackTag, wait, ch, msg.fields.deliveryTag).unref();
-            else ackTag(ch, msg.fields.deliveryTag);
-          }, cap);
+          tag = await this.attach(
+            ch,
+            l,
+            'announce',
+            l.bindingKey,
+            (msg) => {
+              if (msg === null) return this.consumers.brokerCancelled(reg, ch);
+              // The shared queue sees the known services' announcements too (a topic binding excludes nothing): their
+              // own queue has them, so they are acked here unread.
+              if (l.service === undefined && ownKeys.has(msg.fields.routingKey))
+                return ackTag(ch, msg.fields.deliveryTag);
+              this.onAnnouncementMessage(msg, listener);
+              // Acked only once within the queue's byte budget: until then the broker holds the rest (prefetch), and
+              // its length cap drops the oldest, so a flood costs the gateway a bounded share of its time.
+              const wait = l.budget.take(intakeCost(msg));
+              if (wait > 0) setTimeout(ackTag, wait, ch, msg.fields.deliveryTag).unref();
+              else ackTag(ch, msg.fields.deliveryTag);
+            },
+            cap,
+          );
         }
         return tag;
       },
@@ -145,7 +157,11 @@ export class AmqpListeners {
     const keyService = announcedService(routingKey);
     const userId = typeof msg.properties.userId === 'string' ? msg.properties.userId : undefined;
     const from = `routing key ${inert(routingKey)}${userId !== undefined ? `, broker user ${inert(userId)}` : ''}`;
-    const drop = (reason: string): void => this.droppedLog.warn(JSON.stringify([routingKey, userId, reason]), `bus: dropped an announcement (${from}): ${reason}`);
+    const drop = (reason: string): void =>
+      this.droppedLog.warn(
+        JSON.stringify([routingKey, userId, reason]),
+        `bus: dropped an announcement (${from}): ${reason}`,
+      );
     const max = this.intake.maxBytes;
     if (msg.content.length > max) return drop(`${msg.content.length} bytes, over ${max} (announcementMaxBytes)`);
     if (hasInvalidHeaders(msg)) return drop('headers nested too deep or undecodable');
@@ -155,12 +171,14 @@ export class AmqpListeners {
     } catch {
       return drop('not JSON');
     }
-    if (!announcement || typeof announcement !== 'object' || Array.isArray(announcement)) return drop('not a JSON object');
+    if (!announcement || typeof announcement !== 'object' || Array.isArray(announcement))
+      return drop('not a JSON object');
     const service = (announcement as { service?: unknown }).service;
     if (typeof service !== 'string') return drop('no service');
     if (service !== keyService) return drop(`service ${inert(service)} does not match the routing key`);
     const digest = createHash('sha1').update(msg.content).digest('base64');
-    const origin = userId !== undefined ? { userId, digest, bytes: msg.content.length } : { digest, bytes: msg.content.length };
+    const origin =
+      userId !== undefined ? { userId, digest, bytes: msg.content.length } : { digest, bytes: msg.content.length };
     callGuarded(this.conn.logger, 'announcement listener', () => listener(announcement as Announcement, origin));
   }
 
@@ -194,7 +212,12 @@ export class AmqpListeners {
     // A service's discovery queue is server-named (`amq.gen-…`, a prefix nobody may declare an exchange under), so
     // its broker user needs no configure permission on a name pattern it could also give an exchange of its own.
     const asked = kind === 'discover' ? '' : this.conn.names.listenerQueue(kind, randomUUID());
-    const { queue: name } = await ch.assertQueue(asked, { exclusive: true, autoDelete: true, durable: false, ...(queueArgs ? { arguments: queueArgs } : {}) });
+    const { queue: name } = await ch.assertQueue(asked, {
+      exclusive: true,
+      autoDelete: true,
+      durable: false,
+      ...(queueArgs ? { arguments: queueArgs } : {}),
+    });
     await ch.bindQueue(name, this.conn.names.discoveryExchange, bindingKey);
     queue.queue = name;
     const { consumerTag } = await ch.consume(name, onMessage, { noAck: queueArgs === undefined });

@@ -42,7 +42,6 @@ export interface ReplyCheck {
   maxBytes?: number;
 }
 
-
 export class AmqpPublisher {
   /**
    * Requests go out on a plain channel (the reply is the request's acknowledgement; publisher confirms would cost
@@ -73,7 +72,12 @@ export class AmqpPublisher {
     this.discoveryExchange = conn.names.discoveryExchange;
     this.brokerUser = conn.brokerUser;
     this.refusedLog = new OnceLog(conn.logger);
-    this.replies = new ReplyQueues(conn, consumers, (service, msg) => this.onReply(service, msg), (service) => this.repliesCancelled(service));
+    this.replies = new ReplyQueues(
+      conn,
+      consumers,
+      (service, msg) => this.onReply(service, msg),
+      (service) => this.repliesCancelled(service),
+    );
     this.requests = consumers.create('request channel', { attach: this.attachRequests });
     this.keyedRequests = consumers.create('keyed request channel', { confirm: true, attach: this.attachRequests });
     this.confirms = consumers.create('announcement channel', {
@@ -113,7 +117,10 @@ export class AmqpPublisher {
 
   /** A reply queue was deleted: the replies on their way to it are lost (502), and its consumer gets a new one. */
   private repliesCancelled(service: string): void {
-    this.pending.failWhere((p) => p.service === service, (p) => badGateway(p.service));
+    this.pending.failWhere(
+      (p) => p.service === service,
+      (p) => badGateway(p.service),
+    );
   }
 
   request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
@@ -140,23 +147,35 @@ export class AmqpPublisher {
     const wait = waitMs(timeoutMs);
     const id = newId();
     return new Promise<Reply>((resolve, reject) => {
-      this.pending.add(id, { service, correlationId: String(message.headers.correlationId ?? ''), timeoutMs, resolve, reject });
+      this.pending.add(id, {
+        service,
+        correlationId: String(message.headers.correlationId ?? ''),
+        timeoutMs,
+        resolve,
+        reject,
+      });
       // Unkeyed, no confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back
       // (basic.return, 503). Keyed: a nack is 503 at once (the reply remains the acknowledgement of success); a
       // channel that closed before the confirm came is 502, as for any request in flight: the broker may have it.
       const confirmed = keyed ? (err: unknown) => (err ? this.unconfirmed(id, service, err) : undefined) : undefined;
       try {
-        ch.publish(this.requestExchange, service, body, {
-          mandatory: true,
-          expiration: String(wait),
-          type: message.messageType,
-          correlationId: id,
-          replyTo,
-          contentType: JSON_TYPE,
-          headers,
-          // Services accept requests from the gateway's broker user only (serve's acceptRequestsFrom).
-          userId: this.brokerUser,
-        }, confirmed);
+        ch.publish(
+          this.requestExchange,
+          service,
+          body,
+          {
+            mandatory: true,
+            expiration: String(wait),
+            type: message.messageType,
+            correlationId: id,
+            replyTo,
+            contentType: JSON_TYPE,
+            headers,
+            // Services accept requests from the gateway's broker user only (serve's acceptRequestsFrom).
+            userId: this.brokerUser,
+          },
+          confirmed,
+        );
       } catch (err) {
         const closed = err instanceof Error && err.name === 'IllegalOperationError';
         this.pending.take(id)?.reject(closed ? busNotConnected(service) : notEncodable());
@@ -182,18 +201,26 @@ export class AmqpPublisher {
     const waiting = this.pending.get(id);
     if (!waiting) return this.unmatchedReply(service); // late (after the deadline) or not an answer to this gateway
     const expected = this.check.replyUser?.(waiting.service);
-    if (expected !== undefined && msg.properties.userId !== expected) return this.refuseReply(waiting.service, `expected ${expected}`, msg);
+    if (expected !== undefined && msg.properties.userId !== expected)
+      return this.refuseReply(waiting.service, `expected ${expected}`, msg);
     // Another service's answer (possible under a shared credential): each service answers on its own queue only.
-    if (waiting.service !== service) return this.refuseReply(waiting.service, `on the reply queue of ${inert(service)}`, msg);
+    if (waiting.service !== service)
+      return this.refuseReply(waiting.service, `on the reply queue of ${inert(service)}`, msg);
     const p = this.pending.take(id) as AmqpPendingRequest;
     const max = this.check.maxBytes ?? DEFAULT_MAX_REPLY_BYTES;
     if (msg.content.length > max) {
-      this.refusedLog.warn(JSON.stringify(['size', p.service]), `[${p.correlationId}] bus: a reply from service '${p.service}' of ${msg.content.length} bytes is over ${max} (maxReplyBytes); answered 502 unparsed`);
+      this.refusedLog.warn(
+        JSON.stringify(['size', p.service]),
+        `[${p.correlationId}] bus: a reply from service '${p.service}' of ${msg.content.length} bytes is over ${max} (maxReplyBytes); answered 502 unparsed`,
+      );
       p.reject(badGateway(p.service));
       return;
     }
     if (hasInvalidHeaders(msg)) {
-      this.refusedLog.warn(JSON.stringify(['headers', p.service]), `[${p.correlationId}] bus: a reply from service '${p.service}' has headers nested too deep or undecodable; answered 502 unparsed`);
+      this.refusedLog.warn(
+        JSON.stringify(['headers', p.service]),
+        `[${p.correlationId}] bus: a reply from service '${p.service}' has headers nested too deep or undecodable; answered 502 unparsed`,
+      );
       p.reject(badGateway(p.service));
       return;
     }
@@ -202,7 +229,10 @@ export class AmqpPublisher {
     // dropped unanswered.
     const reply = decodeReply(msg.content, MAX_REPLY_DEPTH);
     if (reply === TOO_DEEP) {
-      this.refusedLog.warn(JSON.stringify(['depth', p.service]), `[${p.correlationId}] bus: a reply from service '${p.service}' nests deeper than ${MAX_REPLY_DEPTH} levels; answered 502 unparsed`);
+      this.refusedLog.warn(
+        JSON.stringify(['depth', p.service]),
+        `[${p.correlationId}] bus: a reply from service '${p.service}' nests deeper than ${MAX_REPLY_DEPTH} levels; answered 502 unparsed`,
+      );
       p.reject(badGateway(p.service));
       return;
     }
@@ -221,13 +251,19 @@ export class AmqpPublisher {
   private refuseReply(service: string, why: string, msg: ConsumeMessage): void {
     const user = typeof msg.properties.userId === 'string' ? msg.properties.userId : undefined;
     const who = user === undefined ? 'no broker user (user_id)' : `broker user ${inert(user)}`;
-    this.refusedLog.warn(JSON.stringify([service, user]), `bus: dropped a reply for ${service} published by ${who} (${why})`);
+    this.refusedLog.warn(
+      JSON.stringify([service, user]),
+      `bus: dropped a reply for ${service} published by ${who} (${why})`,
+    );
     this.check.onRefusedReply?.(service);
   }
 
   /** Dropped, held nowhere: counted into one line per service a minute. */
   private unmatchedReply(service: string): void {
-    this.refusedLog.warn(JSON.stringify(['unmatched', service]), `bus: dropped a reply on the reply queue of ${inert(service)} with no request waiting for it (late after its deadline, or not an answer of this gateway)`);
+    this.refusedLog.warn(
+      JSON.stringify(['unmatched', service]),
+      `bus: dropped a reply on the reply queue of ${inert(service)} with no request waiting for it (late after its deadline, or not an answer of this gateway)`,
+    );
   }
 
   async requestDiscovery(): Promise<void> {
@@ -236,7 +272,12 @@ export class AmqpPublisher {
 
   /** With the broker user as `user_id`, so a gateway that requires it can tell who announced. */
   async announce(announcement: Announcement): Promise<void> {
-    await this.publishConfirmed(this.discoveryExchange, announceKey(announcement.service), encodeJson(announcement), this.brokerUser);
+    await this.publishConfirmed(
+      this.discoveryExchange,
+      announceKey(announcement.service),
+      encodeJson(announcement),
+      this.brokerUser,
+    );
   }
 
   private publishConfirmed(exchange: string, routingKey: string, body: Buffer, userId?: string): Promise<void> {
@@ -244,10 +285,16 @@ export class AmqpPublisher {
     if (this.conn.state() !== 'up' || !ch) return Promise.reject(busNotConnected());
     return new Promise<void>((resolve, reject) => {
       try {
-        ch.publish(exchange, routingKey, body, { contentType: JSON_TYPE, ...(userId !== undefined ? { userId } : {}) }, (err: unknown) => {
-          if (err) reject(busRefused());
-          else resolve();
-        });
+        ch.publish(
+          exchange,
+          routingKey,
+          body,
+          { contentType: JSON_TYPE, ...(userId !== undefined ? { userId } : {}) },
+          (err: unknown) => {
+            if (err) reject(busRefused());
+            else resolve();
+          },
+        );
       } catch {
         reject(busNotConnected());
       }

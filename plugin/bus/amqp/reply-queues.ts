@@ -55,16 +55,27 @@ export class ReplyQueues {
   open(service: string): Promise<unknown> {
     const known = this.byService.get(service);
     if (known?.registering) return known.registering;
-    const q: ReplyQueue = { reg: undefined as unknown as Registration, name: null, model: null, unacked: null, ackScheduled: false, registering: null };
+    const q: ReplyQueue = {
+      reg: undefined as unknown as Registration,
+      name: null,
+      model: null,
+      unacked: null,
+      ackScheduled: false,
+      registering: null,
+    };
     q.reg = this.consumers.create(`reply consumer of ${service}`, {
       prefetch: REPLY_PREFETCH,
       attach: (ch) => this.attach(service, q, ch),
-      rebind: (ch) => (q.name === null ? Promise.resolve() : ch.bindQueue(q.name, this.conn.names.replyExchange, q.name)),
+      rebind: (ch) =>
+        q.name === null ? Promise.resolve() : ch.bindQueue(q.name, this.conn.names.replyExchange, q.name),
     });
     this.byService.set(service, q);
     const registering = this.consumers.register(q.reg).catch((err: unknown) => {
       // Every request retries it: one line a minute (e.g. definitions without P.reply.* or P.replies).
-      this.failedLog.warn(`reply queue ${service}`, `bus: could not open the reply queue for ${inert(service)}: ${describeError(err)}`);
+      this.failedLog.warn(
+        `reply queue ${service}`,
+        `bus: could not open the reply queue for ${inert(service)}: ${describeError(err)}`,
+      );
       if (this.byService.get(service) === q) this.byService.delete(service);
     });
     q.registering = registering;
@@ -90,7 +101,11 @@ export class ReplyQueues {
     // and goes with the connection.
     await ch.assertQueue(queue, REPLY_QUEUE_OPTIONS);
     await ch.bindQueue(queue, this.conn.names.replyExchange, queue);
-    const { consumerTag } = await ch.consume(queue, (msg) => (msg === null ? this.onCancelled(service, q, ch) : this.onMessage(service, q, ch, msg)), { noAck: false });
+    const { consumerTag } = await ch.consume(
+      queue,
+      (msg) => (msg === null ? this.onCancelled(service, q, ch) : this.onMessage(service, q, ch, msg)),
+      { noAck: false },
+    );
     return consumerTag;
   }
 

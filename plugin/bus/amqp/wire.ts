@@ -52,14 +52,23 @@ export const WORK_QUEUE_EXPIRES_MS = 15_000;
  * dropped with the queue; the broker deletes it once it has had no consumer for WORK_QUEUE_EXPIRES_MS. Not durable:
  * the requests are transient and the gateway's reply queue does not survive a broker restart either.
  */
-const WORK_QUEUE_OPTIONS: Options.AssertQueue = { durable: false, autoDelete: false, arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS } };
+const WORK_QUEUE_OPTIONS: Options.AssertQueue = {
+  durable: false,
+  autoDelete: false,
+  arguments: { 'x-expires': WORK_QUEUE_EXPIRES_MS },
+};
 
 /**
  * The gateway's reply queue for one service: bounded, so a service flooding its own replies costs the broker at most
  * this much (the oldest dropped first) and the gateway nothing beyond its prefetch.
  */
 const REPLY_QUEUE_MAX_BYTES = 64 * 1024 * 1024;
-export const REPLY_QUEUE_OPTIONS: Options.AssertQueue = { exclusive: true, autoDelete: false, durable: false, arguments: { 'x-max-length-bytes': REPLY_QUEUE_MAX_BYTES } };
+export const REPLY_QUEUE_OPTIONS: Options.AssertQueue = {
+  exclusive: true,
+  autoDelete: false,
+  durable: false,
+  arguments: { 'x-max-length-bytes': REPLY_QUEUE_MAX_BYTES },
+};
 
 /** What a work queue is: classic (one node, the default) or quorum (replicated over a cluster; BUS_QUEUE_TYPE). */
 export type WorkQueueType = 'classic' | 'quorum';
@@ -76,7 +85,11 @@ const QUORUM_DELIVERY_LIMIT = 5;
 const QUORUM_WORK_QUEUE_OPTIONS: Options.AssertQueue = {
   durable: true,
   autoDelete: false,
-  arguments: { 'x-queue-type': 'quorum', 'x-expires': WORK_QUEUE_EXPIRES_MS, 'x-delivery-limit': QUORUM_DELIVERY_LIMIT },
+  arguments: {
+    'x-queue-type': 'quorum',
+    'x-expires': WORK_QUEUE_EXPIRES_MS,
+    'x-delivery-limit': QUORUM_DELIVERY_LIMIT,
+  },
 };
 
 /** The declaration of a work queue of `type`. */

@@ -15,7 +15,10 @@ import { decodeRequest, JSON_TYPE, PRECONDITION_FAILED, traceIdOf, workQueueOpti
  * the request only after replying (so what an instance held when it died is redelivered).
  */
 
-const MALFORMED_REQUEST_REPLY: Reply = { ok: false, error: { code: 'BAD_REQUEST', message: 'Malformed request message' } };
+const MALFORMED_REQUEST_REPLY: Reply = {
+  ok: false,
+  error: { code: 'BAD_REQUEST', message: 'Malformed request message' },
+};
 
 export class AmqpWorkQueues {
   /** Requests refused for their publisher: one line per service and publisher per minute. */
@@ -44,7 +47,8 @@ export class AmqpWorkQueues {
         const { consumerTag } = await ch.consume(
           queue,
           (msg) => {
-            if (msg !== null && from !== undefined && msg.properties.userId !== from) return this.refuse(ch, service, from, msg);
+            if (msg !== null && from !== undefined && msg.properties.userId !== from)
+              return this.refuse(ch, service, from, msg);
             this.onWork(reg, ch, service, handler, msg);
           },
           { noAck: false },
@@ -90,7 +94,9 @@ export class AmqpWorkQueues {
     } catch (err) {
       if ((err as { code?: unknown }).code !== PRECONDITION_FAILED) throw err;
       await ch.checkQueue(queue);
-      this.conn.logger.warn(`bus: ${queue} exists with other arguments (an older instance, or one with another BUS_QUEUE_TYPE, declared it); consuming it as it is`);
+      this.conn.logger.warn(
+        `bus: ${queue} exists with other arguments (an older instance, or one with another BUS_QUEUE_TYPE, declared it); consuming it as it is`,
+      );
       return false;
     } finally {
       await probe.close().catch(noop);
@@ -104,7 +110,10 @@ export class AmqpWorkQueues {
   private refuse(ch: Channel, service: string, from: string, msg: ConsumeMessage): void {
     const publisher = typeof msg.properties.userId === 'string' ? msg.properties.userId : undefined;
     const who = publisher === undefined ? 'no broker user (user_id)' : `broker user ${inert(publisher)}`;
-    this.refusedLog.warn(JSON.stringify([service, publisher]), `bus: dropped a request to ${service} published by ${who}: requests are accepted from ${from} only`);
+    this.refusedLog.warn(
+      JSON.stringify([service, publisher]),
+      `bus: dropped a request to ${service} published by ${who}: requests are accepted from ${from} only`,
+    );
     try {
       ch.ack(msg);
     } catch {
@@ -112,7 +121,13 @@ export class AmqpWorkQueues {
     }
   }
 
-  private onWork(reg: Registration, ch: Channel, service: string, handler: RequestHandler, msg: ConsumeMessage | null): void {
+  private onWork(
+    reg: Registration,
+    ch: Channel,
+    service: string,
+    handler: RequestHandler,
+    msg: ConsumeMessage | null,
+  ): void {
     if (msg === null) {
       this.consumers.brokerCancelled(reg, ch);
       return;
@@ -129,12 +144,18 @@ export class AmqpWorkQueues {
         const replyTo = msg.properties.replyTo as string | undefined;
         // Through the reply exchange, never the default one: a service user needs no write on amq.default.
         if (replyTo) {
-          ch.publish(replyExchange, replyTo, body, { correlationId: msg.properties.correlationId, contentType: JSON_TYPE, userId: this.conn.brokerUser });
+          ch.publish(replyExchange, replyTo, body, {
+            correlationId: msg.properties.correlationId,
+            contentType: JSON_TYPE,
+            userId: this.conn.brokerUser,
+          });
         }
         ch.ack(msg);
       } catch (err) {
         // The channel went away while the handler ran; the broker redelivers the request (see OrphanedReplies).
-        this.conn.logger.warn(`[${traceIdOf(msg)}] bus: could not reply to ${service}/${msg.properties.type}: ${describeError(err)}`);
+        this.conn.logger.warn(
+          `[${traceIdOf(msg)}] bus: could not reply to ${service}/${msg.properties.type}: ${describeError(err)}`,
+        );
       }
     });
     reg.inflight.add(work);

@@ -17,7 +17,6 @@ import type {
   TransportState,
 } from '../transport';
 
-
 /*
  * The embedded bus: transports that share one InProcessHub talk to each other inside one Node process.
  * It keeps the semantics of the AMQP transport (competing consumers with prefetch, 503 when nobody
@@ -132,7 +131,9 @@ export class InProcessTransport implements Transport {
     await Promise.resolve(); // never run a handler synchronously inside the requester's call
     const { message } = delivery;
     const reply = await invokeHandler(handler, jsonCopy(message), this.logger);
-    const copy = JSON.parse(replyJson(reply, this.logger, traceIdOf, message, message.targetService, message.messageType)) as Reply;
+    const copy = JSON.parse(
+      replyJson(reply, this.logger, traceIdOf, message, message.targetService, message.messageType),
+    ) as Reply;
     delivery.reply(copy); // a no-op when the requester has timed out: late replies are dropped
   }
 
