@@ -180,6 +180,9 @@ export function authFromEnv(env: NodeJS.ProcessEnv = process.env): AuthConfig {
 export function withAuthOverrides(base: AuthConfig, overrides: AuthOverrides): AuthConfig {
   if (AUTH_OVERRIDE_KEYS.every((key) => overrides[key] === undefined)) return base;
   const o = overrides;
+  /** A tuning override, checked by `check`; the base's value when the action leaves it out. */
+  const tuned = (key: keyof typeof AUTH_DEFAULTS & keyof AuthOverrides, check: typeof positive): number =>
+    o[key] === undefined ? base[key] : check(key, o[key], AUTH_DEFAULTS[key]);
   return {
     jwtSecret: checkedSecret(given(o.jwtSecret ?? base.jwtSecret)),
     jwksUri: checkedUri(given(o.jwksUri ?? base.jwksUri)),
@@ -190,34 +193,13 @@ export function withAuthOverrides(base: AuthConfig, overrides: AuthOverrides): A
         ? base.clockToleranceSeconds
         : nonNegative(ENV.clockTolerance, o.clockTolerance, AUTH_DEFAULTS.clockToleranceSeconds),
     developmentAuthEnabled: o.developmentAuthEnabled ?? base.developmentAuthEnabled,
-    jwksCooldownMs:
-      o.jwksCooldownMs === undefined
-        ? base.jwksCooldownMs
-        : nonNegative('jwksCooldownMs', o.jwksCooldownMs, AUTH_DEFAULTS.jwksCooldownMs),
-    jwksFailureBackoffMs:
-      o.jwksFailureBackoffMs === undefined
-        ? base.jwksFailureBackoffMs
-        : nonNegative('jwksFailureBackoffMs', o.jwksFailureBackoffMs, AUTH_DEFAULTS.jwksFailureBackoffMs),
-    jwksTimeoutMs:
-      o.jwksTimeoutMs === undefined
-        ? base.jwksTimeoutMs
-        : positive('jwksTimeoutMs', o.jwksTimeoutMs, AUTH_DEFAULTS.jwksTimeoutMs),
-    jwksMaxAgeMs:
-      o.jwksMaxAgeMs === undefined
-        ? base.jwksMaxAgeMs
-        : positive('jwksMaxAgeMs', o.jwksMaxAgeMs, AUTH_DEFAULTS.jwksMaxAgeMs),
-    tokenCacheMax:
-      o.tokenCacheMax === undefined
-        ? base.tokenCacheMax
-        : nonNegative('tokenCacheMax', o.tokenCacheMax, AUTH_DEFAULTS.tokenCacheMax),
-    tokenCacheMaxTtlMs:
-      o.tokenCacheMaxTtlMs === undefined
-        ? base.tokenCacheMaxTtlMs
-        : positive('tokenCacheMaxTtlMs', o.tokenCacheMaxTtlMs, AUTH_DEFAULTS.tokenCacheMaxTtlMs),
-    maxTokenBytes:
-      o.maxTokenBytes === undefined
-        ? base.maxTokenBytes
-        : positive('maxTokenBytes', o.maxTokenBytes, AUTH_DEFAULTS.maxTokenBytes),
+    jwksCooldownMs: tuned('jwksCooldownMs', nonNegative),
+    jwksFailureBackoffMs: tuned('jwksFailureBackoffMs', nonNegative),
+    jwksTimeoutMs: tuned('jwksTimeoutMs', positive),
+    jwksMaxAgeMs: tuned('jwksMaxAgeMs', positive),
+    tokenCacheMax: tuned('tokenCacheMax', nonNegative),
+    tokenCacheMaxTtlMs: tuned('tokenCacheMaxTtlMs', positive),
+    maxTokenBytes: tuned('maxTokenBytes', positive),
   };
 }
 
