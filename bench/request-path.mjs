@@ -102,19 +102,9 @@ async function spansLoop(b, n) {
   }
 }
 
-const user = (i) => ({
-  userId: `u-${i}`,
-  id: `u-${i}`,
-  email: 'ada@example.com',
-  firstName: 'Ada',
-  lastName: 'Lovelace',
-  name: 'Ada Lovelace',
-  role: 'user',
-  createdAt: '2024-01-01T00:00:00.000Z',
-  updatedAt: '2024-01-01T00:00:00.000Z',
-  permissions: ['users:read', 'users:write'],
-  department: 'Engineering',
-});
+const { benchUser } = require('./lib/user.js');
+// The bench's user with two more fields (the same bytes as before benchUser was shared).
+const user = (i) => ({ ...benchUser(`u-${i}`), permissions: ['users:read', 'users:write'], department: 'Engineering' });
 const userSchema = {
   type: 'object',
   properties: {
