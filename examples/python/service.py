@@ -28,11 +28,14 @@ def on_own_channel(action):  # a refused step closes its channel only, not the o
     except pika.exceptions.ChannelClosedByBroker as refused:
         print(f"[{SERVICE}] bus: {refused.reply_text}", file=sys.stderr)
 
-# A per-service broker user may not declare the exchanges: the gateway (or the broker definitions) does.
-on_own_channel(lambda c: [c.exchange_declare(f"{P}.{name}", exchange_type="topic", durable=True)
-                          for name in ("requests", "discovery", "replies")])
+announcements, replies = f"{P}.announcements.{SERVICE}", f"{P}.replies.{SERVICE}"  # ours: we only write them
+# A per-service broker user may declare neither the exchanges nor its work queue: the broker definitions do.
+on_own_channel(lambda c: [c.exchange_declare(name, exchange_type="topic", durable=True) for name in
+                          (f"{P}.requests", f"{P}.discovery", f"{P}.announcements", announcements, replies)])
+on_own_channel(lambda c: c.exchange_bind(f"{P}.announcements", announcements, routing_key=f"announce.{SERVICE}"))
+on_own_channel(lambda c: c.queue_declare(queue, durable=False, auto_delete=False, arguments={"x-expires": 15000}))
 ch = conn.channel()
-ch.queue_declare(queue, durable=False, auto_delete=False, arguments={"x-expires": 15000})
+ch.queue_declare(queue, passive=True)  # there, declared by us or by the definitions
 ch.queue_bind(queue, f"{P}.requests", routing_key=SERVICE)
 discover = ch.queue_declare("", exclusive=True, auto_delete=True).method.queue  # server-named: amq.gen-…
 ch.queue_bind(discover, f"{P}.discovery", routing_key="discover")
@@ -41,11 +44,11 @@ ch.basic_qos(prefetch_count=16)
 def announce(withdrawn=False):
     body = ({"service": SERVICE, "instanceId": INSTANCE, "withdrawn": True} if withdrawn else
             {"service": SERVICE, "instanceId": INSTANCE, "ttlMs": TTL_MS, "contracts": CONTRACTS})
-    ch.basic_publish(f"{P}.discovery", f"announce.{SERVICE}", json.dumps(body),
+    ch.basic_publish(announcements, f"announce.{SERVICE}", json.dumps(body),
                      pika.BasicProperties(content_type="application/json", user_id=ME))
 
-def publish_reply(channel, props, reply):  # to P.replies, routing key = reply_to exactly as received
-    channel.basic_publish(f"{P}.replies", props.reply_to, json.dumps(reply),
+def publish_reply(channel, props, reply):  # to P.replies.<service>, routing key = reply_to exactly as received
+    channel.basic_publish(replies, props.reply_to, json.dumps(reply),
                           pika.BasicProperties(correlation_id=props.correlation_id, content_type="application/json",
                                                user_id=ME))
 
@@ -93,6 +96,6 @@ conn.call_later(TTL_MS / 3000, reannounce)
 print(f"[{SERVICE}] ready", flush=True)
 ch.start_consuming()
 # The last instance deletes the work queue (if_unused: refused while another instance consumes it), so requests
-# get 503 at once instead of waiting for their deadline.
+# get 503 at once instead of waiting for their deadline; one the definitions declared stays (refused, and logged).
 on_own_channel(lambda c: c.queue_delete(queue, if_unused=True))
 conn.close()

@@ -216,14 +216,14 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
   channels.replies = {
     address: null,
     title: 'Replies',
-    description: `Published to ${names.replyExchange} with routing key = the request's reply_to, as received (the gateway's exclusive queue for the service, ${names.replyQueue('<uuid>', '<service>')}); a service's broker user may publish only keys ending in its own name.`,
+    description: `Published to the service's own ${names.serviceReplyExchange('<service>')} with routing key = the request's reply_to, as received (the gateway's exclusive queue for the service, ${names.replyQueue('<uuid>', '<service>')}); a service's broker user may publish only there, and only keys ending in its own name.`,
     messages: replyMessages,
-    bindings: exchangeBinding(names.replyExchange),
+    bindings: exchangeBinding(names.serviceReplyExchange('{service}')),
   };
   channels.announcements = {
     address: 'announce.{service}',
     title: 'Announcements and withdrawals',
-    description: `Published to ${names.discoveryExchange}; re-announced every ttlMs / 3, user_id = the service's broker user.`,
+    description: `Published to the service's own ${names.serviceAnnounceExchange('<service>')}; re-announced every ttlMs / 3, user_id = the service's broker user.`,
     parameters: { service: { description: "The announcing service: the same as the body's service." } },
     messages: {
       announcement: {
@@ -232,12 +232,12 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
         payload: ref(componentRef('Announcement')),
       },
     },
-    bindings: exchangeBinding(names.discoveryExchange),
+    bindings: exchangeBinding(names.serviceAnnounceExchange('{service}')),
   };
   channels.discovery = {
     address: DISCOVER_KEY,
     title: 'Discovery requests',
-    description: `Published to ${names.discoveryExchange}: every instance announces at once.`,
+    description: `Published to ${names.discoveryExchange} by the gateway (services only read it): every instance announces at once.`,
     messages: { discover: { name: 'discover', contentType: 'application/json', payload: { type: 'object' } } },
     bindings: exchangeBinding(names.discoveryExchange),
   };

@@ -4,7 +4,8 @@
  * docs/operations.md, "Trust on the bus"):
  *
  *   contracts-broker-definitions --prefix contracts --services services.yml \
- *     [--gateway-user gateway] [--vhost /] [--password-dir DIR [--generate-passwords]] [--legacy-replies] [--out FILE]
+ *     [--gateway-user gateway] [--vhost /] [--password-dir DIR [--generate-passwords]] [--queue-type classic|quorum]
+ *     [--legacy-topology] [--legacy-replies] [--out FILE]
  *
  * The services file (plugin/bus/services-file.ts) names each service's broker user and what it owns; the gateway
  * reads the same file (busServicesFile). Without one, `--service users-service --service auth-service
@@ -15,7 +16,11 @@
  * --legacy-replies also lets services publish to the default exchange, as those from before the reply exchange
  * reply, and declare their discovery queue as P.discover.<uuid> (a name S could also give an exchange of its own,
  * bound to P.replies/P.discovery, to publish keys its topic permissions refuse): for an upgrade only, it gives every
- * service's credential the power to flood any queue.
+ * service's credential the power to flood any queue (it implies --legacy-topology).
+ * --legacy-topology also lets services declare their work queue, announce on P.discovery and reply on P.replies, as
+ * those from before the per-service exchanges do: for an upgrade only, it gives every service's credential the
+ * power to loop dead letters through P.discovery (a flood that alarms the whole node) and to reach other services'
+ * announcement lanes. Without it the definitions declare each work queue (--queue-type, classic by default).
  * Import with `rabbitmqctl import_definitions FILE` (or the broker's load_definitions). Installed as the package's
  * `contracts-broker-definitions` command; `node dist/scripts/broker-definitions.js` in this repository.
  */
@@ -23,6 +28,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brokerDefinitions } from '../bus/broker-definitions';
+import { workQueueTypeOf } from '../bus/amqp/wire';
 import { readServicesFile } from '../bus/services-file';
 import { errorMessage } from '../errors/describe';
 
@@ -36,6 +42,8 @@ interface Args {
   passwordDir?: string;
   generate: boolean;
   legacyReplies: boolean;
+  legacyTopology: boolean;
+  queueType: 'classic' | 'quorum';
   out?: string;
 }
 
@@ -47,6 +55,8 @@ export function parseArgs(argv: string[]): Args {
     services: [],
     generate: false,
     legacyReplies: false,
+    legacyTopology: false,
+    queueType: 'classic',
   };
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i] as string;
@@ -64,6 +74,8 @@ export function parseArgs(argv: string[]): Args {
     else if (flag === '--password-dir') args.passwordDir = value();
     else if (flag === '--generate-passwords') args.generate = true;
     else if (flag === '--legacy-replies') args.legacyReplies = true;
+    else if (flag === '--legacy-topology') args.legacyTopology = true;
+    else if (flag === '--queue-type') args.queueType = workQueueTypeOf(value());
     else if (flag === '--out') args.out = value();
     else throw new Error(`unknown argument ${flag}`);
   }
@@ -112,7 +124,17 @@ export function run(argv: string[], env: NodeJS.ProcessEnv = process.env): strin
       );
     passwords[user] = p;
   }
-  return `${JSON.stringify(brokerDefinitions({ prefix: args.prefix, vhost: args.vhost, gatewayUser: args.gatewayUser, services, passwords, legacyReplies: args.legacyReplies }), null, 2)}\n`;
+  const definitions = brokerDefinitions({
+    prefix: args.prefix,
+    vhost: args.vhost,
+    gatewayUser: args.gatewayUser,
+    services,
+    passwords,
+    legacyReplies: args.legacyReplies,
+    legacyTopology: args.legacyTopology,
+    queueType: args.queueType,
+  });
+  return `${JSON.stringify(definitions, null, 2)}\n`;
 }
 
 /** The command: arguments from the process, definitions to --out or stdout, exit 2 with one line on a problem. */

@@ -73,16 +73,20 @@ export class ConformanceBus {
     // As the gateway does: with per-service users only the gateway's may declare them.
     await ch.assertExchange(names.requestExchange, 'topic', { durable: true });
     await ch.assertExchange(names.discoveryExchange, 'topic', { durable: true });
-    await ch.assertExchange(names.replyExchange, 'topic', { durable: true });
+    const announcements = names.serviceAnnounceExchange(this.service);
+    const replies = names.serviceReplyExchange(this.service);
+    await ch.assertExchange(announcements, 'topic', { durable: true });
+    await ch.assertExchange(replies, 'topic', { durable: true });
     const announce = names.listenerQueue('announce', randomUUID());
     await ch.assertQueue(announce, { exclusive: true, autoDelete: true, durable: false });
-    await ch.bindQueue(announce, names.discoveryExchange, announceKey(this.service));
+    // Only on the service's own exchange: an announcement on the discovery exchange is the previous wire.
+    await ch.bindQueue(announce, announcements, announceKey(this.service));
     await ch.consume(announce, (msg) => msg && this.announcements.push({ at: Date.now(), msg, body: parse(msg) }), {
       noAck: true,
     });
-    // Replies come through P.replies with routing key = reply_to = this queue's name, as the gateway's do.
+    // Replies come through P.replies.<service> with routing key = reply_to = this queue's name, as the gateway's do.
     await ch.assertQueue(this.replyQueue, { exclusive: true, durable: false });
-    await ch.bindQueue(this.replyQueue, names.replyExchange, this.replyQueue);
+    await ch.bindQueue(this.replyQueue, replies, this.replyQueue);
     await ch.consume(
       this.replyQueue,
       (msg) => {

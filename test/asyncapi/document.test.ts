@@ -61,7 +61,7 @@ describe('the AsyncAPI document of the bus', function () {
       '#/components/schemas/PlaceOrderCommand.Input/definitions/line',
     );
     expect(doc.channels.announcements).to.include({ address: 'announce.{service}' });
-    expect(doc.channels.announcements.bindings.amqp.exchange.name).to.equal('acme.discovery');
+    expect(doc.channels.announcements.bindings.amqp.exchange.name).to.equal('acme.announcements.{service}');
     expect(doc.channels.discovery.address).to.equal('discover');
   });
 

@@ -29,15 +29,21 @@ describe('broker definitions', () => {
     ]);
   });
 
-  it('lets only the service user publish announce.<service> and read its work queue', () => {
+  it('lets only the service user publish announce.<service>, on its own exchange, and read its work queue', () => {
     const defs = brokerDefinitions(input);
-    const topic = (user: string, exchange = 'contracts.discovery') =>
+    const topic = (user: string, exchange = 'contracts.announcements.auth-service') =>
       defs.topic_permissions.find((t) => t.user === user && t.exchange === exchange)!;
     const perms = (user: string) => defs.permissions.find((p) => p.user === user)!;
     expect(new RegExp(topic('svc-auth').write).test('announce.auth-service')).to.equal(true);
     expect(new RegExp(topic('svc-auth').write).test('announce.users-service')).to.equal(false);
     expect(new RegExp(topic('svc-auth').write).test('discover')).to.equal(false);
-    expect(new RegExp(topic('gateway').write).test('announce.users-service')).to.equal(false);
+    expect(new RegExp(topic('gateway').write).test('announce.auth-service')).to.equal(false);
+    // The discovery exchange: services only hear `discover` there, and publish nothing (not even announcements).
+    expect(new RegExp(topic('svc-auth', 'contracts.discovery').write).test('announce.auth-service')).to.equal(false);
+    expect(new RegExp(perms('svc-auth').write).test('contracts.discovery')).to.equal(false);
+    expect(new RegExp(perms('svc-auth').write).test('contracts.announcements.auth-service')).to.equal(true);
+    expect(new RegExp(perms('svc-auth').write).test('contracts.announcements.users-service')).to.equal(false);
+    expect(new RegExp(perms('svc-auth').write).test('contracts.announcements')).to.equal(false);
     for (const user of ['gateway', 'svc-auth'])
       expect(new RegExp(perms(user).read).test('contracts.svc.users-service'), user).to.equal(false);
     expect(new RegExp(perms('users-service').read).test('contracts.svc.users-service')).to.equal(true);
@@ -45,10 +51,29 @@ describe('broker definitions', () => {
     for (const exchange of ['contracts.requests', 'contracts.discovery'])
       expect(new RegExp(perms('svc-auth').configure).test(exchange)).to.equal(false);
     expect(new RegExp(perms('svc-auth').write).test('contracts.requests')).to.equal(false);
+    // ... nor declare their work queue (a name it could also give an exchange it reads and writes): it is declared here.
+    expect(new RegExp(perms('svc-auth').configure).test('contracts.svc.auth-service')).to.equal(false);
+    expect(defs.queues.map((q) => [q.name, q.durable, q.arguments])).to.deep.equal([
+      ['contracts.svc.users-service', true, {}],
+      ['contracts.svc.auth-service', true, {}],
+    ]);
+    expect(defs.bindings.map((b) => [b.source, b.destination, b.routing_key])).to.deep.equal([
+      ['contracts.requests', 'contracts.svc.users-service', 'users-service'],
+      ['contracts.requests', 'contracts.svc.auth-service', 'auth-service'],
+    ]);
+    expect(brokerDefinitions({ ...input, queueType: 'quorum' }).queues[0]?.arguments).to.deep.equal({
+      'x-queue-type': 'quorum',
+      'x-delivery-limit': 5,
+    });
     expect(defs.exchanges.map((e) => [e.name, e.type])).to.deep.equal([
       ['contracts.requests', 'topic'],
       ['contracts.discovery', 'topic'],
       ['contracts.replies', 'topic'],
+      ['contracts.announcements', 'topic'],
+      ['contracts.announcements.users-service', 'topic'],
+      ['contracts.replies.users-service', 'topic'],
+      ['contracts.announcements.auth-service', 'topic'],
+      ['contracts.replies.auth-service', 'topic'],
     ]);
     expect(JSON.stringify(defs)).to.not.include('.rpc');
   });
@@ -93,16 +118,20 @@ describe('broker definitions', () => {
     }
   });
 
-  it('lets a service reply through P.replies to its own reply queues only, never through the default exchange', () => {
+  it('lets a service reply through P.replies.<service> to its own reply queues only, never through the default exchange', () => {
     const defs = brokerDefinitions(input);
     const perms = (user: string) => defs.permissions.find((p) => p.user === user)!;
     const replies = (user: string) =>
-      defs.topic_permissions.find((t) => t.user === user && t.exchange === 'contracts.replies')!;
+      defs.topic_permissions.find((t) => t.user === user && t.exchange === 'contracts.replies.auth-service')!;
     const id = '0d9e2f4c-1b7a-4c55-9a61-3f0e2b8c7d11';
-    for (const user of ['svc-auth', 'users-service']) {
-      expect(new RegExp(perms(user).write).test('contracts.replies'), user).to.equal(true);
+    for (const [user, service] of [
+      ['svc-auth', 'auth-service'],
+      ['users-service', 'users-service'],
+    ] as const) {
+      expect(new RegExp(perms(user).write).test(`contracts.replies.${service}`), user).to.equal(true);
+      expect(new RegExp(perms(user).write).test('contracts.replies'), user).to.equal(false); // shared: no more
       expect(new RegExp(perms(user).write).test('amq.default'), user).to.equal(false);
-      expect(new RegExp(perms(user).read).test('contracts.replies'), user).to.equal(false); // may bind nothing there
+      expect(new RegExp(perms(user).read).test(`contracts.replies.${service}`), user).to.equal(false); // may bind nothing there
     }
     const sendable = (key: string) => new RegExp(replies('svc-auth').write).test(key);
     expect(sendable(`contracts.reply.${id}.auth-service`)).to.equal(true);
@@ -118,12 +147,17 @@ describe('broker definitions', () => {
     }
     expect(new RegExp(replies('gateway').write).test(`contracts.reply.${id}.auth-service`)).to.equal(false);
     expect(new RegExp(replies('gateway').read).test(`contracts.reply.${id}.auth-service`)).to.equal(true);
-    // The transition switch gives the default exchange and old services' P.discover.<uuid> queues back, and nothing else.
+    // The transition switches: --legacy-topology gives back the shared exchanges and the work queue's declaration,
+    // --legacy-replies (implying it) also the default exchange and old services' P.discover.<uuid> queues.
+    const topology = brokerDefinitions({ ...input, legacyTopology: true });
+    const topologyWrite = topology.permissions.find((p) => p.user === 'svc-auth')!.write;
+    expect(topologyWrite.replace('|contracts\\.discovery|contracts\\.replies', '')).to.equal(perms('svc-auth').write);
+    expect(topology.queues).to.deep.equal([]);
     const legacy = brokerDefinitions({ ...input, legacyReplies: true });
     const legacyWrite = legacy.permissions.find((p) => p.user === 'svc-auth')!.write;
     expect(new RegExp(legacyWrite).test('amq.default')).to.equal(true);
     expect(legacyWrite.replace('|amq\\.default', '').replace('|contracts\\.discover\\.[A-Za-z0-9-]+', '')).to.equal(
-      perms('svc-auth').write,
+      topologyWrite,
     );
     // ... and lets a gateway of the previous version declare its single reply queue after a reconnect.
     expect(new RegExp(perms('gateway').configure).test(`contracts.reply.${id}`)).to.equal(false);

@@ -101,7 +101,8 @@ describe('the services file (one list for broker definitions and the gateway)', 
     expect(defs.users.map((u: { name: string }) => u.name)).to.deep.equal(['gateway', 'users-service', 'svc-auth']);
     expect(
       defs.topic_permissions.find(
-        (t: { user: string; exchange: string }) => t.user === 'svc-auth' && t.exchange === 'p.discovery',
+        (t: { user: string; exchange: string }) =>
+          t.user === 'svc-auth' && t.exchange === 'p.announcements.auth-service',
       ).write,
     ).to.equal('^announce\\.auth-service$');
     expect(() => run(['--services', file, '--service', 'x'], env)).to.throw(

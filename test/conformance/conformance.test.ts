@@ -103,6 +103,12 @@ describe('contracts-gateway conformance (a running service over the real bus)', 
     await database?.drop();
   });
 
+  /**
+   * Under per-service users the definitions declare the work queue and the service's user may not delete it: the
+   * rule is skipped there (the shared-credential run below checks it).
+   */
+  const DEFINITIONS_QUEUE_RULE = 'deletes its work queue on stop';
+
   /** The kit's arguments; the service's own user is its per-service one unless the shared credential is given. */
   const kit = (service: string, pid?: number, bus = users!.url('gateway'), serviceBus = users!.url(service)) => [
     '--bus',
@@ -126,7 +132,8 @@ describe('contracts-gateway conformance (a running service over the real bus)', 
     });
     started.push(svc);
     const { code, lines } = await conformance(kit('catalog-service', svc.child.pid));
-    expect(marked(lines, 'pass'), `${lines.join('\n')}\n${svc.output()}`).to.deep.equal(EVERY_RULE);
+    expect(marked(lines, 'pass'), `${lines.join('\n')}\n${svc.output()}`).to.deep.equal(EVERY_RULE.slice(0, -1));
+    expect(marked(lines, 'skip')).to.deep.equal([DEFINITIONS_QUEUE_RULE]);
     expect(code).to.equal(0);
   });
 
@@ -138,7 +145,8 @@ describe('contracts-gateway conformance (a running service over the real bus)', 
     });
     started.push(svc);
     const { code, lines } = await conformance(kit('nap-service', svc.child.pid));
-    expect(marked(lines, 'pass'), `${lines.join('\n')}\n${svc.output()}`).to.deep.equal(EVERY_RULE);
+    expect(marked(lines, 'pass'), `${lines.join('\n')}\n${svc.output()}`).to.deep.equal(EVERY_RULE.slice(0, -1));
+    expect(marked(lines, 'skip')).to.deep.equal([DEFINITIONS_QUEUE_RULE]);
     expect(code).to.equal(0);
   });
 
@@ -174,7 +182,8 @@ describe('contracts-gateway conformance (a running service over the real bus)', 
     expect(code, lines.join('\n')).to.equal(1);
     // Every rule but the first: it does answer a discovery request.
     expect(marked(lines, 'pass'), lines.join('\n')).to.deep.equal(['announces its contracts on a discovery request']);
-    expect(marked(lines, 'FAIL'), lines.join('\n')).to.deep.equal(EVERY_RULE.slice(1));
+    expect(marked(lines, 'FAIL'), lines.join('\n')).to.deep.equal(EVERY_RULE.slice(1, -1));
+    expect(marked(lines, 'skip')).to.deep.equal([DEFINITIONS_QUEUE_RULE]);
     expect(lines.join('\n')).to.include('targetService other-service');
   });
 

@@ -99,20 +99,23 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
   });
 
   it('a rogue broker user cannot publish announce.users-service', async () => {
-    const reason = await refusal(url('rogue-service'), async (ch) => {
-      ch.publish(
-        `${prefix}.discovery`,
-        'announce.users-service',
-        Buffer.from(JSON.stringify({ service: 'users-service', instanceId: 'x', withdrawn: true })),
-      );
-      await ch.waitForConfirms();
-    });
-    expect(reason).to.match(/ACCESS_REFUSED.*announce\.users-service/);
+    const withdrawal = Buffer.from(JSON.stringify({ service: 'users-service', instanceId: 'x', withdrawn: true }));
+    const publish = (exchange: string) =>
+      refusal(url('rogue-service'), async (ch) => {
+        ch.publish(exchange, 'announce.users-service', withdrawal);
+        await ch.waitForConfirms();
+      });
+    // Not with that key on its own announcement exchange, not on the users service's, not on the discovery exchange.
+    expect(await publish(`${prefix}.announcements.rogue-service`)).to.match(/ACCESS_REFUSED.*announce\.users-service/);
+    expect(await publish(`${prefix}.announcements.users-service`)).to.match(/ACCESS_REFUSED.*announcements\.users/);
+    expect(await publish(`${prefix}.discovery`)).to.match(/ACCESS_REFUSED.*discovery/);
   });
 
   it('a rogue broker user cannot claim to be the users-service user (user_id is checked by the broker)', async () => {
     const reason = await refusal(url('rogue-service'), async (ch) => {
-      ch.publish(`${prefix}.discovery`, 'announce.rogue-service', Buffer.from('{}'), { userId: user('users-service') });
+      ch.publish(`${prefix}.announcements.rogue-service`, 'announce.rogue-service', Buffer.from('{}'), {
+        userId: user('users-service'),
+      });
       await ch.waitForConfirms();
     });
     expect(reason).to.match(/PRECONDITION_FAILED.*user_id/);
@@ -145,8 +148,8 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
     );
     expect(
       await refusal(guest, async (ch) => {
-        ch.publish(`${prefix}.discovery`, 'announce.users-service', body);
-        ch.publish(`${prefix}.discovery`, 'announce.users-service', body, { userId: 'guest' });
+        ch.publish(`${prefix}.announcements.users-service`, 'announce.users-service', body);
+        ch.publish(`${prefix}.announcements.users-service`, 'announce.users-service', body, { userId: 'guest' });
         await ch.waitForConfirms();
       }),
     ).to.equal('allowed'); // guest still exists on this test broker; production deletes it
@@ -166,7 +169,7 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
     const conn = await amqp.connect(url('rogue-service'));
     const ch = await conn.createConfirmChannel();
     ch.publish(
-      `${prefix}.discovery`,
+      `${prefix}.announcements.rogue-service`,
       'announce.rogue-service',
       Buffer.from(
         JSON.stringify({

@@ -47,8 +47,11 @@ describe('replies of services from before P.replies, under --legacy-replies and 
     old = await startOldService();
   });
 
-  /** The previous version's wire, by hand: replies through the default exchange, to the queue named by reply_to. */
-  async function startOldService(): Promise<amqp.ChannelModel> {
+  /**
+   * An older version's wire, by hand: replies through the default exchange, to the queue named by reply_to (before
+   * P.replies), or through the shared P.replies (before P.replies.<service>).
+   */
+  async function startOldService(via: 'default' | 'replies' = 'default'): Promise<amqp.ChannelModel> {
     const conn = await amqp.connect(users!.url('old-service'));
     const ch = await conn.createChannel();
     ch.on('error', (err: Error) => (oldClosed = err.message));
@@ -57,10 +60,10 @@ describe('replies of services from before P.replies, under --legacy-replies and 
     await ch.bindQueue(queue, `${prefix}.requests`, 'old-service');
     await ch.consume(queue, (msg) => {
       if (!msg) return;
-      ch.sendToQueue(msg.properties.replyTo, Buffer.from('{"ok":true,"result":"old"}'), {
-        correlationId: msg.properties.correlationId,
-        userId: users!.user('old-service'),
-      });
+      const reply = Buffer.from('{"ok":true,"result":"old"}');
+      const props = { correlationId: msg.properties.correlationId, userId: users!.user('old-service') };
+      if (via === 'default') ch.sendToQueue(msg.properties.replyTo, reply, props);
+      else ch.publish(`${prefix}.replies`, msg.properties.replyTo, reply, props);
       ch.ack(msg);
     });
     return conn;
@@ -80,7 +83,8 @@ describe('replies of services from before P.replies, under --legacy-replies and 
     expect(await gateway!.request(request('new-service'), 5000)).to.deep.equal({ ok: true, result: 'new' });
     expect(oldClosed).to.equal('');
 
-    await createBrokerUsers(prefix, services); // the same users, re-imported without --legacy-replies
+    // The same users, re-imported without --legacy-replies; services from before P.replies.<service> still run.
+    await createBrokerUsers(prefix, services, ['--legacy-topology']);
     // RabbitMQ keeps what a channel was allowed before the re-import: the old service is restarted (new connection).
     await old!.close();
     old = await startOldService();
@@ -92,5 +96,11 @@ describe('replies of services from before P.replies, under --legacy-replies and 
     expect((refused as GatewayError).status).to.equal(504);
     expect(oldClosed).to.match(/ACCESS_REFUSED.*amq\.default/);
     expect(await gateway!.request(request('new-service'), 5000)).to.deep.equal({ ok: true, result: 'new' });
+    // A service of the version before P.replies.<service>, replying through P.replies, is answered meanwhile.
+    await old!.close();
+    oldClosed = '';
+    old = await startOldService('replies');
+    expect(await gateway!.request(request('old-service'), 5000)).to.deep.equal({ ok: true, result: 'old' });
+    expect(oldClosed).to.equal('');
   });
 });

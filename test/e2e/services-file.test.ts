@@ -54,10 +54,15 @@ describe('ownership from the services file, through the real broker with per-ser
     const conn = await amqp.connect(users!.url(service));
     try {
       const ch = await conn.createConfirmChannel();
-      ch.publish(`${prefix}.discovery`, `announce.${body.service as string}`, Buffer.from(JSON.stringify(body)), {
-        userId: users!.user(service),
-        contentType: 'application/json',
-      });
+      ch.publish(
+        `${prefix}.announcements.${service}`,
+        `announce.${body.service as string}`,
+        Buffer.from(JSON.stringify(body)),
+        {
+          userId: users!.user(service),
+          contentType: 'application/json',
+        },
+      );
       await ch.waitForConfirms();
     } finally {
       await conn.close().catch(() => undefined);

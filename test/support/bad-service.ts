@@ -9,9 +9,20 @@ async function main(): Promise<void> {
   const prefix = process.env.BUS_PREFIX ?? 'contracts';
   const service = 'bad-service';
   const model = await amqp.connect(process.env.BUS_URL ?? '', { noDelay: true });
-  const ch = await model.createChannel();
   const queue = `${prefix}.svc.${service}`;
-  await ch.assertQueue(queue, { durable: false, autoDelete: false, arguments: { 'x-expires': 15000 } });
+  const announcements = `${prefix}.announcements.${service}`;
+  const replies = `${prefix}.replies.${service}`;
+  // Declared where its user may (a shared credential); with a user of its own the broker definitions did.
+  const probe = await model.createChannel();
+  probe.on('error', () => undefined);
+  await probe.assertExchange(announcements, 'topic', { durable: true }).catch(() => undefined);
+  await probe.assertExchange(replies, 'topic', { durable: true }).catch(() => undefined);
+  await probe
+    .assertQueue(queue, { durable: false, autoDelete: false, arguments: { 'x-expires': 15000 } })
+    .catch(() => undefined);
+  await probe.close().catch(() => undefined);
+  const ch = await model.createChannel();
+  await ch.checkQueue(queue);
   await ch.bindQueue(queue, `${prefix}.requests`, service);
   const contracts = [
     {
@@ -24,7 +35,7 @@ async function main(): Promise<void> {
   ];
   const announce = () =>
     ch.publish(
-      `${prefix}.discovery`,
+      announcements,
       `announce.${service}`,
       Buffer.from(JSON.stringify({ service, instanceId: 'bad-1', ttlMs: 3000, contracts })),
       {
@@ -37,7 +48,7 @@ async function main(): Promise<void> {
   await ch.consume(discover.queue, () => void announce(), { noAck: true });
   await ch.consume(queue, (msg) => {
     if (!msg) return;
-    ch.publish(`${prefix}.replies`, msg.properties.replyTo, Buffer.from(JSON.stringify({ ok: true, result: {} })), {
+    ch.publish(replies, msg.properties.replyTo, Buffer.from(JSON.stringify({ ok: true, result: {} })), {
       correlationId: msg.properties.correlationId,
     });
     ch.ack(msg);

@@ -34,6 +34,28 @@ if (typeof after === 'function') {
 }
 
 /**
+ * What the definitions declared for each service and outlives its users (durable): its work queue and its own
+ * exchanges, deleted as the guest user.
+ */
+async function deleteServiceTopology(prefix: string, services: readonly string[]): Promise<void> {
+  const conn = await amqp.connect(`amqp://guest:guest@${HOST}`).catch(() => undefined);
+  if (!conn) return;
+  conn.on('error', () => undefined);
+  try {
+    const ch = await conn.createChannel();
+    for (const service of services) {
+      await ch.deleteQueue(`${prefix}.svc.${service}`);
+      await ch.deleteExchange(`${prefix}.announcements.${service}`);
+      await ch.deleteExchange(`${prefix}.replies.${service}`);
+    }
+  } catch {
+    // the connection went away: what is left has no user any more and no consumer
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}
+
+/**
  * Per-service broker users on the real RabbitMQ, from the generated definitions (`rabbitmqctl import_definitions`),
  * each named `<prefix>-<name>` so runs never meet; remove() deletes them.
  */
@@ -81,6 +103,7 @@ export async function createBrokerUsers(
   const remove = async (): Promise<void> => {
     await importing.catch(() => undefined);
     for (const name of names) await deleteUser(user(name));
+    await deleteServiceTopology(prefix, serviceNames);
     removeDir(dir);
   };
   try {

@@ -5,7 +5,7 @@ export async function deleteBusTopology(url: string, prefix: string): Promise<vo
   // A cluster's BUS_URL lists every node: any one of them will do.
   const conn = await amqp.connect(url.split(',')[0]!);
   try {
-    for (const name of [`${prefix}.requests`, `${prefix}.discovery`, `${prefix}.replies`]) {
+    for (const name of [`${prefix}.requests`, `${prefix}.discovery`, `${prefix}.replies`, `${prefix}.announcements`]) {
       const ch = await conn.createChannel();
       ch.on('error', () => undefined);
       await ch.deleteExchange(name).catch(() => undefined);
@@ -16,7 +16,10 @@ export async function deleteBusTopology(url: string, prefix: string): Promise<vo
   }
 }
 
-/** Deletes the work queues of these services under a prefix (they outlive their consumers for a while: x-expires). */
+/**
+ * Deletes the work queues of these services under a prefix (they outlive their consumers for a while: x-expires), and
+ * their own announcement and reply exchanges.
+ */
 export async function deleteWorkQueues(url: string, prefix: string, services: string[]): Promise<void> {
   const conn = await amqp.connect(url);
   try {
@@ -24,6 +27,8 @@ export async function deleteWorkQueues(url: string, prefix: string, services: st
       const ch = await conn.createChannel();
       ch.on('error', () => undefined);
       await ch.deleteQueue(`${prefix}.svc.${service}`).catch(() => undefined);
+      await ch.deleteExchange(`${prefix}.announcements.${service}`).catch(() => undefined);
+      await ch.deleteExchange(`${prefix}.replies.${service}`).catch(() => undefined);
       await ch.close().catch(() => undefined);
     }
   } finally {

@@ -10,6 +10,7 @@ import type { AnnouncementListener, Subscription } from '../transport';
 import type { AmqpConnection } from './connection';
 import type { AmqpConsumers, Registration } from './consumers';
 import { hasInvalidHeaders } from './header-guard';
+import { bindIfAllowed } from './service-exchanges';
 import { ANNOUNCE_BINDING, announcedService, announceKey, DISCOVER_KEY } from './wire';
 
 /*
@@ -60,6 +61,10 @@ interface Lane {
   bindingKey: string;
   budget: ByteBudget;
   queue: string;
+  /** The exchange services announce on for this lane: the service's own, or the shared one. */
+  exchange: string;
+  /** Whether the queue is bound to `exchange` (false under broker definitions from before it). */
+  bound: boolean;
 }
 
 /** What a message costs the intake's budget: its body, its header strings (up to ~128 KB) and a fixed overhead. */
@@ -98,17 +103,25 @@ export class AmqpListeners {
 
   onAnnouncement(listener: AnnouncementListener): Promise<Subscription> {
     const own = [...new Set(this.intake.services)].filter((s) => PLAIN_SERVICE.test(s));
+    const names = this.conn.names;
     const lane = (service: string | undefined): Lane => ({
       service,
       bindingKey: service === undefined ? ANNOUNCE_BINDING : announceKey(service),
       budget: new ByteBudget(this.intake.bytesPerSecond),
       queue: '',
+      exchange: service === undefined ? names.announceExchange : names.serviceAnnounceExchange(service),
+      bound: false,
     });
     const lanes = this.intake.others || own.length === 0 ? [...own.map(lane), lane(undefined)] : own.map(lane);
     const ownKeys = new Set(own.map(announceKey));
     const reg: Registration = this.consumers.create('announcement listener', {
       rebind: async (ch) => {
-        for (const l of lanes) await ch.bindQueue(l.queue, this.conn.names.discoveryExchange, l.bindingKey);
+        for (const l of lanes) {
+          await ch.bindQueue(l.queue, names.discoveryExchange, l.bindingKey);
+          if (!l.bound) continue;
+          await ch.assertExchange(l.exchange, 'topic', { durable: true });
+          await ch.bindQueue(l.queue, l.exchange, l.bindingKey);
+        }
       },
       attach: async (ch) => {
         let tag = '';
@@ -140,6 +153,9 @@ export class AmqpListeners {
             },
             cap,
           );
+          // Services announce on their own exchange; the discovery exchange still carries the announcements of
+          // services from before it, where the broker definitions let them (an upgrade).
+          l.bound = reg.model !== null && (await bindIfAllowed(reg.model, l.queue, l.exchange, l.bindingKey));
         }
         return tag;
       },

@@ -13,6 +13,7 @@ import type { AmqpConnection } from './connection';
 import { readyChannel, type AmqpConsumers, type Registration } from './consumers';
 import { hasInvalidHeaders } from './header-guard';
 import { ReplyQueues } from './reply-queues';
+import { ensureAnnounceExchange } from './service-exchanges';
 import { announceKey, DISCOVER_KEY, encodeHeaders, encodeJson, JSON_TYPE } from './wire';
 
 /*
@@ -60,6 +61,8 @@ export class AmqpPublisher {
   private readonly requestExchange: string;
   private readonly discoveryExchange: string;
   private readonly brokerUser: string | undefined;
+  /** The services whose announcement exchange was made sure of, per announcement channel (again on a new one). */
+  private readonly announcesOn = new WeakMap<Channel, Set<string>>();
   /** Replies dropped for their publisher or for no request waiting (one line per service and kind per minute). */
   private readonly refusedLog: OnceLog;
 
@@ -272,9 +275,18 @@ export class AmqpPublisher {
 
   /** With the broker user as `user_id`, so a gateway that requires it can tell who announced. */
   async announce(announcement: Announcement): Promise<void> {
+    const service = announcement.service;
+    const ch = readyChannel<ConfirmChannel>(this.confirms);
+    const model = this.confirms.model;
+    if (ch && model && !this.announcesOn.get(ch)?.has(service)) {
+      if (!(await ensureAnnounceExchange(this.conn.names, model, service))) throw busNotConnected();
+      const known = this.announcesOn.get(ch) ?? new Set<string>();
+      this.announcesOn.set(ch, known.add(service));
+    }
+    // On the service's own exchange, which routes to the gateway's intake for it and nowhere else.
     await this.publishConfirmed(
-      this.discoveryExchange,
-      announceKey(announcement.service),
+      this.conn.names.serviceAnnounceExchange(service),
+      announceKey(service),
       encodeJson(announcement),
       this.brokerUser,
     );

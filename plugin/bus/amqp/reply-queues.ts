@@ -4,6 +4,7 @@ import { describeError } from '../../errors/describe';
 import { inert, OnceLog } from '../../log-once';
 import type { AmqpConnection } from './connection';
 import { readyChannel, type AmqpConsumers, type Registration } from './consumers';
+import { bindIfAllowed } from './service-exchanges';
 import { REPLY_QUEUE_OPTIONS } from './wire';
 
 /*
@@ -29,6 +30,8 @@ interface ReplyQueue {
   unacked: ConsumeMessage | null;
   ackScheduled: boolean;
   registering: Promise<unknown> | null;
+  /** Whether the queue is bound to the service's own reply exchange (false under definitions from before it). */
+  bound: boolean;
 }
 
 export class ReplyQueues {
@@ -62,12 +65,19 @@ export class ReplyQueues {
       unacked: null,
       ackScheduled: false,
       registering: null,
+      bound: false,
     };
     q.reg = this.consumers.create(`reply consumer of ${service}`, {
       prefetch: REPLY_PREFETCH,
       attach: (ch) => this.attach(service, q, ch),
-      rebind: (ch) =>
-        q.name === null ? Promise.resolve() : ch.bindQueue(q.name, this.conn.names.replyExchange, q.name),
+      rebind: async (ch) => {
+        if (q.name === null) return;
+        await ch.bindQueue(q.name, this.conn.names.replyExchange, q.name);
+        if (!q.bound) return;
+        const exchange = this.conn.names.serviceReplyExchange(service);
+        await ch.assertExchange(exchange, 'topic', { durable: true });
+        await ch.bindQueue(q.name, exchange, q.name);
+      },
     });
     this.byService.set(service, q);
     const registering = this.consumers.register(q.reg).catch((err: unknown) => {
@@ -101,6 +111,8 @@ export class ReplyQueues {
     // and goes with the connection.
     await ch.assertQueue(queue, REPLY_QUEUE_OPTIONS);
     await ch.bindQueue(queue, this.conn.names.replyExchange, queue);
+    // The service's own reply exchange, which only it writes; P.replies stays for services from before it.
+    q.bound = await bindIfAllowed(model, queue, this.conn.names.serviceReplyExchange(service), queue);
     const { consumerTag } = await ch.consume(
       queue,
       (msg) => (msg === null ? this.onCancelled(service, q, ch) : this.onMessage(service, q, ch, msg)),

@@ -13,14 +13,18 @@ import { hasInvalidHeaders } from './header-guard';
  *                         queue, x-delivery-limit 5, same x-expires); bound to P.requests with key <svc>; the
  *                         service's instances are competing consumers on it (manual ack after the reply,
  *                         prefetch); what a consumer held when it died is redelivered (`redelivered` set)
- *   exchange P.discovery  topic, durable    announcements and withdrawals: key `announce.<service>`,
- *                                           body = the Announcement JSON; discovery requests: key
- *                                           `discover`, body `{}`. Listeners bind exclusive queues
- *                                           P.announce.<uuid> (`announce.#`) / a server-named
- *                                           `amq.gen-…` queue (`discover`).
- *   exchange P.replies    topic, durable    replies; routing key = the request's replyTo. A topic exchange of its
- *                                           own, so that service users need no write on the default exchange (which
- *                                           reaches every queue) and topic permissions tie a key to one service.
+ *   exchange P.discovery  topic, durable    discovery requests: key `discover`, body `{}`, heard on a server-named
+ *                                           `amq.gen-…` queue. Services only read it (before: also announced on it).
+ *   exchange P.announcements.<svc>  topic, durable   the service's announcements and withdrawals: key
+ *                                           `announce.<service>`, body = the Announcement JSON. Only the service
+ *                                           writes it, only the gateway binds (its queue P.announce.<uuid> for that
+ *                                           service): whatever the service sends there, dead letters included,
+ *                                           reaches the gateway's intake for that service and nothing else.
+ *   exchange P.announcements  topic, durable   where the gateway hears services it does not know in advance (no
+ *                                           services file): a service that may binds its own exchange to it.
+ *   exchange P.replies.<svc>  topic, durable   the service's replies; routing key = the request's replyTo. Only the
+ *                                           service writes it, only the gateway's reply queues for it are bound.
+ *   exchange P.replies    topic, durable    replies of services from before the per-service exchanges.
  *   queue    P.reply.<uuid>.<svc>  exclusive, x-max-length-bytes   the gateway's replies from one service (one per
  *                                           target service and gateway connection), bound to P.replies with its own
  *                                           name as key; each consumed on a channel of its own with a prefetch, so a
@@ -34,7 +38,7 @@ import { hasInvalidHeaders } from './header-guard';
  * requestId, user (the MessageUser as a JSON string, absent for anonymous calls), traceparent (when present),
  * deadline (ms since the epoch, as a decimal string), idempotencyKey (the caller's Idempotency-Key, when it sent
  * one on a command or POST), clientAddress (the caller's IP as the host saw it).
- * The reply: published to P.replies with routing key = the request's replyTo, the same correlationId, user_id =
+ * The reply: published to P.replies.<svc> with routing key = the request's replyTo, the same correlationId, user_id =
  * the service's broker user, body = the Reply envelope as JSON; the service acks the request after replying.
  *
  * This file holds every name and header of that format; the request headers are encoded and decoded side by side.
@@ -43,6 +47,8 @@ import { hasInvalidHeaders } from './header-guard';
 export const JSON_TYPE = 'application/json';
 /** AMQP reply code of a declaration whose arguments differ from the existing entity's. */
 export const PRECONDITION_FAILED = 406;
+/** AMQP reply code of a declaration this broker user is not permitted. */
+export const ACCESS_REFUSED = 403;
 
 /** How long a work queue outlives its last consumer (x-expires): a reconnect or a restart finds its requests there. */
 export const WORK_QUEUE_EXPIRES_MS = 15_000;
@@ -124,11 +130,24 @@ export class BusNames {
   readonly requestExchange: string;
   readonly discoveryExchange: string;
   readonly replyExchange: string;
+  /** Where services' announcement exchanges are bound when the gateway does not know the services in advance. */
+  readonly announceExchange: string;
 
   constructor(readonly prefix: string) {
     this.requestExchange = `${prefix}.requests`;
     this.discoveryExchange = `${prefix}.discovery`;
     this.replyExchange = `${prefix}.replies`;
+    this.announceExchange = `${prefix}.announcements`;
+  }
+
+  /** The exchange `service` announces on: written by that service only, read by the gateway only. */
+  serviceAnnounceExchange(service: string): string {
+    return `${this.announceExchange}.${service}`;
+  }
+
+  /** The exchange `service` replies on: written by that service only, bound to the gateway's reply queues for it. */
+  serviceReplyExchange(service: string): string {
+    return `${this.replyExchange}.${service}`;
   }
 
   /** The work queue of `service`. */

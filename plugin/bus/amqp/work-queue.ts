@@ -7,13 +7,24 @@ import type { AmqpConnection } from './connection';
 import { noop } from '../../logger';
 import { inert, OnceLog } from '../../log-once';
 import type { AmqpConsumers, Registration } from './consumers';
-import { decodeRequest, JSON_TYPE, PRECONDITION_FAILED, traceIdOf, workQueueOptions, type WorkQueueType } from './wire';
+import { ensureExchange } from './service-exchanges';
+import {
+  ACCESS_REFUSED,
+  decodeRequest,
+  JSON_TYPE,
+  PRECONDITION_FAILED,
+  traceIdOf,
+  workQueueOptions,
+  type WorkQueueType,
+} from './wire';
 
 /*
  * The service side of the AMQP transport: a competing consumer on the service's work queue that runs the handler,
  * replies to the request's replyTo on the reply exchange (stamped with this connection's broker user, which the gateway checks), and acks
  * the request only after replying (so what an instance held when it died is redelivered).
  */
+
+type WorkQueueFound = 'declared' | 'other' | 'given';
 
 const MALFORMED_REQUEST_REPLY: Reply = {
   ok: false,
@@ -36,13 +47,19 @@ export class AmqpWorkQueues {
     const queue = this.conn.names.serviceQueue(service);
     const requestExchange = this.conn.names.requestExchange;
     const from = opts.acceptRequestsFrom;
-    let asDeclared = true;
+    // How the work queue was found: declared as this instance declares it, with other arguments, or given by the
+    // broker definitions (this user may not declare it, nor delete it).
+    let found: WorkQueueFound = 'declared';
     const reg = this.consumers.create(`consumer of ${queue}`, {
       prefetch: Math.max(1, opts.prefetch ?? DEFAULT_PREFETCH),
       attach: async (ch) => {
         await this.conn.declareExchanges(ch);
+        const model = reg.model;
+        // Replies go to the service's own exchange: declared here where this user may, else the definitions' one.
+        if (!model || !(await ensureExchange(model, this.conn.names.serviceReplyExchange(service))))
+          throw new Error(`the exchange ${this.conn.names.serviceReplyExchange(service)} is missing`);
         // A queue found with other arguments may be of the other type: its deletion then counts consumers.
-        asDeclared = await this.declareWorkQueue(ch, reg, queue);
+        found = await this.declareWorkQueue(ch, reg, queue);
         await ch.bindQueue(queue, requestExchange, service);
         const { consumerTag } = await ch.consume(
           queue,
@@ -58,7 +75,9 @@ export class AmqpWorkQueues {
       rebind: (ch) => ch.bindQueue(queue, requestExchange, service),
       // The last instance to stop deletes the queue (only if no other instance consumes), so the service is
       // unroutable — 503 — as soon as close() resolves rather than when the queue expires.
-      detach: (ch) => this.deleteIfUnused(ch, queue, asDeclared ? this.queueType : 'quorum'),
+      detach: async (ch) => {
+        if (found !== 'given') await this.deleteIfUnused(ch, queue, found === 'declared' ? this.queueType : 'quorum');
+      },
     });
     return this.consumers.register(reg);
   }
@@ -83,21 +102,27 @@ export class AmqpWorkQueues {
    * another BUS_QUEUE_TYPE — closes the declaring channel with PRECONDITION_FAILED; the declaration is tried on a
    * channel of its own so that this instance can still consume the existing queue as it is.
    */
-  private async declareWorkQueue(ch: Channel, reg: Registration, queue: string): Promise<boolean> {
+  private async declareWorkQueue(ch: Channel, reg: Registration, queue: string): Promise<WorkQueueFound> {
     const model = reg.model;
     if (!model) throw new Error('The connection was lost');
     const probe = await model.createChannel();
     probe.on('error', noop);
     try {
       await probe.assertQueue(queue, workQueueOptions(this.queueType));
-      return true;
+      return 'declared';
     } catch (err) {
+      // A per-service broker user may not declare its work queue (the definitions do, with fixed arguments): it
+      // consumes the queue as it is (a passive declare needs no configure permission).
+      if ((err as { code?: unknown }).code === ACCESS_REFUSED) {
+        await ch.checkQueue(queue);
+        return 'given';
+      }
       if ((err as { code?: unknown }).code !== PRECONDITION_FAILED) throw err;
       await ch.checkQueue(queue);
       this.conn.logger.warn(
         `bus: ${queue} exists with other arguments (an older instance, or one with another BUS_QUEUE_TYPE, declared it); consuming it as it is`,
       );
-      return false;
+      return 'other';
     } finally {
       await probe.close().catch(noop);
     }
@@ -132,7 +157,7 @@ export class AmqpWorkQueues {
       this.consumers.brokerCancelled(reg, ch);
       return;
     }
-    const replyExchange = this.conn.names.replyExchange;
+    const replyExchange = this.conn.names.serviceReplyExchange(service);
     // A redelivery of a request this instance is running (or ran) on a channel that died gets that run's reply.
     const reply = (msg.fields.redelivered && reg.orphans.take(msg)) || this.replyBody(msg, service, handler);
     const id = msg.properties.correlationId as string | undefined;
@@ -142,7 +167,7 @@ export class AmqpWorkQueues {
       if (id !== undefined && reg.running.get(id)?.reply === reply && reg.ch === ch) reg.running.delete(id);
       try {
         const replyTo = msg.properties.replyTo as string | undefined;
-        // Through the reply exchange, never the default one: a service user needs no write on amq.default.
+        // Through the service's own reply exchange, never the default one (which reaches every queue) nor a shared one.
         if (replyTo) {
           ch.publish(replyExchange, replyTo, body, {
             correlationId: msg.properties.correlationId,
