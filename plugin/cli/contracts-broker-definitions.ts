@@ -5,6 +5,7 @@
  *
  *   contracts-broker-definitions --prefix contracts --services services.yml \
  *     [--gateway-user gateway] [--vhost /] [--password-dir DIR [--generate-passwords]] [--legacy-replies] [--out FILE]
+ *     [--max-instances 32] [--max-gateways 8] [--no-caps]
  *
  * The services file (plugin/bus/services-file.ts) names each service's broker user and what it owns; the gateway
  * reads the same file (busServicesFile). Without one, `--service users-service --service auth-service
@@ -16,13 +17,16 @@
  * reply, and declare their discovery queue as P.discover.<uuid> (a name S could also give an exchange of its own,
  * bound to P.replies/P.discovery, to publish keys its topic permissions refuse): for an upgrade only, it gives every
  * service's credential the power to flood any queue.
+ * The caps (operator policies on the queues services may declare, user and vhost limits) make room for
+ * --max-instances of each service and --max-gateways gateways at once; --no-caps leaves them out (a vhost shared
+ * with other applications, which the vhost-wide ones would reach).
  * Import with `rabbitmqctl import_definitions FILE` (or the broker's load_definitions). Installed as the package's
  * `contracts-broker-definitions` command; `node dist/scripts/broker-definitions.js` in this repository.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { brokerDefinitions } from '../bus/broker-definitions';
+import { brokerDefinitions, type CapsInput, DEFAULT_CAPS } from '../bus/broker-definitions';
 import { readServicesFile } from '../bus/services-file';
 import { errorMessage } from '../errors/describe';
 
@@ -37,6 +41,15 @@ interface Args {
   generate: boolean;
   legacyReplies: boolean;
   out?: string;
+  caps: CapsInput | false;
+}
+
+/** A whole number from 1 given to `flag`. */
+function count(flag: string, text: string): number {
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || n < 1 || !Number.isSafeInteger(n))
+    throw new Error(`${flag} needs a whole number from 1`);
+  return n;
 }
 
 export function parseArgs(argv: string[]): Args {
@@ -47,7 +60,9 @@ export function parseArgs(argv: string[]): Args {
     services: [],
     generate: false,
     legacyReplies: false,
+    caps: { ...DEFAULT_CAPS },
   };
+  let noCaps = false;
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i] as string;
     const value = (): string => {
@@ -65,6 +80,9 @@ export function parseArgs(argv: string[]): Args {
     else if (flag === '--generate-passwords') args.generate = true;
     else if (flag === '--legacy-replies') args.legacyReplies = true;
     else if (flag === '--out') args.out = value();
+    else if (flag === '--no-caps') noCaps = true;
+    else if (flag === '--max-instances' && args.caps) args.caps.instances = count(flag, value());
+    else if (flag === '--max-gateways' && args.caps) args.caps.gateways = count(flag, value());
     else throw new Error(`unknown argument ${flag}`);
   }
   if (args.servicesFile !== undefined) {
@@ -73,6 +91,11 @@ export function parseArgs(argv: string[]): Args {
       throw new Error('--services replaces --service and --user-prefix: name every service and its user in the file');
   } else if (args.services.length === 0) {
     throw new Error('name at least one --service, or a --services file');
+  }
+  if (noCaps) {
+    if (argv.some((a) => a === '--max-instances' || a === '--max-gateways'))
+      throw new Error('--no-caps leaves the caps out: --max-instances and --max-gateways size them');
+    args.caps = false;
   }
   if (args.generate && !args.passwordDir) throw new Error('--generate-passwords needs --password-dir');
   return args;
@@ -112,7 +135,7 @@ export function run(argv: string[], env: NodeJS.ProcessEnv = process.env): strin
       );
     passwords[user] = p;
   }
-  return `${JSON.stringify(brokerDefinitions({ prefix: args.prefix, vhost: args.vhost, gatewayUser: args.gatewayUser, services, passwords, legacyReplies: args.legacyReplies }), null, 2)}\n`;
+  return `${JSON.stringify(brokerDefinitions({ prefix: args.prefix, vhost: args.vhost, gatewayUser: args.gatewayUser, services, passwords, legacyReplies: args.legacyReplies, caps: args.caps }), null, 2)}\n`;
 }
 
 /** The command: arguments from the process, definitions to --out or stdout, exit 2 with one line on a problem. */
