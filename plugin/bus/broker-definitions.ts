@@ -197,9 +197,8 @@ const SERVER_NAMED_QUEUE_CAPS: Limits = {
   'message-ttl': 60_000,
 };
 /**
- * Channels one connection opens at most: a service 3 that stay (discovery listener, work queue consumer, the
- * confirmed publisher) and up to 4 short-lived ones (exchange check, topology keeper, queue probe, detach); the
- * gateway those plus one reply consumer per service. Twice that, for room.
+ * Channels one connection may open: a service's and the gateway's held 5 (test/e2e/broker-caps), some short-lived
+ * (exchange check, topology keeper, queue probe); the gateway adds one reply consumer per service. Room above that.
  */
 const CHANNELS_PER_CONNECTION = 16;
 /** A dropped connection may outlive its replacement until the broker notices (heartbeat): count each process twice. */
