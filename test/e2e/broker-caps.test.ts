@@ -1,4 +1,9 @@
 import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run as brokerDefinitions } from '../../plugin/cli/contracts-broker-definitions';
+import { RabbitCluster, rabbitmqBin } from '../support/rabbitmq-cluster';
 import * as amqp from 'amqplib';
 import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
 import { uniquePrefix } from '../support/env';
@@ -246,6 +251,54 @@ describe('caps on the broker side (generated definitions, rabbitmqctl import_def
     });
     expect(reason).to.match(/queue limit in vhost '[^']+' \(16\) is reached/);
     expect(before + declared).to.equal(16);
+  });
+});
+
+/**
+ * The other way RabbitMQ takes definitions: `load_definitions` in rabbitmq.conf, at boot, on a node of the test's own
+ * (never the machine's): the caps arrive the same way.
+ */
+describe('caps on the broker side, loaded at boot (load_definitions, a broker node of its own)', function () {
+  this.timeout(180_000);
+  const bin = rabbitmqBin();
+  let cluster: RabbitCluster | undefined;
+  let dir: string | undefined;
+
+  after(async () => {
+    await cluster?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('imports the operator policies, the user limits and the vhost limits', async function () {
+    if (!bin) this.skip();
+    dir = mkdtempSync(join(tmpdir(), 'broker-caps-'));
+    const file = join(dir, 'definitions.json');
+    const args = ['--prefix', 'boot', '--vhost', 'bus', '--gateway-user', 'gw', '--service', 'a'];
+    writeFileSync(
+      file,
+      brokerDefinitions([...args, '--max-instances', '1', '--max-gateways', '1'], {
+        BROKER_PASSWORD_GW: 'g',
+        BROKER_PASSWORD_A: 'a',
+      }),
+    );
+    cluster = await RabbitCluster.start(bin!, 1, 90_000, `load_definitions = ${file}\n`);
+    const node = cluster.nodes[0]!;
+    const ctl = (...a: string[]) => cluster!.ctl(node, ['-q', ...a]).then(lastLine);
+    const policies = JSON.parse(
+      await cluster.ctl(node, ['list_operator_policies', '-p', 'bus', '--formatter', 'json']),
+    );
+    expect(policies.map((p: { name: string }) => p.name).sort()).to.deep.equal([
+      'boot-server-named-queue-caps',
+      'boot-work-queue-caps',
+    ]);
+    expect(JSON.parse(await ctl('list_user_limits', '--user', 'a'))).to.deep.equal({
+      'max-connections': 2,
+      'max-channels': 32,
+    });
+    expect(JSON.parse(await ctl('list_vhost_limits', '-p', 'bus'))).to.deep.equal({
+      'max-connections': 4,
+      'max-queues': 9,
+    });
   });
 });
 
