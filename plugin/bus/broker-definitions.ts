@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { WORK_QUEUE_EXPIRES_MS } from './amqp/wire';
 
 /*
  * The broker side of "trust on the bus": RabbitMQ definitions (users, permissions, topic permissions, the two
@@ -32,13 +33,42 @@ export interface DefinitionsInput {
   queueType?: 'classic' | 'quorum';
   /** Fixed salts for tests; random otherwise. */
   salt?: (user: string) => Buffer;
+  /** The caps on what the broker holds for the bus (brokerCaps): DEFAULT_CAPS when absent, none when false. */
+  caps?: CapsInput | false;
 }
 
+/** How many processes the caps make room for. */
+export interface CapsInput {
+  /** Instances of one service running at once (they share its broker user). */
+  instances: number;
+  /** Gateway instances running at once (they share the gateway user). */
+  gateways: number;
+}
+
+export const DEFAULT_CAPS: CapsInput = { instances: 32, gateways: 8 };
+
+type Limits = Record<string, number>;
+
+/**
+ * A runtime parameter. RabbitMQ 3.10 imports no `operator_policies` section (it skips it without a word) but takes an
+ * operator policy as the runtime parameter it is stored as (component operator_policy), validated the same way.
+ */
+type Parameter =
+  | {
+      vhost: string;
+      component: 'operator_policy';
+      name: string;
+      value: { pattern: string; 'apply-to': 'queues'; priority: number; definition: Limits };
+    }
+  | { vhost: string; component: 'vhost-limits'; name: 'limits'; value: Limits };
+
 export interface BrokerDefinitions {
-  users: Array<{ name: string; password_hash: string; hashing_algorithm: string; tags: string[] }>;
+  users: Array<{ name: string; password_hash: string; hashing_algorithm: string; tags: string[]; limits?: Limits }>;
   vhosts: Array<{ name: string }>;
   permissions: Array<{ user: string; vhost: string; configure: string; write: string; read: string }>;
   topic_permissions: Array<{ user: string; vhost: string; exchange: string; write: string; read: string }>;
+  /** The caps (brokerCaps): operator policies and vhost limits; absent when the definitions are made without them. */
+  parameters?: Parameter[];
   exchanges: Array<{
     name: string;
     vhost: string;
@@ -211,5 +241,77 @@ export function brokerDefinitions(input: DefinitionsInput): BrokerDefinitions {
       });
     }
   }
+  if (input.caps !== false) brokerCaps(definitions, input, input.caps ?? DEFAULT_CAPS);
   return definitions;
+}
+
+const MiB = 1024 * 1024;
+/**
+ * Every queue a service user may declare: its work queue (P.svc.S) and its server-named ones (amq.gen-…, where
+ * discovery requests reach each instance; P.discover.<uuid> too under legacyReplies). The gateway's own queues
+ * (P.announce.*, P.reply.*) are bounded by their own arguments and matched by neither pattern.
+ */
+const WORK_QUEUE_CAPS: Limits = {
+  // The backlog of one service: requests are small (a 1 MiB body at most by default), and 10,000 waiting ones
+  // already mean minutes of delay; the bytes are those of a gateway's reply queue.
+  'max-length': 10_000,
+  'max-length-bytes': 64 * MiB,
+  // What the SDK declares: a queue left without consumers goes within 15 s, whatever its declaration says.
+  expires: WORK_QUEUE_EXPIRES_MS,
+};
+const SERVER_NAMED_QUEUE_CAPS: Limits = {
+  // A discovery queue carries `discover` requests ({} each), rare and consumed at once.
+  'max-length': 100,
+  'max-length-bytes': MiB,
+  expires: WORK_QUEUE_EXPIRES_MS,
+  'message-ttl': 60_000,
+};
+/**
+ * Channels one connection may open: a service's and the gateway's held 5 (test/e2e/broker-caps), some short-lived
+ * (exchange check, topology keeper, queue probe); the gateway adds one reply consumer per service. Room above that.
+ */
+const CHANNELS_PER_CONNECTION = 16;
+/** A dropped connection may outlive its replacement until the broker notices (heartbeat): count each process twice. */
+const RECONNECT_OVERLAP = 2;
+
+/**
+ * The broker side of the caps, added to `definitions` (docs/operations.md, "Caps on the broker side"): operator
+ * policies bound every queue a service user may declare (length, bytes, expiry: the lower of them and the queue's
+ * own arguments wins, so a declaration cannot lift them), per-user connection and channel limits, and vhost limits
+ * on connections and queues. RabbitMQ 3.10 takes no `overflow` in an operator policy: a full queue drops its oldest
+ * message (unless declared reject-publish), either way it holds no more.
+ */
+function brokerCaps(definitions: BrokerDefinitions, input: DefinitionsInput, caps: CapsInput): void {
+  const { prefix } = input;
+  const vhost = input.vhost ?? '/';
+  for (const [key, value] of Object.entries(caps))
+    if (!Number.isInteger(value) || value < 1) throw new Error(`caps: ${key} must be a whole number from 1`);
+  const services = Object.keys(input.services).length;
+  const serverNamed = `amq\\.gen-.*${input.legacyReplies ? `|${literal(`${prefix}.discover.`)}.*` : ''}`;
+  const policy = (name: string, pattern: string, definition: Limits): Parameter => ({
+    vhost,
+    component: 'operator_policy',
+    name: `${prefix}-${name}`,
+    value: { pattern, 'apply-to': 'queues', priority: 0, definition },
+  });
+  const serviceConnections = RECONNECT_OVERLAP * caps.instances;
+  const gatewayConnections = RECONNECT_OVERLAP * caps.gateways;
+  for (const user of definitions.users) {
+    const connections = user.name === input.gatewayUser ? gatewayConnections : serviceConnections;
+    const perConnection = CHANNELS_PER_CONNECTION + (user.name === input.gatewayUser ? services : 0);
+    user.limits = { 'max-connections': connections, 'max-channels': connections * perConnection };
+  }
+  // Queues: per gateway connection a reply queue per service, an intake queue per service and a shared one; per
+  // service instance its discovery queue, per service its work queue.
+  const queues = gatewayConnections * (2 * services + 1) + services * (serviceConnections + 1);
+  definitions.parameters = [
+    policy('work-queue-caps', `^${literal(`${prefix}.svc.`)}`, WORK_QUEUE_CAPS),
+    policy('server-named-queue-caps', `^(${serverNamed})$`, SERVER_NAMED_QUEUE_CAPS),
+    {
+      vhost,
+      component: 'vhost-limits',
+      name: 'limits',
+      value: { 'max-connections': gatewayConnections + services * serviceConnections, 'max-queues': queues },
+    },
+  ];
 }

@@ -5,7 +5,7 @@
  *
  *   contracts-broker-definitions --prefix contracts --services services.yml \
  *     [--gateway-user gateway] [--vhost /] [--password-dir DIR [--generate-passwords]] [--queue-type classic|quorum]
- *     [--legacy-topology] [--legacy-replies] [--out FILE]
+ *     [--legacy-topology] [--legacy-replies] [--max-instances 32] [--max-gateways 8] [--no-caps] [--out FILE]
  *
  * The services file (plugin/bus/services-file.ts) names each service's broker user and what it owns; the gateway
  * reads the same file (busServicesFile). Without one, `--service users-service --service auth-service
@@ -21,13 +21,16 @@
  * those from before the per-service exchanges do: for an upgrade only, it gives every service's credential the
  * power to loop dead letters through P.discovery (a flood that alarms the whole node) and to reach other services'
  * announcement lanes. Without it the definitions declare each work queue (--queue-type, classic by default).
+ * The caps (operator policies on the queues services may declare, user and vhost limits) make room for
+ * --max-instances of each service and --max-gateways gateways at once; --no-caps leaves them out (a vhost shared
+ * with other applications, which the vhost-wide ones would reach).
  * Import with `rabbitmqctl import_definitions FILE` (or the broker's load_definitions). Installed as the package's
  * `contracts-broker-definitions` command; `node dist/scripts/broker-definitions.js` in this repository.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { brokerDefinitions } from '../bus/broker-definitions';
+import { brokerDefinitions, type CapsInput, DEFAULT_CAPS } from '../bus/broker-definitions';
 import { workQueueTypeOf } from '../bus/amqp/wire';
 import { readServicesFile } from '../bus/services-file';
 import { errorMessage } from '../errors/describe';
@@ -45,6 +48,15 @@ interface Args {
   legacyTopology: boolean;
   queueType: 'classic' | 'quorum';
   out?: string;
+  caps: CapsInput | false;
+}
+
+/** A whole number from 1 given to `flag`. */
+function count(flag: string, text: string): number {
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || n < 1 || !Number.isSafeInteger(n))
+    throw new Error(`${flag} needs a whole number from 1`);
+  return n;
 }
 
 export function parseArgs(argv: string[]): Args {
@@ -57,7 +69,9 @@ export function parseArgs(argv: string[]): Args {
     legacyReplies: false,
     legacyTopology: false,
     queueType: 'classic',
+    caps: { ...DEFAULT_CAPS },
   };
+  let noCaps = false;
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i] as string;
     const value = (): string => {
@@ -77,6 +91,9 @@ export function parseArgs(argv: string[]): Args {
     else if (flag === '--legacy-topology') args.legacyTopology = true;
     else if (flag === '--queue-type') args.queueType = workQueueTypeOf(value());
     else if (flag === '--out') args.out = value();
+    else if (flag === '--no-caps') noCaps = true;
+    else if (flag === '--max-instances' && args.caps) args.caps.instances = count(flag, value());
+    else if (flag === '--max-gateways' && args.caps) args.caps.gateways = count(flag, value());
     else throw new Error(`unknown argument ${flag}`);
   }
   if (args.servicesFile !== undefined) {
@@ -85,6 +102,11 @@ export function parseArgs(argv: string[]): Args {
       throw new Error('--services replaces --service and --user-prefix: name every service and its user in the file');
   } else if (args.services.length === 0) {
     throw new Error('name at least one --service, or a --services file');
+  }
+  if (noCaps) {
+    if (argv.some((a) => a === '--max-instances' || a === '--max-gateways'))
+      throw new Error('--no-caps leaves the caps out: --max-instances and --max-gateways size them');
+    args.caps = false;
   }
   if (args.generate && !args.passwordDir) throw new Error('--generate-passwords needs --password-dir');
   return args;
@@ -133,6 +155,7 @@ export function run(argv: string[], env: NodeJS.ProcessEnv = process.env): strin
     legacyReplies: args.legacyReplies,
     legacyTopology: args.legacyTopology,
     queueType: args.queueType,
+    caps: args.caps,
   });
   return `${JSON.stringify(definitions, null, 2)}\n`;
 }

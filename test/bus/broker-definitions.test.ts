@@ -187,4 +187,97 @@ describe('broker definitions', () => {
       run(['--service', 'bad name'], { BROKER_PASSWORD_GATEWAY: 'x', BROKER_PASSWORD_BAD_NAME: 'y' }),
     ).to.throw('is not a usable name');
   });
+
+  describe('caps', () => {
+    const id = '0d9e2f4c-1b7a-4c55-9a61-3f0e2b8c7d11';
+    const policies = (defs: ReturnType<typeof brokerDefinitions>) =>
+      Object.fromEntries(
+        (defs.parameters ?? []).flatMap((p) => (p.component === 'operator_policy' ? [[p.name, p.value]] : [])),
+      );
+    /** The definition of the operator policy that applies to `queue` (at most one may match). */
+    const capsOf = (defs: ReturnType<typeof brokerDefinitions>, queue: string) => {
+      const matching = Object.values(policies(defs)).filter((p) => new RegExp(p.pattern).test(queue));
+      expect(matching.length, queue).to.be.at.most(1);
+      return matching[0]?.definition;
+    };
+
+    it("bound every queue a service user may declare, and none of the gateway's own", () => {
+      const defs = brokerDefinitions(input);
+      const service = defs.permissions.find((p) => p.user === 'svc-auth')!;
+      for (const queue of ['contracts.svc.auth-service', 'amq.gen-f5ZugF8VAm397aMh1UmiDQ']) {
+        expect(new RegExp(service.configure).test(queue), queue).to.equal(true);
+        expect(capsOf(defs, queue), queue).to.include.keys('max-length', 'max-length-bytes', 'expires');
+      }
+      expect(capsOf(defs, 'contracts.svc.auth-service')).to.deep.equal({
+        'max-length': 10_000,
+        'max-length-bytes': 64 * 1024 * 1024,
+        expires: 15_000,
+      });
+      expect(capsOf(defs, 'amq.gen-x')).to.deep.equal({
+        'max-length': 100,
+        'max-length-bytes': 1024 * 1024,
+        expires: 15_000,
+        'message-ttl': 60_000,
+      });
+      for (const queue of [`contracts.reply.${id}.auth-service`, `contracts.announce.${id}`, 'other.svc.auth-service'])
+        expect(capsOf(defs, queue), queue).to.equal(undefined);
+      // Old services' discovery queues are theirs to declare only under --legacy-replies, and bounded then.
+      expect(capsOf(defs, `contracts.discover.${id}`)).to.equal(undefined);
+      expect(capsOf(brokerDefinitions({ ...input, legacyReplies: true }), `contracts.discover.${id}`)).to.include.keys(
+        'max-length-bytes',
+      );
+      // RabbitMQ 3.10 skips an operator_policies section: the policies travel as the parameters they are stored as.
+      expect(defs).to.not.have.property('operator_policies');
+      expect(Object.keys(policies(defs))).to.deep.equal([
+        'contracts-work-queue-caps',
+        'contracts-server-named-queue-caps',
+      ]);
+    });
+
+    it('limit connections and channels per user and connections and queues per vhost, sized by the processes', () => {
+      const limits = (caps: { instances: number; gateways: number }) => {
+        const defs = brokerDefinitions({ ...input, vhost: 'bus', caps });
+        return {
+          users: Object.fromEntries(defs.users.map((u) => [u.name, u.limits])),
+          vhost: defs.parameters?.find((p) => p.component === 'vhost-limits'),
+        };
+      };
+      expect(limits({ instances: 1, gateways: 1 })).to.deep.equal({
+        users: {
+          // Each process counted twice (a dropped connection may outlive its replacement), 16 channels each, the
+          // gateway one more per service (its reply consumers).
+          gateway: { 'max-connections': 2, 'max-channels': 36 },
+          'users-service': { 'max-connections': 2, 'max-channels': 32 },
+          'svc-auth': { 'max-connections': 2, 'max-channels': 32 },
+        },
+        vhost: {
+          vhost: 'bus',
+          component: 'vhost-limits',
+          name: 'limits',
+          // 2 gateway connections × (2 reply + 2 intake + 1 shared queues) + 2 services × (2 discovery + 1 work queue)
+          value: { 'max-connections': 6, 'max-queues': 16 },
+        },
+      });
+      const defaults = limits({ instances: 32, gateways: 8 });
+      expect(defaults.users['svc-auth']).to.deep.equal({ 'max-connections': 64, 'max-channels': 1024 });
+      expect(defaults.vhost?.value).to.deep.equal({ 'max-connections': 144, 'max-queues': 210 });
+      expect(brokerDefinitions(input).users[1]?.limits).to.deep.equal(defaults.users['users-service']);
+    });
+
+    it('are sized by --max-instances and --max-gateways, and left out by --no-caps', () => {
+      const env = { BROKER_PASSWORD_GATEWAY: 'x', BROKER_PASSWORD_A: 'y' };
+      const out = (...args: string[]) => JSON.parse(run(['--service', 'a', ...args], env));
+      expect(out('--max-instances', '3', '--max-gateways', '2').users[1].limits).to.deep.equal({
+        'max-connections': 6,
+        'max-channels': 96,
+      });
+      const none = out('--no-caps');
+      expect(none).to.not.have.property('parameters');
+      expect(none.users[0]).to.not.have.property('limits');
+      expect(out().users[1].limits).to.deep.equal({ 'max-connections': 64, 'max-channels': 1024 });
+      for (const bad of ['0', '-1', '1.5', 'x', ''])
+        expect(() => out('--max-instances', bad), bad).to.throw('--max-instances needs a whole number from 1');
+      expect(() => out('--no-caps', '--max-gateways', '2')).to.throw('--no-caps leaves the caps out');
+    });
+  });
 });

@@ -8,17 +8,16 @@ import { startGateway, eventually, type GatewayProcess } from '../support/gatewa
 import { uniquePrefix } from '../support/env';
 import { httpAs } from '../support/http';
 import { rogueContract } from '../support/rogue';
-import { createBrokerUsers, refusal, type BrokerUsers } from '../support/broker-users';
+import { createBrokerUsers, refusal, serveNotes, type BrokerUsers } from '../support/broker-users';
 import { AmqpTransport } from '../../plugin/bus/amqp';
 import { startUsersService } from '../../examples/users-service';
-import { serve, type RunningService } from '../../sdk';
+import type { RunningService } from '../../sdk';
 
 const admin = httpAs(['admin:all', 'users:read']);
-const HOST = '127.0.0.1:5672';
 
 /**
- * Per-service broker users from the generated definitions, imported into the real RabbitMQ with rabbitmqctl and
- * deleted afterwards: the broker itself keeps a rogue user (here: another service's) from announcing for
+ * Per-service broker users from the generated definitions, caps included, imported into a vhost of the run's own on
+ * the real RabbitMQ with rabbitmqctl and deleted afterwards: the broker itself keeps a rogue user (here: another service's) from announcing for
  * users-service or reading its requests, while the real service works with its least-privilege user.
  */
 describe('per-service broker users (generated definitions, rabbitmqctl import_definitions)', function () {
@@ -32,14 +31,16 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
   let users: RunningService | undefined;
   let database: TestDatabase | undefined;
   let db: Database | undefined;
-  let notesTransport: AmqpTransport | undefined;
-  let notes: RunningService | undefined;
+  let notes: { stop(): Promise<void> } | undefined;
   let savedGatewayUser: string | undefined;
   /** The callers whose requests reached the notes handler. */
   const handled: string[] = [];
 
   before(async () => {
-    brokerUsers = await createBrokerUsers(prefix, ['users-service', 'rogue-service', 'notes-service']);
+    // A vhost of its own, so that the caps (operator policies, user and vhost limits) are imported too.
+    brokerUsers = await createBrokerUsers(prefix, ['users-service', 'rogue-service', 'notes-service'], [], {
+      ownVhost: true,
+    });
     gw = await startGateway(brokerUsers.gatewayEnv());
     // The users service takes requests from the gateway's user through the SDK's default (BUS_GATEWAY_USER).
     savedGatewayUser = process.env.BUS_GATEWAY_USER;
@@ -49,26 +50,9 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
     database = await createTestDatabase('brokerusers');
     db = await openDatabase({ databaseUrl: database.url, dataDir: '' });
     users = await startUsersService(transport, { store: new UserStore(db), bcryptRounds: 4 });
-    notesTransport = new AmqpTransport(url('notes-service'), { prefix });
-    await notesTransport.start();
-    notes = await serve({
-      transport: notesTransport,
-      service: 'notes-service',
-      acceptRequestsFrom: user('gateway'),
-      operations: [
-        {
-          contract: {
-            messageType: 'ListNotesQuery',
-            inputSchema: { type: 'object' },
-            outputSchema: { type: 'array' },
-            requiredPermissions: [],
-          },
-          handle: (_input, ctx) => {
-            handled.push(String(ctx.user?.userId));
-            return [`for ${ctx.user?.userId}`];
-          },
-        },
-      ],
+    notes = await serveNotes(brokerUsers, prefix, (ctx) => {
+      handled.push(String(ctx.user?.userId));
+      return [`for ${ctx.user?.userId}`];
     });
   });
 
@@ -81,8 +65,7 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
     }, 15_000);
 
   after(async () => {
-    await notes?.stop().catch(() => undefined);
-    await notesTransport?.close().catch(() => undefined);
+    await notes?.stop();
     await users?.stop().catch(() => undefined);
     await transport?.close().catch(() => undefined);
     await db?.close().catch(() => undefined);
@@ -137,7 +120,7 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
   });
 
   it('announcements without the service user are refused by the gateway (guest, or no user_id)', async () => {
-    const guest = `amqp://guest:guest@${HOST}`;
+    const guest = brokerUsers!.guestUrl;
     const body = Buffer.from(
       JSON.stringify({
         service: 'users-service',
@@ -216,7 +199,7 @@ describe('per-service broker users (generated definitions, rabbitmqctl import_de
       }),
     ).to.match(/ACCESS_REFUSED/);
     // guest still exists on this test broker (production deletes it) and may: the service drops what it sends.
-    const conn = await amqp.connect(`amqp://guest:guest@${HOST}`);
+    const conn = await amqp.connect(brokerUsers!.guestUrl);
     try {
       const ch = await conn.createChannel();
       const replies: unknown[] = [];

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as amqp from 'amqplib';
+import { AmqpTransport } from '../../plugin/bus/amqp';
 import { envName, run as brokerDefinitions } from '../../plugin/cli/contracts-broker-definitions';
+import { type HandlerContext, type RunningService, serve } from '../../sdk';
 
 const exec = promisify(execFile);
 const HOST = '127.0.0.1:5672';
@@ -14,11 +16,16 @@ const HOST = '127.0.0.1:5672';
  * hook left behind (an after() that threw before its remove(), a before() that timed out while rabbitmqctl still
  * imported) is deleted at the end of the run, so no run leaves a broker user behind.
  */
-const live = { users: new Set<string>(), dirs: new Set<string>() };
+const live = { users: new Set<string>(), dirs: new Set<string>(), vhosts: new Set<string>() };
 
 async function deleteUser(name: string): Promise<void> {
   live.users.delete(name);
   await exec('rabbitmqctl', ['delete_user', name]).catch(() => undefined);
+}
+
+async function deleteVhost(name: string): Promise<void> {
+  live.vhosts.delete(name);
+  await exec('rabbitmqctl', ['delete_vhost', name]).catch(() => undefined);
 }
 
 function removeDir(dir: string): void {
@@ -29,6 +36,7 @@ function removeDir(dir: string): void {
 if (typeof after === 'function') {
   after(async () => {
     for (const name of [...live.users]) await deleteUser(name);
+    for (const name of [...live.vhosts]) await deleteVhost(name);
     for (const dir of [...live.dirs]) removeDir(dir);
   });
 }
@@ -62,8 +70,12 @@ async function deleteServiceTopology(prefix: string, services: readonly string[]
 export interface BrokerUsers {
   /** The broker user of `name` (`gateway`, or a service). */
   user(name: string): string;
-  /** Its amqp:// URL with its password. */
+  /** Its amqp:// URL with its password (and the vhost of the run, when it has one). */
   url(name: string): string;
+  /** guest's URL to the same vhost (the broker's administrator here; production deletes guest). */
+  guestUrl: string;
+  /** The vhost the definitions went to: `/`, or one of the run's own. */
+  vhost: string;
   /** The services file the users were made from (when the services were given with their message types). */
   servicesFile?: string;
   /**
@@ -71,7 +83,7 @@ export interface BrokerUsers {
    * gateway's user), and who may announce for which service: the services file, else ANNOUNCEMENT_USERS.
    */
   gatewayEnv(): Record<string, string>;
-  /** Deletes the users (call it in after(); on a failed hook it runs at the end of the run anyway). */
+  /** Deletes the users and the run's vhost (call it in after(); on a failed hook it runs at the end of the run anyway). */
   remove(): Promise<void>;
 }
 
@@ -81,29 +93,36 @@ export interface BrokerUsers {
  * file is written (`servicesFile`, for the gateway's BUS_SERVICES_FILE too) and the definitions are made from it
  * (`--services FILE`). `extraArgs` go to the definitions tool (`--legacy-replies`); making the same users again
  * re-imports their permissions. rabbitmqctl runs as the broker's user here, so the definitions file (hashes only, no
- * passwords) is made readable to it.
+ * passwords) is made readable to it. With `ownVhost` the definitions, their caps included, go to a vhost named
+ * `prefix` (guest may use it too), deleted by remove(); without, to `/`, which runs side by side share: there the
+ * caps are left out (`--no-caps`), as their vhost-wide policies and limits would reach the other runs.
  */
 export async function createBrokerUsers(
   prefix: string,
   services: readonly string[] | Readonly<Record<string, readonly string[]>>,
   extraArgs: string[] = [],
+  options: { ownVhost?: boolean } = {},
 ): Promise<BrokerUsers> {
   const serviceNames = Array.isArray(services) ? [...services] : Object.keys(services);
   const names = ['gateway', ...serviceNames];
   const user = (name: string) => `${prefix}-${name}`;
   const password = (name: string) => `${name}-pw-0123456789`;
-  const url = (name: string) => `amqp://${encodeURIComponent(user(name))}:${password(name)}@${HOST}`;
+  const vhost = options.ownVhost ? prefix : '/';
+  const path = options.ownVhost ? `/${encodeURIComponent(vhost)}` : '';
+  const url = (name: string) => `amqp://${encodeURIComponent(user(name))}:${password(name)}@${HOST}${path}`;
   const env: NodeJS.ProcessEnv = {};
   for (const name of names) env[envName(user(name))] = password(name);
   const dir = mkdtempSync(join(tmpdir(), 'broker-users-'));
   live.dirs.add(dir);
   for (const name of names) live.users.add(user(name));
+  if (options.ownVhost) live.vhosts.add(vhost);
   let servicesFile: string | undefined;
   let importing: Promise<unknown> = Promise.resolve();
   const remove = async (): Promise<void> => {
     await importing.catch(() => undefined);
     for (const name of names) await deleteUser(user(name));
-    await deleteServiceTopology(prefix, serviceNames);
+    if (options.ownVhost) await deleteVhost(vhost);
+    else await deleteServiceTopology(prefix, serviceNames);
     removeDir(dir);
   };
   try {
@@ -124,11 +143,24 @@ export async function createBrokerUsers(
     const file = join(dir, 'definitions.json');
     writeFileSync(
       file,
-      brokerDefinitions(['--prefix', prefix, '--gateway-user', user('gateway'), ...source, ...extraArgs], env),
+      brokerDefinitions(
+        [
+          '--prefix',
+          prefix,
+          '--gateway-user',
+          user('gateway'),
+          ...(options.ownVhost ? ['--vhost', vhost] : ['--no-caps']),
+          ...source,
+          ...extraArgs,
+        ],
+        env,
+      ),
       { mode: 0o644 },
     );
     chmodSync(dir, 0o755);
-    importing = exec('rabbitmqctl', ['import_definitions', file]);
+    importing = exec('rabbitmqctl', ['import_definitions', file]).then(() =>
+      options.ownVhost ? exec('rabbitmqctl', ['set_permissions', '-p', vhost, 'guest', '.*', '.*', '.*']) : undefined,
+    );
     await importing;
   } catch (err) {
     await remove();
@@ -141,6 +173,8 @@ export async function createBrokerUsers(
   return {
     user,
     url,
+    guestUrl: `amqp://guest:guest@${HOST}${path}`,
+    vhost,
     servicesFile,
     gatewayEnv: () => ({
       BUS_URL: url('gateway'),
@@ -152,13 +186,17 @@ export async function createBrokerUsers(
   };
 }
 
+/** rabbitmqctl's output, against the machine's broker. */
+export function rabbitmqctl(args: string[]): Promise<string> {
+  // The callback form: the leak check wraps execFile, and a wrapped execFile promisifies to stdout alone.
+  return new Promise<string>((resolve, reject) =>
+    execFile('rabbitmqctl', args, (err, out) => (err ? reject(err) : resolve(String(out)))),
+  );
+}
+
 /** Closes every connection of broker user `user` as an operator would; how many it had. */
 export async function closeConnectionsOf(user: string): Promise<number> {
-  // The callback form: the leak check wraps execFile, and a wrapped execFile promisifies to stdout alone.
-  const ctl = (args: string[]) =>
-    new Promise<string>((resolve, reject) =>
-      execFile('rabbitmqctl', args, (err, out) => (err ? reject(err) : resolve(String(out)))),
-    );
+  const ctl = rabbitmqctl;
   const rows = JSON.parse(await ctl(['list_connections', 'user', '--formatter', 'json'])) as Array<{ user: string }>;
   await ctl(['close_all_user_connections', user, 'test: reconnect']);
   return rows.filter((r) => r.user === user).length;
@@ -202,4 +240,44 @@ export async function createDefaultExchangeUser(prefix: string): Promise<{ url: 
     throw err;
   }
   return { url: `amqp://${encodeURIComponent(name)}:${password}@${HOST}`, remove };
+}
+
+/**
+ * notes-service on its own broker user (`users.url('notes-service')`), taking requests from the gateway's user only:
+ * `ListNotesQuery` (GET /api/notes) answered by `handle`. Stop it with stop(), which also closes its connection.
+ */
+export async function serveNotes(
+  users: BrokerUsers,
+  prefix: string,
+  handle: (ctx: HandlerContext) => unknown,
+): Promise<{ stop(): Promise<void> }> {
+  const transport = new AmqpTransport(users.url('notes-service'), { prefix });
+  let service: RunningService | undefined;
+  const stop = async () => {
+    await service?.stop().catch(() => undefined);
+    await transport.close().catch(() => undefined);
+  };
+  try {
+    await transport.start();
+    service = await serve({
+      transport,
+      service: 'notes-service',
+      acceptRequestsFrom: users.user('gateway'),
+      operations: [
+        {
+          contract: {
+            messageType: 'ListNotesQuery',
+            inputSchema: { type: 'object' },
+            outputSchema: { type: 'array' },
+            requiredPermissions: [],
+          },
+          handle: (_input, ctx) => handle(ctx),
+        },
+      ],
+    });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { stop };
 }

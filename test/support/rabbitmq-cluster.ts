@@ -58,7 +58,10 @@ export class RabbitCluster {
   /** Whether an epmd answered before the first node started (then it is the machine's, and stays). */
   private epmdWasRunning = true;
 
-  private constructor(private readonly bin: string) {
+  private constructor(
+    private readonly bin: string,
+    private readonly config: string,
+  ) {
     this.dir = mkdtempSync(join(tmpdir(), 'contracts-cluster-'));
     this.home = join(this.dir, 'home');
     mkdirSync(this.home);
@@ -68,11 +71,12 @@ export class RabbitCluster {
   }
 
   /**
-   * Starts `size` nodes and clusters them (the others join the first). On any failure everything it started is
-   * stopped and its folder removed before the error goes up.
+   * Starts `size` nodes and clusters them (the others join the first); `config` is added to each node's
+   * rabbitmq.conf (e.g. `load_definitions = FILE`). On any failure everything it started is stopped and its folder
+   * removed before the error goes up.
    */
-  static async start(bin: string, size = 3, startTimeoutMs = 90_000): Promise<RabbitCluster> {
-    const cluster = new RabbitCluster(bin);
+  static async start(bin: string, size = 3, startTimeoutMs = 90_000, config = ''): Promise<RabbitCluster> {
+    const cluster = new RabbitCluster(bin, config);
     try {
       cluster.epmdWasRunning = await run('epmd', ['-names'], process.env, 5000).then(
         () => true,
@@ -138,7 +142,7 @@ export class RabbitCluster {
     writeFileSync(join(base, 'enabled_plugins'), '[].\n');
     writeFileSync(
       join(base, 'rabbitmq.conf'),
-      `listeners.tcp.local = 127.0.0.1:${node.amqpPort}\nloopback_users = none\n`,
+      `listeners.tcp.local = 127.0.0.1:${node.amqpPort}\nloopback_users = none\n${this.config}`,
     );
     const out = openSync(join(base, 'console.log'), 'a');
     try {
