@@ -256,7 +256,8 @@ const WORK_QUEUE_CAPS: Limits = {
   // already mean minutes of delay; the bytes are those of a gateway's reply queue.
   'max-length': 10_000,
   'max-length-bytes': 64 * MiB,
-  // What the SDK declares: a queue left without consumers goes within 15 s, whatever its declaration says.
+  // What a service declares (legacy topology only): a queue left without consumers goes within 15 s, whatever its
+  // declaration says. The definitions' own work queues get no expiry (brokerCaps).
   expires: WORK_QUEUE_EXPIRES_MS,
 };
 const SERVER_NAMED_QUEUE_CAPS: Limits = {
@@ -304,8 +305,11 @@ function brokerCaps(definitions: BrokerDefinitions, input: DefinitionsInput, cap
   // Queues: per gateway connection a reply queue per service, an intake queue per service and a shared one; per
   // service instance its discovery queue, per service its work queue.
   const queues = gatewayConnections * (2 * services + 1) + services * (serviceConnections + 1);
+  // Work queues the definitions declare must outlive their consumers: the service may not declare them again.
+  const legacy = input.legacyTopology === true || input.legacyReplies === true;
+  const { expires: _serviceDeclared, ...definedWorkQueueCaps } = WORK_QUEUE_CAPS;
   definitions.parameters = [
-    policy('work-queue-caps', `^${literal(`${prefix}.svc.`)}`, WORK_QUEUE_CAPS),
+    policy('work-queue-caps', `^${literal(`${prefix}.svc.`)}`, legacy ? WORK_QUEUE_CAPS : definedWorkQueueCaps),
     policy('server-named-queue-caps', `^(${serverNamed})$`, SERVER_NAMED_QUEUE_CAPS),
     {
       vhost,

@@ -204,11 +204,24 @@ describe('broker definitions', () => {
     it("bound every queue a service user may declare, and none of the gateway's own", () => {
       const defs = brokerDefinitions(input);
       const service = defs.permissions.find((p) => p.user === 'svc-auth')!;
-      for (const queue of ['contracts.svc.auth-service', 'amq.gen-f5ZugF8VAm397aMh1UmiDQ']) {
-        expect(new RegExp(service.configure).test(queue), queue).to.equal(true);
-        expect(capsOf(defs, queue), queue).to.include.keys('max-length', 'max-length-bytes', 'expires');
-      }
+      expect(new RegExp(service.configure).test('amq.gen-f5ZugF8VAm397aMh1UmiDQ')).to.equal(true);
+      expect(capsOf(defs, 'amq.gen-f5ZugF8VAm397aMh1UmiDQ')).to.include.keys(
+        'max-length',
+        'max-length-bytes',
+        'expires',
+      );
+      // The work queue comes with the definitions, which the service cannot declare again: bounded, never expired.
+      expect(new RegExp(service.configure).test('contracts.svc.auth-service')).to.equal(false);
       expect(capsOf(defs, 'contracts.svc.auth-service')).to.deep.equal({
+        'max-length': 10_000,
+        'max-length-bytes': 64 * 1024 * 1024,
+      });
+      // Under the legacy topology services declare it themselves, and one left behind expires.
+      const legacy = brokerDefinitions({ ...input, legacyTopology: true });
+      expect(
+        new RegExp(legacy.permissions.find((p) => p.user === 'svc-auth')!.configure).test('contracts.svc.auth-service'),
+      ).to.equal(true);
+      expect(capsOf(legacy, 'contracts.svc.auth-service')).to.deep.equal({
         'max-length': 10_000,
         'max-length-bytes': 64 * 1024 * 1024,
         expires: 15_000,
