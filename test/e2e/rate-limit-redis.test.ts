@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type Redis from 'ioredis';
-import { startGateway, type GatewayProcess } from '../support/gateway-process';
+import { eventually, startGateway, type GatewayProcess } from '../support/gateway-process';
+import { postFrom } from '../support/local-address';
 import { httpAs } from '../support/http';
 import { uniquePrefix } from '../support/env';
 import { connectRedis, deleteKeys, REDIS } from '../support/redis';
@@ -54,6 +55,15 @@ describe('rate limits shared by two gateway replicas through Redis', function ()
   });
 
   it("counts an address's requests to a public contract on both replicas against one budget, whatever its token", async () => {
+    // Both replicas serve the login route (their services announced it), asked from another address.
+    for (const gw of [one, two])
+      await eventually(async () => {
+        const ready = await postFrom(false, '127.0.0.4', `${gw.baseUrl}/api/login`, {
+          email: 'a@example.com',
+          password: 'p',
+        });
+        expect(ready.status).to.equal(401);
+      }, 30000);
     const user = httpAs(['admin:all'], 'public-route-user');
     const statuses: number[] = [];
     for (const gw of [one, two, one, two]) {
