@@ -11,7 +11,7 @@ import { TEST_JWT_SECRET } from '../support/tokens';
 import { getFrom, postFrom, type Answer } from '../support/local-address';
 
 const OWNER = { email: 'owner@example.com', password: 'owner-password-1' };
-/** The flood ran 30 s; 10 s keeps the suite short and shows the same (30 s measured by hand: security.md). */
+/** The flood ran 30 s; 10 s keeps the suite short (LOGIN_FLOOD_MS, LOGIN_FLOOD_CONCURRENCY change them). */
 const FLOOD_MS = Number(process.env.LOGIN_FLOOD_MS ?? 10_000);
 const CONCURRENCY = Number(process.env.LOGIN_FLOOD_CONCURRENCY ?? 400);
 const DEFAULT_PUBLIC_LIMIT = 60;
