@@ -175,6 +175,7 @@ export class Runtime {
         handWritten: handWrittenRoutes(this.host?.config.gatewayConfig, this.settings.generatedPrefix),
         debugEndpoints: this.settings.debugEndpoints,
         rateLimited: this.settings.rateLimitMax !== undefined,
+        publicRateLimited: this.settings.publicRateLimitMax !== undefined,
         developmentAuth: this.settings.auth.developmentAuthEnabled,
         routes: this.routes.routes(),
         // The validators schema-validation uses: an example is what the route accepts, compiled once.

@@ -9,6 +9,7 @@ import { RefreshStore } from './refresh-store';
 import { LoginThrottle, type ThrottleLimits } from './login-throttle';
 import { ExternalVerifier, providersFromEnv } from './external-providers';
 import { lifetimesFromEnv } from './lifetimes';
+import { boundedConcurrency, passwordCheckBoundFromEnv } from './password-checks';
 
 export const SERVICE = 'auth-service';
 
@@ -29,6 +30,7 @@ export async function startAuthService(
     audience: env.JWT_AUDIENCE || undefined,
     lifetimes: lifetimesFromEnv(env),
   });
+  const passwordChecks = passwordCheckBoundFromEnv(env);
   const h = authHandlers({
     store: opts.store,
     signer,
@@ -43,7 +45,8 @@ export async function startAuthService(
     // retried login gets the same pair instead of a second one.
     idempotency: { store: new PgIdempotencyStore(opts.store.db) },
     operations: [
-      { contract: authenticate, handle: h.authenticate },
+      // The one operation that checks a password: bounded, so a flood of logins cannot make the owner's wait.
+      { contract: authenticate, handle: boundedConcurrency(passwordChecks, h.authenticate) },
       { contract: refreshToken, handle: h.refresh },
       { contract: revokeToken, handle: h.revoke },
       { contract: logout, handle: h.logout },

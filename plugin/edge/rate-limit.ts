@@ -52,6 +52,20 @@ export function limitFor(
 }
 
 /**
+ * The per-address limit of a public contract (login, refresh, external login): anyone may call those without a
+ * credential, and each login costs the auth service a password hash. It is counted apart from the limit above
+ * (`limitFor`), so a contract's own generous `rateLimit` cannot lift it; undefined when the contract is not public or
+ * the setting is `off`.
+ */
+export function publicLimitFor(
+  contract: Pick<Contract, 'public'> | undefined,
+  settings: Pick<EdgeSettings, 'publicRateLimitMax' | 'publicRateLimitWindowMs'>,
+): AppliedLimit | undefined {
+  if (contract?.public !== true || settings.publicRateLimitMax === undefined) return undefined;
+  return { scope: 'p', max: settings.publicRateLimitMax, windowMs: settings.publicRateLimitWindowMs };
+}
+
+/**
  * Who is counted: the user the shared token verifier confirms (from its cache when it verified the token before), or
  * in development mode the one development headers name, else the client address. A token that does not verify counts as its address, so a
  * caller cannot get fresh budgets by rotating the `sub` of unsigned tokens. Long user ids are hashed to bound the key.
@@ -65,8 +79,16 @@ export async function callerKey(
     return userKey(await authenticateRequest(req, verifier, developmentAuthEnabled));
   } catch {
     // The user's key is part of the work: whatever fails in it counts the caller by address.
-    return `ip:${clientAddress(req)}`;
+    return addressKey(req);
   }
+}
+
+/**
+ * The client address as a counter key, whatever token the request carries: a public contract's budget is the
+ * address's, so a flood cannot buy fresh budgets with tokens of accounts of its own.
+ */
+export function addressKey(req: Request): string {
+  return `ip:${clientAddress(req)}`;
 }
 
 function userKey({ userId }: { userId: string }): string {

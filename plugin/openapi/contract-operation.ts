@@ -28,6 +28,8 @@ export interface OperationContext {
   schemas: Readonly<Record<string, JsonSchema>>;
   /** The gateway-wide rate limit is set: every generated route can answer 429. */
   rateLimited: boolean;
+  /** The per-address limit of public contracts is on: a route reaching one can answer 429. */
+  publicRateLimited: boolean;
   /** A valid input of a contract, made from its input schema (examples.ts), or undefined. */
   example: (contract: Contract) => Record<string, unknown> | undefined;
 }
@@ -164,6 +166,7 @@ export function contractOperation(endpoint: EndpointSpec, ctx: OperationContext)
         contracts: served.map((s) => s.contract),
         kinds: served.map((s) => s.kind),
         rateLimited: ctx.rateLimited,
+        publicRateLimited: ctx.publicRateLimited,
       }),
       { serviceErrors: true },
     ),

@@ -19,6 +19,8 @@ export interface DocumentOptions {
   debugEndpoints?: boolean;
   /** The gateway-wide rate limit is set (settings rateLimitMax): every generated route can answer 429. */
   rateLimited?: boolean;
+  /** The per-address limit of public contracts is on (settings publicRateLimitMax): their routes can answer 429. */
+  publicRateLimited?: boolean;
   /** Development auth is on: its header schemes are listed (and accepted by protected operations). */
   developmentAuth?: boolean;
   /** Checks a generated example against its contract; by default the schema is compiled here. */
@@ -62,6 +64,7 @@ export function buildOpenApiDocument(routes: PlannedRoutes, options: DocumentOpt
     operationIds: new Set(),
     schemas,
     rateLimited: options.rateLimited === true,
+    publicRateLimited: options.publicRateLimited === true,
     example: exampleMaker(options.checkInput ?? compilingInputCheck),
   };
   const paths: Record<string, Record<string, unknown>> = {};

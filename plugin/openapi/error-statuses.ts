@@ -30,6 +30,8 @@ export interface RouteFacts {
   dispatch?: 'body' | 'query';
   /** The gateway-wide rate limit is set (settings rateLimitMax). */
   rateLimited: boolean;
+  /** The per-address limit of public contracts is on (settings publicRateLimitMax). */
+  publicRateLimited: boolean;
 }
 
 /**
@@ -42,7 +44,7 @@ export interface RouteFacts {
  * - 404: always: HANDLER_NOT_FOUND once the contract is withdrawn or its last lease runs out, and the service's NOT_FOUND;
  * - 409, 422: create and update, where a service refuses a duplicate or a business rule (RESOURCE_CONFLICT, VALIDATION_ERROR);
  * - 413, 415: a body is read;
- * - 429: a rate limit applies (the contract's own, or the gateway-wide one);
+ * - 429: a rate limit applies (the contract's own, the gateway-wide one, or the per-address one of public contracts);
  * - 500, 502, 503, 504: always (a broken contract schema, the service going away or missing, the bus, the deadline).
  * Any other code a service answers with is the operation's `default` response.
  */
@@ -60,7 +62,11 @@ export function errorStatusesFor(route: RouteFacts): number[] {
   }
   if (route.contracts.some((c) => c.public !== true && c.requiredPermissions.length > 0)) statuses.add(403);
   if (route.kinds.some((k) => k === 'create' || k === 'update')) for (const s of [409, 422]) statuses.add(s);
-  if (route.rateLimited || route.contracts.some((c) => c.rateLimit !== undefined)) statuses.add(429);
+  if (
+    route.rateLimited ||
+    route.contracts.some((c) => c.rateLimit !== undefined || (route.publicRateLimited && c.public === true))
+  )
+    statuses.add(429);
   return [...statuses].sort((a, b) => a - b);
 }
 

@@ -121,6 +121,7 @@ export function genericOperation(endpoint: EndpointSpec, ctx: OperationContext):
     kinds,
     dispatch: endpoint.dispatch,
     rateLimited: ctx.rateLimited,
+    publicRateLimited: ctx.publicRateLimited,
   };
   operation.responses = { ...success, ...errorResponses(errorStatusesFor(statusesFor), { serviceErrors: true }) };
   operation.security = isPublic ? PUBLIC_SECURITY : DEFAULT_SECURITY;

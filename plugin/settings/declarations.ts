@@ -8,11 +8,13 @@ import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_LEASE_MS,
   DEFAULT_MAX_REQUEST_TIMEOUT_MS,
+  DEFAULT_PUBLIC_RATE_LIMIT_MAX,
   DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS,
   DEFAULT_RETAINED_BYTES_PER_USER,
   DEFAULT_RETAINED_BYTES_TOTAL,
   DEFAULT_STORE_TIMEOUT_MS,
   LOG_FORMATS,
+  PUBLIC_RATE_LIMIT_OFF,
   STORE_FAILURE_MODES,
 } from './defaults';
 
@@ -326,6 +328,36 @@ export const SETTING_DECLARATIONS = {
       default: '`60000`',
       allowed: '1000–86400000',
       meaning: 'the gateway-wide window, in ms',
+    },
+  },
+  publicRateLimitMax: {
+    env: 'PUBLIC_RATE_LIMIT_MAX',
+    schema: {
+      anyOf: [
+        { type: 'integer', minimum: 1 },
+        { type: 'string', const: PUBLIC_RATE_LIMIT_OFF },
+      ],
+      description: `requests per client address per window to public contracts (env PUBLIC_RATE_LIMIT_MAX), default ${DEFAULT_PUBLIC_RATE_LIMIT_MAX}; off: no such limit`,
+    },
+    doc: {
+      default: `\`${DEFAULT_PUBLIC_RATE_LIMIT_MAX}\``,
+      allowed: '≥ 1, or `off`',
+      meaning:
+        "requests per client address per window to every public contract (the reference services' login, refresh and external login), whatever token they carry, counted apart from the other limits; over it, 429 `RATE_LIMIT_EXCEEDED` with `Retry-After`. Only `off` turns it off ([security.md](security.md#login-floods))",
+    },
+  },
+  publicRateLimitWindowMs: {
+    env: 'PUBLIC_RATE_LIMIT_WINDOW_MS',
+    schema: {
+      type: 'integer',
+      minimum: 1000,
+      maximum: 86400000,
+      description: 'window of publicRateLimitMax in ms (env PUBLIC_RATE_LIMIT_WINDOW_MS), default 60000',
+    },
+    doc: {
+      default: '`60000`',
+      allowed: '1000–86400000',
+      meaning: 'the window of `publicRateLimitMax`, in ms',
     },
   },
   rateLimitPrefix: {

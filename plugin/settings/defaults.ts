@@ -23,6 +23,13 @@ export const DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
 
 export const DEFAULT_RATE_WINDOW_MS = 60000;
 
+/**
+ * Requests per client address per window to public contracts (login, refresh, external login) unless set; `off`
+ * turns it off. Far above what the people behind one address log in, far below a flood.
+ */
+export const DEFAULT_PUBLIC_RATE_LIMIT_MAX = 60;
+export const PUBLIC_RATE_LIMIT_OFF = 'off';
+
 /** The announcement limits' defaults, from the one place they are set. */
 export const D = DEFAULT_ANNOUNCEMENT_LIMITS;
 

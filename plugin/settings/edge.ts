@@ -1,9 +1,11 @@
 import { envValue, givenValue } from './declarations';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_PUBLIC_RATE_LIMIT_MAX,
   DEFAULT_RATE_WINDOW_MS,
   DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS,
   DEFAULT_STORE_TIMEOUT_MS,
+  PUBLIC_RATE_LIMIT_OFF,
   type StoreFailureMode,
 } from './defaults';
 
@@ -21,6 +23,9 @@ export interface EdgeSettings {
   /** Gateway-wide requests per caller per window; undefined: no limit unless a contract sets its own. */
   rateLimitMax?: number;
   rateLimitWindowMs: number;
+  /** Requests per client address per window to public contracts; undefined only when set to `off`. */
+  publicRateLimitMax?: number;
+  publicRateLimitWindowMs: number;
   /** Namespace of the counters in the store (`rl:<prefix>:…` in Redis), so deployments sharing a Redis stay apart. */
   rateLimitPrefix: string;
   /** When the counter store fails or does not answer in time: `open` lets rate-limited requests through, `closed` answers them 503. */
@@ -38,6 +43,18 @@ export interface EdgeSettings {
 function positiveInt(v: unknown): number | undefined {
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
   return Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
+/** On unless named `off`: a missing or unreadable value keeps the default (the start refuses an unreadable one). */
+function publicLimit(v: unknown): number | undefined {
+  if (typeof v === 'string' && v.trim() === PUBLIC_RATE_LIMIT_OFF) return undefined;
+  return positiveInt(v) ?? DEFAULT_PUBLIC_RATE_LIMIT_MAX;
+}
+
+/** A window of at least a second, else the default. */
+function windowMs(v: unknown): number {
+  const window = positiveInt(v);
+  return window !== undefined && window >= 1000 ? window : DEFAULT_RATE_WINDOW_MS;
 }
 
 function flag(raw: unknown, env: string | undefined): boolean {
@@ -58,7 +75,6 @@ export function resolveEdgeSettings(
   env: NodeJS.ProcessEnv = process.env,
 ): EdgeSettings {
   const prefix = givenValue(raw, env, 'rateLimitPrefix');
-  const window = positiveInt(givenValue(raw, env, 'rateLimitWindowMs'));
   const storeTimeout = positiveInt(givenValue(raw, env, 'rateLimitStoreTimeoutMs'));
   const maxConnections = positiveInt(givenValue(raw, env, 'maxConnections'));
   const receive = positiveInt(givenValue(raw, env, 'requestReceiveTimeoutMs')) ?? DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS;
@@ -67,7 +83,9 @@ export function resolveEdgeSettings(
     corsCredentials: flag(raw.corsCredentials, envValue(env, 'corsCredentials')),
     corsAllowPatch: flag(raw.corsAllowPatch, envValue(env, 'corsAllowPatch')),
     rateLimitMax: positiveInt(givenValue(raw, env, 'rateLimitMax')),
-    rateLimitWindowMs: window !== undefined && window >= 1000 ? window : DEFAULT_RATE_WINDOW_MS,
+    rateLimitWindowMs: windowMs(givenValue(raw, env, 'rateLimitWindowMs')),
+    publicRateLimitMax: publicLimit(givenValue(raw, env, 'publicRateLimitMax')),
+    publicRateLimitWindowMs: windowMs(givenValue(raw, env, 'publicRateLimitWindowMs')),
     rateLimitPrefix: typeof prefix === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(prefix) ? prefix : 'contracts',
     // The start refuses a misspelt mode (settings/validation.ts); only an absent one means open.
     rateLimitOnStoreFailure:

@@ -6,9 +6,11 @@ import type { Runtime } from '../../plugin/runtime';
 import { contractNeed, contractOf, routeOf, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import type { Contract } from '../../plugin/contracts/types';
 import {
+  addressKey,
   callerKey,
   counterKey,
   limitFor,
+  publicLimitFor,
   retryAfterSeconds,
   tooManyRequests,
   type AppliedLimit,
@@ -59,10 +61,25 @@ function contractRateLimitStep(runtime: Runtime, action: ContractRateLimitAction
     }
   };
 
-  /** Counts the request against the limit that applies to it, if any (waiting for the counter store). */
+  /**
+   * Counts the request against the limits that apply to it, if any (waiting for the counter store): a public
+   * contract's per-address limit first, then the caller's, unless the first has answered.
+   */
   const count = (req: Request, res: Response, contract: Contract | undefined): void | Promise<void> => {
     const limit = limitFor(contract, runtime.settings, action);
+    const perAddress = publicLimitFor(contract, runtime.settings);
+    if (perAddress) return countAddressThenCaller(req, res, perAddress, limit);
     if (limit) return countCaller(req, res, runtime.settings.rateLimitPrefix, limit);
+  };
+  const countAddressThenCaller = async (
+    req: Request,
+    res: Response,
+    perAddress: AppliedLimit,
+    limit: AppliedLimit | undefined,
+  ): Promise<void> => {
+    const { rateLimitPrefix } = runtime.settings;
+    await hostLimiter(runtime, req, res, counterKey(rateLimitPrefix, perAddress, addressKey(req)), perAddress);
+    if (limit && !res.headersSent) await countCaller(req, res, rateLimitPrefix, limit);
   };
   const countCaller = async (req: Request, res: Response, prefix: string, limit: AppliedLimit): Promise<void> => {
     const caller = await callerKey(req, verifier, dev);

@@ -1,36 +1,21 @@
 import { expect } from 'chai';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import { startGateway, type GatewayProcess } from '../support/gateway-process';
 import { http } from '../support/http';
+import { postFrom } from '../support/local-address';
 
 const SECRET = 'e2e-secret-that-is-at-least-32-characters-long';
 const ADMIN = { email: 'root@example.com', password: 'root-password-1' };
 
-/**
- * A login sent from another loopback address (127.0.0.0/8 is all loopback on Linux): the gateway sees it as the
- * caller's address (req.ip) and passes it on as clientAddress, as it would a distinct client's.
- */
-function loginFrom(localAddress: string, url: string, body: { email: string; password: string }): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const data = JSON.stringify(body);
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        localAddress,
-        agent: false,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode!));
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
+/** A login sent from another loopback address: the gateway passes it on as clientAddress, a distinct client's. */
+async function loginFrom(
+  localAddress: string,
+  url: string,
+  body: { email: string; password: string },
+): Promise<number> {
+  return (await postFrom(false, localAddress, url, body)).status;
 }
 
 /** A stand-in for an external identity provider's key-set host, on loopback. */

@@ -2,15 +2,18 @@ import { expect } from 'chai';
 import { resolveEdgeSettings } from '../../plugin/settings/edge';
 import { corsAction, CORS_EXPOSED_HEADERS } from '../../plugin/edge/cors';
 import { resolveSettings } from '../../plugin/settings';
+import { validateSettings } from '../../plugin/settings/validation';
 
 describe('edge settings and the cors step', () => {
-  it('defaults: any origin, no credentials, no PATCH, no gateway-wide limit, 10 s for headers, 30 s for a request, no connection cap', () => {
+  it('defaults: any origin, no credentials, no PATCH, no gateway-wide limit, 60 a minute per address to public contracts, 10 s for headers, 30 s for a request, no connection cap', () => {
     expect(resolveEdgeSettings({}, {})).to.deep.equal({
       corsOrigins: '*',
       corsCredentials: false,
       corsAllowPatch: false,
       rateLimitMax: undefined,
       rateLimitWindowMs: 60000,
+      publicRateLimitMax: 60,
+      publicRateLimitWindowMs: 60000,
       rateLimitPrefix: 'contracts',
       rateLimitOnStoreFailure: 'open',
       rateLimitStoreTimeoutMs: 500,
@@ -71,6 +74,28 @@ describe('edge settings and the cors step', () => {
       rateLimitWindowMs: 60000,
       rateLimitPrefix: 'contracts',
       corsCredentials: false,
+    });
+  });
+
+  it('limits public contracts per address unless the limit is named off, from the block or the environment', () => {
+    expect(resolveEdgeSettings({}, { PUBLIC_RATE_LIMIT_MAX: '20', PUBLIC_RATE_LIMIT_WINDOW_MS: '10000' })).to.include({
+      publicRateLimitMax: 20,
+      publicRateLimitWindowMs: 10000,
+    });
+    expect(resolveEdgeSettings({ publicRateLimitMax: 5 }, { PUBLIC_RATE_LIMIT_MAX: 'off' })).to.include({
+      publicRateLimitMax: 5,
+    });
+    expect(resolveEdgeSettings({ publicRateLimitMax: 'off' }, {}).publicRateLimitMax).to.equal(undefined);
+    expect(resolveEdgeSettings({}, { PUBLIC_RATE_LIMIT_MAX: ' off ' }).publicRateLimitMax).to.equal(undefined);
+    // Anything but `off` keeps it on, and the start refuses what it cannot read.
+    for (const v of ['of', 'false', '0', 'none', ''])
+      expect(resolveEdgeSettings({}, { PUBLIC_RATE_LIMIT_MAX: v }).publicRateLimitMax, v).to.equal(60);
+    for (const v of ['of', 'false', '0', 'none'])
+      expect(() => validateSettings({}, { PUBLIC_RATE_LIMIT_MAX: v }), v).to.throw(/^PUBLIC_RATE_LIMIT_MAX must be/);
+    expect(() => validateSettings({ publicRateLimitMax: 'Off' }, {})).to.throw(/publicRateLimitMax must be/);
+    expect(() => validateSettings({}, { PUBLIC_RATE_LIMIT_WINDOW_MS: '500' })).to.throw(/>= 1000/);
+    expect(validateSettings({ publicRateLimitMax: 'off' }, { PUBLIC_RATE_LIMIT_MAX: 'off' })).to.deep.equal({
+      publicRateLimitMax: 'off',
     });
   });
 

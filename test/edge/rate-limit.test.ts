@@ -1,7 +1,15 @@
 import { expect } from 'chai';
 import { EventEmitter } from 'node:events';
 import type { Request } from 'express';
-import { callerKey, counterKey, limitFor, retryAfterSeconds, tooManyRequests } from '../../plugin/edge/rate-limit';
+import {
+  addressKey,
+  callerKey,
+  counterKey,
+  limitFor,
+  publicLimitFor,
+  retryAfterSeconds,
+  tooManyRequests,
+} from '../../plugin/edge/rate-limit';
 import {
   LimiterCache,
   RateLimitState,
@@ -61,6 +69,26 @@ describe('rate limit selection and keys', () => {
       max: 9,
       windowMs: 60000,
     });
+  });
+
+  it("a public contract has a per-address limit of its own, beside the contract's own, unless it is off", () => {
+    const on = { publicRateLimitMax: 60, publicRateLimitWindowMs: 60000 };
+    expect(publicLimitFor({ public: true }, on)).to.deep.equal({ scope: 'p', max: 60, windowMs: 60000 });
+    for (const contract of [{ public: false }, {}, undefined])
+      expect(publicLimitFor(contract, on), JSON.stringify(contract)).to.equal(undefined);
+    expect(
+      publicLimitFor({ public: true }, { publicRateLimitMax: undefined, publicRateLimitWindowMs: 60000 }),
+    ).to.equal(undefined);
+    expect(counterKey('contracts', publicLimitFor({ public: true }, on)!, 'ip:192.0.2.1')).to.equal(
+      'contracts:p:ip:192.0.2.1',
+    );
+  });
+
+  it('keys a public limit by the client address whatever token the request carries', async () => {
+    const req = fakeReq({ authorization: `Bearer ${await mintToken({ sub: 'alice' })}` }, '192.0.2.9');
+    expect(addressKey(req)).to.equal('ip:192.0.2.9');
+    // req.ip is the host's verdict (its trust proxy setting): a forged X-Forwarded-For is not read here.
+    expect(addressKey(fakeReq({ 'x-forwarded-for': '203.0.113.5' }, '192.0.2.9'))).to.equal('ip:192.0.2.9');
   });
 
   it('keys by the verified user, and by the client address when the token does not verify', async () => {

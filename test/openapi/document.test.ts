@@ -394,6 +394,12 @@ describe('OpenAPI document', () => {
       for (const operation of Object.values(item))
         expect(Object.keys((operation as Op).responses), path).to.include('429');
     }
+    // The per-address limit of public contracts: 429 on the routes that reach a public contract, not on the others.
+    const publicLimited = buildOpenApiDocument(planRoutes(contracts), { publicRateLimited: true });
+    for (const path of ['/api/login', '/api/refresh-token'])
+      expect(statuses(publicLimited, 'post', path), path).to.include('429');
+    expect(statuses(publicLimited, 'post', '/api/users')).not.to.include('429');
+    expect(statuses(doc, 'post', '/api/login')).not.to.include('429');
     // A generic query route needs `messageType` (400) even when every input it reaches accepts anything.
     expect(statuses(mixed, 'get', '/api/data')).to.include('400');
     // The gateway's own endpoints answer only what their handlers send; no service is behind them.
