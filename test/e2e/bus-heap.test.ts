@@ -212,7 +212,7 @@ describe('a per-service broker user announcing new instance ids against a 128 MB
       const ch = await conn.createConfirmChannel();
       // 120 announcements of ~240 KB (29 MB): more than three times the 35 that ended a gateway before.
       for (const body of bodies) {
-        ch.publish(`${prefix}.discovery`, 'announce.flood-service', body, { userId: floodUser });
+        ch.publish(`${prefix}.announcements.flood-service`, 'announce.flood-service', body, { userId: floodUser });
         sent += 1;
         if (sent % 5 === 0) await ch.waitForConfirms();
       }

@@ -55,7 +55,7 @@ async function floodJunk(
     while (performance.now() - start < durationMs) {
       const due = Math.floor(((performance.now() - start) * bytesPerSecond) / 1000 / size);
       while (sent < due) {
-        if (!ch.publish(`${prefix}.discovery`, `announce.${service}`, junk, { userId: user }))
+        if (!ch.publish(`${prefix}.announcements.${service}`, `announce.${service}`, junk, { userId: user }))
           await new Promise((r) => ch.once('drain', r));
         sent += 1;
       }
@@ -113,7 +113,7 @@ describe('intake attacks with one service credential (per-service broker users, 
     const conn = await amqp.connect(users!.url('rogue-service'));
     try {
       const ch = await conn.createConfirmChannel();
-      ch.publish(`${prefix}.discovery`, 'announce.rogue-service', Buffer.from(JSON.stringify(body)), {
+      ch.publish(`${prefix}.announcements.rogue-service`, 'announce.rogue-service', Buffer.from(JSON.stringify(body)), {
         userId: users!.user('rogue-service'),
         contentType: 'application/json',
       });
@@ -138,10 +138,16 @@ describe('intake attacks with one service credential (per-service broker users, 
       ttlMs: 60_000,
       contracts: [rogueContract('DeepHeadersCommand', 'rogue-service')],
     };
-    await deep!.publish(`${prefix}.discovery`, 'announce.rogue-service', JSON.stringify(announcement), DEEP, {
-      userId: rogueUser,
-      contentType: 'application/json',
-    });
+    await deep!.publish(
+      `${prefix}.announcements.rogue-service`,
+      'announce.rogue-service',
+      JSON.stringify(announcement),
+      DEEP,
+      {
+        userId: rogueUser,
+        contentType: 'application/json',
+      },
+    );
     await eventually(
       async () =>
         expect(gw!.output()).to.include(
@@ -169,7 +175,7 @@ describe('intake attacks with one service credential (per-service broker users, 
       `${prefix}.svc.rogue-service`,
       `${prefix}.requests`,
       'rogue-service',
-      `${prefix}.replies`,
+      `${prefix}.replies.rogue-service`,
       DEEP,
       JSON.stringify({ ok: true, result: {} }),
     );

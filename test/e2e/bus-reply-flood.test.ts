@@ -133,7 +133,9 @@ describe('one service flooding the reply exchange (per-service broker users, 128
     ).to.match(/ACCESS_REFUSED/);
     expect(
       await refusal(flood, async (ch) => {
-        ch.publish(`${prefix}.replies`, replyTo['steady-service'] as string, junk, { userId: floodUser });
+        ch.publish(`${prefix}.replies.steady-service`, replyTo['steady-service'] as string, junk, {
+          userId: floodUser,
+        });
         await ch.waitForConfirms();
       }),
     ).to.match(/ACCESS_REFUSED/);
@@ -167,7 +169,7 @@ describe('one service flooding the reply exchange (per-service broker users, 128
         const ch = await conn.createConfirmChannel();
         while (Date.now() - started < 8000) {
           for (let i = 0; i < 500; i += 1)
-            ch.publish(`${prefix}.replies`, replyTo['flood-service'] as string, junk, {
+            ch.publish(`${prefix}.replies.flood-service`, replyTo['flood-service'] as string, junk, {
               userId: floodUser,
               correlationId: randomUUID(),
             });

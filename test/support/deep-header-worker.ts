@@ -54,8 +54,9 @@ async function main(): Promise<void> {
         });
         await ch.waitForConfirms();
       } else if (cmd.op === 'answerDeep') {
-        // A service's own work queue: every request is answered with a reply whose headers nest `depth` deep.
-        await ch.assertQueue(cmd.queue, { durable: false, autoDelete: false, arguments: { 'x-expires': 15_000 } });
+        // A service's own work queue (the broker definitions declared it): every request is answered with a reply
+        // whose headers nest `depth` deep.
+        await ch.checkQueue(cmd.queue);
         await ch.bindQueue(cmd.queue, cmd.exchange, cmd.bindingKey);
         await ch.consume(cmd.queue, (msg) => {
           if (!msg) return;

@@ -9,7 +9,7 @@ type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 export interface DeepHeaderClient {
   /** Publishes `body` with headers `{ deep: {a: {a: …}} }` nested `depth` deep; resolves once the broker confirmed it. */
   publish(exchange: string, routingKey: string, body: string, depth: number, props?: Options.Publish): Promise<void>;
-  /** Consumes `queue` (declared and bound to `exchange` with `bindingKey`) and answers each request with such headers, through `replyExchange`. */
+  /** Consumes `queue` (there already; bound to `exchange` with `bindingKey`) and answers each request with such headers, through `replyExchange`. */
   answerDeep(
     queue: string,
     exchange: string,
