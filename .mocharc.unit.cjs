@@ -27,6 +27,7 @@ module.exports = {
     'dist/test/storage/answer-with-change.test.js',
     'dist/test/storage/database.test.js',
     'dist/test/storage/database-faults.test.js',
+    'dist/test/storage/last-admin.test.js',
     'dist/test/storage/login-throttle.test.js',
     'dist/test/storage/user-name.test.js',
     'dist/test/storage/users-concurrency.test.js',
