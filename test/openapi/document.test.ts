@@ -315,7 +315,9 @@ describe('OpenAPI document', () => {
     expect(update.parameters[0].example).to.be.a('string');
     expect(update.requestBody.content['application/json'].example).not.to.have.property('userId');
     const key = op(doc, 'post', '/api/users').parameters.find((p: Op) => p.name === 'Idempotency-Key');
-    expect(key.example).to.equal('{{$guid}}');
+    expect(key.example).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(key.schema).to.deep.include({ maxLength: 255 });
+    expect(new RegExp(key.schema.pattern).test(key.example)).to.equal(true);
   });
 
   it("re-roots a contract schema's local refs at its component and drops its $id; data is left alone", () => {
