@@ -1,13 +1,14 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as amqp from 'amqplib';
-import { envName, run as brokerDefinitions } from '../../plugin/cli/contracts-broker-definitions';
+import { envName } from '../../plugin/cli/contracts-broker-definitions';
 
 const exec = promisify(execFile);
 const HOST = '127.0.0.1:5672';
+const DEFINITIONS_COMMAND = join(__dirname, '..', '..', 'plugin', 'cli', 'contracts-broker-definitions.js');
 
 /**
  * The broker users made and not deleted yet, and their folders. A test removes its own in after(); what a failed
@@ -58,8 +59,8 @@ export interface BrokerUsers {
  * `<prefix>-<service>` by `--user-prefix`), or each service with the message types a services file gives it: the
  * file is written (`servicesFile`, for the gateway's BUS_SERVICES_FILE too) and the definitions are made from it
  * (`--services FILE`). `extraArgs` go to the definitions tool (`--legacy-replies`); making the same users again
- * re-imports their permissions. rabbitmqctl runs as the broker's user here, so the definitions file (hashes only, no
- * passwords) is made readable to it.
+ * re-imports their permissions. As docs/operations.md says: the command writes the file (mode 0600), and rabbitmqctl,
+ * which runs as the broker's user, reads it from its standard input.
  */
 export async function createBrokerUsers(
   prefix: string,
@@ -99,13 +100,22 @@ export async function createBrokerUsers(
       source = ['--services', servicesFile];
     }
     const file = join(dir, 'definitions.json');
-    writeFileSync(
-      file,
-      brokerDefinitions(['--prefix', prefix, '--gateway-user', user('gateway'), ...source, ...extraArgs], env),
-      { mode: 0o644 },
+    await exec(
+      process.execPath,
+      [
+        DEFINITIONS_COMMAND,
+        '--prefix',
+        prefix,
+        '--gateway-user',
+        user('gateway'),
+        ...source,
+        ...extraArgs,
+        '--out',
+        file,
+      ],
+      { env: { ...process.env, ...env } },
     );
-    chmodSync(dir, 0o755);
-    importing = exec('rabbitmqctl', ['import_definitions', file]);
+    importing = exec('sh', ['-c', 'rabbitmqctl import_definitions < "$1"', 'sh', file]);
     await importing;
   } catch (err) {
     await remove();
