@@ -124,7 +124,8 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
         .map((f) => f.trim())
         .filter(Boolean);
       if (!fields?.length) return full;
-      return Object.fromEntries(fields.filter((f) => f in full).map((f) => [f, full[f]]));
+      const chosen = Object.fromEntries(fields.filter((f) => f in full).map((f) => [f, full[f]]));
+      return { ...chosen, userId: user.userId, id: user.userId };
     },
 
     async update(input: Input, ctx?: HandlerContext) {

@@ -113,8 +113,8 @@ describe('OpenAPI document', () => {
         name: 'fields',
         in: 'query',
         required: false,
-        schema: { type: 'string', description: 'comma-separated field names to return' },
-        description: 'comma-separated field names to return',
+        schema: { type: 'string', description: 'comma-separated field names to return (userId and id always are)' },
+        description: 'comma-separated field names to return (userId and id always are)',
         example: 'string',
       },
     ]);
@@ -434,8 +434,8 @@ describe('OpenAPI document', () => {
       'updatedAt',
     ]);
     expect(schemas['UpdateUserCommand.Output'].required).to.include.members(['updatedAt', 'role', 'permissions']);
-    // Field selection (?fields=) can leave anything out of a get.
-    expect(schemas['GetUserQuery.Output'].required).to.deep.equal([]);
+    // Field selection (?fields=) can leave anything out of a get but its ids.
+    expect(schemas['GetUserQuery.Output'].required).to.deep.equal(['userId', 'id']);
   });
 
   it('object schemas name their fields or allow any: none reads as an object with no field', () => {
