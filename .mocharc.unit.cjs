@@ -13,6 +13,7 @@ module.exports = {
     'dist/test/bus/cluster-client.test.js',
     'dist/test/bus/work-queue.test.js',
     'dist/test/conformance/conformance.test.js',
+    'dist/test/conformance/python-stop.test.js',
     // A spawned gateway.
     'dist/test/observability/logs.test.js',
     'dist/test/observability/metrics.test.js',

@@ -20,13 +20,14 @@ GATEWAY = os.environ.get("BUS_GATEWAY_USER", "guest" if ME == "guest" else "gate
 conn = pika.BlockingConnection(params)
 queue = f"{P}.svc.{SERVICE}"
 
-def on_own_channel(action):  # a refused step closes its channel only, not the one we consume on
+def on_own_channel(action, expected=()):  # a refused step closes its channel only, not the one we consume on
     side = conn.channel()
     try:
         action(side)
         side.close()
     except pika.exceptions.ChannelClosedByBroker as refused:
-        print(f"[{SERVICE}] bus: {refused.reply_text}", file=sys.stderr)
+        if refused.reply_code not in expected:  # an expected refusal is no problem: nothing to report
+            print(f"[{SERVICE}] bus: {refused.reply_text}", file=sys.stderr)
 
 # A per-service broker user may not declare the exchanges: the gateway (or the broker definitions) does.
 on_own_channel(lambda c: [c.exchange_declare(f"{P}.{name}", exchange_type="topic", durable=True)
@@ -92,7 +93,7 @@ announce()
 conn.call_later(TTL_MS / 3000, reannounce)
 print(f"[{SERVICE}] ready", flush=True)
 ch.start_consuming()
-# The last instance deletes the work queue (if_unused: refused while another instance consumes it), so requests
-# get 503 at once instead of waiting for their deadline.
-on_own_channel(lambda c: c.queue_delete(queue, if_unused=True))
+# The last instance deletes the work queue (if_unused: refused, 406, while another instance consumes it), so
+# requests get 503 at once instead of waiting for their deadline.
+on_own_channel(lambda c: c.queue_delete(queue, if_unused=True), expected=(406,))
 conn.close()
