@@ -54,6 +54,17 @@ export interface BrokerUsers {
   remove(): Promise<void>;
 }
 
+/** A services file entry beyond its message types: what the service may also declare. */
+export interface ServiceEntry {
+  messageTypes: readonly string[];
+  public?: boolean;
+  httpPaths?: boolean;
+}
+
+function isServiceEntry(entry: readonly string[] | ServiceEntry): entry is ServiceEntry {
+  return !Array.isArray(entry);
+}
+
 /**
  * Makes the broker users of `services` the documented way: a list of service names (`--service`, users named
  * `<prefix>-<service>` by `--user-prefix`), or each service with the message types a services file gives it: the
@@ -64,7 +75,7 @@ export interface BrokerUsers {
  */
 export async function createBrokerUsers(
   prefix: string,
-  services: readonly string[] | Readonly<Record<string, readonly string[]>>,
+  services: readonly string[] | Readonly<Record<string, readonly string[] | ServiceEntry>>,
   extraArgs: string[] = [],
 ): Promise<BrokerUsers> {
   const serviceNames = Array.isArray(services) ? [...services] : Object.keys(services);
@@ -91,9 +102,9 @@ export async function createBrokerUsers(
     } else {
       servicesFile = join(dir, 'services.yml');
       const entries = Object.fromEntries(
-        Object.entries(services as Record<string, readonly string[]>).map(([s, messageTypes]) => [
+        Object.entries(services as Record<string, readonly string[] | ServiceEntry>).map(([s, entry]) => [
           s,
-          { user: user(s), messageTypes },
+          { user: user(s), ...(isServiceEntry(entry) ? entry : { messageTypes: entry }) },
         ]),
       );
       writeFileSync(servicesFile, JSON.stringify({ services: entries }, null, 2)); // JSON is YAML
