@@ -13,6 +13,7 @@ module.exports = {
     'dist/test/bus/cluster-client.test.js',
     'dist/test/bus/work-queue.test.js',
     'dist/test/conformance/conformance.test.js',
+    'dist/test/conformance/python-stop.test.js',
     // A spawned gateway.
     'dist/test/observability/logs.test.js',
     'dist/test/observability/metrics.test.js',
@@ -27,6 +28,7 @@ module.exports = {
     'dist/test/storage/answer-with-change.test.js',
     'dist/test/storage/database.test.js',
     'dist/test/storage/database-faults.test.js',
+    'dist/test/storage/last-admin.test.js',
     'dist/test/storage/login-throttle.test.js',
     'dist/test/storage/user-name.test.js',
     'dist/test/storage/users-concurrency.test.js',

@@ -1,36 +1,15 @@
 /**
- * The reference users service alone, in its own process, on the RabbitMQ of BUS_URL (prefix BUS_PREFIX).
- * The benchmark runs it beside a gateway started with START_REFERENCE_SERVICES=false, so the gateway and
- * the service are separate processes, as in a deployment. Its users: DATABASE_URL's PostgreSQL, or else the
- * embedded database in DATA_DIR (default .gateway/data).
+ * The reference users service alone, in its own process (see one-service.ts), the first administrator seeded as
+ * reference-services.js seeds it (ADMIN_EMAIL, ADMIN_PASSWORD). Beside scripts/auth-service.ts, each on a broker
+ * user of its own (docs/operations.md, "Trust on the bus"); the benchmark runs it beside a gateway too.
  */
-import { createTransport } from '../plugin/bus';
 import { startUsersService } from '../examples/users-service';
 import { UserStore } from '../examples/users-service/store';
-import { openDatabase } from '../examples/storage';
-import { errorMessage } from '../plugin/errors/describe';
-import { storageSettings } from './storage-settings';
+import { runOneService } from './one-service';
+import { seedAdmin } from './seed-admin';
 
-async function main(): Promise<void> {
-  const url = process.env.BUS_URL ?? '';
-  if (!/^amqps?:\/\//i.test(url))
-    throw new Error('BUS_URL must be an amqp:// URL (the embedded bus cannot reach another process)');
-  const transport = createTransport({ url, prefix: process.env.BUS_PREFIX });
-  await transport.start();
-  const db = await openDatabase(storageSettings(process.env, '.gateway/data'));
-  const service = await startUsersService(transport, { store: new UserStore(db) });
-  console.log(`[users-service] ready (${service.instanceId})`);
-  const stop = async () => {
-    await service.stop().catch(() => undefined);
-    await transport.close().catch(() => undefined);
-    await db.close().catch(() => undefined);
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
-}
-
-main().catch((err) => {
-  console.error(`[users-service] start failed: ${errorMessage(err)}`);
-  process.exit(1);
+runOneService('users-service', async (transport, db, dataDir, log) => {
+  const store = new UserStore(db);
+  await seedAdmin(store, { dataDir, log, warn: log });
+  return startUsersService(transport, { store });
 });

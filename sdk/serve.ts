@@ -52,6 +52,11 @@ export type Handler = (input: Record<string, unknown>, ctx: HandlerContext) => u
 export interface Operation {
   contract: Omit<Contract, 'targetService'>;
   handle: Handler;
+  /**
+   * Its answers carry credentials (tokens): they are never kept by the idempotency store, where a repeat of the
+   * key would get them back, so a request with an Idempotency-Key is simply not deduplicated.
+   */
+  secretAnswers?: boolean;
 }
 
 export interface ServeOptions {
@@ -171,6 +176,7 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
   const instanceId = opts.instanceId ?? `${service}-${randomUUID()}`;
   const contracts: Contract[] = opts.operations.map((op) => ({ ...op.contract, targetService: service }));
   const handlers = new Map(opts.operations.map((op) => [op.contract.messageType, op.handle]));
+  const secretAnswers = new Set(opts.operations.filter((op) => op.secretAnswers).map((op) => op.contract.messageType));
   const onStoreError = opts.onIdempotencyError ?? ((err: unknown) => defaultIdempotencyLog(service, err));
   const guard = opts.idempotency ? new IdempotencyGuard(service, opts.idempotency, onStoreError) : undefined;
 
@@ -215,7 +221,8 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
       message.deliveryCount === undefined
         ? message.headers
         : { ...message.headers, deliveryCount: message.deliveryCount };
-    if (!guard || message.headers.idempotencyKey === undefined) return run(handler, message, headers);
+    if (!guard || message.headers.idempotencyKey === undefined || secretAnswers.has(message.messageType))
+      return run(handler, message, headers);
     return guard.run(message, toReply, (idempotency) => run(handler, message, { ...headers, idempotency }));
   };
 

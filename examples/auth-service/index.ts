@@ -41,17 +41,17 @@ export async function startAuthService(
   return serve({
     transport,
     service: SERVICE,
-    // Idempotency-Key on commands, the keys beside the accounts (migration 2) and shared by every instance: a
-    // retried login gets the same pair instead of a second one.
+    // Idempotency-Key on revoke and logout, the keys beside the accounts (migration 2) and shared by every
+    // instance. Answers with tokens are never stored: a repeat of the key would hand them out again.
     idempotency: { store: new PgIdempotencyStore(opts.store.db) },
     operations: [
       // The one operation that checks a password: bounded, so a flood of logins cannot make the owner's wait.
-      { contract: authenticate, handle: boundedConcurrency(passwordChecks, h.authenticate) },
-      { contract: refreshToken, handle: h.refresh },
+      { contract: authenticate, handle: boundedConcurrency(passwordChecks, h.authenticate), secretAnswers: true },
+      { contract: refreshToken, handle: h.refresh, secretAnswers: true },
       { contract: revokeToken, handle: h.revoke },
       { contract: logout, handle: h.logout },
-      { contract: externalLogin, handle: h.externalLogin },
-      { contract: authenticateExternalUser, handle: h.authenticateExternalUser },
+      { contract: externalLogin, handle: h.externalLogin, secretAnswers: true },
+      { contract: authenticateExternalUser, handle: h.authenticateExternalUser, secretAnswers: true },
     ],
     onError: (err) => console.error(`[${SERVICE}] handler failed: ${err instanceof Error ? err.message : String(err)}`),
   });

@@ -20,13 +20,14 @@ GATEWAY = os.environ.get("BUS_GATEWAY_USER", "guest" if ME == "guest" else "gate
 conn = pika.BlockingConnection(params)
 queue = f"{P}.svc.{SERVICE}"
 
-def on_own_channel(action):  # a refused step closes its channel only, not the one we consume on
+def on_own_channel(action, expected=()):  # a refused step closes its channel only, not the one we consume on
     side = conn.channel()
     try:
         action(side)
         side.close()
     except pika.exceptions.ChannelClosedByBroker as refused:
-        print(f"[{SERVICE}] bus: {refused.reply_text}", file=sys.stderr)
+        if refused.reply_code not in expected:  # an expected refusal is no problem: nothing to report
+            print(f"[{SERVICE}] bus: {refused.reply_text}", file=sys.stderr)
 
 announcements, replies = f"{P}.announcements.{SERVICE}", f"{P}.replies.{SERVICE}"  # ours: we only write them
 # A per-service broker user may declare neither the exchanges nor its work queue: the broker definitions do.
@@ -95,7 +96,7 @@ announce()
 conn.call_later(TTL_MS / 3000, reannounce)
 print(f"[{SERVICE}] ready", flush=True)
 ch.start_consuming()
-# The last instance deletes the work queue (if_unused: refused while another instance consumes it), so requests
-# get 503 at once instead of waiting for their deadline; one the definitions declared stays (refused, and logged).
-on_own_channel(lambda c: c.queue_delete(queue, if_unused=True))
+# The last instance deletes the work queue (if_unused: refused, 406, while another instance consumes it), so
+# requests get 503 at once instead of waiting for their deadline; one the definitions declared stays (refused, 403).
+on_own_channel(lambda c: c.queue_delete(queue, if_unused=True), expected=(403, 406))
 conn.close()

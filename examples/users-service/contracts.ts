@@ -64,10 +64,14 @@ export const getUser: OwnContract = {
   requiredPermissions: ['users:read'],
   inputSchema: {
     type: 'object',
-    properties: { userId, fields: { type: 'string', description: 'comma-separated field names to return' } },
+    properties: {
+      userId,
+      fields: { type: 'string', description: 'comma-separated field names to return (userId and id always are)' },
+    },
     required: ['userId'],
   },
-  outputSchema: { ...userOutput, required: [] },
+  // ?fields= chooses the others: the identifiers are all a selection always has.
+  outputSchema: { ...userOutput, required: ['userId', 'id'] },
 };
 
 export const updateUser: OwnContract = {

@@ -1,7 +1,8 @@
 import bcrypt from 'bcryptjs';
 import { ServiceError, answer, type HandlerContext } from '../../sdk';
 import { changeWithAnswer } from '../storage/answered';
-import { EmailTaken, type UserChanges, type UserRecord, type UserStore } from './store';
+import type { SqlClient } from '../storage/database';
+import { ADMIN_PERMISSION, EmailTaken, type UserChanges, type UserRecord, type UserStore } from './store';
 import { effectivePermissions } from './permissions';
 
 type Input = Record<string, unknown>;
@@ -32,17 +33,36 @@ function emailConflict(): ServiceError {
  * with a role other than `user`, or changing anyone's role, one's own included) needs admin:all too: otherwise
  * users:create or users:update alone would make an administrator.
  */
-const ROLE_PERMISSION = 'admin:all';
-
 function mayAssignRoles(ctx: HandlerContext | undefined): boolean {
-  return ctx?.user?.permissions.includes(ROLE_PERMISSION) === true;
+  return ctx?.user?.permissions.includes(ADMIN_PERMISSION) === true;
 }
 
 function roleRefused(): ServiceError {
   return new ServiceError(
     'INSUFFICIENT_PERMISSIONS',
-    `Giving a role other than user, or changing a role, needs ${ROLE_PERMISSION}`,
-    { requiredPermission: ROLE_PERMISSION },
+    `Giving a role other than user, or changing a role, needs ${ADMIN_PERMISSION}`,
+    { requiredPermission: ADMIN_PERMISSION },
+  );
+}
+
+/**
+ * Refuses a change that takes admin:all from the one account left holding it (an instance with no administrator
+ * could only be repaired in the database), unless `keepsIt` says the account still holds it afterwards (by grant).
+ * Runs in the change's transaction, which then holds the administrators' rows until it ends.
+ */
+async function keepAnAdministrator(
+  store: UserStore,
+  tx: SqlClient,
+  userId: string,
+  keepsIt: (user: UserRecord) => boolean = () => false,
+): Promise<void> {
+  const admins = await store.lockAdministrators(tx);
+  if (admins.length !== 1 || admins[0] !== userId) return;
+  const user = await store.get(userId, tx);
+  if (user && keepsIt(user)) return;
+  throw new ServiceError(
+    'POLICY_VIOLATION',
+    `This is the last account holding ${ADMIN_PERMISSION}: make another administrator before deleting it or taking its admin role`,
   );
 }
 
@@ -104,7 +124,8 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
         .map((f) => f.trim())
         .filter(Boolean);
       if (!fields?.length) return full;
-      return Object.fromEntries(fields.filter((f) => f in full).map((f) => [f, full[f]]));
+      const chosen = Object.fromEntries(fields.filter((f) => f in full).map((f) => [f, full[f]]));
+      return { ...chosen, userId: user.userId, id: user.userId };
     },
 
     async update(input: Input, ctx?: HandlerContext) {
@@ -122,6 +143,9 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
         else if ((await store.get(userId))?.role !== input.role) throw roleRefused();
       }
       return changeWithAnswer(db, ctx, async (tx) => {
+        // A permission granted apart from the role stays when the role goes.
+        if (changes.role === 'user')
+          await keepAnAdministrator(store, tx, userId, (u) => u.permissions.includes(ADMIN_PERMISSION));
         const user = await store.update(userId, changes, tx).catch(conflictIfTaken);
         if (!user) throw notFound(userId);
         return toPublic(user);
@@ -131,6 +155,7 @@ export function userHandlers(store: UserStore, opts: { bcryptRounds?: number } =
     async delete(input: Input, ctx?: HandlerContext) {
       const userId = String(input.userId);
       return changeWithAnswer(db, ctx, async (tx) => {
+        await keepAnAdministrator(store, tx, userId);
         if (!(await store.delete(userId, tx))) throw notFound(userId);
         return undefined;
       });

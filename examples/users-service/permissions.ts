@@ -1,4 +1,4 @@
-import type { UserRecord } from './store';
+import { ADMIN_PERMISSION, type UserRecord } from './store';
 
 /**
  * What a user may do, as tokens carry it: the permissions granted to them, plus `admin:all` for the admin role
@@ -6,7 +6,7 @@ import type { UserRecord } from './store';
  */
 export function effectivePermissions(user: UserRecord): string[] {
   const perms = new Set(user.permissions);
-  if (user.role === 'admin') perms.add('admin:all');
+  if (user.role === 'admin') perms.add(ADMIN_PERMISSION);
   return [...perms].sort();
 }
 

@@ -18,6 +18,9 @@ export interface UserRecord {
 export type NewUser = Omit<UserRecord, 'userId' | 'createdAt' | 'updatedAt'>;
 export type UserChanges = Partial<Pick<UserRecord, 'email' | 'firstName' | 'lastName' | 'name' | 'role'>>;
 
+/** What the admin role carries, and what a grant can give too: an account holding it is an administrator. */
+export const ADMIN_PERMISSION = 'admin:all';
+
 /** The email belongs to another user (the database's unique index said so, whatever the case). */
 export class EmailTaken extends Error {
   constructor() {
@@ -186,6 +189,20 @@ export class UserStore {
   async delete(userId: string, client: SqlClient = this.db): Promise<boolean> {
     const { rows } = await client.query('delete from users where user_id = $1 returning user_id', [userId]);
     return rows.length > 0;
+  }
+
+  /**
+   * The accounts holding admin:all (by role or by grant), locked until `tx` ends: two changes that each take one
+   * administrator away wait for each other, so the second sees the first's result and cannot leave none.
+   */
+  async lockAdministrators(tx: SqlClient): Promise<string[]> {
+    const { rows } = await tx.query<{ user_id: string }>(
+      `select u.user_id from users u where u.role = 'admin' or exists
+         (select 1 from user_permissions p where p.user_id = u.user_id and p.permission = $1)
+       order by u.user_id for update of u`,
+      [ADMIN_PERMISSION],
+    );
+    return rows.map((r) => r.user_id);
   }
 
   /** Adds a permission (once); the user as it is now, undefined when there is none. `client`: as for insert. */

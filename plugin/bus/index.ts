@@ -12,9 +12,9 @@ export interface TransportConfig {
    * BUS_URL: `amqp://…`, `amqps://…`, or `embedded` for the in-process bus (a service in the gateway's own process).
    * Required: a service that forgot BUS_URL would otherwise serve an in-process bus nobody else can reach.
    */
-  url?: string;
+  url?: string | undefined;
   /** Prefix of every exchange and queue name on the broker (AMQP only). Default `contracts`. */
-  prefix?: string;
+  prefix?: string | undefined;
   logger?: Logger;
   /** Gateway side: bounds on the announcements taken off the bus (AMQP only). */
   announcements?: Partial<AnnouncementIntake>;

@@ -18,5 +18,12 @@ export class InputError extends Error {}
 export interface Command {
   usage: string;
   summary: string;
+  /** The whole text of `contracts-gateway <command> --help`, when it says more than the usage and the summary. */
+  help?: string;
   run(args: readonly string[]): Promise<number>;
+}
+
+/** Whether a command line asks for the usage (`--help` or `-h`): every command prints it on stdout and exits 0. */
+export function asksForHelp(args: readonly string[]): boolean {
+  return args.includes('--help') || args.includes('-h');
 }

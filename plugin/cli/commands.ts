@@ -1,6 +1,6 @@
 import { checkCompat } from './check-compat';
 import type { Command } from './command';
-import { CONFORMANCE_USAGE, runConformance } from '../conformance';
+import { CONFORMANCE_HELP, CONFORMANCE_USAGE, runConformance } from '../conformance';
 
 /** Every subcommand, in one place: a new one is a line here and a module of its own. */
 export const COMMANDS: Readonly<Record<string, Command>> = {
@@ -9,6 +9,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     usage: CONFORMANCE_USAGE,
     summary:
       'check a running service over the bus against docs/bus-protocol.md, one line per rule; exit 1 on a failure',
+    help: CONFORMANCE_HELP,
     run: (args) => runConformance(args),
   },
 };

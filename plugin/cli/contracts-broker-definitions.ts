@@ -24,7 +24,8 @@
  * The caps (operator policies on the queues services may declare, user and vhost limits) make room for
  * --max-instances of each service and --max-gateways gateways at once; --no-caps leaves them out (a vhost shared
  * with other applications, which the vhost-wide ones would reach).
- * Import with `rabbitmqctl import_definitions FILE` (or the broker's load_definitions). Installed as the package's
+ * Import with `rabbitmqctl import_definitions < FILE` (rabbitmqctl reads a named file as the broker's user, and the
+ * file is this user's only; or the broker's load_definitions). Installed as the package's
  * `contracts-broker-definitions` command; `node dist/scripts/broker-definitions.js` in this repository.
  */
 import { randomBytes } from 'node:crypto';
@@ -34,6 +35,15 @@ import { brokerDefinitions, type CapsInput, DEFAULT_CAPS } from '../bus/broker-d
 import { workQueueTypeOf } from '../bus/amqp/wire';
 import { readServicesFile } from '../bus/services-file';
 import { errorMessage } from '../errors/describe';
+import { asksForHelp } from './command';
+
+const USAGE = `usage: contracts-broker-definitions [--prefix contracts] (--services FILE | --service NAME... [--user-prefix P])
+    [--gateway-user gateway] [--vhost /] [--password-dir DIR [--generate-passwords]] [--queue-type classic|quorum]
+    [--legacy-topology] [--legacy-replies] [--max-instances 32] [--max-gateways 8] [--no-caps] [--out FILE]
+  Writes the RabbitMQ definitions that give the gateway and each service a broker user of its own (to --out, mode
+  0600, or to stdout). Passwords: BROKER_PASSWORD_<USER>, else the file DIR/<user> (--generate-passwords creates a
+  missing one); only hashes are written. Import: rabbitmqctl import_definitions < FILE
+`;
 
 interface Args {
   prefix: string;
@@ -162,14 +172,18 @@ export function run(argv: string[], env: NodeJS.ProcessEnv = process.env): strin
 
 /** The command: arguments from the process, definitions to --out or stdout, exit 2 with one line on a problem. */
 export function main(): void {
+  const argv = process.argv.slice(2);
+  if (asksForHelp(argv)) {
+    process.stdout.write(USAGE);
+    return;
+  }
   try {
-    const argv = process.argv.slice(2);
     const text = run(argv);
     const out = parseArgs(argv).out;
     if (out) writeFileSync(out, text, { mode: 0o600 });
     else process.stdout.write(text);
   } catch (err) {
-    process.stderr.write(`broker-definitions: ${errorMessage(err)}\n`);
+    process.stderr.write(`broker-definitions: ${errorMessage(err)} (--help prints the usage)\n`);
     process.exit(2);
   }
 }

@@ -6,10 +6,19 @@
  * start script runs it.
  */
 import { configFileProblem } from '../host/config-files';
+import { asksForHelp } from './command';
 
+const USAGE = `usage: contracts-check-config [config dir]
+  Checks that Express Gateway can parse system.config.yml and gateway.config.yml in the directory (default
+  EG_CONFIG_DIR); a problem is one line with file, line and column, and exit 78.
+`;
+if (asksForHelp(process.argv.slice(2))) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 const dir = process.argv[2] ?? process.env.EG_CONFIG_DIR;
 if (!dir) {
-  process.stderr.write('[contracts] usage: contracts-check-config <config dir> (or set EG_CONFIG_DIR)\n');
+  process.stderr.write(`[contracts] no config directory given, and EG_CONFIG_DIR is not set\n${USAGE}`);
   process.exit(64);
 }
 const problem = configFileProblem(dir);

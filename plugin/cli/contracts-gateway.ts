@@ -4,7 +4,7 @@
  * (./commands.ts); each returns its exit code: 0 fine, 1 the check failed, 2 an input could not be read, 64 usage.
  */
 import { COMMANDS, usage } from './commands';
-import { EXIT_INPUT, EXIT_USAGE, fail } from './command';
+import { EXIT_INPUT, EXIT_USAGE, asksForHelp, fail } from './command';
 
 async function main(argv: readonly string[]): Promise<number> {
   const [name, ...args] = argv;
@@ -16,6 +16,10 @@ async function main(argv: readonly string[]): Promise<number> {
   if (!command) {
     process.stderr.write(usage());
     return fail(EXIT_USAGE, name === undefined ? 'no command given' : `unknown command ${JSON.stringify(name)}`);
+  }
+  if (asksForHelp(args)) {
+    process.stdout.write(command.help ?? `usage: contracts-gateway ${command.usage}\n  ${command.summary}\n`);
+    return 0;
   }
   return command.run(args);
 }

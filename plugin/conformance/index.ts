@@ -8,12 +8,13 @@ import { EXIT_FAILED, EXIT_INPUT, EXIT_USAGE } from '../cli/command';
 
 export const CONFORMANCE_USAGE =
   'conformance --bus <amqp url> --service <name> [--prefix <P>] [--foreign-bus <amqp url>] [--service-bus <amqp url>] [--pid <pid>] [--max-lease-ms <ms>]';
-const USAGE = `usage: contracts-gateway ${CONFORMANCE_USAGE}
+export const CONFORMANCE_HELP = `usage: contracts-gateway ${CONFORMANCE_USAGE}
   Checks a running service over the bus against docs/bus-protocol.md, one line per rule; exits 1 on a failure.
   --bus          the gateway's broker user (the kit publishes requests as the gateway does)
   --foreign-bus  another broker user allowed to publish to the default exchange: its requests must be dropped
   --service-bus  the service's own broker user: the kit takes a request off its queue and gives it back, redelivered
-  --pid          the service's process: sent SIGTERM at the end, to check its withdrawal and queue deletion`;
+  --pid          the service's process: sent SIGTERM at the end, to check its withdrawal and queue deletion
+`;
 
 /** The gateway's default maxLeaseMs. */
 const DEFAULT_MAX_LEASE_MS = 30_000;
@@ -48,13 +49,13 @@ export async function runConformance(
       strict: true,
     }));
   } catch (err) {
-    out(`${errorMessage(err)}\n${USAGE}`);
+    out(`${errorMessage(err)}\n${CONFORMANCE_HELP.trimEnd()}`);
     return EXIT_USAGE;
   }
   const pid = values.pid === undefined ? undefined : Number(values.pid);
   const maxLeaseMs = Number(values['max-lease-ms'] ?? DEFAULT_MAX_LEASE_MS);
   if (!values.bus || !values.service || (pid !== undefined && !Number.isSafeInteger(pid)) || !(maxLeaseMs > 0)) {
-    out(USAGE);
+    out(CONFORMANCE_HELP.trimEnd());
     return EXIT_USAGE;
   }
   const prefix = values.prefix ?? process.env.BUS_PREFIX ?? DEFAULT_BUS_PREFIX;

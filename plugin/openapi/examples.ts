@@ -16,10 +16,10 @@ export const compilingInputCheck: InputCheck = (contract, input) => {
 };
 
 /**
- * The value Postman, Dredd and the docs page's script replace with a new UUID per request: a fixed example key would
- * make every request after the first a replay of it (or a 422 with another body).
+ * The Idempotency-Key example: a UUID, the form a client should send, which the docs page's script replaces with a
+ * new one per request tried (a key sent again is a replay of its first request, or a 422 with another body).
  */
-export const FRESH_IDEMPOTENCY_KEY = '{{$guid}}';
+export const FRESH_IDEMPOTENCY_KEY = '4f1c2b8e-7d3a-4e5f-9b6c-1a2d3e4f5a6b';
 
 function sampled(contract: Contract, skipNonRequired: boolean): Record<string, unknown> | undefined {
   try {

@@ -15,7 +15,7 @@ const SWAGGER_UI_DIR = dirname(require.resolve('swagger-ui-dist/package.json'));
 const ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png']);
 
 /** Our initialiser (the package's own points at the petstore). A file, not inline, so a strict CSP can allow 'self' only. */
-export const INIT_SCRIPT = `// The document's Idempotency-Key example is a placeholder: each request tried here sends a new key.
+export const INIT_SCRIPT = `// The document's Idempotency-Key example is one fixed UUID: each request tried here sends a new key instead.
 function freshIdempotencyKey(request) {
   var headers = request.headers || {};
   for (var name in headers) {

@@ -16,18 +16,21 @@ export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
-const PLAIN = /^[\x21-\x7e]{1,255}$/;
-const QUOTED = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/;
+/*
+ * The one statement of the accepted forms, which the parser below and the OpenAPI document's schema both use:
+ * plain, a visible ASCII character other than a quote then up to 254 more; quoted, 1-255 key characters (each a
+ * space, a visible character other than " and \, or one of the escapes \" \\) between double quotes.
+ */
+const PLAIN_FORM = '[!#-~][!-~]{0,254}';
+const QUOTED_FORM = '"(?:[ !#-\\[\\]-~]|\\\\["\\\\]){1,255}"';
+export const IDEMPOTENCY_KEY_PATTERN = `^(?:${PLAIN_FORM}|${QUOTED_FORM})$`;
+const FORM = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 const RULE = `must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters, optionally in double quotes`;
 
 /** The key a header value names, or undefined when its form is wrong. */
 export function parseIdempotencyKey(raw: string): string | undefined {
-  const quoted = QUOTED.exec(raw);
-  if (quoted) {
-    const key = quoted[1].replace(/\\(["\\])/g, '$1');
-    return key.length >= 1 && key.length <= MAX_IDEMPOTENCY_KEY_LENGTH ? key : undefined;
-  }
-  return raw.startsWith('"') || !PLAIN.test(raw) ? undefined : raw;
+  if (!FORM.test(raw)) return undefined;
+  return raw.startsWith('"') ? raw.slice(1, -1).replace(/\\(["\\])/g, '$1') : raw;
 }
 
 /** Commands (whatever the method) and every POST take a key; a query read with GET does not need one. */

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { startGateway, type GatewayProcess } from '../support/gateway-process';
-import { httpAs } from '../support/http';
+import { http, httpAs } from '../support/http';
 import { Client } from 'pg';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 
 const admin = httpAs(['admin:all']);
+const ADMIN = { email: 'admin@example.com', password: 'correct-horse-battery-9' };
 
 /**
  * `npm start`'s reference users service keeps its idempotency keys in its own database: a repeated create with the
@@ -19,7 +20,7 @@ for (const backend of ['PostgreSQL', 'PGlite'] as const) {
 
     before(async () => {
       if (backend === 'PostgreSQL') db = await createTestDatabase('refidem');
-      gw = await startGateway(db ? { DATABASE_URL: db.url } : {});
+      gw = await startGateway({ ADMIN_PASSWORD: ADMIN.password, ...(db ? { DATABASE_URL: db.url } : {}) });
     });
     after(async () => {
       await gw?.stop();
@@ -40,6 +41,31 @@ for (const backend of ['PostgreSQL', 'PGlite'] as const) {
       const list = await admin('GET', `${gw.baseUrl}/api/users?search=replay-`);
       expect(list.body.totalCount, list.text).to.equal(1);
       if (db) expect(await storedReplies(db.url, key)).to.deep.equal([{ service: 'users-service', status: 201 }]);
+    });
+
+    it('a login or refresh sent again with one key runs again: new tokens, never replayed, nothing stored', async () => {
+      const key = randomUUID();
+      const login = () => http('POST', `${gw.baseUrl}/api/login`, { body: ADMIN, headers: { 'idempotency-key': key } });
+      const first = await login();
+      const again = await login();
+      expect(first.status, first.text).to.equal(200);
+      expect(again.status, again.text).to.equal(200);
+      expect(again.headers.get('idempotent-replayed')).to.equal(null);
+      expect(again.body.refreshToken).to.be.a('string').and.not.equal(first.body.refreshToken);
+      const refreshKey = randomUUID();
+      const refresh = () =>
+        http('POST', `${gw.baseUrl}/api/refresh-token`, {
+          body: { refreshToken: again.body.refreshToken },
+          headers: { 'idempotency-key': refreshKey },
+        });
+      const refreshed = await refresh();
+      expect(refreshed.status, refreshed.text).to.equal(200);
+      const repeat = await refresh();
+      expect(repeat.headers.get('idempotent-replayed')).to.equal(null);
+      if (db) {
+        expect(await storedReplies(db.url, key)).to.deep.equal([]);
+        expect(await storedReplies(db.url, refreshKey)).to.deep.equal([]);
+      }
     });
 
     it('without a key a repeat is a second create: 409 on the email', async () => {

@@ -85,7 +85,13 @@ for (const bus of [
       expect(byQuery.body.userId).to.equal(created.userId);
       expect(byQuery.body).not.to.have.property('users');
       const some = await http('GET', `${api}/users/${created.userId}?fields=email,firstName`);
-      expect(some.body).to.deep.equal({ email: 'get@example.com', firstName: 'Get' });
+      // The ids come with every selection: the contract's output requires them.
+      expect(some.body).to.deep.equal({
+        email: 'get@example.com',
+        firstName: 'Get',
+        userId: created.userId,
+        id: created.userId,
+      });
     });
 
     it('answers 404 NOT_FOUND with resourceType and resourceId', async () => {

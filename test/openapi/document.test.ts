@@ -113,8 +113,8 @@ describe('OpenAPI document', () => {
         name: 'fields',
         in: 'query',
         required: false,
-        schema: { type: 'string', description: 'comma-separated field names to return' },
-        description: 'comma-separated field names to return',
+        schema: { type: 'string', description: 'comma-separated field names to return (userId and id always are)' },
+        description: 'comma-separated field names to return (userId and id always are)',
         example: 'string',
       },
     ]);
@@ -315,7 +315,9 @@ describe('OpenAPI document', () => {
     expect(update.parameters[0].example).to.be.a('string');
     expect(update.requestBody.content['application/json'].example).not.to.have.property('userId');
     const key = op(doc, 'post', '/api/users').parameters.find((p: Op) => p.name === 'Idempotency-Key');
-    expect(key.example).to.equal('{{$guid}}');
+    expect(key.example).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(key.schema).to.deep.include({ maxLength: 255 });
+    expect(new RegExp(key.schema.pattern).test(key.example)).to.equal(true);
   });
 
   it("re-roots a contract schema's local refs at its component and drops its $id; data is left alone", () => {
@@ -438,8 +440,8 @@ describe('OpenAPI document', () => {
       'updatedAt',
     ]);
     expect(schemas['UpdateUserCommand.Output'].required).to.include.members(['updatedAt', 'role', 'permissions']);
-    // Field selection (?fields=) can leave anything out of a get.
-    expect(schemas['GetUserQuery.Output'].required).to.deep.equal([]);
+    // Field selection (?fields=) can leave anything out of a get but its ids.
+    expect(schemas['GetUserQuery.Output'].required).to.deep.equal(['userId', 'id']);
   });
 
   it('object schemas name their fields or allow any: none reads as an object with no field', () => {

@@ -5,6 +5,8 @@ import { referenceContracts, validateOpenApi } from './support';
 import { INIT_SCRIPT } from '../../plugin/operations/docs-page';
 import { FRESH_IDEMPOTENCY_KEY } from '../../plugin/openapi/examples';
 import { planRoutes } from '../../plugin/contracts/route-plan';
+import { parseIdempotencyKey } from '../../plugin/pipeline/idempotency-key';
+import { IDEMPOTENCY_KEY_PARAMETER } from '../../plugin/openapi/idempotency';
 
 type Op = { parameters?: Array<{ name: string; in: string }> };
 
@@ -29,6 +31,34 @@ describe('OpenAPI document: Idempotency-Key', () => {
     expect(headerParams(op('post', '/api/actions'))).to.deep.equal(['Idempotency-Key']);
     expect(headerParams(op('get', '/api/users/{userId}'))).to.deep.equal([]);
     expect((await validateOpenApi(doc)).valid).to.equal(true);
+  });
+
+  it("its schema is the gateway's rule: a value up to 255 characters fits it exactly when the gateway takes it", () => {
+    const schema = IDEMPOTENCY_KEY_PARAMETER.schema as { maxLength: number; pattern: string };
+    const fits = (v: string) => v.length >= 1 && v.length <= schema.maxLength && new RegExp(schema.pattern).test(v);
+    const values = [
+      FRESH_IDEMPOTENCY_KEY,
+      'x',
+      'k'.repeat(255),
+      'k'.repeat(256),
+      '"quoted key"',
+      '"a \\"b\\" \\\\"',
+      `"${'k'.repeat(253)}"`,
+      'a"b',
+      '',
+      '""',
+      '"abc',
+      'a b',
+      'clé',
+      '"a\\b"',
+      '\u0001',
+    ];
+    for (const v of values) {
+      const taken = parseIdempotencyKey(v) !== undefined;
+      if (v.length <= 255) expect(fits(v), JSON.stringify(v)).to.equal(taken);
+      else expect(fits(v), JSON.stringify(v)).to.equal(false);
+    }
+    expect(fits(FRESH_IDEMPOTENCY_KEY)).to.equal(true);
   });
 });
 

@@ -20,7 +20,8 @@ const TSC = join(dirname(require.resolve('typescript/package.json')), 'bin', 'ts
 /**
  * What a client written against the generated types does without a cast or a check: switch over every error code
  * (exhaustively: a code missing from the enum, or one too many, does not compile) and read the fields that are
- * always there. GetUserQuery's output may leave any field out (?fields=), so reading one unchecked must not compile.
+ * always there. GetUserQuery's output may leave out any field but its ids (?fields=), so reading another unchecked
+ * must not compile; GET /api/users's list and single user are told apart by `'users' in data`.
  */
 function usage(): string {
   const cases = Object.keys(ERROR_CODES)
@@ -82,9 +83,17 @@ export function schemaKeys(listing: Json<Discovery['responses'][200]>): string[]
 
 type GetUser = paths['/api/users/{userId}']['get'];
 export function selected(user: Json<GetUser['responses'][200]>): string {
-  // @ts-expect-error the fields to return are chosen by ?fields=: none is always there
+  const id: string = user.userId + user.id;
+  // @ts-expect-error the other fields to return are chosen by ?fields=
   const email: string = user.email;
-  return email;
+  return id + email;
+}
+
+// GET /api/users is the list, or with ?userId= one user: docs/openapi.md's way of telling them apart.
+type Users = paths['/api/users']['get'];
+export function listOrOne(data: Json<Users['responses'][200]>): string[] {
+  if ('users' in data) return data.users.map((u) => u.email).concat(String(data.totalCount));
+  return [data.userId, data.id];
 }
 `;
 }
@@ -141,12 +150,14 @@ describe('OpenAPI document: a client typed by openapi-typescript', function () {
     const schemas = loose.components.schemas;
     schemas.ErrorBody.required = ['error', 'code', 'timestamp'];
     schemas['AuthenticateCommand.Output'].required = ['accessToken', 'refreshToken', 'expiresIn'];
+    schemas['GetUserQuery.Output'].required = [];
     const result = await compileAgainst(loose);
     expect(result.ok).to.equal(false);
     const refused = refusedLines(result);
     expect(refused).to.include('const id: string = e.correlationId;');
     expect(refused).to.include("case 'NOT_FOUND': return e.message;");
     expect(refused).to.include('const permissions: string[] = ok.user.permissions;');
+    expect(refused).to.include('const id: string = user.userId + user.id;');
     const untyped = JSON.parse(JSON.stringify(document));
     delete untyped.components.schemas.ErrorBody.properties.code.enum;
     expect(refusedLines(await compileAgainst(untyped))).to.deep.equal(['const unknownCode: never = e.code;']);

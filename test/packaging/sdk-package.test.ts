@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, run } from './support';
+import { ROOT, run, startProcess } from './support';
+import { AMQP_URL, uniquePrefix } from '../support/env';
+import { deleteBusTopology } from '../support/broker';
 
 const SDK = 'express-gateway-plugin-contracts-sdk';
 /** What a service that installs the SDK alone may carry in node_modules (issue: the whole gateway was 143 MB). */
@@ -91,4 +93,49 @@ describe('the SDK package (npm pack --workspace sdk, installed alone)', function
     expect(r.output.match(/error TS\d+/g), r.output).to.have.length(1);
     expect(r.output).to.match(/service\.ts\(10,/);
   });
+
+  /** docs/writing-a-service.md's service, byte for byte: its first TypeScript block. */
+  const docExample = (): string => {
+    const page = readFileSync(join(ROOT, 'docs', 'writing-a-service.md'), 'utf8');
+    const block = /```ts\n([\s\S]*?)```/.exec(page);
+    expect(block, 'a ts block in docs/writing-a-service.md').to.not.equal(null);
+    return block![1]!;
+  };
+
+  for (const type of ['module', 'commonjs'] as const) {
+    it(`docs/writing-a-service.md's example compiles (nodenext, strict, exactOptionalPropertyTypes) and runs as ${type}`, async () => {
+      const dir = join(app, `doc-${type}`);
+      await run('mkdir', ['-p', dir]);
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `doc-${type}`, private: true, type }));
+      writeFileSync(join(dir, 'service.ts'), docExample());
+      const compilerOptions = {
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        target: 'es2022',
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        skipLibCheck: true,
+        // A TypeScript service installs @types/node; this one is the repository's, to stay off the network.
+        typeRoots: [join(ROOT, 'node_modules', '@types')],
+        types: ['node'],
+      };
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['service.ts'] }));
+      const tsc = join(ROOT, 'node_modules', '.bin', 'tsc');
+      const compiled = await run(tsc, ['-p', dir], { cwd: dir, timeoutMs: 120000 });
+      expect(compiled.code, compiled.output).to.equal(0);
+      // On the real broker until it is told to stop: SIGTERM withdraws and exits 0.
+      const prefix = uniquePrefix('sdkdoc');
+      try {
+        const service = await startProcess(
+          process.execPath,
+          [join(dir, 'service.js')],
+          { cwd: dir, env: { BUS_URL: AMQP_URL, BUS_PREFIX: prefix } },
+          async (output) => output.includes('catalog-service ready'),
+        );
+        expect(await service.stop(), service.output()).to.equal(0);
+      } finally {
+        await deleteBusTopology(AMQP_URL, prefix);
+      }
+    });
+  }
 });

@@ -60,12 +60,12 @@ export interface Started {
   stop(): Promise<number | null>;
 }
 
-/** Starts a long-running command and resolves once `ready` returns true (or fails with its output). */
+/** Starts a long-running command and resolves once `ready` (given its output so far) returns true, or fails with its output. */
 export async function startProcess(
   cmd: string,
   args: string[],
   opts: { cwd: string; env: Record<string, string | undefined> },
-  ready: () => Promise<boolean>,
+  ready: (output: string) => Promise<boolean>,
 ): Promise<Started> {
   let out = '';
   const child = spawn(cmd, args, {
@@ -79,7 +79,7 @@ export async function startProcess(
   await eventually(
     async () => {
       if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}:\n${out}`);
-      if (!(await ready())) throw new Error(`not ready:\n${out}`);
+      if (!(await ready(out))) throw new Error(`not ready:\n${out}`);
     },
     30000,
     200,

@@ -1,15 +1,16 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as amqp from 'amqplib';
 import { AmqpTransport } from '../../plugin/bus/amqp';
-import { envName, run as brokerDefinitions } from '../../plugin/cli/contracts-broker-definitions';
+import { envName } from '../../plugin/cli/contracts-broker-definitions';
 import { type HandlerContext, type RunningService, serve } from '../../sdk';
 
 const exec = promisify(execFile);
 const HOST = '127.0.0.1:5672';
+const DEFINITIONS_COMMAND = join(__dirname, '..', '..', 'plugin', 'cli', 'contracts-broker-definitions.js');
 
 /**
  * The broker users made and not deleted yet, and their folders. A test removes its own in after(); what a failed
@@ -87,19 +88,31 @@ export interface BrokerUsers {
   remove(): Promise<void>;
 }
 
+/** A services file entry beyond its message types: what the service may also declare. */
+export interface ServiceEntry {
+  messageTypes: readonly string[];
+  public?: boolean;
+  httpPaths?: boolean;
+}
+
+function isServiceEntry(entry: readonly string[] | ServiceEntry): entry is ServiceEntry {
+  return !Array.isArray(entry);
+}
+
 /**
  * Makes the broker users of `services` the documented way: a list of service names (`--service`, users named
  * `<prefix>-<service>` by `--user-prefix`), or each service with the message types a services file gives it: the
  * file is written (`servicesFile`, for the gateway's BUS_SERVICES_FILE too) and the definitions are made from it
  * (`--services FILE`). `extraArgs` go to the definitions tool (`--legacy-replies`); making the same users again
- * re-imports their permissions. rabbitmqctl runs as the broker's user here, so the definitions file (hashes only, no
- * passwords) is made readable to it. With `ownVhost` the definitions, their caps included, go to a vhost named
- * `prefix` (guest may use it too), deleted by remove(); without, to `/`, which runs side by side share: there the
- * caps are left out (`--no-caps`), as their vhost-wide policies and limits would reach the other runs.
+ * re-imports their permissions. As docs/operations.md says: the command writes the file (mode 0600), and rabbitmqctl,
+ * which runs as the broker's user, reads it from its standard input. With `ownVhost` the definitions, their caps
+ * included, go to a vhost named `prefix` (guest may use it too), deleted by remove(); without, to `/`, which runs
+ * side by side share: there the caps are left out (`--no-caps`), as their vhost-wide policies and limits would reach
+ * the other runs.
  */
 export async function createBrokerUsers(
   prefix: string,
-  services: readonly string[] | Readonly<Record<string, readonly string[]>>,
+  services: readonly string[] | Readonly<Record<string, readonly string[] | ServiceEntry>>,
   extraArgs: string[] = [],
   options: { ownVhost?: boolean } = {},
 ): Promise<BrokerUsers> {
@@ -132,33 +145,32 @@ export async function createBrokerUsers(
     } else {
       servicesFile = join(dir, 'services.yml');
       const entries = Object.fromEntries(
-        Object.entries(services as Record<string, readonly string[]>).map(([s, messageTypes]) => [
+        Object.entries(services as Record<string, readonly string[] | ServiceEntry>).map(([s, entry]) => [
           s,
-          { user: user(s), messageTypes },
+          { user: user(s), ...(isServiceEntry(entry) ? entry : { messageTypes: entry }) },
         ]),
       );
       writeFileSync(servicesFile, JSON.stringify({ services: entries }, null, 2)); // JSON is YAML
       source = ['--services', servicesFile];
     }
     const file = join(dir, 'definitions.json');
-    writeFileSync(
-      file,
-      brokerDefinitions(
-        [
-          '--prefix',
-          prefix,
-          '--gateway-user',
-          user('gateway'),
-          ...(options.ownVhost ? ['--vhost', vhost] : ['--no-caps']),
-          ...source,
-          ...extraArgs,
-        ],
-        env,
-      ),
-      { mode: 0o644 },
+    await exec(
+      process.execPath,
+      [
+        DEFINITIONS_COMMAND,
+        '--prefix',
+        prefix,
+        '--gateway-user',
+        user('gateway'),
+        ...(options.ownVhost ? ['--vhost', vhost] : ['--no-caps']),
+        ...source,
+        ...extraArgs,
+        '--out',
+        file,
+      ],
+      { env: { ...process.env, ...env } },
     );
-    chmodSync(dir, 0o755);
-    importing = exec('rabbitmqctl', ['import_definitions', file]).then(() =>
+    importing = exec('sh', ['-c', 'rabbitmqctl import_definitions < "$1"', 'sh', file]).then(() =>
       options.ownVhost ? exec('rabbitmqctl', ['set_permissions', '-p', vhost, 'guest', '.*', '.*', '.*']) : undefined,
     );
     await importing;

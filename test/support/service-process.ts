@@ -25,13 +25,24 @@ export async function killUnready(child: ChildProcess, exited: Promise<unknown>,
 }
 
 /** A script of dist (`scripts/reference-services`, `test/support/ledger-service`, …) as its own process; resolves once it prints `ready`. */
-export async function startScriptProcess(
+export function startScriptProcess(
   script: string,
   env: Record<string, string>,
   readyTimeoutMs = 15000,
 ): Promise<ServiceProcess> {
+  return startCommandProcess(process.execPath, [join(ROOT, 'dist', `${script}.js`)], env, readyTimeoutMs, script);
+}
+
+/** Any command as its own process (a Python service, …); resolves once it prints `ready`. */
+export async function startCommandProcess(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  readyTimeoutMs = 15000,
+  script = args[0] ?? command,
+): Promise<ServiceProcess> {
   let out = '';
-  const child = spawn(process.execPath, [join(ROOT, 'dist', `${script}.js`)], {
+  const child = spawn(command, args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
