@@ -100,6 +100,9 @@ interface InstanceRecord {
   changedSeq: number;
 }
 
+/** Refusals logged one by one per rebuild of the union; more are counted in one line. */
+const MAX_REFUSAL_LINES = 20;
+
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -202,8 +205,9 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
    */
   private take(input: unknown, from: Announcer): TakeResult {
     let validation: ValidationResult;
+    const early = isRecord(input) ? this.refusedUnread(input.service, input.withdrawn) : undefined;
     try {
-      validation = validateAnnouncement(input, this.options);
+      validation = early !== undefined ? { ok: false, reason: early } : validateAnnouncement(input, this.options);
     } catch (error) {
       // structuredClone can throw on exotic input; that is malformed too.
       validation = { ok: false, reason: `announcement could not be read: ${errorMessage(error)}` };
@@ -297,18 +301,29 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   }
 
   /**
-   * A new service beyond maxServices is refused. A new instance beyond maxInstancesPerService replaces the one of
-   * its service heard from longest ago (a crashed instance never withdraws; a live one comes back on re-announcing).
+   * Why a new service's announcement is refused whatever it holds, or undefined: known before it is read, so a flood
+   * under new service names costs no validation once maxServices is reached or the total budget is all but full
+   * (within one announcement, at most an eighth of it: a new service's contracts name it, so none is held already).
+   */
+  private refusedUnread(service: unknown, withdrawn: unknown): string | undefined {
+    if (typeof service !== 'string' || withdrawn === true || this.byService.has(service)) return undefined;
+    if (this.byService.size >= this.limits.maxServices)
+      return `more than ${this.limits.maxServices} services (announcedServicesMax)`;
+    const total = this.options.budget?.totalBytes;
+    if (total !== undefined && this.poolBytes > total - Math.min(this.limits.maxBytes, total / 8))
+      return `the gateway retains ${this.poolBytes} bytes of contracts, too close to ${total} for a new service (announcementRetainedBytesTotal)`;
+    return undefined;
+  }
+
+  /**
+   * A new instance beyond maxInstancesPerService replaces the one of its service heard from longest ago (a crashed
+   * instance never withdraws; a live one comes back on re-announcing).
    */
   private overCapacity(announcement: Announcement): string | undefined {
     if (announcement.withdrawn || this.records.has(instanceKey(announcement.service, announcement.instanceId)))
       return undefined;
     const siblings = this.byService.get(announcement.service);
-    if (!siblings) {
-      if (this.byService.size >= this.limits.maxServices)
-        return `more than ${this.limits.maxServices} services (announcedServicesMax)`;
-      return undefined;
-    }
+    if (!siblings) return undefined; // a new service beyond maxServices was refused unread (refusedUnread)
     if (siblings.size >= this.limits.maxInstancesPerService) {
       const stalest = [...siblings.values()].reduce((a, b) => (b.lastSeen < a.lastSeen ? b : a));
       this.drop(instanceKey(stalest.service, stalest.instanceId));
@@ -528,15 +543,26 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     return claims;
   }
 
-  /** Each refusal is logged once, when it first appears (a refused service re-announcing is not logged again). */
+  /**
+   * Each refusal is logged once, when it first appears (a refused service re-announcing is not logged again), and
+   * at most MAX_REFUSAL_LINES per rebuild: a flood of services claiming the same types would otherwise cost a line
+   * per claim; the rest are counted in one line and listed by the discovery answer.
+   */
   private reportRefusals(refusals: Refusal[]): void {
     const before = new Set(this.currentRefusals.map(refusalKey));
+    let fresh = 0;
     for (const r of refusals) {
-      if (!before.has(refusalKey(r)))
+      if (before.has(refusalKey(r))) continue;
+      fresh += 1;
+      if (fresh <= MAX_REFUSAL_LINES)
         this.logger?.warn(
           `contract registry: refused ${r.messageType} from ${inert(r.service)}: ${inert(r.reason, 200)}`,
         );
     }
+    if (fresh > MAX_REFUSAL_LINES)
+      this.logger?.warn(
+        `contract registry: refused ${fresh - MAX_REFUSAL_LINES} more claims (GET /api/discovery/contracts lists every refusal under conflicts.refused)`,
+      );
     this.currentRefusals = refusals;
   }
 
