@@ -1,6 +1,7 @@
 import { checkCompat } from './check-compat';
 import type { Command } from './command';
 import { CONFORMANCE_USAGE, runConformance } from '../conformance';
+import { releasePin } from './release-pin';
 
 /** Every subcommand, in one place: a new one is a line here and a module of its own. */
 export const COMMANDS: Readonly<Record<string, Command>> = {
@@ -11,6 +12,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       'check a running service over the bus against docs/bus-protocol.md, one line per rule; exit 1 on a failure',
     run: (args) => runConformance(args),
   },
+  'release-pin': releasePin,
 };
 
 export function usage(): string {

@@ -15,6 +15,7 @@ import type { Logger } from '../logger';
 import { errorMessage } from '../errors/describe';
 import { BreakingChangeGate, type BreakingChange, type BreakingChangeMode, type ServedView } from '../compat/gate';
 import { isRecord } from '../is-record';
+import type { FirstUsePins } from './first-use';
 
 /** What the discovery/debug endpoints show per service instance. */
 export interface InstanceInfo {
@@ -47,6 +48,8 @@ export interface RegistryOptions extends ValidationOptions {
   budget?: RetainedBudget;
   /** What a change that breaks clients of a served contract gets (docs/compatibility.md); unset: accept. */
   breakingChanges?: BreakingChangeMode;
+  /** Trust on first use: who first held each message type keeps it; each type served is pinned to its holder. */
+  firstUse?: FirstUsePins;
 }
 
 interface RetainedBudget {
@@ -91,6 +94,8 @@ interface InstanceRecord {
   hashes: string[];
   /** The budget's key for the broker user that announced it. */
   user: string;
+  /** That broker user, when broker users are required (a first-use pin binds it). */
+  brokerUser: string | undefined;
   lastSeen: number;
   leaseExpiresAt: number;
   ttlMs: number;
@@ -117,6 +122,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly logger: Pick<Logger, 'warn'> | undefined;
   private readonly options: RegistryOptions;
   private readonly limits: AnnouncementLimits;
+  /** The ownership rules, with the first-use pins when there are any. */
+  private readonly rules: OwnershipRules;
   /** Refused announcements: one line per sender and reason, not one per re-announcement. */
   private readonly refusedLog: OnceLog;
   private readonly records = new Map<string, InstanceRecord>();
@@ -162,6 +169,9 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
     this.limits = limitsOf(options);
+    this.rules = options.firstUse ? { ...options.rules, firstUse: options.firstUse } : (options.rules ?? {});
+    // A pin released by hand (the release command) decides again at once.
+    if (options.firstUse) options.firstUse.onReload = () => this.recompute();
     this.refusedLog = new OnceLog(options.logger, { now: this.now });
     this.gate = new BreakingChangeGate(
       options.breakingChanges ?? 'accept',
@@ -242,7 +252,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     if (announcement.withdrawn) {
       this.drop(key);
     } else {
-      this.record(key, announcement, user, pooled);
+      this.record(key, announcement, user, pooled, from.userId);
     }
     return this.applied({ accepted: true });
   }
@@ -416,7 +426,13 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.timer = undefined;
   }
 
-  private record(key: string, announcement: Announcement, user: string, pooled: Pooled): void {
+  private record(
+    key: string,
+    announcement: Announcement,
+    user: string,
+    pooled: Pooled,
+    brokerUser: string | undefined,
+  ): void {
     const { hashes, contracts } = pooled;
     const now = this.now();
     const previous = this.records.get(key);
@@ -433,6 +449,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       contracts,
       hashes,
       user,
+      brokerUser,
       lastSeen: now,
       leaseExpiresAt: now + announcement.ttlMs,
       ttlMs: announcement.ttlMs,
@@ -506,7 +523,9 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
 
   /** Rebuilds the union; emits only on a real change of content. Returns whether the contracts changed. */
   private recompute(): boolean {
-    const { contracts, conflicts, refusals } = resolveOwnership(this.claims(), this.options.rules ?? {});
+    const claims = this.claims();
+    const { contracts, conflicts, refusals } = resolveOwnership(claims, this.rules);
+    this.pinFirstUse(contracts, claims);
     const fingerprint = canonical(contracts);
     const changed = fingerprint !== this.unionFingerprint;
     this.union = contracts;
@@ -521,6 +540,22 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     }
     if (changed) this.safeEmit('change', this.contracts());
     return changed;
+  }
+
+  /** Pins each message type served and not pinned yet to the service (and broker user) that holds it. */
+  private pinFirstUse(served: readonly Contract[], claims: readonly Claim[]): void {
+    const pins = this.options.firstUse;
+    if (!pins) return;
+    const fresh = served.filter((c) => pins.holder(c.messageType) === undefined);
+    if (fresh.length === 0) return;
+    const users = new Map(claims.map((c) => [instanceKey(c.service, c.contract.messageType), c.user]));
+    pins.hold(
+      fresh.map((c) => ({
+        messageType: c.messageType,
+        service: c.targetService,
+        user: users.get(instanceKey(c.targetService, c.messageType)),
+      })),
+    );
   }
 
   /** One claim per service and message type (its newest instance's contract), with when the service first made it. */
@@ -538,7 +573,11 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     for (const [key, { record, contract }] of newest) {
       let seq = this.claimSeq.get(key);
       if (seq === undefined) this.claimSeq.set(key, (seq = ++this.seq));
-      claims.push({ service: record.service, contract, seq });
+      claims.push(
+        record.brokerUser === undefined
+          ? { service: record.service, contract, seq }
+          : { service: record.service, contract, seq, user: record.brokerUser },
+      );
     }
     return claims;
   }
