@@ -1,4 +1,5 @@
 import type { Announcement, Contract } from './contracts/types';
+import { FirstUsePins } from './contracts/first-use';
 import { ContractRegistry } from './contracts/registry';
 import { AnnouncementInbox } from './contracts/inbox';
 import { createTransport } from './bus';
@@ -78,6 +79,8 @@ export class Runtime {
   private closed = false;
   /** Set once the host has loaded the plugin (a plugin load error is only logged by the host). */
   hostAttached = false;
+  /** Trust on first use (without a services file): who first held each message type. */
+  readonly firstUse: FirstUsePins | undefined;
   /**
    * Set by an init() whose gateway config would let a request through unchecked (plugin/host/config-check.ts): the
    * plugin's policy factories refuse while it is, so the host keeps the routes it had. Cleared by a good init().
@@ -107,6 +110,13 @@ export class Runtime {
       },
     });
     this.discoveryGrace = new DiscoveryGrace(settings.discoveryGraceMs);
+    if (settings.firstUse) {
+      this.firstUse = new FirstUsePins(settings.firstUse.file, log);
+      if (settings.firstUse.file === undefined)
+        log.warn(
+          'first-use pins: no data folder (dataDir, DATA_DIR or EG_CONFIG_DIR), so they are lost when the gateway stops',
+        );
+    }
     this.registry = new ContractRegistry({
       logger: log,
       rules: settings.ownership,
@@ -114,6 +124,7 @@ export class Runtime {
       maxLeaseMs: settings.maxLeaseMs,
       budget: settings.retainedBudget,
       breakingChanges: settings.breakingChanges,
+      ...(this.firstUse ? { firstUse: this.firstUse } : {}),
     });
     this.routes = RoutePlan.forSettings(this.registry, settings);
     this.inbox = new AnnouncementInbox(this.registry, {
@@ -312,6 +323,7 @@ export class Runtime {
     this.routes.stop();
     this.inbox.stop();
     this.registry.stop();
+    this.firstUse?.close();
     this.rateLimits.close();
     this.validatorCache?.stop();
     await this.transport.close();

@@ -1,6 +1,7 @@
 import { checkCompat } from './check-compat';
 import type { Command } from './command';
 import { CONFORMANCE_HELP, CONFORMANCE_USAGE, runConformance } from '../conformance';
+import { releasePin } from './release-pin';
 
 /** Every subcommand, in one place: a new one is a line here and a module of its own. */
 export const COMMANDS: Readonly<Record<string, Command>> = {
@@ -12,6 +13,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     help: CONFORMANCE_HELP,
     run: (args) => runConformance(args),
   },
+  'release-pin': releasePin,
 };
 
 export function usage(): string {

@@ -48,6 +48,11 @@ const DEFAULT_MAX_PENDING = 10_000;
 /** Announcements applied in one batch at most; the rest wait for the next one. */
 const MAX_BATCH = 500;
 /**
+ * Bytes (on the wire) applied in one batch at most, beyond its first announcement: validating is about 50 ms per MB
+ * and runs in one go, so a batch of full-size announcements holds the event loop (and /health) for a bounded time.
+ */
+const MAX_BATCH_BYTES = 1024 * 1024;
+/**
  * Applying a batch runs the registry's change listeners (validators compiled, documents rebuilt) synchronously: the
  * next batch waits at least this many times as long as the last one took, so announcements never take more than
  * about a fifth of the gateway's time, whatever the listeners cost.
@@ -199,7 +204,7 @@ export class AnnouncementInbox {
     if (this.timer) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
     const started = this.clock.now();
-    const keys = [...this.pending.keys()].slice(0, MAX_BATCH);
+    const keys = this.nextBatch();
     if (keys.length > 0) {
       const waiting = keys.map((k) => this.unqueue(k) as Waiting);
       const { accepted } = this.registry.applyAll(
@@ -218,6 +223,18 @@ export class AnnouncementInbox {
     const now = this.clock.now();
     this.nextFlushAt = now + Math.max(this.opts.intervalMs, (now - started) * BUSY_FACTOR);
     if (this.pending.size > 0) this.schedule();
+  }
+
+  /** The instances of the next batch, oldest first: at most MAX_BATCH, and MAX_BATCH_BYTES after the first. */
+  private nextBatch(): string[] {
+    const keys: string[] = [];
+    let bytes = 0;
+    for (const [key, waiting] of this.pending) {
+      if (keys.length >= MAX_BATCH || (keys.length > 0 && bytes + waiting.bytes > MAX_BATCH_BYTES)) break;
+      keys.push(key);
+      bytes += waiting.bytes;
+    }
+    return keys;
   }
 
   stop(): void {

@@ -20,6 +20,8 @@ export interface OwnershipRules {
   allowPathsOutsideApi?: boolean;
   /** A service may announce only the message types `messageTypes` gives it (a services file: nothing is first-come). */
   ownedOnly?: boolean;
+  /** Who first held each message type (trust on first use, without a services file); `messageTypes` wins over it. */
+  firstUse?: { holder(messageType: string): { service: string; user?: string } | undefined };
 }
 
 /** One service's claim on a message type: its newest contract for it and when the service first claimed it. */
@@ -28,6 +30,8 @@ export interface Claim {
   contract: Contract;
   /** Lower is earlier; the earliest claimant still announcing holds the message type and its routes. */
   seq: number;
+  /** The broker user that announced it, when broker users are required (a first-use pin binds it too). */
+  user?: string;
 }
 
 /** A claim the gateway does not serve, and why. `holder` is the service that keeps what was claimed. */
@@ -128,6 +132,32 @@ function ruleRefusal(service: string, contract: Contract, rules: OwnershipRules)
 }
 
 /**
+ * Why a first-use pin refuses a claim (its holder absent or restarting, or the claim from another broker user), or
+ * undefined. A configured pin (`messageTypes`) decides instead of it.
+ */
+function firstUseRefusal({ service, contract, user }: Claim, rules: OwnershipRules): Refusal | undefined {
+  const messageType = contract.messageType;
+  const first = rules.firstUse?.holder(messageType);
+  if (first === undefined || pinnedOwner(rules.messageTypes, (p) => matchesType(p, messageType)) !== undefined)
+    return undefined;
+  if (first.service !== service)
+    return {
+      service,
+      messageType,
+      reason: `message type is pinned to ${first.service} by first use`,
+      holder: first.service,
+    };
+  if (first.user !== undefined && first.user !== user)
+    return {
+      service,
+      messageType,
+      reason: `message type is pinned to ${first.service} as broker user ${first.user} by first use`,
+      holder: first.service,
+    };
+  return undefined;
+}
+
+/**
  * Decides which claims are served. Rules first (pins, public, http.paths); then first-come: claims in `seq` order,
  * each message type and each route to the first service that claims it. A later claim by another service is
  * refused whole (its contract is not served), so a service never loses a route it holds to a newcomer, whatever
@@ -157,6 +187,11 @@ export function resolveOwnership(claims: readonly Claim[], rules: OwnershipRules
     const heldBy = typeHolder.get(messageType);
     if (heldBy !== undefined && heldBy !== service) {
       refusals.push({ service, messageType, reason: `message type is held by ${heldBy}`, holder: heldBy });
+      continue;
+    }
+    const pinned = firstUseRefusal(claim, rules);
+    if (pinned) {
+      refusals.push(pinned);
       continue;
     }
     const routes = ownRoutes(contract);

@@ -15,6 +15,7 @@ import type { Logger } from '../logger';
 import { errorMessage } from '../errors/describe';
 import { BreakingChangeGate, type BreakingChange, type BreakingChangeMode, type ServedView } from '../compat/gate';
 import { isRecord } from '../is-record';
+import type { FirstUsePins } from './first-use';
 
 /** What the discovery/debug endpoints show per service instance. */
 export interface InstanceInfo {
@@ -47,6 +48,8 @@ export interface RegistryOptions extends ValidationOptions {
   budget?: RetainedBudget;
   /** What a change that breaks clients of a served contract gets (docs/compatibility.md); unset: accept. */
   breakingChanges?: BreakingChangeMode;
+  /** Trust on first use: who first held each message type keeps it; each type served is pinned to its holder. */
+  firstUse?: FirstUsePins;
 }
 
 interface RetainedBudget {
@@ -91,6 +94,8 @@ interface InstanceRecord {
   hashes: string[];
   /** The budget's key for the broker user that announced it. */
   user: string;
+  /** That broker user, when broker users are required (a first-use pin binds it). */
+  brokerUser: string | undefined;
   lastSeen: number;
   leaseExpiresAt: number;
   ttlMs: number;
@@ -99,6 +104,9 @@ interface InstanceRecord {
   /** Apply order of that change, to break ties between equal timestamps. */
   changedSeq: number;
 }
+
+/** Refusals logged one by one per rebuild of the union; more are counted in one line. */
+const MAX_REFUSAL_LINES = 20;
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -114,6 +122,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly logger: Pick<Logger, 'warn'> | undefined;
   private readonly options: RegistryOptions;
   private readonly limits: AnnouncementLimits;
+  /** The ownership rules, with the first-use pins when there are any. */
+  private readonly rules: OwnershipRules;
   /** Refused announcements: one line per sender and reason, not one per re-announcement. */
   private readonly refusedLog: OnceLog;
   private readonly records = new Map<string, InstanceRecord>();
@@ -159,6 +169,9 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
     this.limits = limitsOf(options);
+    this.rules = options.firstUse ? { ...options.rules, firstUse: options.firstUse } : (options.rules ?? {});
+    // A pin released by hand (the release command) decides again at once.
+    if (options.firstUse) options.firstUse.onReload = () => this.recompute();
     this.refusedLog = new OnceLog(options.logger, { now: this.now });
     this.gate = new BreakingChangeGate(
       options.breakingChanges ?? 'accept',
@@ -202,8 +215,9 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
    */
   private take(input: unknown, from: Announcer): TakeResult {
     let validation: ValidationResult;
+    const early = isRecord(input) ? this.refusedUnread(input.service, input.withdrawn) : undefined;
     try {
-      validation = validateAnnouncement(input, this.options);
+      validation = early !== undefined ? { ok: false, reason: early } : validateAnnouncement(input, this.options);
     } catch (error) {
       // structuredClone can throw on exotic input; that is malformed too.
       validation = { ok: false, reason: `announcement could not be read: ${errorMessage(error)}` };
@@ -238,7 +252,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     if (announcement.withdrawn) {
       this.drop(key);
     } else {
-      this.record(key, announcement, user, pooled);
+      this.record(key, announcement, user, pooled, from.userId);
     }
     return this.applied({ accepted: true });
   }
@@ -297,18 +311,29 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   }
 
   /**
-   * A new service beyond maxServices is refused. A new instance beyond maxInstancesPerService replaces the one of
-   * its service heard from longest ago (a crashed instance never withdraws; a live one comes back on re-announcing).
+   * Why a new service's announcement is refused whatever it holds, or undefined: known before it is read, so a flood
+   * under new service names costs no validation once maxServices is reached or the total budget is all but full
+   * (within one announcement, at most an eighth of it: a new service's contracts name it, so none is held already).
+   */
+  private refusedUnread(service: unknown, withdrawn: unknown): string | undefined {
+    if (typeof service !== 'string' || withdrawn === true || this.byService.has(service)) return undefined;
+    if (this.byService.size >= this.limits.maxServices)
+      return `more than ${this.limits.maxServices} services (announcedServicesMax)`;
+    const total = this.options.budget?.totalBytes;
+    if (total !== undefined && this.poolBytes > total - Math.min(this.limits.maxBytes, total / 8))
+      return `the gateway retains ${this.poolBytes} bytes of contracts, too close to ${total} for a new service (announcementRetainedBytesTotal)`;
+    return undefined;
+  }
+
+  /**
+   * A new instance beyond maxInstancesPerService replaces the one of its service heard from longest ago (a crashed
+   * instance never withdraws; a live one comes back on re-announcing).
    */
   private overCapacity(announcement: Announcement): string | undefined {
     if (announcement.withdrawn || this.records.has(instanceKey(announcement.service, announcement.instanceId)))
       return undefined;
     const siblings = this.byService.get(announcement.service);
-    if (!siblings) {
-      if (this.byService.size >= this.limits.maxServices)
-        return `more than ${this.limits.maxServices} services (announcedServicesMax)`;
-      return undefined;
-    }
+    if (!siblings) return undefined; // a new service beyond maxServices was refused unread (refusedUnread)
     if (siblings.size >= this.limits.maxInstancesPerService) {
       const stalest = [...siblings.values()].reduce((a, b) => (b.lastSeen < a.lastSeen ? b : a));
       this.drop(instanceKey(stalest.service, stalest.instanceId));
@@ -401,7 +426,13 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.timer = undefined;
   }
 
-  private record(key: string, announcement: Announcement, user: string, pooled: Pooled): void {
+  private record(
+    key: string,
+    announcement: Announcement,
+    user: string,
+    pooled: Pooled,
+    brokerUser: string | undefined,
+  ): void {
     const { hashes, contracts } = pooled;
     const now = this.now();
     const previous = this.records.get(key);
@@ -418,6 +449,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       contracts,
       hashes,
       user,
+      brokerUser,
       lastSeen: now,
       leaseExpiresAt: now + announcement.ttlMs,
       ttlMs: announcement.ttlMs,
@@ -491,7 +523,9 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
 
   /** Rebuilds the union; emits only on a real change of content. Returns whether the contracts changed. */
   private recompute(): boolean {
-    const { contracts, conflicts, refusals } = resolveOwnership(this.claims(), this.options.rules ?? {});
+    const claims = this.claims();
+    const { contracts, conflicts, refusals } = resolveOwnership(claims, this.rules);
+    this.pinFirstUse(contracts, claims);
     const fingerprint = canonical(contracts);
     const changed = fingerprint !== this.unionFingerprint;
     this.union = contracts;
@@ -506,6 +540,22 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     }
     if (changed) this.safeEmit('change', this.contracts());
     return changed;
+  }
+
+  /** Pins each message type served and not pinned yet to the service (and broker user) that holds it. */
+  private pinFirstUse(served: readonly Contract[], claims: readonly Claim[]): void {
+    const pins = this.options.firstUse;
+    if (!pins) return;
+    const fresh = served.filter((c) => pins.holder(c.messageType) === undefined);
+    if (fresh.length === 0) return;
+    const users = new Map(claims.map((c) => [instanceKey(c.service, c.contract.messageType), c.user]));
+    pins.hold(
+      fresh.map((c) => ({
+        messageType: c.messageType,
+        service: c.targetService,
+        user: users.get(instanceKey(c.targetService, c.messageType)),
+      })),
+    );
   }
 
   /** One claim per service and message type (its newest instance's contract), with when the service first made it. */
@@ -523,20 +573,35 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     for (const [key, { record, contract }] of newest) {
       let seq = this.claimSeq.get(key);
       if (seq === undefined) this.claimSeq.set(key, (seq = ++this.seq));
-      claims.push({ service: record.service, contract, seq });
+      claims.push(
+        record.brokerUser === undefined
+          ? { service: record.service, contract, seq }
+          : { service: record.service, contract, seq, user: record.brokerUser },
+      );
     }
     return claims;
   }
 
-  /** Each refusal is logged once, when it first appears (a refused service re-announcing is not logged again). */
+  /**
+   * Each refusal is logged once, when it first appears (a refused service re-announcing is not logged again), and
+   * at most MAX_REFUSAL_LINES per rebuild: a flood of services claiming the same types would otherwise cost a line
+   * per claim; the rest are counted in one line and listed by the discovery answer.
+   */
   private reportRefusals(refusals: Refusal[]): void {
     const before = new Set(this.currentRefusals.map(refusalKey));
+    let fresh = 0;
     for (const r of refusals) {
-      if (!before.has(refusalKey(r)))
+      if (before.has(refusalKey(r))) continue;
+      fresh += 1;
+      if (fresh <= MAX_REFUSAL_LINES)
         this.logger?.warn(
           `contract registry: refused ${r.messageType} from ${inert(r.service)}: ${inert(r.reason, 200)}`,
         );
     }
+    if (fresh > MAX_REFUSAL_LINES)
+      this.logger?.warn(
+        `contract registry: refused ${fresh - MAX_REFUSAL_LINES} more claims (GET /api/discovery/contracts lists every refusal under conflicts.refused)`,
+      );
     this.currentRefusals = refusals;
   }
 

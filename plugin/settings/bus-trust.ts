@@ -3,6 +3,7 @@ import { DEFAULT_ANNOUNCEMENT_LIMITS, type AnnouncementLimits } from '../contrac
 import { DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND } from '../bus/constants';
 import { DEFAULT_MAX_LEASE_MS, DEFAULT_RETAINED_BYTES_PER_USER, DEFAULT_RETAINED_BYTES_TOTAL } from './defaults';
 import { readServicesFile, type ServicesList } from '../bus/services-file';
+import { firstUseFile, readPins } from '../contracts/first-use';
 import { InvalidSettingError } from './invalid-setting';
 import { ANNOUNCEMENT_USERS_ENV, envOf, envValue } from './declarations';
 
@@ -22,6 +23,11 @@ export interface BusTrustSettings {
    * announce, each only the message types it owns there, and announcementUsers and the pins are the file's.
    */
   servicesFile?: string;
+  /**
+   * Trust on first use (no services file, firstUsePins not false): `file` keeps the pins (in dataDir), undefined
+   * when there is no data folder (the pins last as long as the process). Unset: off.
+   */
+  firstUse?: { file: string | undefined };
   /**
    * Bytes of contracts (as JSON, each distinct contract once) the gateway retains per broker user and in total, and
    * as much again of announcements waiting to be applied: over either, an announcement is refused.
@@ -170,7 +176,35 @@ export function resolveBusTrustSettings(
     configWriteIntervalMs: intSetting(raw.configWriteIntervalMs, 1000),
   };
   if (fromFile) settings.servicesFile = fromFile.file;
+  else {
+    const firstUse = firstUseOf(raw, env);
+    if (firstUse) settings.firstUse = firstUse;
+  }
   return settings;
+}
+
+/**
+ * Where the first-use pins are kept, when trust on first use is on; the file is read here so that a broken one
+ * stops the start (InvalidSettingError naming dataDir), rather than starting with no pins.
+ */
+export function firstUseOf(
+  raw: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): { file: string | undefined } | undefined {
+  const on = raw.firstUsePins ?? envValue(env, 'firstUsePins')?.trim();
+  if (on === false || on === 'false') return undefined;
+  const given = typeof raw.dataDir === 'string' ? raw.dataDir.trim() : envValue(env, 'dataDir')?.trim();
+  const file = firstUseFile(given, env);
+  if (file === undefined) return { file: undefined };
+  try {
+    readPins(file);
+  } catch (err) {
+    throw new InvalidSettingError(
+      given ? (typeof raw.dataDir === 'string' ? 'dataDir' : envOf('dataDir')) : 'EG_CONFIG_DIR',
+      (err as Error).message,
+    );
+  }
+  return { file };
 }
 
 function settingsOwnership(raw: Record<string, unknown>): OwnershipRules {

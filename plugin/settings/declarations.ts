@@ -642,6 +642,34 @@ export const SETTING_DECLARATIONS = {
         'the services file `contracts-broker-definitions --services` writes the broker users from ([operations.md](operations.md#the-services-file)): with it, only the services it lists may announce, each only the message types it owns there, `announcementUsers`, `ownedMessageTypes`, `ownedPathPrefixes`, `publicContractServices` and `httpPathServices` come from it (setting any of them too stops the start), and `requireAnnouncementUser` is on. A missing, unreadable or malformed file, or an unknown key in it, stops the start with one line naming the file',
     },
   },
+  firstUsePins: {
+    env: 'FIRST_USE_PINS',
+    schema: {
+      type: 'boolean',
+      description:
+        'without busServicesFile: the first service to hold a message type keeps it (env FIRST_USE_PINS, default true)',
+    },
+    doc: {
+      default: '`true`',
+      allowed: 'boolean',
+      meaning:
+        "without `busServicesFile`: the first service to hold a message type keeps it through its restarts and the gateway's (with `requireAnnouncementUser`, with its broker user), kept in `dataDir`; another service's claim is refused ([operations.md](operations.md#trust-on-first-use)). `contracts-gateway release-pin` releases one. Ignored with a services file, whose pins decide",
+    },
+  },
+  dataDir: {
+    env: 'DATA_DIR',
+    schema: {
+      type: 'string',
+      minLength: 1,
+      description: "the gateway's data folder, where the first-use pins are kept (env DATA_DIR)",
+    },
+    doc: {
+      default: '`$EG_CONFIG_DIR/data` (`npm start`: `.gateway/data`); unset without `EG_CONFIG_DIR`',
+      allowed: 'a folder path',
+      meaning:
+        "the gateway's data folder: the first-use pins (`first-use-pins.json`) are kept there; without one they last as long as the process (a warning at start). `npm start` keeps the reference services' embedded database there too",
+    },
+  },
   maxLeaseMs: {
     env: 'MAX_LEASE_MS',
     schema: {

@@ -2,7 +2,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { SETTINGS_SCHEMA } from '.';
 import { checkAuthConfig } from './auth';
 import { InvalidSettingError } from './invalid-setting';
-import { parseUserMap, servicesFileOf } from './bus-trust';
+import { firstUseOf, parseUserMap, servicesFileOf } from './bus-trust';
 import { parseBrokerList } from '../bus/amqp/broker-list';
 import { resolveEdgeSettings } from './edge';
 import { ANNOUNCEMENT_USERS_ENV, envOf, SETTING_ENV } from './declarations';
@@ -57,7 +57,7 @@ export function validateSettings(
   }
   checkReceiveTimeouts(block, env);
   // Both throw an InvalidSettingError naming the setting.
-  servicesFileOf(block, env);
+  if (!servicesFileOf(block, env)) firstUseOf(block, env);
   checkAuthConfig(env);
   return block;
 }

@@ -63,6 +63,7 @@ describe('docs/configuration.md defaults against the code', () => {
   const renamed: Record<string, () => unknown> = {
     announcementRetainedBytesPerUser: () => resolved.retainedBudget.perUserBytes,
     announcementRetainedBytesTotal: () => resolved.retainedBudget.totalBytes,
+    firstUsePins: () => resolved.firstUse !== undefined,
   };
   const actual = (setting: string): unknown =>
     setting in LIMIT_SETTINGS
