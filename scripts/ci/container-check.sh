@@ -193,7 +193,8 @@ await_health || { podman logs --tail 30 "$RUN_ID-gateway"; fail "GET /health ans
 ok "GET /health answers 200"
 check "HEALTHCHECK reports healthy" podman healthcheck run "$RUN_ID-gateway"
 check "runs as uid 1000" test "$(podman exec "$RUN_ID-gateway" id -u)" = 1000
-check "node is PID 1" test "$(podman exec "$RUN_ID-gateway" cat /proc/1/comm)" = node
+# PID 1's command line, not /proc/1/comm: Node 24 names its main thread "MainThread".
+check "node is PID 1" test "$(podman exec "$RUN_ID-gateway" sh -c 'tr "\0" "\n" </proc/1/cmdline | head -n 1')" = node
 check "the root filesystem is read-only" podman exec "$RUN_ID-gateway" sh -c '! touch /app/x 2>/dev/null && ! touch /tmp/x 2>/dev/null'
 check "the generated config is written to the /var/lib/gateway volume" podman exec "$RUN_ID-gateway" test -s /var/lib/gateway/gateway.config.yml
 check "SIGTERM: exit 0 within ${GRACE_SECONDS}s" graceful_stop "$RUN_ID-gateway"
