@@ -12,7 +12,7 @@
 # dependency, no tarball, no npm cache. The build reads no secret; the registry is reached by `npm ci` only.
 
 # Override to pin the base by digest or to pull it from a mirror: --build-arg NODE_IMAGE=registry/node@sha256:…
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---- build: compile and pack the plugin exactly as it is published (npm pack) ----
 FROM ${NODE_IMAGE} AS build

@@ -12,7 +12,7 @@
 # built (kept with KEEP_IMAGES=1) and the broker exchanges of its prefix are removed, on failure too.
 #
 # Environment:
-#   CONTAINER_BASE        base image for the Dockerfile's NODE_IMAGE (default: node:20-bookworm-slim if it can be
+#   CONTAINER_BASE        base image for the Dockerfile's NODE_IMAGE (default: node:24-bookworm-slim if it can be
 #                         pulled, else a stand-in built once from Debian's packages, see stand-in-base.sh)
 #   CONTAINER_CHECK_DIR   work directory (default: a temporary one, removed at the end)
 #   KEEP_IMAGES=1         keep contracts-gateway:ci, contracts-reference-services:ci and the build cache (for a
@@ -33,8 +33,8 @@ mkdir -p "$W"
 RUN_ID=ci$$
 GATEWAY_IMAGE=localhost/contracts-gateway:ci
 REFERENCE_IMAGE=localhost/contracts-reference-services:ci
-OFFICIAL_BASE=docker.io/library/node:20-bookworm-slim
-STAND_IN_BASE=localhost/contracts-ci/node:20-bookworm-slim
+OFFICIAL_BASE=docker.io/library/node:24-bookworm-slim
+STAND_IN_BASE=localhost/contracts-ci/node:24-bookworm-slim
 GRACE_SECONDS=10          # podman's and Docker's default stop timeout; the image's SHUTDOWN_GRACE_MS is 8000
 ADMIN_PASSWORD=change-me-please
 PREFIX=$RUN_ID-$RANDOM
@@ -193,7 +193,8 @@ await_health || { podman logs --tail 30 "$RUN_ID-gateway"; fail "GET /health ans
 ok "GET /health answers 200"
 check "HEALTHCHECK reports healthy" podman healthcheck run "$RUN_ID-gateway"
 check "runs as uid 1000" test "$(podman exec "$RUN_ID-gateway" id -u)" = 1000
-check "node is PID 1" test "$(podman exec "$RUN_ID-gateway" cat /proc/1/comm)" = node
+# PID 1's command line, not /proc/1/comm: Node 24 names its main thread "MainThread".
+check "node is PID 1" test "$(podman exec "$RUN_ID-gateway" sh -c 'tr "\0" "\n" </proc/1/cmdline | head -n 1')" = node
 check "the root filesystem is read-only" podman exec "$RUN_ID-gateway" sh -c '! touch /app/x 2>/dev/null && ! touch /tmp/x 2>/dev/null'
 check "the generated config is written to the /var/lib/gateway volume" podman exec "$RUN_ID-gateway" test -s /var/lib/gateway/gateway.config.yml
 check "SIGTERM: exit 0 within ${GRACE_SECONDS}s" graceful_stop "$RUN_ID-gateway"

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Builds a local stand-in for node:20-bookworm-slim when no image registry is reachable (this project's machines
+# Builds a local stand-in for node:24-bookworm-slim when no image registry is reachable (this project's machines
 # reach only Debian's packages and the npm registry): Debian bookworm minbase (mmdebstrap, the host's apt sources)
-# plus the host's Node 20 binary and npm 10.8.2 (what node:20 images ship), with the same `node` user (uid 1000),
-# PATH, entrypoint and CMD as the official image. Dockerfile stages see the same layout they would see there.
+# plus the host's Node 24 binary (.ci/run puts the one of .ci/node first on PATH) and the npm its release bundles
+# (.ci/node/package.json's pin), with the same `node` user (uid 1000), PATH, entrypoint and CMD as the official image. Dockerfile stages see the same layout they would see there.
 #   stand-in-base.sh <image name> <work directory>
 set -euo pipefail
 NAME=${1:?usage: stand-in-base.sh <image name> <work directory>}
 W=${2:?usage: stand-in-base.sh <image name> <work directory>}
-NPM_VERSION=10.8.2
+NPM_VERSION=$(node -p "require('$(dirname "$0")/../../.ci/node/package.json').dependencies.npm")
 
-node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a===20&&b>=19?0:1)' ||
-  { echo "the stand-in needs Node 20.19+ on the host, have $(node --version)"; exit 1; }
+node -e 'process.exit(process.versions.node.split(".")[0] === "24" ? 0 : 1)' ||
+  { echo "the stand-in needs Node 24 on the host, have $(node --version)"; exit 1; }
 R=$W/rootfs
 rm -rf "$R"
 mkdir -p "$W"

@@ -39,6 +39,13 @@ gateway()
   .run();
 JS
 
+# npm applies `overrides` only from the root package.json: the plugin's (the host's dependencies it lifts, see
+# docs/installing.md) are copied into the gateway's, so that npm ci installs what the lockfile pins.
+node -e '
+  const fs = require("node:fs"), plugin = JSON.parse(process.argv[1]), app = JSON.parse(fs.readFileSync("package.json", "utf8"));
+  if (plugin.overrides) fs.writeFileSync("package.json", `${JSON.stringify({ ...app, overrides: plugin.overrides }, null, 2)}\n`);
+' "$(tar -xzOf express-gateway-plugin-contracts.tgz package/package.json)"
+
 cp "$here/start.sh" "$here/healthcheck.js" "$app/"
 chmod +x "$app/start.sh"
 
