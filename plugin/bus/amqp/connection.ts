@@ -8,6 +8,7 @@ import { noop, type Logger } from '../../logger';
 import { notifyState } from '../notify';
 import type { TransportState } from '../transport';
 import { BrokerList, brokerListUser } from './broker-list';
+import { dropWhenSilent } from './liveness';
 import type { BusNames } from './wire';
 
 /*
@@ -210,6 +211,8 @@ export class AmqpConnection {
     model.on('error', (err: Error) => this.logger.warn(`bus: connection error: ${this.scrub(err.message)}`));
     if (this.isClosing) throw new Error('The transport is closing');
     model.once('close', () => this.onConnectionLost(model));
+    const node = this.brokers.current.node;
+    dropWhenSilent(model, (ms) => this.logger.warn(`bus: no frame from ${node} for ${ms} ms: dropping the connection`));
     this.live = model;
     await this.ensureExchanges(model);
     await this.hooks.setup(model);
