@@ -14,6 +14,15 @@ export function busNotConnected(service?: string): GatewayError {
   );
 }
 
+/** RabbitMQ holds back what the connection publishes (a memory or disk alarm): refused at once, not left to hang. */
+export function busBlocked(service?: string): GatewayError {
+  return serviceUnavailable(
+    'The message bus is blocked by a broker alarm',
+    BUS_RETRY_AFTER_S,
+    service === undefined ? {} : { service },
+  );
+}
+
 export function busClosing(service: string): GatewayError {
   return serviceUnavailable('The message bus is closing', BUS_RETRY_AFTER_S, { service });
 }

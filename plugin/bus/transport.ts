@@ -85,7 +85,8 @@ export interface Subscription {
   close(): Promise<void>;
 }
 
-export type TransportState = 'connecting' | 'up' | 'down' | 'closed';
+/** `blocked`: AMQP, connected but RabbitMQ holds back what it publishes (a memory or disk alarm: `blockedReason`). */
+export type TransportState = 'connecting' | 'up' | 'blocked' | 'down' | 'closed';
 
 /** How a service consumes its work queue. */
 export interface WorkQueueOptions {
@@ -116,6 +117,8 @@ export interface Transport {
   state(): TransportState;
   /** AMQP: the broker node (`host:port`) the connection is on now; undefined while down. */
   node?(): string | undefined;
+  /** AMQP: why RabbitMQ blocks the connection (its alarm, e.g. `low on memory`) while state() is `blocked`. */
+  blockedReason?(): string | undefined;
   /** Resolves once usable; the AMQP transport keeps reconnecting by itself after this. */
   start(): Promise<void>;
   close(): Promise<void>;

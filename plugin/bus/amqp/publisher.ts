@@ -5,7 +5,7 @@ import { inert, OnceLog } from '../../log-once';
 import { newId } from '../../request/ids';
 import { decodeReply, internalErrorReply, isReply, TOO_DEEP } from '../envelope';
 import { DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_DEPTH } from '../constants';
-import { busClosing, busNotConnected, busRefused, noInstance, notEncodable } from '../failures';
+import { busBlocked, busClosing, busNotConnected, busRefused, noInstance, notEncodable } from '../failures';
 import { PendingRequests, waitMs, type PendingRequest } from '../pending';
 import type { Reply, RequestMessage } from '../transport';
 import { noop } from '../../logger';
@@ -124,7 +124,7 @@ export class AmqpPublisher {
   }
 
   request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
-    if (this.conn.state() !== 'up') return Promise.reject(busNotConnected(message.targetService));
+    if (this.conn.state() !== 'up') return Promise.reject(this.notUp(message.targetService));
     if (this.replies.replyTo(message.targetService) !== undefined) return this.send(message, timeoutMs);
     return this.replies.open(message.targetService).then(() => this.send(message, timeoutMs));
   }
@@ -134,7 +134,7 @@ export class AmqpPublisher {
     const keyed = message.headers.idempotencyKey !== undefined;
     const ch = keyed ? readyChannel<ConfirmChannel>(this.keyedRequests) : readyChannel(this.requests);
     const replyTo = this.replies.replyTo(service);
-    if (this.conn.state() !== 'up' || !ch || !replyTo) return Promise.reject(busNotConnected(service));
+    if (this.conn.state() !== 'up' || !ch || !replyTo) return Promise.reject(this.notUp(service));
     let body: Buffer;
     let headers: Record<string, string>;
     try {
@@ -181,6 +181,11 @@ export class AmqpPublisher {
         this.pending.take(id)?.reject(closed ? busNotConnected(service) : notEncodable());
       }
     });
+  }
+
+  /** Why nothing can be published now: blocked by a broker alarm, or not connected. */
+  private notUp(service?: string): Error {
+    return this.conn.state() === 'blocked' ? busBlocked(service) : busNotConnected(service);
   }
 
   /** A keyed request the broker nacked (503: not taken), or whose channel closed before its confirm (502: unknown). */
@@ -282,7 +287,7 @@ export class AmqpPublisher {
 
   private publishConfirmed(exchange: string, routingKey: string, body: Buffer, userId?: string): Promise<void> {
     const ch = readyChannel<ConfirmChannel>(this.confirms);
-    if (this.conn.state() !== 'up' || !ch) return Promise.reject(busNotConnected());
+    if (this.conn.state() !== 'up' || !ch) return Promise.reject(this.notUp());
     return new Promise<void>((resolve, reject) => {
       try {
         ch.publish(
