@@ -23,6 +23,15 @@ export function busBlocked(service?: string): GatewayError {
   );
 }
 
+/** A keyed request in flight when the connection was lost: its key makes sending it again safe. */
+export function busLostKeyed(service: string): GatewayError {
+  return serviceUnavailable(
+    'The message bus connection was lost: send the request again with the same Idempotency-Key',
+    BUS_RETRY_AFTER_S,
+    { service },
+  );
+}
+
 export function busClosing(service: string): GatewayError {
   return serviceUnavailable('The message bus is closing', BUS_RETRY_AFTER_S, { service });
 }

@@ -105,7 +105,8 @@ export interface WorkQueueOptions {
  *
  * Failure contract of `request` (it never hangs past the deadline and never rejects with anything else):
  * - no consumer for targetService, or the bus is down → GatewayError SERVICE_UNAVAILABLE 503 with Retry-After;
- * - the connection dropped while the request was in flight → SERVICE_UNAVAILABLE 502 with `service`;
+ * - the connection dropped while the request was in flight → SERVICE_UNAVAILABLE 502 with `service` (AMQP, a request
+ *   with an Idempotency-Key: 503 with Retry-After, as its retry is safe);
  * - no reply within timeoutMs → TIMEOUT 504 with `timeoutMs`; a reply that comes later is dropped.
  */
 export interface Transport {
