@@ -220,13 +220,22 @@ export class Runtime {
     this.transport.onStateChange((state) => {
       // The transport logs the change itself; after a reconnect every service re-announces, so routes come back without a restart.
       if (state !== 'up') this.discoveryGrace.lost();
-      else if (this.listening) void this.askForAnnouncements();
+      else if (this.listening) {
+        // Renewals sent while the gateway could not hear them were lost: every instance gets a whole lease to be
+        // heard again, so no route goes because the bus was down, blocked or moving to another node.
+        this.registry.renewLeases();
+        void this.askForAnnouncements();
+      }
     });
     if (!(await startWithRetry(this.transport, this.log, () => this.closed))) return;
     this.warnIfUnauthenticated();
     await this.transport.onAnnouncement((a: Announcement, origin) => this.inbox.offer(a, origin));
     this.listening = true;
-    this.registry.startExpiry(this.settings.leaseCheckIntervalMs);
+    // No lease runs out while the gateway cannot hear renewals (its bus not up), nor during the grace after.
+    this.registry.startExpiry(
+      this.settings.leaseCheckIntervalMs,
+      () => this.transport.state() !== 'up' || this.discoveryGrace.remainingMs() > 0,
+    );
     await this.askForAnnouncements();
   }
 

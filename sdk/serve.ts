@@ -244,16 +244,21 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
     );
   }
   const subs: Subscription[] = [];
+  let stopped = false;
   subs.push(await transport.serve(service, handle, { prefetch: opts.prefetch, acceptRequestsFrom }));
   subs.push(await transport.onDiscoveryRequest(answerDiscovery(() => void announce().catch(() => undefined))));
   await announce();
+  // After a reconnect (its node lost or frozen, or the bus unblocked) at once, not a third of a lease later: the
+  // gateway holds the lease only so long.
+  transport.onStateChange((state) => {
+    if (state === 'up' && !stopped) void announce().catch(() => undefined);
+  });
   const timer = setInterval(
     () => void announce().catch(() => undefined),
     Math.max(MIN_REANNOUNCE_EVERY_MS, Math.floor(ttlMs / 3)),
   );
   timer.unref();
 
-  let stopped = false;
   return {
     service,
     instanceId,

@@ -14,6 +14,24 @@ export function busNotConnected(service?: string): GatewayError {
   );
 }
 
+/** RabbitMQ holds back what the connection publishes (a memory or disk alarm): refused at once, not left to hang. */
+export function busBlocked(service?: string): GatewayError {
+  return serviceUnavailable(
+    'The message bus is blocked by a broker alarm',
+    BUS_RETRY_AFTER_S,
+    service === undefined ? {} : { service },
+  );
+}
+
+/** A keyed request in flight when the connection was lost: its key makes sending it again safe. */
+export function busLostKeyed(service: string): GatewayError {
+  return serviceUnavailable(
+    'The message bus connection was lost: send the request again with the same Idempotency-Key',
+    BUS_RETRY_AFTER_S,
+    { service },
+  );
+}
+
 export function busClosing(service: string): GatewayError {
   return serviceUnavailable('The message bus is closing', BUS_RETRY_AFTER_S, { service });
 }

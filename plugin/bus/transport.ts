@@ -85,7 +85,8 @@ export interface Subscription {
   close(): Promise<void>;
 }
 
-export type TransportState = 'connecting' | 'up' | 'down' | 'closed';
+/** `blocked`: AMQP, connected but RabbitMQ holds back what it publishes (a memory or disk alarm: `blockedReason`). */
+export type TransportState = 'connecting' | 'up' | 'blocked' | 'down' | 'closed';
 
 /** How a service consumes its work queue. */
 export interface WorkQueueOptions {
@@ -104,7 +105,8 @@ export interface WorkQueueOptions {
  *
  * Failure contract of `request` (it never hangs past the deadline and never rejects with anything else):
  * - no consumer for targetService, or the bus is down → GatewayError SERVICE_UNAVAILABLE 503 with Retry-After;
- * - the connection dropped while the request was in flight → SERVICE_UNAVAILABLE 502 with `service`;
+ * - the connection dropped while the request was in flight → SERVICE_UNAVAILABLE 502 with `service` (AMQP, a request
+ *   with an Idempotency-Key: 503 with Retry-After, as its retry is safe);
  * - no reply within timeoutMs → TIMEOUT 504 with `timeoutMs`; a reply that comes later is dropped.
  */
 export interface Transport {
@@ -116,6 +118,8 @@ export interface Transport {
   state(): TransportState;
   /** AMQP: the broker node (`host:port`) the connection is on now; undefined while down. */
   node?(): string | undefined;
+  /** AMQP: why RabbitMQ blocks the connection (its alarm, e.g. `low on memory`) while state() is `blocked`. */
+  blockedReason?(): string | undefined;
   /** Resolves once usable; the AMQP transport keeps reconnecting by itself after this. */
   start(): Promise<void>;
   close(): Promise<void>;

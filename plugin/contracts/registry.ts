@@ -376,6 +376,15 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     return dropped.sort(compareInfo);
   }
 
+  /**
+   * Gives every instance at least a whole lease from `now`: after the gateway could not hear the bus, its
+   * instances get the time to be heard again before their routes go.
+   */
+  renewLeases(now: number = this.now()): void {
+    for (const record of this.records.values())
+      record.leaseExpiresAt = Math.max(record.leaseExpiresAt, now + record.ttlMs);
+  }
+
   /** The current union, sorted by message type. */
   contracts(): Contract[] {
     return this.union.map((c) => structuredClone(c));
@@ -414,10 +423,15 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     return this.gate.list();
   }
 
-  /** Expires leases periodically; the timer does not keep the process alive. Restarting replaces it. */
-  startExpiry(intervalMs: number): void {
+  /**
+   * Expires leases periodically, except while `held()` (the gateway cannot hear renewals: its bus is impaired); the
+   * timer does not keep the process alive. Restarting replaces it.
+   */
+  startExpiry(intervalMs: number, held: () => boolean = () => false): void {
     this.stop();
-    this.timer = setInterval(() => this.expire(), intervalMs);
+    this.timer = setInterval(() => {
+      if (!held()) this.expire();
+    }, intervalMs);
     this.timer.unref();
   }
 

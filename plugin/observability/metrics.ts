@@ -24,7 +24,7 @@ export type BusOutcome =
   | 'aborted'
   | 'failed';
 
-const STATES: readonly TransportState[] = ['connecting', 'up', 'down', 'closed'];
+const STATES: readonly TransportState[] = ['connecting', 'up', 'blocked', 'down', 'closed'];
 
 /**
  * The error answers exported at 0 from the start, so a dashboard's 5xx and 429 panels read 0 rather than "no data"
@@ -69,6 +69,7 @@ export class GatewayMetrics implements StoreMetrics {
   private readonly breakingChanges: Counter;
   private readonly deprecatedRequests: FastCounter;
   private everUp = false;
+  private lastBusState: TransportState | undefined;
 
   /**
    * `routes`: the route labels of the request observer, which labels the same requests' http series;
@@ -258,8 +259,11 @@ export class GatewayMetrics implements StoreMetrics {
 
   busStateChanged(state: TransportState): void {
     for (const s of STATES) this.busState.set({ state: s }, s === state ? 1 : 0);
+    const was = this.lastBusState;
+    this.lastBusState = state;
     if (state !== 'up') return;
-    if (this.everUp) this.reconnects.inc();
+    // Unblocked is the same connection going on, not a reconnect.
+    if (this.everUp && was !== 'blocked') this.reconnects.inc();
     this.everUp = true;
   }
 

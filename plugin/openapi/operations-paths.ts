@@ -7,7 +7,8 @@ const BUS = {
   type: 'object',
   properties: {
     kind: { type: 'string', enum: ['amqp', 'inprocess'] },
-    state: { type: 'string', enum: ['connecting', 'up', 'down', 'closed'] },
+    state: { type: 'string', enum: ['connecting', 'up', 'blocked', 'down', 'closed'] },
+    reason: { type: 'string', description: 'While blocked: the alarm RabbitMQ names (e.g. low on memory).' },
   },
   required: ['kind', 'state'],
 };

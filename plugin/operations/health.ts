@@ -8,7 +8,7 @@ import type { StoreState } from '../edge/store-health';
 /** The fields GET /health reports in both of its answers (docs/operations.md "Operations endpoints"). */
 interface HealthFields {
   /** `node`: the broker (`host:port`) of the connection while it is up (one of BUS_URL's list). */
-  bus: { kind: 'amqp' | 'inprocess'; state: string; node?: string };
+  bus: { kind: 'amqp' | 'inprocess'; state: string; node?: string; reason?: string };
   /** The rate-limit counter store (the host's Redis): `degraded` while it fails or stalls; `since` then. */
   rateLimitStore: { state: StoreState; since?: string };
   contracts: number;
@@ -22,8 +22,14 @@ function healthFields(runtime: Runtime, now = Date.now()): HealthFields {
   // Counts only: an anonymous probe must not make the gateway copy every contract it holds.
   const counts = runtime.registry.counts();
   const node = runtime.transport.node?.();
+  const reason = runtime.transport.blockedReason?.();
   return {
-    bus: { kind: runtime.transport.kind, state: runtime.transport.state(), ...(node !== undefined ? { node } : {}) },
+    bus: {
+      kind: runtime.transport.kind,
+      state: runtime.transport.state(),
+      ...(node !== undefined ? { node } : {}),
+      ...(reason !== undefined ? { reason } : {}),
+    },
     rateLimitStore: { state: store.state(), ...(since !== undefined ? { since: new Date(since).toISOString() } : {}) },
     contracts: counts.contracts,
     services: counts.services,
@@ -34,7 +40,8 @@ function healthFields(runtime: Runtime, now = Date.now()): HealthFields {
 const RETRY_AFTER_SECONDS = 5;
 
 /**
- * GET /health: 200 `{ status: 'ok', …fields }` while the bus is up; otherwise 503 in the error body
+ * GET /health: 200 `{ status: 'ok', …fields }` while the bus is up; otherwise (connecting, blocked by a broker
+ * alarm, down) 503 in the error body
  * (SERVICE_UNAVAILABLE, Retry-After) with `status: 'unavailable'` and the same fields, so a probe and a person
  * both see why. Zero contracts is still healthy: the gateway works, nothing has announced yet. A rate-limit store
  * that fails is `status: 'degraded'`, still 200: requests are served (or refused 503 by rateLimitOnStoreFailure),
@@ -52,7 +59,8 @@ function health(runtime: Runtime, req: Request, res: Response): void {
     sendJson(res, 200, { status: fields.rateLimitStore.state === 'ok' ? 'ok' : 'degraded', ...fields });
     return;
   }
-  const err = serviceUnavailable(`The message bus is ${fields.bus.state}`, RETRY_AFTER_SECONDS, {
+  const why = fields.bus.reason === undefined ? '' : ` (${fields.bus.reason})`;
+  const err = serviceUnavailable(`The message bus is ${fields.bus.state}${why}`, RETRY_AFTER_SECONDS, {
     status: 'unavailable',
     ...fields,
   });

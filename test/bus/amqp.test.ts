@@ -525,6 +525,46 @@ describe('AmqpTransport (RabbitMQ)', function () {
       }
     });
 
+    it('drops a connection that goes silent within a heartbeat: a keyed request in flight is 503, to retry', async () => {
+      const broker = new URL(BROKER_URL);
+      const proxy = new TcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });
+      const port = await proxy.listen();
+      const prefix = newPrefix();
+      const logs = collectingLogger('gateway');
+      const gateway = new AmqpTransport(viaPort(BROKER_URL, port), { prefix, logger: logs });
+      const service = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('service') });
+      fixture = pairFixture(gateway, service, prefix);
+      try {
+        await Promise.all([gateway.start(), service.start()]);
+        const entered = deferred();
+        await service.serve('slow', async () => {
+          entered.resolve();
+          await sleep(9_000);
+          return { ok: true, result: 'late' };
+        });
+        const keyed = requestFor('slow');
+        keyed.headers.idempotencyKey = 'k-silent';
+        const inFlight = gateway.request(keyed, 25_000);
+        await entered.promise;
+        // The node stops answering: the socket stays open, no byte passes either way.
+        const started = Date.now();
+        proxy.stall();
+        const lost = await rejection(inFlight);
+        const tookMs = Date.now() - started;
+        // Nothing came for a whole heartbeat (the last frame up to half a heartbeat before the stall), a poll later.
+        expect(tookMs, 'within the 5 s heartbeat and a poll, long before the deadline').to.be.within(2_000, 7_500);
+        expect(lost.status).to.equal(503);
+        expect(lost.code).to.equal('SERVICE_UNAVAILABLE');
+        expect(lost.headers['Retry-After']).to.match(/^\d+$/);
+        expect(lost.message).to.match(/Idempotency-Key/);
+        expect(logs.lines.join('\n')).to.match(/no frame from 127\.0\.0\.1:\d+ for \d+ ms: dropping the connection/);
+      } finally {
+        await fixture?.cleanup();
+        fixture = undefined;
+        await proxy.close();
+      }
+    });
+
     it('close() while the connection is down resolves and stops reconnecting', async () => {
       const broker = new URL(BROKER_URL);
       const proxy = new TcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });

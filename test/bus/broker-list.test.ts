@@ -33,6 +33,13 @@ describe('BUS_URL with several brokers (a cluster)', () => {
     expect(anon.vhost).to.equal('/');
   });
 
+  it('heartbeats every 5 s unless an address names its own (?heartbeat=, 0 turning them off)', () => {
+    const [plain, own, off] = parseBrokerList('amqp://h1,amqp://h2?heartbeat=12,amqp://h3?heartbeat=0');
+    expect(plain.options.heartbeat).to.equal(5);
+    expect(own.options.heartbeat).to.equal(12);
+    expect(off.options.heartbeat).to.equal(0);
+  });
+
   it('refuses a list mixing users or vhosts in one line that names no password', () => {
     for (const mixed of ['amqp://a:pw1@h1,amqp://b:pw1@h2', 'amqp://a:pw1@h1/x,amqp://a:pw1@h2/y']) {
       let message = '';

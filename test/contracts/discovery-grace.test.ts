@@ -51,6 +51,7 @@ describe('discovery grace', () => {
     it('after it: 404 HANDLER_NOT_FOUND; with the bus not up: 503 as before', () => {
       expect(toErrorBody(noHandler('No handler for X', source('up', 0)), 'cid')).to.deep.include({ status: 404 });
       expect(toErrorBody(noHandler('No handler for X', source('down', 0)), 'cid')).to.deep.include({ status: 503 });
+      expect(toErrorBody(noHandler('No handler for X', source('blocked', 0)), 'cid')).to.deep.include({ status: 503 });
     });
   });
 });

@@ -142,7 +142,13 @@ export class RabbitCluster {
     writeFileSync(join(base, 'enabled_plugins'), '[].\n');
     writeFileSync(
       join(base, 'rabbitmq.conf'),
-      `listeners.tcp.local = 127.0.0.1:${node.amqpPort}\nloopback_users = none\n${this.config}`,
+      // A frozen peer is declared down after 10–12.5 s rather than 60–75 s (what the freeze test measures
+      // around), and a node that comes back on the minority side waits for the majority and rejoins it.
+      `listeners.tcp.local = 127.0.0.1:${node.amqpPort}
+loopback_users = none
+net_ticktime = 10
+cluster_partition_handling = pause_minority
+${this.config}`,
     );
     const out = openSync(join(base, 'console.log'), 'a');
     try {
@@ -224,6 +230,26 @@ export class RabbitCluster {
       // already gone
     }
     await exited;
+  }
+
+  /** SIGSTOP of the node's whole process group: it stops answering, its sockets stay open (a stalled VM). */
+  freeze(node: ClusterNode): void {
+    this.signal(node, 'SIGSTOP');
+  }
+
+  /** SIGCONT: a frozen node goes on where it stopped. */
+  resume(node: ClusterNode): void {
+    this.signal(node, 'SIGCONT');
+  }
+
+  private signal(node: ClusterNode, signal: NodeJS.Signals): void {
+    const child = node.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // already gone
+    }
   }
 
   /** Starts a node again on its own data: it rejoins the cluster by itself. */

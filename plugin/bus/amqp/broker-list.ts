@@ -21,6 +21,13 @@ export interface BrokerAddress {
   readonly options: Options.Connect;
 }
 
+/**
+ * The AMQP heartbeat (seconds) when an address names none. amqplib would take RabbitMQ's 60 s, so a node that stops
+ * answering without closing its sockets (a stalled VM, a partition) went unnoticed for two minutes; amqplib gives up
+ * on a connection after two missed beats, so 5 s notices one within 10–15 s. `?heartbeat=` in the address wins.
+ */
+const DEFAULT_HEARTBEAT_S = 5;
+
 /** Query parameters amqplib reads from a URL string; the object form takes them as fields. */
 const QUERY_FIELDS = ['heartbeat', 'frameMax', 'channelMax', 'locale'] as const;
 
@@ -64,6 +71,7 @@ function parseAddress(text: string): BrokerAddress {
     const value = u.searchParams.get(field);
     if (value !== null) (options as Record<string, unknown>)[field] = field === 'locale' ? value : Number(value);
   }
+  options.heartbeat ??= DEFAULT_HEARTBEAT_S;
   return { node: `${u.hostname}:${port}`, redacted: redact(u), user, password, vhost, options };
 }
 

@@ -8,6 +8,7 @@ import { noop, type Logger } from '../../logger';
 import { notifyState } from '../notify';
 import type { TransportState } from '../transport';
 import { BrokerList, brokerListUser } from './broker-list';
+import { dropWhenSilent } from './liveness';
 import type { BusNames } from './wire';
 
 /*
@@ -65,6 +66,8 @@ export class AmqpConnection {
   private connectFailureLogged = false;
   /** The connection whose broker user may not declare the exchanges (checked to exist by ensureExchanges). */
   private exchangesGivenOn: ChannelModel | null = null;
+  /** Why the broker blocks the live connection (connection.blocked's reason); undefined while it does not. */
+  private blockedBy: string | undefined;
   /** The nodes of BUS_URL and the one in use; it moves on after every failed attempt and every lost connection. */
   private readonly brokers: BrokerList;
 
@@ -106,14 +109,20 @@ export class AmqpConnection {
     return this.current;
   }
 
+  /** The alarm RabbitMQ names while it blocks the connection (`low on memory`, `low on disk space`). */
+  blockedReason(): string | undefined {
+    return this.current === 'blocked' ? this.blockedBy : undefined;
+  }
+
   onStateChange(listener: (state: TransportState) => void): void {
     this.stateListeners.push(listener);
   }
 
-  private setState(next: TransportState): void {
+  private setState(next: TransportState, why?: string): void {
     if (this.current === next || this.current === 'closed') return;
     this.current = next;
-    this.logger.info(`bus: ${next}`);
+    if (why === undefined) this.logger.info(`bus: ${next}`);
+    else this.logger.warn(`bus: ${next} (${why})`);
     notifyState(this.stateListeners, next, this.logger);
   }
 
@@ -157,7 +166,7 @@ export class AmqpConnection {
     recovering.on('connect', () => {
       this.connectFailureLogged = false;
       if (this.brokers.addresses.length > 1) this.logger.info(`bus: connected to ${this.brokers.current.redacted}`);
-      if (!this.isClosing) this.setState('up');
+      if (!this.isClosing) this.setState(this.blockedBy === undefined ? 'up' : 'blocked', this.blockedBy);
     });
     recovering.on('connect-failed', (err: Error) => {
       this.lastConnectError = err;
@@ -210,6 +219,13 @@ export class AmqpConnection {
     model.on('error', (err: Error) => this.logger.warn(`bus: connection error: ${this.scrub(err.message)}`));
     if (this.isClosing) throw new Error('The transport is closing');
     model.once('close', () => this.onConnectionLost(model));
+    // RabbitMQ blocks a publishing connection during a memory or disk alarm (amqplib announces the capability):
+    // what it publishes then would wait in the socket, so the state says so and requests are refused at once.
+    model.on('blocked', (reason: unknown) => this.onBlocked(model, typeof reason === 'string' ? reason : 'alarm'));
+    model.on('unblocked', () => this.onBlocked(model, undefined));
+    const node = this.brokers.current.node;
+    dropWhenSilent(model, (ms) => this.logger.warn(`bus: no frame from ${node} for ${ms} ms: dropping the connection`));
+    this.blockedBy = undefined;
     this.live = model;
     await this.ensureExchanges(model);
     await this.hooks.setup(model);
@@ -219,8 +235,19 @@ export class AmqpConnection {
   private onConnectionLost(model: ChannelModel): void {
     if (this.live !== model) return;
     this.live = null;
+    this.blockedBy = undefined;
     this.hooks.lost(model);
-    if (!this.isClosing && this.current === 'up') this.setState('down');
+    if (!this.isClosing && (this.current === 'up' || this.current === 'blocked')) this.setState('down');
+  }
+
+  /** connection.blocked (`reason`: the broker's alarm) or connection.unblocked (undefined) on `model`. */
+  private onBlocked(model: ChannelModel, reason: string | undefined): void {
+    if (this.live !== model) return;
+    this.blockedBy = reason;
+    // During setup the connection is not up yet: the 'connect' handler picks the state.
+    if (this.isClosing || this.current === 'connecting' || this.current === 'down') return;
+    if (reason !== undefined) this.setState('blocked', `${this.brokers.current.node}: ${this.scrub(reason)}`);
+    else this.setState('up');
   }
 
   /** The first step of close(): the state is `closed`, and nothing is opened again. */

@@ -97,6 +97,10 @@ export class AmqpTransport implements Transport {
     return this.conn.node();
   }
 
+  blockedReason(): string | undefined {
+    return this.conn.blockedReason();
+  }
+
   start(): Promise<void> {
     return this.conn.start();
   }

@@ -5,7 +5,15 @@ import { inert, OnceLog } from '../../log-once';
 import { newId } from '../../request/ids';
 import { decodeReply, internalErrorReply, isReply, TOO_DEEP } from '../envelope';
 import { DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_DEPTH } from '../constants';
-import { busClosing, busNotConnected, busRefused, noInstance, notEncodable } from '../failures';
+import {
+  busBlocked,
+  busClosing,
+  busLostKeyed,
+  busNotConnected,
+  busRefused,
+  noInstance,
+  notEncodable,
+} from '../failures';
 import { PendingRequests, waitMs, type PendingRequest } from '../pending';
 import type { Reply, RequestMessage } from '../transport';
 import { noop } from '../../logger';
@@ -31,6 +39,8 @@ const NACKED = 'message nacked';
 interface AmqpPendingRequest extends PendingRequest {
   /** The request's trace id, for the log lines about it. */
   correlationId: string;
+  /** Sent with an Idempotency-Key: safe to send again when its answer is lost. */
+  keyed: boolean;
 }
 
 /** Which replies the gateway takes: those a service's own broker user published. */
@@ -103,10 +113,14 @@ export class AmqpPublisher {
     return '';
   };
 
-  /** The connection is gone, and with it the reply queues: whatever was in flight can no longer be answered (502). */
+  /**
+   * The connection is gone (closed, or dropped as silent), and with it the reply queues: whatever was in flight can
+   * no longer be answered. Keyed: 503 with Retry-After, the key makes the retry safe; otherwise 502, the outcome is
+   * unknown.
+   */
   lost(): void {
     this.replies.lost();
-    this.pending.failAll((p) => badGateway(p.service));
+    this.pending.failAll((p) => (p.keyed ? busLostKeyed(p.service) : badGateway(p.service)));
   }
 
   /** The first step of close(): the requests in flight are answered 503. */
@@ -127,7 +141,7 @@ export class AmqpPublisher {
   }
 
   request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
-    if (this.conn.state() !== 'up') return Promise.reject(busNotConnected(message.targetService));
+    if (this.conn.state() !== 'up') return Promise.reject(this.notUp(message.targetService));
     if (this.replies.replyTo(message.targetService) !== undefined) return this.send(message, timeoutMs);
     return this.replies.open(message.targetService).then(() => this.send(message, timeoutMs));
   }
@@ -137,7 +151,7 @@ export class AmqpPublisher {
     const keyed = message.headers.idempotencyKey !== undefined;
     const ch = keyed ? readyChannel<ConfirmChannel>(this.keyedRequests) : readyChannel(this.requests);
     const replyTo = this.replies.replyTo(service);
-    if (this.conn.state() !== 'up' || !ch || !replyTo) return Promise.reject(busNotConnected(service));
+    if (this.conn.state() !== 'up' || !ch || !replyTo) return Promise.reject(this.notUp(service));
     let body: Buffer;
     let headers: Record<string, string>;
     try {
@@ -153,13 +167,14 @@ export class AmqpPublisher {
       this.pending.add(id, {
         service,
         correlationId: String(message.headers.correlationId ?? ''),
+        keyed,
         timeoutMs,
         resolve,
         reject,
       });
       // Unkeyed, no confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back
       // (basic.return, 503). Keyed: a nack is 503 at once (the reply remains the acknowledgement of success); a
-      // channel that closed before the confirm came is 502, as for any request in flight: the broker may have it.
+      // channel that closed before the confirm came is 503 like a keyed request in flight on a lost connection.
       const confirmed = keyed ? (err: unknown) => (err ? this.unconfirmed(id, service, err) : undefined) : undefined;
       try {
         ch.publish(
@@ -186,10 +201,18 @@ export class AmqpPublisher {
     });
   }
 
-  /** A keyed request the broker nacked (503: not taken), or whose channel closed before its confirm (502: unknown). */
+  /** Why nothing can be published now: blocked by a broker alarm, or not connected. */
+  private notUp(service?: string): Error {
+    return this.conn.state() === 'blocked' ? busBlocked(service) : busNotConnected(service);
+  }
+
+  /**
+   * A keyed request the broker nacked (503: not taken), or whose channel closed before its confirm (503 too: the
+   * broker may have it, and its key makes sending it again safe).
+   */
   private unconfirmed(id: string, service: string, err: unknown): void {
     const nacked = err instanceof Error && err.message === NACKED;
-    this.pending.take(id)?.reject(nacked ? busRefused(service) : badGateway(service));
+    this.pending.take(id)?.reject(nacked ? busRefused(service) : busLostKeyed(service));
   }
 
   /** basic.return: no queue is bound for the service (mandatory publish). */
@@ -294,7 +317,7 @@ export class AmqpPublisher {
 
   private publishConfirmed(exchange: string, routingKey: string, body: Buffer, userId?: string): Promise<void> {
     const ch = readyChannel<ConfirmChannel>(this.confirms);
-    if (this.conn.state() !== 'up' || !ch) return Promise.reject(busNotConnected());
+    if (this.conn.state() !== 'up' || !ch) return Promise.reject(this.notUp());
     return new Promise<void>((resolve, reject) => {
       try {
         ch.publish(
