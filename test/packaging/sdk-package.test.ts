@@ -7,6 +7,7 @@ import { AMQP_URL, uniquePrefix } from '../support/env';
 import { deleteBusTopology } from '../support/broker';
 
 const SDK = 'express-gateway-plugin-contracts-sdk';
+const TYPES = 'json-schema-to-ts';
 /** What a service that installs the SDK alone may carry in node_modules (issue: the whole gateway was 143 MB). */
 const MAX_NODE_MODULES_BYTES = 15 * 1024 * 1024;
 
@@ -45,12 +46,33 @@ describe('the SDK package (npm pack --workspace sdk, installed alone)', function
 
   after(() => rmSync(tmp, { recursive: true, force: true }));
 
+  /**
+   * json-schema-to-ts, which operation()'s types come from: an optional peer, installed by a TypeScript service as a
+   * dev dependency (docs/writing-a-service.md); the typed tests install it, once, after the size was measured.
+   */
+  let typesInstalled: Promise<void> | undefined;
+  const withTypes = () => {
+    typesInstalled ??= (async () => {
+      const version = JSON.parse(readFileSync(join(ROOT, 'sdk', 'package.json'), 'utf8')).peerDependencies[TYPES];
+      const before = bytesUnder(join(app, 'node_modules'));
+      const r = await run('npm', ['install', '--save-dev', `${TYPES}@${version}`], { cwd: app, timeoutMs: 120000 });
+      expect(r.code, r.output).to.equal(0);
+      const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+      console.log(
+        `      node_modules: ${mb(before)} MB with the SDK alone, ${mb(bytesUnder(join(app, 'node_modules')))} MB with ${TYPES}`,
+      );
+    })();
+    return typesInstalled;
+  };
+
   it('installs under 15 MB of node_modules, with nothing of Express Gateway or Express', () => {
     const modules = join(app, 'node_modules');
     expect(bytesUnder(modules)).to.be.below(MAX_NODE_MODULES_BYTES);
     const installed = Object.keys(JSON.parse(readFileSync(join(modules, '.package-lock.json'), 'utf8')).packages);
     expect(installed).to.include(`node_modules/${SDK}`).and.include('node_modules/amqplib');
     expect(installed.filter((p) => /(^|\/)(express|express-gateway|ajv|typescript)$/.test(p))).to.deep.equal([]);
+    // Types only: not a runtime dependency (the next test runs without it).
+    expect(installed.filter((p) => p.endsWith(`node_modules/${TYPES}`))).to.deep.equal([]);
   });
 
   it('loads from its package name and serves over the in-process bus', async () => {
@@ -72,6 +94,7 @@ describe('the SDK package (npm pack --workspace sdk, installed alone)', function
   });
 
   it('ships its types: a handler typed from the schema compiles, a wrong output does not', async () => {
+    await withTypes();
     const source = `
       import { operation } from '${SDK}';
       const contract = {
@@ -104,6 +127,7 @@ describe('the SDK package (npm pack --workspace sdk, installed alone)', function
 
   for (const type of ['module', 'commonjs'] as const) {
     it(`docs/writing-a-service.md's example compiles (nodenext, strict, exactOptionalPropertyTypes) and runs as ${type}`, async () => {
+      await withTypes();
       const dir = join(app, `doc-${type}`);
       await run('mkdir', ['-p', dir]);
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `doc-${type}`, private: true, type }));
