@@ -10,6 +10,7 @@ module.exports = {
     'dist/test/e2e/**',
     // RabbitMQ.
     'dist/test/bus/amqp.test.js',
+    'dist/test/bus/broker-limits.test.js',
     'dist/test/bus/cluster-client.test.js',
     'dist/test/bus/work-queue.test.js',
     'dist/test/conformance/conformance.test.js',

@@ -87,6 +87,13 @@ export class AmqpConsumers {
       try {
         await this.open(reg, model);
       } catch (err) {
+        if (this.conn.model === model && isBrokerLimit(err)) {
+          // A broker limit (the vhost's queues, say, filled by another user of it) lifts again: retry, don't fail.
+          this.conn.logger.warn(`bus: could not start ${reg.label}: ${describeError(err)}; retrying`);
+          if (reg.model === model) reg.model = null;
+          this.scheduleReopen(reg, model);
+          return { close: () => this.close(reg) };
+        }
         if (this.conn.model === model) {
           // The connection is fine: this consumer itself cannot be set up (e.g. a conflicting queue).
           this.registrations.delete(reg);
@@ -293,4 +300,13 @@ export class AmqpConsumers {
       await side?.close().catch(noop);
     }
   }
+}
+
+/**
+ * Whether the broker refused an operation for a limit it enforces (`queue limit in vhost … is reached`), which
+ * lifts again when others release what they hold: unlike a conflicting declaration, worth retrying.
+ */
+export function isBrokerLimit(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  return e?.code === 406 && typeof e.message === 'string' && /\blimit\b.*\bis reached\b/.test(e.message);
 }
