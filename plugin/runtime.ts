@@ -1,3 +1,4 @@
+import { leaseHold } from './contracts/lease-hold';
 import type { Announcement, Contract } from './contracts/types';
 import { FirstUsePins } from './contracts/first-use';
 import { ContractRegistry } from './contracts/registry';
@@ -231,10 +232,16 @@ export class Runtime {
     this.warnIfUnauthenticated();
     await this.transport.onAnnouncement((a: Announcement, origin) => this.inbox.offer(a, origin));
     this.listening = true;
-    // No lease runs out while the gateway cannot hear renewals (its bus not up), nor during the grace after.
+    // No lease runs out while the gateway cannot hear renewals (its bus not up, its announcement listener refused),
+    // nor during the grace after.
     this.registry.startExpiry(
       this.settings.leaseCheckIntervalMs,
-      () => this.transport.state() !== 'up' || this.discoveryGrace.remainingMs() > 0,
+      leaseHold(
+        () => this.transport.state() === 'up' && (this.transport.hearsAnnouncements?.() ?? true),
+        () => this.discoveryGrace.remainingMs(),
+        // Services renew every third of a lease: a whole lease from now is time enough to be heard again.
+        () => this.registry.renewLeases(),
+      ),
     );
     await this.askForAnnouncements();
   }

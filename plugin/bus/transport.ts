@@ -135,6 +135,11 @@ export interface Transport {
   abortPending(error: () => Error): void;
   /** Every announcement and withdrawal from any service instance. */
   onAnnouncement(listener: AnnouncementListener): Promise<Subscription>;
+  /**
+   * Whether the announcement listener is consuming now (false while the broker refuses it, e.g. at a vhost's queue
+   * limit); a transport without the method always hears.
+   */
+  hearsAnnouncements?(): boolean;
   /** Asks every running service to announce now (at gateway start and after a reconnect). */
   requestDiscovery(): Promise<void>;
 

@@ -54,11 +54,15 @@ describe('a broker limit reached while consumers start (the vhost queue limit)',
       warnings.join('\n'),
     ).to.equal(true);
 
+    // The gateway knows it is deaf (its leases are held meanwhile: test/contracts/lease-hold).
+    expect(gateway.hearsAnnouncements()).to.equal(false);
+
     await rabbitmqctl(['set_vhost_limits', '-p', vhost, '{"max-queues": -1}']);
     await eventually(async () => {
       await service.announce({ service: 'limited-service', instanceId: 'i-1', contracts: [], ttlMs: 10_000 });
       expect(heard.map((a) => a.service)).to.include('limited-service');
     }, 30_000);
+    expect(gateway.hearsAnnouncements()).to.equal(true);
     await eventually(async () => {
       await gateway.requestDiscovery();
       expect(discoverRequests).to.be.above(0);

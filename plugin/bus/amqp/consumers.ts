@@ -306,7 +306,7 @@ export class AmqpConsumers {
  * Whether the broker refused an operation for a limit it enforces (`queue limit in vhost … is reached`), which
  * lifts again when others release what they hold: unlike a conflicting declaration, worth retrying.
  */
-export function isBrokerLimit(err: unknown): boolean {
+function isBrokerLimit(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;
   return e?.code === 406 && typeof e.message === 'string' && /\blimit\b.*\bis reached\b/.test(e.message);
 }

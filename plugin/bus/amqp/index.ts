@@ -140,6 +140,10 @@ export class AmqpTransport implements Transport {
     return this.listeners.onAnnouncement(listener);
   }
 
+  hearsAnnouncements(): boolean {
+    return this.listeners.hearsAnnouncements();
+  }
+
   requestDiscovery(): Promise<void> {
     return this.publisher.requestDiscovery();
   }

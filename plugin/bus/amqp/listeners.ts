@@ -91,6 +91,7 @@ export class AmqpListeners {
   private readonly intake: AnnouncementIntake;
   /** Dropped announcements: one line per sender and reason per minute, whatever the rate they come at. */
   private readonly droppedLog: OnceLog;
+  private announcementListener: Registration | undefined;
 
   constructor(
     private readonly conn: AmqpConnection,
@@ -160,7 +161,13 @@ export class AmqpListeners {
         return tag;
       },
     });
+    this.announcementListener = reg;
     return this.consumers.register(reg);
+  }
+
+  /** Whether the announcement listener is consuming (its consumer attached on the current connection). */
+  hearsAnnouncements(): boolean {
+    return this.announcementListener?.tag != null;
   }
 
   /**
