@@ -24,6 +24,8 @@ import { ReplyQueues } from './reply-queues';
 import { ensureAnnounceExchange } from './service-exchanges';
 import { announceKey, DISCOVER_KEY, encodeHeaders, encodeJson, JSON_TYPE } from './wire';
 
+/** How often an announcing service makes sure of its announcement exchange and its binding again. */
+const ANNOUNCE_TOPOLOGY_RECHECK_MS = 10_000;
 /*
  * The gateway side of the AMQP transport: requests out and their replies back (with their deadlines, and
  * basic.return for a service nobody consumes), and the confirmed publishes that have no reply (announcements,
@@ -71,8 +73,8 @@ export class AmqpPublisher {
   private readonly requestExchange: string;
   private readonly discoveryExchange: string;
   private readonly brokerUser: string | undefined;
-  /** The services whose announcement exchange was made sure of, per announcement channel (again on a new one). */
-  private readonly announcesOn = new WeakMap<Channel, Set<string>>();
+  /** When each service's announcement exchange was last made sure of, per confirm channel. */
+  private readonly announcesOn = new WeakMap<Channel, Map<string, number>>();
   /** Replies dropped for their publisher or for no request waiting (one line per service and kind per minute). */
   private readonly refusedLog: OnceLog;
 
@@ -301,10 +303,14 @@ export class AmqpPublisher {
     const service = announcement.service;
     const ch = readyChannel<ConfirmChannel>(this.confirms);
     const model = this.confirms.model;
-    if (ch && model && !this.announcesOn.get(ch)?.has(service)) {
+    const checkedAt = ch ? this.announcesOn.get(ch)?.get(service) : undefined;
+    // Again now and then: the exchanges (and the binding to the shared one that a gateway without a services file
+    // hears on) can be deleted and made anew while this connection lives, and a publish to an exchange that lost its
+    // binding goes nowhere without an error.
+    if (ch && model && (checkedAt === undefined || Date.now() - checkedAt >= ANNOUNCE_TOPOLOGY_RECHECK_MS)) {
       if (!(await ensureAnnounceExchange(this.conn.names, model, service))) throw busNotConnected();
-      const known = this.announcesOn.get(ch) ?? new Set<string>();
-      this.announcesOn.set(ch, known.add(service));
+      const known = this.announcesOn.get(ch) ?? new Map<string, number>();
+      this.announcesOn.set(ch, known.set(service, Date.now()));
     }
     // On the service's own exchange, which routes to the gateway's intake for it and nowhere else.
     await this.publishConfirmed(
