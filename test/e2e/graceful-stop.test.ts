@@ -85,6 +85,8 @@ describe('graceful stop (real processes, RabbitMQ)', function () {
       BUS_URL: AMQP_URL,
       BUS_PREFIX: prefix,
       START_REFERENCE_SERVICES: 'false',
+      // /api/naps is public: the per-address limit on public routes would answer the load 429 (not what is tested).
+      PUBLIC_RATE_LIMIT_MAX: 'off',
       ...gatewayEnv,
     });
     svc = await startNapService(prefix);
