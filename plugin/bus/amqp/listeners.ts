@@ -8,7 +8,7 @@ import { ByteBudget } from '../byte-budget';
 import { callGuarded } from '../notify';
 import type { AnnouncementListener, Subscription } from '../transport';
 import type { AmqpConnection } from './connection';
-import type { AmqpConsumers, Registration } from './consumers';
+import { readyChannel, type AmqpConsumers, type Registration } from './consumers';
 import { hasInvalidHeaders } from './header-guard';
 import { bindIfAllowed } from './service-exchanges';
 import { ANNOUNCE_BINDING, announcedService, announceKey, DISCOVER_KEY } from './wire';
@@ -167,7 +167,7 @@ export class AmqpListeners {
 
   /** Whether the announcement listener is consuming (its consumer attached on the current connection). */
   hearsAnnouncements(): boolean {
-    return this.announcementListener?.tag != null;
+    return this.announcementListener !== undefined && readyChannel(this.announcementListener) !== undefined;
   }
 
   /**
