@@ -78,13 +78,20 @@ export class PendingRequests<P extends PendingRequest = PendingRequest> {
 
   /** Rejects the requests in flight that `which` picks, each with its own error (a reply queue of one service lost). */
   failWhere(which: (p: P) => boolean, error: (p: P) => Error): void {
+    for (const p of this.takeWhere(which)) p.reject(error(p));
+  }
+
+  /** Removes and returns the requests in flight that `which` picks, leaving them unsettled. */
+  takeWhere(which: (p: P) => boolean): P[] {
+    const taken: P[] = [];
     for (const [id, p] of this.byId) {
       if (!which(p)) continue;
       this.byId.delete(id);
       this.lanes.get(waitMs(p.timeoutMs))?.delete(id);
-      p.reject(error(p));
+      taken.push(p);
     }
     if (this.byId.size === 0) this.disarm();
+    return taken;
   }
 
   /** Rejects every request in flight with its own error (a lost channel, a closing transport, an abort). */

@@ -50,6 +50,26 @@ function pairFixture(gateway: AmqpTransport, service: AmqpTransport, prefix: str
   };
 }
 
+/** A proxy in front of the test broker: cut (killAll) or stalled at will. */
+async function brokerProxy(): Promise<{ proxy: TcpProxy; port: number }> {
+  const broker = new URL(BROKER_URL);
+  const proxy = new TcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });
+  return { proxy, port: await proxy.listen() };
+}
+
+/** A gateway connected through the proxy on `port`, its service directly: cutting the proxy loses only the gateway's connection. */
+async function gatewayBehind(port: number): Promise<AmqpFixture> {
+  const prefix = newPrefix();
+  const gateway = new AmqpTransport(viaPort(BROKER_URL, port), { prefix, logger: collectingLogger('gateway') });
+  const service = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('service') });
+  const pair = pairFixture(gateway, service, prefix);
+  await Promise.all([gateway.start(), service.start()]).catch(async (err) => {
+    await pair.cleanup();
+    throw err;
+  });
+  return pair;
+}
+
 let admin: amqp.ChannelModel;
 
 /** Runs one broker operation on a throw-away channel (a failing operation closes its channel). */
@@ -468,8 +488,8 @@ describe('AmqpTransport (RabbitMQ)', function () {
         });
         expect(proxy.connectionCount()).to.equal(3);
 
-        // cut everything while a request is with the service
-        const inFlight = gateway.request(requestFor('slow'), 20_000);
+        // cut everything while a command is with the service (a read would be sent again: the next test)
+        const inFlight = gateway.request(requestFor('slow', {}, 'DoSlowCommand'), 20_000);
         await entered.promise;
         proxy.refusing = true;
         let started = Date.now();
@@ -519,6 +539,78 @@ describe('AmqpTransport (RabbitMQ)', function () {
         );
         expect(fixture.logs.service.lines.join('\n')).to.match(/could not reply/);
       } finally {
+        await fixture?.cleanup();
+        fixture = undefined;
+        await proxy.close();
+      }
+    });
+
+    it('sends a read lost with its connection once more on the next one: answered, not 502', async () => {
+      const { proxy, port } = await brokerProxy();
+      try {
+        fixture = await gatewayBehind(port);
+        const { gateway, service } = fixture;
+        const entered = deferred();
+        let deliveries = 0;
+        await service.serve('reads', async () => {
+          deliveries += 1;
+          if (deliveries === 1) {
+            entered.resolve();
+            await sleep(1_000); // its reply goes to a reply queue that is gone by then
+            return { ok: true, result: 'first' };
+          }
+          return { ok: true, result: 'again' };
+        });
+        const read = gateway.request(requestFor('reads', {}, 'GetThingQuery'), 20_000);
+        await entered.promise;
+        proxy.killAll(); // the gateway's connection goes; the service's stays
+        expect(await read).to.deep.equal({ ok: true, result: 'again' });
+        expect(deliveries, 'sent once more, not more').to.equal(2);
+
+        // A command is not sent again: its outcome is unknown (502), as before.
+        const commandEntered = deferred();
+        await service.serve('writes', async () => {
+          commandEntered.resolve();
+          await sleep(1_000);
+          return { ok: true, result: 'done' };
+        });
+        await waitForState(gateway, 'up', 10_000);
+        const command = gateway.request(requestFor('writes', {}, 'RenameThingCommand'), 20_000);
+        await commandEntered.promise;
+        proxy.killAll();
+        const lost = await rejection(command);
+        expect(lost.status).to.equal(502);
+      } finally {
+        await fixture?.cleanup();
+        fixture = undefined;
+        await proxy.close();
+      }
+    });
+
+    it('answers a read lost with its connection 503 at its deadline when the bus is not back by then', async () => {
+      const { proxy, port } = await brokerProxy();
+      try {
+        fixture = await gatewayBehind(port);
+        const { gateway, service } = fixture;
+        const entered = deferred();
+        await service.serve('reads', async () => {
+          entered.resolve();
+          await sleep(3_000);
+          return { ok: true, result: 'late' };
+        });
+        const read = gateway.request(requestFor('reads', {}, 'ListThingsQuery'), 1_500);
+        await entered.promise;
+        const started = Date.now();
+        proxy.refusing = true;
+        proxy.killAll();
+        const late = await rejection(read);
+        expect(Date.now() - started, 'at its deadline, not before the cut was noticed').to.be.below(2_500);
+        expect(late.status).to.equal(503);
+        expect(late.code).to.equal('SERVICE_UNAVAILABLE');
+        expect(late.headers['Retry-After']).to.match(/^\d+$/);
+        expect(gateway.state()).to.equal('down');
+      } finally {
+        proxy.refusing = false;
         await fixture?.cleanup();
         fixture = undefined;
         await proxy.close();

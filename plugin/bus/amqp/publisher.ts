@@ -1,4 +1,5 @@
 import type { Channel, ConfirmChannel, ConsumeMessage, Message } from 'amqplib';
+import { classify } from '../../contracts/derive-routes';
 import type { Announcement } from '../../contracts/types';
 import { badGateway } from '../../errors/gateway-error';
 import { inert, OnceLog } from '../../log-once';
@@ -43,6 +44,22 @@ interface AmqpPendingRequest extends PendingRequest {
   correlationId: string;
   /** Sent with an Idempotency-Key: safe to send again when its answer is lost. */
   keyed: boolean;
+  /** An unkeyed read (a query, get or list) not yet sent again: lost with its connection, it goes out once more. */
+  resend?: RequestMessage;
+}
+
+/** A read lost with its connection, waiting for the next one until its own deadline. */
+interface ParkedRead {
+  request: AmqpPendingRequest;
+  message: RequestMessage;
+  /** performance.now() past which it is answered 503 (the bus did not come back in time). */
+  due: number;
+}
+
+/** Reads change nothing, so sending one again after its answer was lost cannot run anything twice. */
+function isSafeRead(messageType: string): boolean {
+  const kind = classify(messageType).kind;
+  return kind === 'query' || kind === 'get' || kind === 'list';
 }
 
 /** Which replies the gateway takes: those a service's own broker user published. */
@@ -70,6 +87,9 @@ export class AmqpPublisher {
   /** The reply queues, one per target service: opened with the first request to it (a service's transport sends none). */
   private readonly replies: ReplyQueues;
   private readonly pending = new PendingRequests<AmqpPendingRequest>();
+  /** Reads lost with the last connection, sent again when the next one is up. */
+  private parked: ParkedRead[] = [];
+  private parkedTimer: NodeJS.Timeout | undefined;
   private readonly requestExchange: string;
   private readonly discoveryExchange: string;
   private readonly brokerUser: string | undefined;
@@ -106,6 +126,9 @@ export class AmqpPublisher {
     consumers.register(this.requests).catch(noop);
     consumers.register(this.keyedRequests).catch(noop);
     consumers.register(this.confirms).catch(noop);
+    conn.onStateChange((state) => {
+      if (state === 'up') this.resendParked();
+    });
   }
 
   /** Both request channels, plain and confirming: unroutable requests come back on them (basic.return). */
@@ -122,15 +145,61 @@ export class AmqpPublisher {
    */
   lost(): void {
     this.replies.lost();
+    const now = performance.now();
+    for (const p of this.pending.takeWhere((p) => p.resend !== undefined && p.due! > now))
+      this.parked.push({ request: p, message: p.resend!, due: p.due! });
+    this.armParked();
     this.pending.failAll((p) => (p.keyed ? busLostKeyed(p.service) : badGateway(p.service)));
+  }
+
+  /** The next connection is up: each parked read goes out once more with what is left of its deadline. */
+  private resendParked(): void {
+    const parked = this.parked;
+    this.parked = [];
+    this.armParked();
+    const now = performance.now();
+    for (const { request, message, due } of parked) {
+      if (due <= now) {
+        request.reject(busNotConnected(request.service));
+        continue;
+      }
+      this.request(message, due - now, false).then(request.resolve, request.reject);
+    }
+  }
+
+  /** Parked reads whose deadline passes before the bus is back are answered 503, like a request sent while down. */
+  private armParked(): void {
+    if (this.parkedTimer !== undefined) clearTimeout(this.parkedTimer);
+    this.parkedTimer = undefined;
+    if (this.parked.length === 0) return;
+    const first = Math.min(...this.parked.map((r) => r.due));
+    this.parkedTimer = setTimeout(
+      () => {
+        const now = performance.now();
+        const late = this.parked.filter((r) => r.due <= now);
+        this.parked = this.parked.filter((r) => r.due > now);
+        this.armParked();
+        for (const r of late) r.request.reject(busNotConnected(r.request.service));
+      },
+      Math.max(1, Math.ceil(first - performance.now())),
+    );
+  }
+
+  private failParked(error: (p: AmqpPendingRequest) => Error): void {
+    const parked = this.parked;
+    this.parked = [];
+    this.armParked();
+    for (const r of parked) r.request.reject(error(r.request));
   }
 
   /** The first step of close(): the requests in flight are answered 503. */
   stop(): void {
+    this.failParked((p) => busClosing(p.service));
     this.pending.failAll((p) => busClosing(p.service));
   }
 
   abortPending(error: () => Error): void {
+    this.failParked(error);
     this.pending.failAll(error);
   }
 
@@ -142,13 +211,14 @@ export class AmqpPublisher {
     );
   }
 
-  request(message: RequestMessage, timeoutMs: number): Promise<Reply> {
+  /** `resendable`: false for a read sent again already (it goes out twice at most). */
+  request(message: RequestMessage, timeoutMs: number, resendable = true): Promise<Reply> {
     if (this.conn.state() !== 'up') return Promise.reject(this.notUp(message.targetService));
-    if (this.replies.replyTo(message.targetService) !== undefined) return this.send(message, timeoutMs);
-    return this.replies.open(message.targetService).then(() => this.send(message, timeoutMs));
+    if (this.replies.replyTo(message.targetService) !== undefined) return this.send(message, timeoutMs, resendable);
+    return this.replies.open(message.targetService).then(() => this.send(message, timeoutMs, resendable));
   }
 
-  private send(message: RequestMessage, timeoutMs: number): Promise<Reply> {
+  private send(message: RequestMessage, timeoutMs: number, resendable: boolean): Promise<Reply> {
     const service = message.targetService;
     const keyed = message.headers.idempotencyKey !== undefined;
     const ch = keyed ? readyChannel<ConfirmChannel>(this.keyedRequests) : readyChannel(this.requests);
@@ -173,6 +243,7 @@ export class AmqpPublisher {
         timeoutMs,
         resolve,
         reject,
+        resend: !keyed && resendable && isSafeRead(message.messageType) ? message : undefined,
       });
       // Unkeyed, no confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back
       // (basic.return, 503). Keyed: a nack is 503 at once (the reply remains the acknowledgement of success); a
