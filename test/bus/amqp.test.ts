@@ -617,6 +617,49 @@ describe('AmqpTransport (RabbitMQ)', function () {
       }
     });
 
+    it('answers a nacked keyed request 503 and opens a new keyed request channel, at most once a second', async () => {
+      fixture = await makeAmqp();
+      const { gateway, service, prefix, logs } = fixture;
+      await service.serve('full', async () => ({ ok: true, result: 'taken' }));
+      await service.serve('echo', async (m) => ({ ok: true, result: m.input }));
+      // A second queue on the service's key that refuses every message: the broker nacks what is routed to it.
+      const refusing = `${prefix}.refusing`;
+      await withAdmin(async (ch) => {
+        await ch.assertQueue(refusing, { arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' } });
+        await ch.bindQueue(refusing, `${prefix}.requests`, 'full');
+      });
+      try {
+        const keyed = (service: string, key: string) => {
+          const m = requestFor(service, { key });
+          m.headers.idempotencyKey = key;
+          return m;
+        };
+        const nacked = await Promise.all([
+          rejection(gateway.request(keyed('full', 'k-1'), 5_000)),
+          rejection(gateway.request(keyed('full', 'k-2'), 5_000)),
+        ]);
+        for (const err of nacked) {
+          expect(err.status).to.equal(503);
+          expect(err.message).to.equal('The message bus did not accept the message');
+          expect(err.headers['Retry-After']).to.match(/^\d+$/);
+        }
+        const replaced = () =>
+          logs.gateway.lines.filter((l) => /opening a new keyed request channel/.test(l)).length;
+        expect(replaced(), 'two nacks within a second: one new channel').to.equal(1);
+        // The new channel takes keyed requests again.
+        await eventually(
+          async () => {
+            const r = await gateway.request(keyed('echo', 'k-3'), 5_000).catch(() => undefined);
+            return r?.ok === true;
+          },
+          5_000,
+          'a keyed request on the new channel',
+        );
+      } finally {
+        await withAdmin((ch) => ch.deleteQueue(refusing)).catch(() => undefined);
+      }
+    });
+
     it('drops a connection that goes silent within a heartbeat: a keyed request in flight is 503, to retry', async () => {
       const broker = new URL(BROKER_URL);
       const proxy = new TcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });

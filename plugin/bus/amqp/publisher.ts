@@ -38,6 +38,8 @@ const ANNOUNCE_TOPOLOGY_RECHECK_MS = 10_000;
 
 /** The error amqplib hands a confirm callback for a basic.nack (a closed channel gives 'channel closed'). */
 const NACKED = 'message nacked';
+/** A keyed request channel the broker nacks is replaced at most this often. */
+const NACKED_CHANNEL_REPLACE_MS = 1_000;
 
 interface AmqpPendingRequest extends PendingRequest {
   /** The request's trace id, for the log lines about it. */
@@ -87,6 +89,8 @@ export class AmqpPublisher {
   /** The reply queues, one per target service: opened with the first request to it (a service's transport sends none). */
   private readonly replies: ReplyQueues;
   private readonly pending = new PendingRequests<AmqpPendingRequest>();
+  /** When the keyed request channel was last closed for a nack (Date.now()). */
+  private keyedReplacedAt = 0;
   /** Reads lost with the last connection, sent again when the next one is up. */
   private parked: ParkedRead[] = [];
   private parkedTimer: NodeJS.Timeout | undefined;
@@ -248,7 +252,9 @@ export class AmqpPublisher {
       // Unkeyed, no confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back
       // (basic.return, 503). Keyed: a nack is 503 at once (the reply remains the acknowledgement of success); a
       // channel that closed before the confirm came is 503 like a keyed request in flight on a lost connection.
-      const confirmed = keyed ? (err: unknown) => (err ? this.unconfirmed(id, service, err) : undefined) : undefined;
+      const confirmed = keyed
+        ? (err: unknown) => (err ? this.unconfirmed(id, service, err, ch as ConfirmChannel) : undefined)
+        : undefined;
       try {
         ch.publish(
           this.requestExchange,
@@ -283,9 +289,24 @@ export class AmqpPublisher {
    * A keyed request the broker nacked (503: not taken), or whose channel closed before its confirm (503 too: the
    * broker may have it, and its key makes sending it again safe).
    */
-  private unconfirmed(id: string, service: string, err: unknown): void {
+  private unconfirmed(id: string, service: string, err: unknown, ch: ConfirmChannel): void {
     const nacked = err instanceof Error && err.message === NACKED;
+    if (nacked) this.replaceNackingChannel(ch);
     this.pending.take(id)?.reject(nacked ? busRefused(service) : busLostKeyed(service));
+  }
+
+  /**
+   * After a cluster node is lost, RabbitMQ 3.10 can go on nacking every publish of a channel to a quorum queue whose
+   * leader lives on, while a new channel on the same connection is taken at once (seen in test/e2e/cluster: keyed
+   * creates 503 for minutes). So a nacked keyed channel is closed, at most once a second, and the registration opens
+   * a new one; requests on it meanwhile are 503 with Retry-After, as for any nack.
+   */
+  private replaceNackingChannel(ch: ConfirmChannel): void {
+    const now = Date.now();
+    if (now - this.keyedReplacedAt < NACKED_CHANNEL_REPLACE_MS || readyChannel(this.keyedRequests) !== ch) return;
+    this.keyedReplacedAt = now;
+    this.conn.logger.warn('bus: the broker nacked a keyed request: opening a new keyed request channel');
+    ch.close().catch(noop);
   }
 
   /** basic.return: no queue is bound for the service (mandatory publish). */
