@@ -45,6 +45,14 @@ module.exports = {
       to: { path: '(^|/)node_modules/express-gateway/' },
     },
     {
+      name: 'host-context-only-in-adapter',
+      comment:
+        'What the host hands init() (its Config, event bus and servers: plugin/host/plugin-context.ts) is wrapped by the adapter (plugin/host/express-gateway.ts) into the port the rest is handed (plugin/host/port.ts); only plugin/host/ and the manifest, which makes the port, import either.',
+      severity: 'error',
+      from: { path: '^(plugin|policies|conditions|sdk)/', pathNot: ['^plugin/host/', '^plugin/manifest\\.ts$'] },
+      to: { path: '^plugin/host/(plugin-context|express-gateway)\\.ts$' },
+    },
+    {
       name: 'sdk-only-service-side',
       comment: 'A service links the SDK: of plugin/ it uses the bus, the contract types, the error codes and tracing.',
       severity: 'error',

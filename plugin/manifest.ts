@@ -5,11 +5,11 @@ import { settingsForInit } from './settings/startup';
 import { attachGracefulStop } from './shutdown/graceful-stop';
 import { currentRuntime, obtainRuntime } from './runtime';
 import type { PluginContext } from './host/plugin-context';
+import { expressGatewayPort } from './host/express-gateway';
 import { createPolicies } from '../policies';
 import { contractAvailableCondition } from '../conditions/contract-available';
 import { operationsRoutes } from './operations/register';
 import { reportListenErrors } from './host/listen-errors';
-import { hookHostServers } from './host/servers';
 import { checkPipelines } from './host/config-check';
 import { guardedCondition, guardedPolicy } from './host/pipeline-check';
 
@@ -42,30 +42,30 @@ const plugin = {
   // Constraint-free for the host: on a bad value it would only log and skip the plugin; settingsForInit stops the start instead.
   schema: hostSettingsSchema(),
   init(ctx: PluginContext): void {
-    const runtime = obtainRuntime(settingsForInit(ctx.settings, ctx.logger, currentRuntime()), ctx.logger);
+    // All the plugin asks of the host goes through this port (plugin/host/port.ts).
+    const host = expressGatewayPort(ctx);
+    const runtime = obtainRuntime(settingsForInit(host.pluginSettings, host.logger, currentRuntime()), host.logger);
     const policies = createPolicies(runtime);
     const condition = contractAvailableCondition(runtime);
     // Before anything starts: a config that would let a request through unchecked stops the start, or this reload.
-    checkPipelines(runtime, ctx.config, policies, [condition]);
+    checkPipelines(runtime, host, policies, [condition]);
     const refusal = () => runtime.pipelineRefusal;
-    for (const policy of policies) ctx.registerPolicy(guardedPolicy(policy, refusal));
-    ctx.registerCondition(guardedCondition(condition, refusal));
+    for (const policy of policies) host.registerPolicy(guardedPolicy(policy, refusal));
+    host.registerCondition(guardedCondition(condition, refusal));
     // Not awaited: the host's init() is synchronous; discovery writes the routes when services answer.
     void runtime.start();
-    runtime.attachHost(ctx);
+    runtime.attachHost(host);
     // Once per process (runtime.hostHooked says why): /health, /api-docs, /api/discovery/contracts, /debug/contracts,
     // and the hooks on the host's servers.
     if (!runtime.hostHooked) {
       runtime.hostHooked = true;
-      ctx.registerGatewayRoute(operationsRoutes(runtime));
+      host.registerGatewayRoute(operationsRoutes(runtime));
       // Before the host listens: a port in use ends the start with one line, not a stack trace.
       reportListenErrors();
-      if (ctx.eventBus) {
-        attachGracefulStop(runtime.gracefulStop, ctx.eventBus, () => runtime.settings.shutdownGraceMs, ctx.logger);
-        // Trace ids on every answer; the error body for requests Node's parser refuses (431, bad headers, unknown
-        // methods) or that arrive too slowly (408); the receive timeouts and the connection cap.
-        hookHostServers(ctx.eventBus, runtime.observability.observer.observe, runtime.settings, ctx.logger);
-      }
+      attachGracefulStop(runtime.gracefulStop, host, () => runtime.settings.shutdownGraceMs, host.logger);
+      // Trace ids on every answer; the error body for requests Node's parser refuses (431, bad headers, unknown
+      // methods) or that arrive too slowly (408); the receive timeouts and the connection cap.
+      host.hookServers(runtime.observability.observer.observe, runtime.settings);
     }
   },
 };

@@ -8,7 +8,7 @@ import type { Transport } from './bus/transport';
 import type { Settings } from './settings';
 import { consoleLogger, type Logger } from './logger';
 import { ConfigSync } from './config-writer/config-sync';
-import type { HostConfig } from './host/plugin-context';
+import type { HostGatewayConfig } from './host/port';
 import { warnIfDevelopmentMode } from './auth/dev-auth';
 import { startWithRetry } from './bus/start-with-retry';
 import { errorMessage } from './errors/describe';
@@ -72,7 +72,7 @@ export class Runtime {
   private openApiCache?: OpenApiCache;
   private asyncApiCache?: AsyncApiCache;
   private sync?: ConfigSync;
-  private host?: HostConfig;
+  private host?: HostGatewayConfig;
   private lastUnrouted = '';
   private starting?: Promise<void>;
   /** Set once announcements are listened to: a discovery request before then starts no grace. */
@@ -184,7 +184,7 @@ export class Runtime {
     this.openApiCache ??= new OpenApiCache(
       this.registry,
       () => ({
-        handWritten: handWrittenRoutes(this.host?.config.gatewayConfig, this.settings.generatedPrefix),
+        handWritten: handWrittenRoutes(this.host?.gatewayConfig(), this.settings.generatedPrefix),
         debugEndpoints: this.settings.debugEndpoints,
         rateLimited: this.settings.rateLimitMax !== undefined,
         publicRateLimited: this.settings.publicRateLimitMax !== undefined,
@@ -290,14 +290,14 @@ export class Runtime {
   }
 
   /** Binds the host's config so discovered routes are written into gateway.config.yml. */
-  attachHost(host: HostConfig): void {
+  attachHost(host: HostGatewayConfig): void {
     this.hostAttached = true;
     this.rateLimits.attachHost();
     this.host = host;
     // A reload may have changed the hand-written pipelines the OpenAPI document lists.
     this.openApiCache?.refresh();
     this.asyncApiCache?.refresh();
-    this.warnUnroutedExclusions(host.config.gatewayConfig);
+    this.warnUnroutedExclusions(host.gatewayConfig());
     if (!this.settings.writeConfig) return;
     if (!this.sync) {
       this.sync = new ConfigSync(this.registry, host, this.settings, this.log, { routes: this.routes });

@@ -22,7 +22,7 @@ import { writeIfChanged } from './atomic-file';
 import { isCatchAll, notFoundEndpoint, notFoundPolicies, NOT_FOUND_POLICY } from './not-found-endpoint';
 import { errorMessage } from '../errors/describe';
 import { systemClock, type Clock, type ClockTimer } from '../clock';
-import type { HostConfig } from '../host/plugin-context';
+import type { HostGatewayConfig } from '../host/port';
 
 export interface ConfigSyncOptions {
   /** Time and timers of the write pacing; the system's by default. */
@@ -55,7 +55,7 @@ export class ConfigSync {
 
   constructor(
     private readonly registry: ContractRegistry,
-    private host: HostConfig,
+    private host: HostGatewayConfig,
     private readonly settings: Settings,
     private readonly log: Logger,
     options: ConfigSyncOptions,
@@ -69,8 +69,8 @@ export class ConfigSync {
     this.writeSync();
   }
 
-  /** A reload hands init() a fresh context; the config object is normally the same one. */
-  updateHost(host: HostConfig): void {
+  /** Each init() (the host's reload) hands on a port of its own, made from the context the host gave it. */
+  updateHost(host: HostGatewayConfig): void {
     this.host = host;
     this.writeSync();
   }
@@ -87,7 +87,7 @@ export class ConfigSync {
   }
 
   private path(): string | undefined {
-    return this.host.config.gatewayConfigPath;
+    return this.host.gatewayConfigPath();
   }
 
   private render(current: string): string {
@@ -161,7 +161,7 @@ export class ConfigSync {
     if (!path) return;
     try {
       if (writeIfChanged(path, this.render(readFileSync(path, 'utf8')))) {
-        this.host.config.loadConfig('gateway');
+        this.host.readGatewayConfig();
         this.log.info(`routes written to ${path}`);
       }
     } catch (err) {
@@ -200,8 +200,7 @@ export class ConfigSync {
     if (!path) return;
     try {
       if (writeIfChanged(path, this.render(await readFile(path, 'utf8')))) {
-        this.host.config.loadConfig('gateway');
-        this.host.eventBus.emit('hot-reload', { type: 'gateway', config: this.host.config });
+        this.host.reloadGateway();
         this.log.info(`routes updated in ${path}`);
       }
     } catch (err) {

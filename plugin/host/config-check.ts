@@ -2,6 +2,7 @@ import { resolveAuthConfig, type AuthOverrides } from '../settings/auth';
 import type { Logger } from '../logger';
 import { INVALID_SETTINGS_EXIT_CODE } from '../settings/startup';
 import { listOf, pipelineProblem, type Declared } from './pipeline-check';
+import type { HostGatewayConfig } from './port';
 
 /** What the check needs of the runtime: whether the host runs already (a reload), and where the refusal goes. */
 export interface RefusalHolder {
@@ -19,18 +20,18 @@ export interface RefusalHolder {
  */
 export function checkPipelines(
   holder: RefusalHolder,
-  config: { gatewayConfig?: unknown; gatewayConfigPath?: string },
+  config: Pick<HostGatewayConfig, 'gatewayConfig' | 'gatewayConfigPath'>,
   policies: readonly Declared[],
   conditions: readonly Declared[],
   env: NodeJS.ProcessEnv = process.env,
 ): void {
-  const gatewayConfig = config.gatewayConfig;
+  const gatewayConfig = config.gatewayConfig();
   const problem =
     pipelineProblem(gatewayConfig, policies, conditions) ??
     keylessAuth(gatewayConfig, holder.settings.writeConfig, env);
   holder.pipelineRefusal = problem;
   if (problem === undefined) return;
-  const file = config.gatewayConfigPath ?? 'gateway.config.yml';
+  const file = config.gatewayConfigPath() ?? 'gateway.config.yml';
   if (!holder.hostAttached) {
     process.stderr.write(`[contracts] ${file}: ${problem}. The gateway does not start.\n`);
     process.exit(INVALID_SETTINGS_EXIT_CODE);

@@ -1,15 +1,15 @@
 import type { Server } from 'node:http';
 import type { Logger } from '../logger';
 
-/** The parts of the host the config writer uses: its Config object and the hot-reload of its event bus. */
+/** The host's Config object and the hot-reload of its event bus (the adapter makes the config writer's port of them). */
 export interface HostConfig {
   /** `gatewayConfig`: the gateway config as the host loaded it (the OpenAPI document reads its hand-written routes). */
   config: { gatewayConfigPath?: string; gatewayConfig?: unknown; loadConfig(type: 'gateway'): void };
   eventBus: { emit(event: 'hot-reload', ctx: { type: 'gateway'; config: unknown }): void };
 }
 
-/** What the host's event bus (express-gateway lib/eventBus) offers; only what is used (the graceful stop). */
-export interface HostEventBus {
+/** What the host's event bus (express-gateway lib/eventBus) offers for its servers; only what is used. */
+interface HostEventBus {
   on(event: string, listener: (payload: { httpServer?: Server }) => void): unknown;
 }
 

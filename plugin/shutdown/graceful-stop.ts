@@ -1,9 +1,8 @@
-import type { Server } from 'node:http';
 import { HttpDrain, shuttingDown } from './http-drain';
 import { consoleLogger, type Logger } from '../logger';
 import { errorMessage } from '../errors/describe';
 import type { Transport } from '../bus/transport';
-import type { HostEventBus } from '../host/plugin-context';
+import type { HostPort, HostServer } from '../host/port';
 
 /** After the grace period: how long the last 503s get to be written before connections are cut. */
 const FLUSH_MS = 1_000;
@@ -27,9 +26,9 @@ export class GracefulStop {
   private signalsInstalled = false;
   log: Logger = consoleLogger;
 
-  /** Called for every server the host starts ('http-ready' / 'https-ready'). */
-  addServer(server: Server): void {
-    this.drains.push(new HttpDrain(server, this.log));
+  /** Called for every server the host starts. */
+  addServer(server: HostServer): void {
+    this.drains.push(new HttpDrain(server));
   }
 
   /** Runs during the stop, after the requests in flight, before the bus closes. */
@@ -111,20 +110,17 @@ export class GracefulStop {
 
 /**
  * Hooks the graceful stop to the host: every server it starts is drained on SIGTERM/SIGINT. Called once per process
- * (by the first init() that gets the host's event bus).
+ * (by the first init()).
  */
 export function attachGracefulStop(
   stopper: GracefulStop,
-  eventBus: HostEventBus,
+  host: Pick<HostPort, 'onServer'>,
   graceMs: () => number,
   log: Logger,
 ): void {
   stopper.log = log;
-  const onReady = ({ httpServer }: { httpServer?: Server }): void => {
-    if (!httpServer) return;
-    stopper.addServer(httpServer);
+  host.onServer((server) => {
+    stopper.addServer(server);
     stopper.installSignalHandlers(graceMs);
-  };
-  eventBus.on('http-ready', onReady);
-  eventBus.on('https-ready', onReady);
+  });
 }

@@ -1,8 +1,8 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { Server as NetServer, type Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { serviceUnavailable } from '../errors/gateway-error';
-import { finalHandler, writeErrorBody } from '../http/final-handler';
-import type { Logger } from '../logger';
+import { writeErrorBody } from '../http/final-handler';
+import type { HostServer } from '../host/port';
 
 /** Retry-After on the 503s of a stopping gateway: another instance is usually ready at once. */
 const SHUTDOWN_RETRY_AFTER_S = 1;
@@ -35,12 +35,9 @@ export class HttpDrain {
   /** One listener for every response ('close' calls it with the response as `this`): no closure per request. */
   private readonly onResponseClose: (this: ServerResponse) => void;
 
-  constructor(
-    private readonly server: Server,
-    private readonly log?: Pick<Logger, 'warn'>,
-  ) {
+  constructor(private readonly server: HostServer) {
     const drain = this;
-    server.on('connection', (socket: Socket) => {
+    server.onConnection((socket: Socket) => {
       this.connections.add(socket);
       socket.once('close', () => {
         this.connections.delete(socket);
@@ -50,21 +47,14 @@ export class HttpDrain {
     this.onResponseClose = function (this: ServerResponse) {
       drain.closed(this);
     };
-    // The host's express app is the server's 'request' listener; it is called from here instead.
-    const listeners = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
-    server.removeAllListeners('request');
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      if (this.draining) return this.refuse(req, res);
+    server.front((req, res) => {
+      if (this.draining) {
+        this.refuse(req, res);
+        return true;
+      }
       this.open.add(res);
       res.on('close', this.onResponseClose);
-      // The host's app gets our final handler: its own would answer failures with an HTML stack trace.
-      for (const l of listeners)
-        (l as (req: IncomingMessage, res: ServerResponse, done: (err?: unknown) => void) => void).call(
-          server,
-          req,
-          res,
-          finalHandler(req, res, this.log),
-        );
+      return false;
     });
   }
 
@@ -84,9 +74,8 @@ export class HttpDrain {
       res.setHeader('Connection', 'close');
       this.closing.add(res);
     }
-    // Only the listener: http.Server#close() would also end idle keep-alive connections at once, resetting a
-    // request the client is sending on one at that moment.
-    NetServer.prototype.close.call(this.server);
+    // Only the listening socket: an idle keep-alive connection may be carrying a request that very moment.
+    this.server.stopListening();
     this.idleTimer = setTimeout(() => this.server.closeIdleConnections(), IDLE_CONNECTION_GRACE_MS);
     this.idleTimer.unref();
   }

@@ -6,6 +6,7 @@ import { parse } from 'yaml';
 import { ContractRegistry } from '../../plugin/contracts/registry';
 import type { ConfigSync } from '../../plugin/config-writer/config-sync';
 import { TestConfigSync } from '../support/config-sync';
+import { gatewayConfigOf } from '../../plugin/host/express-gateway';
 import { GENERATED_COMMENT, renderGatewayConfig } from '../../plugin/config-writer/gateway-config';
 import { resolveSettings } from '../../plugin/settings';
 import type { Logger } from '../../plugin/logger';
@@ -206,10 +207,12 @@ for (const [label, eol] of [
       // Once written, the same contracts write nothing (each write is a reload of the host).
       const settledText = text();
       await announce([]);
-      sync.updateHost({
-        config: { gatewayConfigPath: file, loadConfig: () => undefined },
-        eventBus: { emit: () => undefined },
-      });
+      sync.updateHost(
+        gatewayConfigOf({
+          config: { gatewayConfigPath: file, loadConfig: () => undefined },
+          eventBus: { emit: () => undefined },
+        }),
+      );
       expect(text()).to.equal(settledText);
     });
   });

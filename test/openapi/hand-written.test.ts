@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { buildOpenApiDocument } from '../../plugin/openapi/document';
 import { handWrittenRoutes } from '../../plugin/openapi/hand-written';
+import { gatewayConfigOf } from '../../plugin/host/express-gateway';
 import { PUBLIC_SECURITY, TOKEN_SECURITY } from '../../plugin/openapi/security';
 import { quiet, testRuntime } from '../support/runtime';
 import { HAND_WRITTEN_CONFIG, referenceContracts, validateOpenApi } from './support';
@@ -88,10 +89,11 @@ describe("OpenAPI document of a runtime: hand-written routes follow the host's c
       ttlMs: 60_000,
       contracts: referenceContracts().filter((c) => c.targetService === 'users-service'),
     });
-    const host = (gatewayConfig: unknown) => ({
-      config: { gatewayConfig, loadConfig: () => undefined },
-      eventBus: { emit: () => undefined },
-    });
+    const host = (gatewayConfig: unknown) =>
+      gatewayConfigOf({
+        config: { gatewayConfig, loadConfig: () => undefined },
+        eventBus: { emit: () => undefined },
+      });
     runtime.attachHost(host({}));
     expect(JSON.parse(runtime.openApi.current().json).paths).to.not.have.property('/signup');
     runtime.attachHost(host(HAND_WRITTEN_CONFIG));
@@ -107,10 +109,10 @@ describe('excludeFromGeneratedRoutes without a hand-written route', () => {
       { ...quiet, warn: (m: string) => void warnings.push(m) },
     );
     try {
-      const host = {
+      const host = gatewayConfigOf({
         config: { gatewayConfig: HAND_WRITTEN_CONFIG, loadConfig: () => undefined },
         eventBus: { emit: () => undefined },
-      };
+      });
       runtime.attachHost(host);
       runtime.attachHost(host);
       expect(warnings).to.have.length(1);

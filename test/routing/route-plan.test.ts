@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { testRuntime } from '../support/runtime';
 import { mintToken, TEST_JWT_SECRET } from '../support/tokens';
 import { discoveryHandler } from '../../plugin/operations/discovery';
+import { gatewayConfigOf } from '../../plugin/host/express-gateway';
 import type { Runtime } from '../../plugin/runtime';
 import type { Contract } from '../../plugin/contracts/types';
 import * as endpointSpecs from '../../plugin/contracts/endpoint-specs';
@@ -55,10 +56,12 @@ describe('the route plan: routes derived once per registry change, for every rea
       routing: 'table',
       generatedPrefix: 'gen-',
     });
-    runtime.attachHost({
-      config: { gatewayConfigPath: file, loadConfig: () => undefined },
-      eventBus: { emit: () => undefined },
-    });
+    runtime.attachHost(
+      gatewayConfigOf({
+        config: { gatewayConfigPath: file, loadConfig: () => undefined },
+        eventBus: { emit: () => undefined },
+      }),
+    );
     const app = express();
     app.get('/api/discovery/contracts', discoveryHandler(runtime));
     server = http.createServer(app);
