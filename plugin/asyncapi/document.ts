@@ -3,6 +3,7 @@ import { ERROR_CODES } from '../errors/codes';
 import { contractsFingerprint } from '../openapi/document';
 import { componentName, componentRef, embedSchema } from '../openapi/schema-embedding';
 import { BusNames, DISCOVER_KEY, WORK_QUEUE_EXPIRES_MS } from '../bus/amqp/wire';
+import { parseBrokerList } from '../bus/amqp/broker-list';
 
 /** An AsyncAPI 3.0 document (docs/bus-protocol.md says it in prose; this says it for code generators). */
 export type AsyncApiDocument = Record<string, unknown>;
@@ -16,6 +17,51 @@ function key(name: string): string {
 }
 
 const ref = ($ref: string) => ({ $ref });
+
+/**
+ * Where the document says the bus is: a server per node of BUS_URL (a cluster lists several) and the vhost the
+ * bindings name. Built from the parsed address (host, port, protocol, vhost), never from the URL's text, so no user,
+ * password or query parameter reaches the document.
+ */
+interface BusLocation {
+  servers?: Record<string, unknown>;
+  /** The vhost of every address; undefined for the embedded bus, which has none. */
+  vhost?: string;
+  /** A sentence for info.description. */
+  note: string;
+}
+
+/**
+ * The embedded bus lives inside the gateway's process: there is no broker to connect to, so the document lists no
+ * server (an invented one would send a generator's client nowhere) and the bindings name no vhost; they still
+ * describe the topology a broker carries when BUS_URL names one.
+ */
+function busLocation(busUrl: string): BusLocation {
+  if (busUrl.trim() === 'embedded') {
+    return {
+      note:
+        ' This gateway runs the embedded bus (BUS_URL=embedded): the bus is inside its process and only services in that ' +
+        'process reach it, so the document lists no server; the AMQP bindings describe the topology a broker carries ' +
+        'when BUS_URL names one.',
+    };
+  }
+  const addresses = parseBrokerList(busUrl);
+  const servers: Record<string, unknown> = {};
+  addresses.forEach((a, i) => {
+    const name = addresses.length === 1 ? 'broker' : `broker-${i + 1}`;
+    servers[name] = {
+      host: a.node,
+      protocol: a.options.protocol,
+      protocolVersion: '0-9-1',
+      pathname: `/${encodeURIComponent(a.vhost)}`,
+      title: addresses.length === 1 ? 'RabbitMQ' : `RabbitMQ node ${i + 1} of ${addresses.length}`,
+      description:
+        `The broker, virtual host "${a.vhost}" (the pathname, URL-encoded).` +
+        (addresses.length > 1 ? ' One node of a cluster: a client may connect to any of them.' : ''),
+    };
+  });
+  return { servers, vhost: addresses[0].vhost, note: '' };
+}
 
 /** The headers table every request carries (docs/bus-protocol.md "Requests"); all strings. */
 const REQUEST_HEADERS: JsonSchema = {
@@ -117,12 +163,12 @@ const SHARED_SCHEMAS = {
   Announcement: ANNOUNCEMENT,
 };
 
-/** A topic exchange as the gateway and the services declare it. */
-function exchangeBinding(name: string) {
+/** A topic exchange as the gateway and the services declare it, in the vhost of BUS_URL (none for the embedded bus). */
+function exchangeBinding(name: string, vhost: string | undefined) {
   return {
     amqp: {
       is: 'routingKey',
-      exchange: { name, type: 'topic', durable: true, autoDelete: false, vhost: '/' },
+      exchange: { name, type: 'topic', durable: true, autoDelete: false, ...(vhost === undefined ? {} : { vhost }) },
       bindingVersion: AMQP_BINDING,
     },
   };
@@ -175,10 +221,16 @@ function byService(contracts: readonly Contract[]): Map<string, Contract[]> {
 /**
  * The AsyncAPI 3.0 document of the bus under prefix `prefix`, from the gateway's side: the exchanges, a request
  * channel per service with a message per message type (payload and headers), the reply envelope of each, the
- * announcements and the discovery requests. Pure: same contracts and prefix, same document.
+ * announcements and the discovery requests, on the servers of `busUrl` (BUS_URL: the nodes without their
+ * credentials, or none for the embedded bus). Pure: same contracts, prefix and BUS_URL, same document.
  */
-export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: string): AsyncApiDocument {
+export function buildAsyncApiDocument(
+  contracts: readonly Contract[],
+  prefix: string,
+  busUrl: string,
+): AsyncApiDocument {
   const names = new BusNames(prefix);
+  const bus = busLocation(busUrl);
   const schemas: Record<string, JsonSchema> = { ...SHARED_SCHEMAS };
   const channels: Record<string, unknown> = {};
   const operations: Record<string, unknown> = {};
@@ -199,7 +251,7 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
       title: `Requests to ${service}`,
       description: `Published to ${names.requestExchange} with routing key ${service}; consumed from the work queue ${names.serviceQueue(service)} (not durable, not auto-delete, x-expires ${WORK_QUEUE_EXPIRES_MS}).`,
       messages,
-      bindings: exchangeBinding(names.requestExchange),
+      bindings: exchangeBinding(names.requestExchange, bus.vhost),
     };
     operations[key(`request.${service}`)] = {
       action: 'send',
@@ -218,7 +270,7 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
     title: 'Replies',
     description: `Published to the service's own ${names.serviceReplyExchange('<service>')} with routing key = the request's reply_to, as received (the gateway's exclusive queue for the service, ${names.replyQueue('<uuid>', '<service>')}); a service's broker user may publish only there, and only keys ending in its own name.`,
     messages: replyMessages,
-    bindings: exchangeBinding(names.serviceReplyExchange('{service}')),
+    bindings: exchangeBinding(names.serviceReplyExchange('{service}'), bus.vhost),
   };
   channels.announcements = {
     address: 'announce.{service}',
@@ -232,14 +284,14 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
         payload: ref(componentRef('Announcement')),
       },
     },
-    bindings: exchangeBinding(names.serviceAnnounceExchange('{service}')),
+    bindings: exchangeBinding(names.serviceAnnounceExchange('{service}'), bus.vhost),
   };
   channels.discovery = {
     address: DISCOVER_KEY,
     title: 'Discovery requests',
     description: `Published to ${names.discoveryExchange} by the gateway (services only read it): every instance announces at once.`,
     messages: { discover: { name: 'discover', contentType: 'application/json', payload: { type: 'object' } } },
-    bindings: exchangeBinding(names.discoveryExchange),
+    bindings: exchangeBinding(names.discoveryExchange, bus.vhost),
   };
   operations.receiveAnnouncements = {
     action: 'receive',
@@ -258,10 +310,12 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
       version: contractsFingerprint(contracts),
       description:
         'The message bus between the gateway and its services (AMQP 0-9-1), generated from the contracts the gateway ' +
-        'serves now; it changes when they do. docs/bus-protocol.md is the prose of the same protocol.',
+        'serves now; it changes when they do. docs/bus-protocol.md is the prose of the same protocol.' +
+        bus.note,
       license: { name: 'MIT' },
     },
     defaultContentType: 'application/json',
+    ...(bus.servers ? { servers: bus.servers } : {}),
     channels,
     operations,
     components: { schemas },

@@ -22,6 +22,20 @@ const withDefinitions: Contract = {
   requiredPermissions: ['orders:create'],
 };
 
+/** A cluster of three nodes with a user, a password, a vhost that needs escaping and query parameters. */
+const CLUSTER_URL = [
+  'amqp://bus-user-7f3:pw-9d2x@rabbit-0.rabbit:5672/shop%2Feu?heartbeat=17&locale=xx_QQ',
+  'amqps://bus-user-7f3:pw-9d2x@rabbit-1.rabbit/shop%2Feu',
+  'amqp://bus-user-7f3:pw-9d2x@[fd00::3]:5673/shop%2Feu',
+].join(',');
+
+/** Every amqp binding's exchange.vhost of the document's channels, by channel. */
+function bindingVhosts(doc: Record<string, any>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(doc.channels as Record<string, any>).map(([name, ch]) => [name, ch.bindings.amqp.exchange.vhost]),
+  );
+}
+
 /** The parser's diagnostics of severity error (0): none means a valid AsyncAPI document. */
 async function errorsOf(document: unknown): Promise<string[]> {
   const diagnostics = await new Parser().validate(JSON.stringify(document));
@@ -32,7 +46,12 @@ describe('the AsyncAPI document of the bus', function () {
   this.timeout(60000);
 
   it('is a valid AsyncAPI 3.0 document for the reference services and a schema with local refs', async () => {
-    const doc = buildAsyncApiDocument([...referenceContracts(), withDefinitions], 'contracts') as Record<string, any>;
+    const doc = buildAsyncApiDocument([...referenceContracts(), withDefinitions], 'contracts', CLUSTER_URL) as Record<
+      string,
+      any
+    >;
+    expect(Object.keys(doc.servers)).to.have.length(3);
+
     expect(await errorsOf(doc)).to.deep.equal([]);
     expect(doc.asyncapi).to.equal('3.0.0');
     // The check itself can fail: a reply that points at a channel the document lacks is an error.
@@ -41,7 +60,11 @@ describe('the AsyncAPI document of the bus', function () {
   });
 
   it('has a request channel per service with each message type, its headers and the reply envelope', () => {
-    const doc = buildAsyncApiDocument([...referenceContracts(), withDefinitions], 'acme') as Record<string, any>;
+    const doc = buildAsyncApiDocument([...referenceContracts(), withDefinitions], 'acme', 'amqp://localhost') as Record<
+      string,
+      any
+    >;
+
     const users = doc.channels['requests.users-service'];
     expect(users.address).to.equal('users-service');
     expect(users.bindings.amqp.exchange).to.include({ name: 'acme.requests', type: 'topic', durable: true });
@@ -66,7 +89,61 @@ describe('the AsyncAPI document of the bus', function () {
   });
 
   it('with no contract is still valid (the exchanges, announcements and discovery)', async () => {
-    expect(await errorsOf(buildAsyncApiDocument([], 'contracts'))).to.deep.equal([]);
+    expect(await errorsOf(buildAsyncApiDocument([], 'contracts', 'amqp://localhost'))).to.deep.equal([]);
+    expect(await errorsOf(buildAsyncApiDocument([], 'contracts', 'embedded'))).to.deep.equal([]);
+  });
+
+  it("names a server per node of BUS_URL with its vhost, and none of the URL's credentials or query", () => {
+    const doc = buildAsyncApiDocument(referenceContracts(), 'contracts', CLUSTER_URL) as Record<string, any>;
+    expect(doc.servers).to.deep.equal({
+      'broker-1': {
+        host: 'rabbit-0.rabbit:5672',
+        protocol: 'amqp',
+        protocolVersion: '0-9-1',
+        pathname: '/shop%2Feu',
+        title: 'RabbitMQ node 1 of 3',
+        description:
+          'The broker, virtual host "shop/eu" (the pathname, URL-encoded). One node of a cluster: a client may connect to any of them.',
+      },
+      'broker-2': {
+        host: 'rabbit-1.rabbit:5671',
+        protocol: 'amqps',
+        protocolVersion: '0-9-1',
+        pathname: '/shop%2Feu',
+        title: 'RabbitMQ node 2 of 3',
+        description:
+          'The broker, virtual host "shop/eu" (the pathname, URL-encoded). One node of a cluster: a client may connect to any of them.',
+      },
+      'broker-3': {
+        host: '[fd00::3]:5673',
+        protocol: 'amqp',
+        protocolVersion: '0-9-1',
+        pathname: '/shop%2Feu',
+        title: 'RabbitMQ node 3 of 3',
+        description:
+          'The broker, virtual host "shop/eu" (the pathname, URL-encoded). One node of a cluster: a client may connect to any of them.',
+      },
+    });
+    const text = JSON.stringify(doc);
+    for (const secret of ['bus-user-7f3', 'pw-9d2x', 'heartbeat', 'xx_QQ']) expect(text).not.to.include(secret);
+    // The bindings name the same vhost as the servers, on every channel.
+    const vhosts = bindingVhosts(doc);
+    expect(Object.keys(vhosts)).to.include.members(['requests.users-service', 'replies', 'announcements', 'discovery']);
+    expect(new Set(Object.values(vhosts))).to.deep.equal(new Set(['shop/eu']));
+  });
+
+  it('names the default vhost "/" when BUS_URL gives none, and one server for one address', () => {
+    const doc = buildAsyncApiDocument([], 'contracts', 'amqp://guest:guest@localhost') as Record<string, any>;
+    expect(doc.servers).to.have.all.keys('broker');
+    expect(doc.servers.broker).to.include({ host: 'localhost:5672', pathname: '/%2F', title: 'RabbitMQ' });
+    expect(new Set(Object.values(bindingVhosts(doc)))).to.deep.equal(new Set(['/']));
+  });
+
+  it('for the embedded bus: no server and no vhost, and the description says why', () => {
+    const doc = buildAsyncApiDocument(referenceContracts(), 'contracts', 'embedded') as Record<string, any>;
+    expect(doc).not.to.have.property('servers');
+    expect(new Set(Object.values(bindingVhosts(doc)))).to.deep.equal(new Set([undefined]));
+    expect(doc.info.description).to.include('embedded bus').and.to.include('lists no server');
   });
 
   describe('GET /api-docs/asyncapi.json', () => {
