@@ -1,7 +1,7 @@
 import type { Contract, JsonSchema } from '../contracts/types';
 import { ERROR_CODES } from '../errors/codes';
 import { contractsFingerprint } from '../openapi/document';
-import { componentName, componentRef, embedSchema } from '../openapi/schema-embedding';
+import { childSchemas, componentName, componentRef, embedSchema } from '../openapi/schema-embedding';
 import { BusNames, DISCOVER_KEY, WORK_QUEUE_EXPIRES_MS } from '../bus/amqp/wire';
 import { parseBrokerList } from '../bus/amqp/broker-list';
 
@@ -161,7 +161,56 @@ const SHARED_SCHEMAS = {
   ReplyFailure: REPLY_FAILURE,
   Contract: CONTRACT,
   Announcement: ANNOUNCEMENT,
+  DiscoveryRequest: { type: 'object', description: 'Any JSON object: its content is not read.' },
 };
+
+/** What a keyword's sub-schema is called in a title: `X.Item` for `items`, `X.Value` for `additionalProperties`. */
+const PART_NAMES: Record<string, string> = { items: 'Item', additionalItems: 'Item', additionalProperties: 'Value' };
+
+/** Adds the title of every schema nested in `schema` (not its own) to `into`. */
+function nestedTitles(schema: unknown, into: Set<string>): void {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return;
+  for (const { child } of childSchemas(schema as Record<string, unknown>)) {
+    const title = (child as { title?: unknown } | null)?.title;
+    if (typeof title === 'string') into.add(title);
+    nestedTitles(child, into);
+  }
+}
+
+/** A schema a generator makes a model (a class, an enum or a union) of, and names after its title. */
+function becomesModel(schema: Record<string, unknown>): boolean {
+  const t = schema.type;
+  return (
+    t === 'object' ||
+    (Array.isArray(t) && t.length > 1) ||
+    ['properties', 'enum', 'const', 'oneOf', 'anyOf', 'allOf'].some((k) => k in schema)
+  );
+}
+
+/**
+ * Gives a title to every schema of the component `name` that becomes a model, so code generators name their models
+ * (`GetUserQuery.Output.user`, `ListUsersQuery.Output.users.Item`) instead of numbering anonymous ones. The
+ * component itself is titled with its name, over a title of its own: two contracts may both say "User", and the
+ * generators would give both models one name. A title a nested schema already has is kept. `used` holds the titles
+ * taken (the components' names, the nested titles the contracts give): a title it holds gets a number (`X.a_2`).
+ * Modifies `schema`, which must be the document's own copy.
+ */
+function addTitles(schema: unknown, title: string, used: Set<string>, root = false): void {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return;
+  const node = schema as Record<string, unknown>;
+  if (root || (typeof node.title !== 'string' && becomesModel(node))) {
+    let unique = title;
+    for (let n = 2; !root && used.has(unique); n += 1) unique = `${title}_${n}`;
+    used.add(unique);
+    node.title = unique;
+  }
+  const base = typeof node.title === 'string' ? node.title : title;
+  for (const { keyword, at, child } of childSchemas(node)) {
+    const part = PART_NAMES[keyword] ?? keyword;
+    const label = typeof at === 'string' ? at : at === undefined ? part : `${part}${at + 1}`;
+    addTitles(child, `${base}.${label}`, used);
+  }
+}
 
 /** A topic exchange as the gateway and the services declare it, in the vhost of BUS_URL (none for the embedded bus). */
 function exchangeBinding(name: string, vhost: string | undefined) {
@@ -174,37 +223,55 @@ function exchangeBinding(name: string, vhost: string | undefined) {
   };
 }
 
+/**
+ * The payload schemas of a message type's request and reply, each a component of its own (`X.Request`, `X.Reply`
+ * and its success branch `X.ReplySuccess`) so that generators name their models after the message type.
+ */
+function messageSchemas(c: Contract): Record<string, JsonSchema> {
+  const name = (part: 'Request' | 'ReplySuccess' | 'Reply') => componentName(c.messageType, part);
+  return {
+    [name('Request')]: {
+      type: 'object',
+      properties: { input: ref(componentRef(componentName(c.messageType, 'Input'))) },
+      required: ['input'],
+    },
+    [name('ReplySuccess')]: {
+      type: 'object',
+      properties: {
+        ok: { const: true },
+        result: ref(componentRef(componentName(c.messageType, 'Output'))),
+        status: { type: 'integer', minimum: 200, maximum: 299 },
+        location: { type: 'string' },
+      },
+      required: ['ok'],
+    },
+    [name('Reply')]: { oneOf: [ref(componentRef(name('ReplySuccess'))), ref(componentRef('ReplyFailure'))] },
+  };
+}
+
+function payloadRef(c: Contract, suffix: 'Request' | 'Reply') {
+  return ref(componentRef(componentName(c.messageType, suffix)));
+}
+
 function requestMessage(c: Contract) {
-  const input = componentName(c.messageType, 'Input');
   return {
     name: c.messageType,
     title: `${c.messageType} request`,
     summary: `Sent to ${c.targetService} with the AMQP property type = ${c.messageType}; permissions: ${c.requiredPermissions.join(', ') || 'none'}.`,
     contentType: 'application/json',
     headers: ref(componentRef('RequestHeaders')),
-    payload: { type: 'object', properties: { input: ref(componentRef(input)) }, required: ['input'] },
+    payload: payloadRef(c, 'Request'),
     bindings: { amqp: { messageType: c.messageType, bindingVersion: AMQP_BINDING } },
   };
 }
 
 function replyMessage(c: Contract) {
-  const output = componentName(c.messageType, 'Output');
-  const success = {
-    type: 'object',
-    properties: {
-      ok: { const: true },
-      result: ref(componentRef(output)),
-      status: { type: 'integer', minimum: 200, maximum: 299 },
-      location: { type: 'string' },
-    },
-    required: ['ok'],
-  };
   return {
     name: `${c.messageType}.reply`,
     title: `${c.messageType} reply`,
     summary: "The reply envelope, published with the request's correlation_id and the service's user_id.",
     contentType: 'application/json',
-    payload: { oneOf: [success, ref(componentRef('ReplyFailure'))] },
+    payload: payloadRef(c, 'Reply'),
   };
 }
 
@@ -222,7 +289,8 @@ function byService(contracts: readonly Contract[]): Map<string, Contract[]> {
  * The AsyncAPI 3.0 document of the bus under prefix `prefix`, from the gateway's side: the exchanges, a request
  * channel per service with a message per message type (payload and headers), the reply envelope of each, the
  * announcements and the discovery requests, on the servers of `busUrl` (BUS_URL: the nodes without their
- * credentials, or none for the embedded bus). Pure: same contracts, prefix and BUS_URL, same document.
+ * credentials, or none for the embedded bus). Every payload and header schema is a titled component. Pure: same
+ * contracts, prefix and BUS_URL, same document.
  */
 export function buildAsyncApiDocument(
   contracts: readonly Contract[],
@@ -231,7 +299,7 @@ export function buildAsyncApiDocument(
 ): AsyncApiDocument {
   const names = new BusNames(prefix);
   const bus = busLocation(busUrl);
-  const schemas: Record<string, JsonSchema> = { ...SHARED_SCHEMAS };
+  const schemas: Record<string, JsonSchema> = structuredClone(SHARED_SCHEMAS);
   const channels: Record<string, unknown> = {};
   const operations: Record<string, unknown> = {};
   const replyMessages: Record<string, unknown> = {};
@@ -242,6 +310,7 @@ export function buildAsyncApiDocument(
         const name = componentName(c.messageType, part);
         schemas[name] = embedSchema(part === 'Input' ? c.inputSchema : c.outputSchema, name);
       }
+      Object.assign(schemas, messageSchemas(c));
       messages[key(c.messageType)] = requestMessage(c);
       replyMessages[key(`${c.messageType}.reply`)] = replyMessage(c);
     }
@@ -290,7 +359,9 @@ export function buildAsyncApiDocument(
     address: DISCOVER_KEY,
     title: 'Discovery requests',
     description: `Published to ${names.discoveryExchange} by the gateway (services only read it): every instance announces at once.`,
-    messages: { discover: { name: 'discover', contentType: 'application/json', payload: { type: 'object' } } },
+    messages: {
+      discover: { name: 'discover', contentType: 'application/json', payload: ref(componentRef('DiscoveryRequest')) },
+    },
     bindings: exchangeBinding(names.discoveryExchange, bus.vhost),
   };
   operations.receiveAnnouncements = {
@@ -303,6 +374,9 @@ export function buildAsyncApiDocument(
     channel: ref('#/channels/discovery'),
     messages: [ref('#/channels/discovery/messages/discover')],
   };
+  const used = new Set(Object.keys(schemas));
+  for (const schema of Object.values(schemas)) nestedTitles(schema, used);
+  for (const [name, schema] of Object.entries(schemas)) addTitles(schema, name, used, true);
   return {
     asyncapi: '3.0.0',
     info: {

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Parser } from '@asyncapi/parser';
+import { TypeScriptGenerator } from '@asyncapi/modelina';
 import { buildAsyncApiDocument } from '../../plugin/asyncapi/document';
 import { operationsRoutes } from '../../plugin/operations/register';
 import type { Contract } from '../../plugin/contracts/types';
@@ -36,6 +37,11 @@ function bindingVhosts(doc: Record<string, any>): Record<string, unknown> {
   );
 }
 
+/** The names of the models Modelina's TypeScript generator makes of an AsyncAPI document or a JSON schema. */
+async function modelNames(input: Record<string, unknown>): Promise<string[]> {
+  return (await new TypeScriptGenerator().generate(input)).map((m) => m.modelName);
+}
+
 /** The parser's diagnostics of severity error (0): none means a valid AsyncAPI document. */
 async function errorsOf(document: unknown): Promise<string[]> {
   const diagnostics = await new Parser().validate(JSON.stringify(document));
@@ -51,7 +57,6 @@ describe('the AsyncAPI document of the bus', function () {
       any
     >;
     expect(Object.keys(doc.servers)).to.have.length(3);
-
     expect(await errorsOf(doc)).to.deep.equal([]);
     expect(doc.asyncapi).to.equal('3.0.0');
     // The check itself can fail: a reply that points at a channel the document lacks is an error.
@@ -64,20 +69,26 @@ describe('the AsyncAPI document of the bus', function () {
       string,
       any
     >;
-
     const users = doc.channels['requests.users-service'];
     expect(users.address).to.equal('users-service');
     expect(users.bindings.amqp.exchange).to.include({ name: 'acme.requests', type: 'topic', durable: true });
     expect(users.messages.CreateUserCommand.bindings.amqp.messageType).to.equal('CreateUserCommand');
-    expect(users.messages.CreateUserCommand.payload.properties.input.$ref).to.equal(
+    expect(users.messages.CreateUserCommand.payload.$ref).to.equal('#/components/schemas/CreateUserCommand.Request');
+    expect(doc.components.schemas['CreateUserCommand.Request'].properties.input.$ref).to.equal(
       '#/components/schemas/CreateUserCommand.Input',
     );
     expect(users.messages.CreateUserCommand.headers.$ref).to.equal('#/components/schemas/RequestHeaders');
     const op = doc.operations['request.users-service'];
     expect(op.action).to.equal('send');
     expect(op.reply.messages).to.deep.include({ $ref: '#/channels/replies/messages/CreateUserCommand.reply' });
-    const reply = doc.channels.replies.messages['CreateUserCommand.reply'].payload.oneOf;
-    expect(reply[0].properties.result.$ref).to.equal('#/components/schemas/CreateUserCommand.Output');
+    expect(doc.channels.replies.messages['CreateUserCommand.reply'].payload.$ref).to.equal(
+      '#/components/schemas/CreateUserCommand.Reply',
+    );
+    const reply = doc.components.schemas['CreateUserCommand.Reply'].oneOf;
+    expect(reply[0].$ref).to.equal('#/components/schemas/CreateUserCommand.ReplySuccess');
+    expect(doc.components.schemas['CreateUserCommand.ReplySuccess'].properties.result.$ref).to.equal(
+      '#/components/schemas/CreateUserCommand.Output',
+    );
     expect(reply[1].$ref).to.equal('#/components/schemas/ReplyFailure');
     expect(doc.components.schemas.ReplyFailure.properties.error.properties.code.enum).to.include('NOT_FOUND');
     expect(doc.components.schemas['PlaceOrderCommand.Input'].properties.lines.items.$ref).to.equal(
@@ -146,6 +157,41 @@ describe('the AsyncAPI document of the bus', function () {
     expect(doc.info.description).to.include('embedded bus').and.to.include('lists no server');
   });
 
+  it('titles every payload and header schema after its message type, keeping nested titles unique', () => {
+    const doc = buildAsyncApiDocument([...referenceContracts(), withDefinitions], 'contracts', 'embedded') as Record<
+      string,
+      any
+    >;
+    const schemas = doc.components.schemas as Record<string, any>;
+    for (const [name, schema] of Object.entries(schemas)) expect(schema.title, name).to.equal(name);
+    expect(schemas['GetUserQuery.Input'].title).to.equal('GetUserQuery.Input');
+    expect(schemas['ListUsersQuery.Output'].properties.users.items.title).to.equal('ListUsersQuery.Output.users.Item');
+    expect(schemas.ReplyFailure.properties.error.title).to.equal('ReplyFailure.error');
+    expect(schemas['PlaceOrderCommand.Input'].definitions.line.title).to.equal('PlaceOrderCommand.Input.line');
+    // A scalar becomes no model and gets no title; a title the contract gives a nested schema is kept.
+    expect(schemas['GetUserQuery.Input'].properties.userId).not.to.have.property('title');
+    const titled: Contract = {
+      ...withDefinitions,
+      messageType: 'TitledCommand',
+      outputSchema: {
+        type: 'object',
+        properties: {
+          a: { type: 'object', title: 'Money', properties: { cents: { type: 'integer' } } },
+          b: { type: 'object', title: 'TitledCommand.Output.c' },
+          c: { type: 'object' },
+        },
+      },
+    };
+    const out = (buildAsyncApiDocument([titled], 'contracts', 'embedded') as Record<string, any>).components.schemas[
+      'TitledCommand.Output'
+    ].properties;
+    expect([out.a.title, out.b.title, out.c.title]).to.deep.equal([
+      'Money',
+      'TitledCommand.Output.c',
+      'TitledCommand.Output.c_2',
+    ]);
+  });
+
   describe('GET /api-docs/asyncapi.json', () => {
     const runtime = testRuntime({ busPrefix: 'docs' });
     let server: Server;
@@ -183,6 +229,81 @@ describe('the AsyncAPI document of the bus', function () {
       const doc = (await changed.json()) as Record<string, any>;
       expect(doc.channels['requests.orders-service'].bindings.amqp.exchange.name).to.equal('docs.requests');
       expect(await errorsOf(doc)).to.deep.equal([]);
+    });
+  });
+
+  describe('the served document through Modelina', () => {
+    // A gateway configured for a cluster (not started: the document needs no connection).
+    const runtime = testRuntime({ busPrefix: 'docs', busUrl: CLUSTER_URL });
+    let server: Server;
+    let doc: Record<string, any>;
+    before(async () => {
+      const app = express();
+      operationsRoutes(runtime)(app);
+      server = createServer(app);
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const byService = new Map<string, Contract[]>();
+      for (const c of [...referenceContracts(), withDefinitions])
+        byService.set(c.targetService, [...(byService.get(c.targetService) ?? []), c]);
+      for (const [service, contracts] of byService)
+        runtime.registry.apply({ service, instanceId: `${service}-1`, ttlMs: 60_000, contracts });
+      const port = (server.address() as AddressInfo).port;
+      doc = (await (await fetch(`http://127.0.0.1:${port}/api-docs/asyncapi.json`)).json()) as Record<string, any>;
+    });
+    after(async () => {
+      await new Promise<void>((r) => server.close(() => r()));
+      await runtime.close();
+    });
+
+    it('serves the servers of BUS_URL without its credentials', () => {
+      expect(Object.values(doc.servers).map((s: any) => s.host)).to.deep.equal([
+        'rabbit-0.rabbit:5672',
+        'rabbit-1.rabbit:5671',
+        '[fd00::3]:5673',
+      ]);
+      expect(JSON.stringify(doc)).not.to.include('pw-9d2x');
+    });
+
+    it('gives no anonymous model: each is named after its message type, the reply envelope and ReplyFailure', async () => {
+      const names = await modelNames(doc);
+      expect(names.filter((n) => /anonymous/i.test(n))).to.deep.equal([]);
+      expect(names).to.include.members([
+        'GetUserQueryDotRequest',
+        'GetUserQueryDotInput',
+        'GetUserQueryDotOutput',
+        'GetUserQueryDotReply',
+        'GetUserQueryDotReplySuccess',
+        'ReplyFailure',
+        'ReplyFailureDotError',
+        'ListUsersQueryDotOutputDotUsersDotItem',
+        'PlaceOrderCommandDotInputDotLine',
+        'Announcement',
+        'Contract',
+        'DiscoveryRequest',
+      ]);
+    });
+
+    it('the check can fail: a nested object without a title is an anonymous model', async () => {
+      const untitled = structuredClone(doc);
+      delete untitled.components.schemas.ReplyFailure.properties.error.title;
+      expect((await modelNames(untitled)).filter((n) => /anonymous/i.test(n))).to.have.length(1);
+    });
+
+    it('the request headers of every message are one model, RequestHeaders', async () => {
+      const { document } = await new Parser().parse(JSON.stringify(doc));
+      const headers = document!
+        .allMessages()
+        .all()
+        .map((m) => m.headers())
+        .filter((h) => h !== undefined);
+      const requests = Object.entries(doc.channels as Record<string, any>)
+        .filter(([name]) => name.startsWith('requests.'))
+        .flatMap(([, channel]) => Object.keys(channel.messages));
+      expect(headers).to.have.length(requests.length).and.to.have.length.above(8);
+      const names = new Set<string>();
+      for (const h of headers)
+        for (const name of await modelNames(h.json() as Record<string, unknown>)) names.add(name);
+      expect([...names]).to.deep.equal(['RequestHeaders']);
     });
   });
 });
