@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import * as k8s from '@kubernetes/client-node';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 const MANIFESTS = join(ROOT, 'deploy', 'kubernetes');
@@ -21,9 +22,37 @@ function documents(file: string): Obj[] {
     .filter((o) => o !== null);
 }
 
+/** The field list of each API type, as @kubernetes/client-node generates it from the Kubernetes OpenAPI spec. */
+const API_TYPES = k8s as unknown as Record<
+  string,
+  { attributeTypeMap?: ReadonlyArray<{ baseName: string; type: string }> }
+>;
+
+/**
+ * The fields of `value` that its API type `type` does not have, as paths (`.spec.template...runAsNonRot`). The API
+ * server drops such a field, or refuses it under strict field validation; a misspelt one (runAsNonRot) silently
+ * loses the setting. Arrays and maps are walked; a scalar, IntOrString or a free-form field has no fields to check.
+ */
+function unknownFields(value: unknown, type: string, path: string): string[] {
+  if (value === null || typeof value !== 'object') return [];
+  const array = /^Array<(.+)>$/.exec(type);
+  if (array) return Array.isArray(value) ? value.flatMap((v, i) => unknownFields(v, array[1]!, `${path}[${i}]`)) : [];
+  const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);
+  const entries = Object.entries(value as Obj);
+  if (map) return entries.flatMap(([k, v]) => unknownFields(v, map[1]!, `${path}.${k}`));
+  const fields = API_TYPES[type]?.attributeTypeMap;
+  if (!fields || Array.isArray(value)) return [];
+  const known = new Map(fields.map((f) => [f.baseName, f.type]));
+  return entries.flatMap(([k, v]) => {
+    const fieldType = known.get(k);
+    return fieldType === undefined ? [`${path}.${k}`] : unknownFields(v, fieldType, `${path}.${k}`);
+  });
+}
+
 /**
  * The object checked against the Kubernetes API schema of its apiVersion and kind, as kubernetes-models ships
- * them (no download): an unknown kind, a wrong type or a malformed quantity throws.
+ * them (no download): an unknown kind, a wrong type or a malformed quantity throws. Then every field must be one the
+ * API type has (@kubernetes/client-node's types, Kubernetes 1.36): an unknown or misspelt field throws.
  */
 function validateSchema(obj: Obj): void {
   const [group, version] = String(obj.apiVersion).includes('/')
@@ -33,6 +62,11 @@ function validateSchema(obj: Obj): void {
   const Model = (require(module) as Record<string, new (data: Obj) => { validate(): void }>)[obj.kind];
   if (!Model) throw new Error(`no schema for ${obj.apiVersion} ${obj.kind}`);
   new Model(obj).validate();
+  // apps/v1 Deployment is V1Deployment, autoscaling/v2 HorizontalPodAutoscaler V2HorizontalPodAutoscaler.
+  const type = `${version![0]!.toUpperCase()}${version!.slice(1)}${obj.kind}`;
+  if (!API_TYPES[type]?.attributeTypeMap) throw new Error(`no field list for ${obj.apiVersion} ${obj.kind}`);
+  const unknown = unknownFields(obj, type, '');
+  if (unknown.length > 0) throw new Error(`unknown fields: ${unknown.join(', ')}`);
 }
 
 const POD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job']);
@@ -183,6 +217,26 @@ describe('deploy/kubernetes', () => {
     const badType = structuredClone(deployment);
     badType.spec.template.spec.containers[0].securityContext.runAsNonRoot = 'yes';
     expect(() => validateSchema(badType)).to.throw(/runAsNonRoot must be boolean/);
+  });
+
+  it('the schema check refuses a field the API does not have (runAsNonRot, sizeLimt, a misplaced one)', () => {
+    const deployment = documents(join(MANIFESTS, 'gateway-sidecar.yaml')).find((o) => o.kind === 'Deployment')!;
+    const misspelt = structuredClone(deployment);
+    misspelt.spec.template.spec.containers[0].securityContext.runAsNonRot = true;
+    expect(() => validateSchema(misspelt)).to.throw(
+      'unknown fields: .spec.template.spec.containers[0].securityContext.runAsNonRot',
+    );
+    const inVolume = structuredClone(deployment);
+    inVolume.spec.template.spec.volumes[1].emptyDir.sizeLimt = '1Gi';
+    expect(() => validateSchema(inVolume)).to.throw('unknown fields: .spec.template.spec.volumes[1].emptyDir.sizeLimt');
+    // A real field one level too high: the pod's spec has no readOnlyRootFilesystem.
+    const misplaced = structuredClone(deployment);
+    misplaced.spec.template.spec.readOnlyRootFilesystem = true;
+    expect(() => validateSchema(misplaced)).to.throw('unknown fields: .spec.template.spec.readOnlyRootFilesystem');
+    // Labels, annotations and a ConfigMap's data are maps: any key is theirs.
+    const labelled = structuredClone(deployment);
+    labelled.metadata.labels = { 'anything.example.com/goes': 'yes' };
+    expect(() => validateSchema(labelled)).to.not.throw();
   });
 
   it('the profile check finds what the example lacked before (the unhardened fixture)', () => {
