@@ -141,6 +141,16 @@ function problems(obj: Obj): string[] {
   return found;
 }
 
+/** The workloads an HPA of the same file scales that set `replicas` (every kubectl apply would put it back). */
+function replicasUnderHpa(objects: Obj[]): string[] {
+  const scaled = objects
+    .filter((o) => o.kind === 'HorizontalPodAutoscaler')
+    .map((h) => `${h.spec.scaleTargetRef.kind}/${h.spec.scaleTargetRef.name}`);
+  return objects
+    .filter((o) => scaled.includes(`${o.kind}/${o.metadata?.name}`) && o.spec?.replicas !== undefined)
+    .map((o) => `${o.kind}/${o.metadata.name}: replicas ${o.spec.replicas} under an HPA`);
+}
+
 describe('deploy/kubernetes', () => {
   const files = readdirSync(MANIFESTS).filter((f) => /\.ya?ml$/.test(f));
 
@@ -160,6 +170,10 @@ describe('deploy/kubernetes', () => {
         expect(objects.flatMap(problems)).to.deep.equal([]);
       });
 
+      it('no workload an HPA scales sets replicas', () => {
+        expect(replicasUnderHpa(objects)).to.deep.equal([]);
+      });
+
       it('every Secret it reads is named in its instructions (kubectl create secret)', () => {
         const text = readFileSync(join(MANIFESTS, file), 'utf8');
         const refs = objects
@@ -170,7 +184,7 @@ describe('deploy/kubernetes', () => {
     });
   }
 
-  it('scaled.yaml: the gateway alone with replicas, a PodDisruptionBudget and a CPU autoscaler; services on quorum queues of an external cluster', () => {
+  it('scaled.yaml: the gateway alone, counted by a CPU autoscaler, with a PodDisruptionBudget; services on quorum queues of an external cluster', () => {
     const objects = documents(join(MANIFESTS, 'scaled.yaml'));
     const of = (kind: string) => objects.filter((o) => o.kind === kind);
     const gateway = of('Deployment').find((d) =>
@@ -178,20 +192,20 @@ describe('deploy/kubernetes', () => {
     )!;
     expect(gateway, 'a gateway Deployment').to.not.equal(undefined);
     expect(gateway.spec.template.spec.containers, 'the gateway alone in its pod').to.have.length(1);
-    expect(gateway.spec.replicas).to.be.at.least(2);
-    const labels = gateway.spec.template.metadata.labels as Record<string, string>;
-    const selects = (selector: Obj) =>
-      Object.entries(selector.matchLabels as Record<string, string>).every(([k, v]) => labels[k] === v);
-    const pdb = of('PodDisruptionBudget').find((p) => selects(p.spec.selector));
-    expect(pdb, 'a PodDisruptionBudget over the gateway').to.not.equal(undefined);
-    expect(pdb!.spec.maxUnavailable ?? gateway.spec.replicas - pdb!.spec.minAvailable).to.be.below(
-      gateway.spec.replicas,
-    );
+    expect(gateway.spec, 'the HPA owns the count').not.to.have.property('replicas');
     const hpa = of('HorizontalPodAutoscaler').find(
       (h) => h.spec.scaleTargetRef.kind === 'Deployment' && h.spec.scaleTargetRef.name === gateway.metadata.name,
     );
     expect(hpa, 'an HPA on the gateway').to.not.equal(undefined);
     expect(hpa!.spec.minReplicas).to.be.at.least(2);
+    const labels = gateway.spec.template.metadata.labels as Record<string, string>;
+    const selects = (selector: Obj) =>
+      Object.entries(selector.matchLabels as Record<string, string>).every(([k, v]) => labels[k] === v);
+    const pdb = of('PodDisruptionBudget').find((p) => selects(p.spec.selector));
+    expect(pdb, 'a PodDisruptionBudget over the gateway').to.not.equal(undefined);
+    expect(pdb!.spec.maxUnavailable ?? hpa!.spec.minReplicas - pdb!.spec.minAvailable).to.be.below(
+      hpa!.spec.minReplicas,
+    );
     expect(hpa!.spec.metrics.map((m: Obj) => m.resource?.name)).to.include('cpu');
     const container = gateway.spec.template.spec.containers[0];
     expect(container.resources.requests.cpu, 'the HPA needs a CPU request').to.be.a('string');
@@ -237,6 +251,12 @@ describe('deploy/kubernetes', () => {
     const labelled = structuredClone(deployment);
     labelled.metadata.labels = { 'anything.example.com/goes': 'yes' };
     expect(() => validateSchema(labelled)).to.not.throw();
+  });
+
+  it('the HPA check finds a count written under an autoscaler', () => {
+    const objects = documents(join(MANIFESTS, 'scaled.yaml'));
+    objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'contracts-gateway')!.spec.replicas = 3;
+    expect(replicasUnderHpa(objects)).to.deep.equal(['Deployment/contracts-gateway: replicas 3 under an HPA']);
   });
 
   it('the profile check finds what the example lacked before (the unhardened fixture)', () => {
