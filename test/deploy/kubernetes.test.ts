@@ -98,6 +98,8 @@ function problems(obj: Obj): string[] {
   for (const host of ['hostNetwork', 'hostPID', 'hostIPC']) if (pod[host]) found.push(`${name}: ${host}`);
   for (const v of pod.volumes ?? []) {
     if (!SAFE_VOLUMES.some((t) => t in v)) found.push(`${name}: volume ${v.name} is not of a restricted type`);
+    // Without a limit an emptyDir fills the node's disk, and the kubelet evicts whatever else runs there.
+    if ('emptyDir' in v && !v.emptyDir?.sizeLimit) found.push(`${name}: emptyDir ${v.name} has no sizeLimit`);
   }
   const containers: Obj[] = [...(pod.initContainers ?? []), ...(pod.containers ?? [])];
   for (const c of containers) {
@@ -270,6 +272,7 @@ describe('deploy/kubernetes', () => {
       'Deployment/users container gateway: no resources.limits.memory',
       'Deployment/users container gateway: no METRICS_PORT',
       'Deployment/users container gateway: EG_CIPHER_KEY not from a Secret',
+      'Deployment/users: emptyDir gateway-state has no sizeLimit',
     ])
       expect(found).to.include(expected);
   });
