@@ -153,6 +153,127 @@ function replicasUnderHpa(objects: Obj[]): string[] {
     .map((o) => `${o.kind}/${o.metadata.name}: replicas ${o.spec.replicas} under an HPA`);
 }
 
+/** Whether a label selector (matchLabels only: anything else is refused, not guessed at) selects `labels`. */
+function selects(selector: Obj | undefined, labels: Record<string, string>): boolean {
+  if (selector === undefined) return false;
+  if (Object.keys(selector).some((k) => k !== 'matchLabels'))
+    throw new Error(`unsupported selector ${JSON.stringify(selector)}`);
+  return Object.entries((selector.matchLabels ?? {}) as Record<string, string>).every(([k, v]) => labels[k] === v);
+}
+
+/** A port of a pod: its number, and its name when the container names it. */
+interface PodPort {
+  number: number;
+  name?: string;
+}
+
+/** Whether a rule of a NetworkPolicy (its `ports`, none meaning all) takes in `port`. */
+function ruleTakes(rule: Obj, port: PodPort): boolean {
+  const ports = (rule.ports ?? []) as Obj[];
+  return (
+    ports.length === 0 ||
+    ports.some((p) =>
+      p.port === undefined
+        ? true
+        : typeof p.port === 'number'
+          ? port.number >= p.port && port.number <= (p.endPort ?? p.port)
+          : p.port === port.name,
+    )
+  );
+}
+
+/** The namespace the cluster's Prometheus runs in: the only one that may read the metrics. */
+const MONITORING = 'monitoring';
+
+/** What a workload needs, by the environment its containers get, and the port that service listens on. */
+const BACKENDS = [
+  { name: 'rabbitmq', env: 'BUS_URL', port: 5672 },
+  { name: 'postgresql', env: 'DATABASE_URL', port: 5432 },
+  { name: 'redis', env: 'REDIS_HOST', port: 6379 },
+] as const;
+
+/**
+ * What the NetworkPolicies of a file let through that they should not, or keep out that a workload needs: every
+ * workload is under an ingress policy; its metrics port (METRICS_PORT) is open to the namespace "monitoring" only;
+ * RabbitMQ, PostgreSQL and Redis (pods labelled app.kubernetes.io/name) take their port only from the workloads whose
+ * environment names them (and from their own pods), and each of those workloads may reach them. One line per problem.
+ */
+function networkProblems(objects: Obj[]): string[] {
+  const found: string[] = [];
+  const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
+  const workloads = objects
+    .filter((o) => POD_KINDS.has(o.kind))
+    .map((o) => {
+      const containers = (o.spec.template.spec.containers ?? []) as Obj[];
+      const env = containers.flatMap((c) => (c.env ?? []) as Obj[]);
+      return {
+        name: `${o.kind}/${o.metadata.name}`,
+        labels: (o.spec.template.metadata?.labels ?? {}) as Record<string, string>,
+        env: new Map(env.map((e) => [String(e.name), e])),
+        ports: containers.flatMap((c) => (c.ports ?? []) as Obj[]),
+      };
+    });
+  const over = (labels: Record<string, string>, type: string) =>
+    policies.filter((p) => selects(p.spec.podSelector, labels) && (p.spec.policyTypes ?? ['Ingress']).includes(type));
+  for (const w of workloads) {
+    const ingress = over(w.labels, 'Ingress');
+    if (ingress.length === 0) found.push(`${w.name}: no NetworkPolicy on its ingress`);
+    const metrics = w.env.get('METRICS_PORT')?.value;
+    if (metrics !== undefined) {
+      const number = Number(metrics);
+      const port: PodPort = { number, name: w.ports.find((p) => p.containerPort === number)?.name };
+      for (const rule of ingress.flatMap((p) => (p.spec.ingress ?? []) as Obj[]).filter((r) => ruleTakes(r, port))) {
+        const from = (rule.from ?? []) as Obj[];
+        const open =
+          from.length === 0 ||
+          from.some((peer) => !selects(peer.namespaceSelector, { 'kubernetes.io/metadata.name': MONITORING }));
+        if (open) found.push(`${w.name}: metrics port ${number} open beyond the namespace ${MONITORING}`);
+      }
+    }
+    for (const b of BACKENDS) {
+      if (!w.env.has(b.env)) continue;
+      const egress = over(w.labels, 'Egress');
+      // Policies add up: one that lets the port out is enough; none on its egress lets everything out.
+      const reaches =
+        egress.length === 0 ||
+        egress.some((p) => ((p.spec.egress ?? []) as Obj[]).some((r) => ruleTakes(r, { number: b.port })));
+      if (!reaches) found.push(`${w.name}: its egress does not reach ${b.name} (${b.port})`);
+    }
+  }
+  for (const b of BACKENDS) {
+    const users = workloads.filter((w) => w.env.has(b.env));
+    if (users.length === 0) continue;
+    const own = { 'app.kubernetes.io/name': b.name };
+    const guards = over(own, 'Ingress');
+    if (guards.length === 0) found.push(`${b.name}: no NetworkPolicy on its ingress`);
+    const rules = guards
+      .flatMap((p) => (p.spec.ingress ?? []) as Obj[])
+      .filter((r) => ruleTakes(r, { number: b.port }));
+    for (const rule of rules) {
+      const from = (rule.from ?? []) as Obj[];
+      if (from.length === 0) found.push(`${b.name}: port ${b.port} open to every pod`);
+      for (const peer of from) {
+        // A peer is pods of this namespace named by their labels (an empty selector is every pod): the backend's
+        // own, or workloads of this file that all use it.
+        const labels = (peer.podSelector?.matchLabels ?? {}) as Record<string, string>;
+        const named =
+          peer.namespaceSelector === undefined && peer.ipBlock === undefined && Object.keys(labels).length > 0;
+        const matched = workloads.filter((w) => selects(peer.podSelector, w.labels));
+        const needed =
+          named &&
+          (labels['app.kubernetes.io/name'] === b.name ||
+            (matched.length > 0 && matched.every((w) => w.env.has(b.env))));
+        if (!needed) found.push(`${b.name}: port ${b.port} open to ${JSON.stringify(peer)}, which does not use it`);
+      }
+    }
+    for (const w of users) {
+      const admitted = rules.some((r) => ((r.from ?? []) as Obj[]).some((peer) => selects(peer.podSelector, w.labels)));
+      if (!admitted) found.push(`${b.name}: ${w.name} needs port ${b.port} and is not let in`);
+    }
+  }
+  return found;
+}
+
 describe('deploy/kubernetes', () => {
   const files = readdirSync(MANIFESTS).filter((f) => /\.ya?ml$/.test(f));
 
@@ -174,6 +295,11 @@ describe('deploy/kubernetes', () => {
 
       it('no workload an HPA scales sets replicas', () => {
         expect(replicasUnderHpa(objects)).to.deep.equal([]);
+      });
+
+      it('NetworkPolicies: metrics from the monitoring namespace only; RabbitMQ, PostgreSQL, Redis from their users only', () => {
+        expect(objects.filter((o) => o.kind === 'NetworkPolicy')).to.not.be.empty;
+        expect(networkProblems(objects)).to.deep.equal([]);
       });
 
       it('every Secret it reads is named in its instructions (kubectl create secret)', () => {
@@ -253,12 +379,61 @@ describe('deploy/kubernetes', () => {
     const labelled = structuredClone(deployment);
     labelled.metadata.labels = { 'anything.example.com/goes': 'yes' };
     expect(() => validateSchema(labelled)).to.not.throw();
+    const policy = documents(join(MANIFESTS, 'scaled.yaml')).find((o) => o.kind === 'NetworkPolicy')!;
+    const badPolicy = structuredClone(policy);
+    badPolicy.spec.ingress[1].form = badPolicy.spec.ingress[1].from;
+    expect(() => validateSchema(badPolicy)).to.throw('unknown fields: .spec.ingress[1].form');
   });
 
   it('the HPA check finds a count written under an autoscaler', () => {
     const objects = documents(join(MANIFESTS, 'scaled.yaml'));
     objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'contracts-gateway')!.spec.replicas = 3;
     expect(replicasUnderHpa(objects)).to.deep.equal(['Deployment/contracts-gateway: replicas 3 under an HPA']);
+  });
+
+  it('the network check finds open metrics, a backend open to a workload that does not use it, and a user kept out', () => {
+    const scaled = () => documents(join(MANIFESTS, 'scaled.yaml'));
+    const policy = (objects: Obj[], name: string) =>
+      objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === name)!;
+
+    const openMetrics = scaled();
+    delete policy(openMetrics, 'contracts-gateway').spec.ingress[1].from;
+    expect(networkProblems(openMetrics)).to.deep.equal([
+      'Deployment/contracts-gateway: metrics port 9464 open beyond the namespace monitoring',
+    ]);
+    // A rule with no ports takes every port, the metrics one too.
+    const allPorts = scaled();
+    delete policy(allPorts, 'contracts-gateway').spec.ingress[0].ports;
+    expect(networkProblems(allPorts)).to.deep.equal([
+      'Deployment/contracts-gateway: metrics port 9464 open beyond the namespace monitoring',
+    ]);
+
+    const redisToServices = scaled();
+    policy(redisToServices, 'contracts-redis').spec.ingress[0].from.push({
+      podSelector: { matchLabels: { app: 'reference-services' } },
+    });
+    expect(networkProblems(redisToServices)).to.deep.equal([
+      'redis: port 6379 open to {"podSelector":{"matchLabels":{"app":"reference-services"}}}, which does not use it',
+    ]);
+    const everyPod = scaled();
+    policy(everyPod, 'contracts-postgresql').spec.ingress[0].from = [{ podSelector: {} }];
+    expect(networkProblems(everyPod)).to.deep.equal([
+      'postgresql: port 5432 open to {"podSelector":{}}, which does not use it',
+    ]);
+
+    const keptOut = scaled();
+    policy(keptOut, 'contracts-rabbitmq').spec.ingress[0].from.pop();
+    policy(keptOut, 'reference-services').spec.egress[1].ports.splice(0, 2);
+    expect(networkProblems(keptOut)).to.deep.equal([
+      'Deployment/reference-services: its egress does not reach rabbitmq (5672)',
+      'rabbitmq: Deployment/reference-services needs port 5672 and is not let in',
+    ]);
+
+    const unguarded = scaled().filter((o) => o.kind !== 'NetworkPolicy');
+    expect(networkProblems(unguarded)).to.include.members([
+      'Deployment/contracts-gateway: no NetworkPolicy on its ingress',
+      'rabbitmq: no NetworkPolicy on its ingress',
+    ]);
   });
 
   it('the profile check finds what the example lacked before (the unhardened fixture)', () => {
