@@ -203,7 +203,10 @@ export class Runtime {
 
   /** The AsyncAPI document of the bus, built on the first request after the contracts changed. */
   get asyncApi(): AsyncApiCache {
-    this.asyncApiCache ??= new AsyncApiCache(this.registry, () => this.settings.busPrefix).start();
+    this.asyncApiCache ??= new AsyncApiCache(this.registry, () => ({
+      prefix: this.settings.busPrefix,
+      url: this.settings.busUrl,
+    })).start();
     return this.asyncApiCache;
   }
 

@@ -14,7 +14,8 @@ export class AsyncApiCache {
 
   constructor(
     private readonly registry: ContractRegistry,
-    private readonly prefix: () => string,
+    /** The bus prefix and BUS_URL, read at every build. */
+    private readonly bus: () => { prefix: string; url: string },
   ) {}
 
   start(): this {
@@ -26,14 +27,15 @@ export class AsyncApiCache {
     this.registry.off('change', this.onChange);
   }
 
-  /** The settings (the bus prefix) may have changed: build again on the next request. */
+  /** The settings (the bus prefix, BUS_URL) may have changed: build again on the next request. */
   refresh(): void {
     this.cached = undefined;
   }
 
   current(): CachedDocument {
     if (this.cached) return this.cached;
-    this.cached = cachedDocument(buildAsyncApiDocument(this.registry.contracts(), this.prefix()));
+    const { prefix, url } = this.bus();
+    this.cached = cachedDocument(buildAsyncApiDocument(this.registry.contracts(), prefix, url));
     return this.cached;
   }
 }

@@ -1,8 +1,9 @@
 import type { Contract, JsonSchema } from '../contracts/types';
 import { ERROR_CODES } from '../errors/codes';
 import { contractsFingerprint } from '../openapi/document';
-import { componentName, componentRef, embedSchema } from '../openapi/schema-embedding';
+import { childSchemas, componentName, componentRef, embedSchema } from '../openapi/schema-embedding';
 import { BusNames, DISCOVER_KEY, WORK_QUEUE_EXPIRES_MS } from '../bus/amqp/wire';
+import { parseBrokerList } from '../bus/amqp/broker-list';
 
 /** An AsyncAPI 3.0 document (docs/bus-protocol.md says it in prose; this says it for code generators). */
 export type AsyncApiDocument = Record<string, unknown>;
@@ -16,6 +17,51 @@ function key(name: string): string {
 }
 
 const ref = ($ref: string) => ({ $ref });
+
+/**
+ * Where the document says the bus is: a server per node of BUS_URL (a cluster lists several) and the vhost the
+ * bindings name. Built from the parsed address (host, port, protocol, vhost), never from the URL's text, so no user,
+ * password or query parameter reaches the document.
+ */
+interface BusLocation {
+  servers?: Record<string, unknown>;
+  /** The vhost of every address; undefined for the embedded bus, which has none. */
+  vhost?: string;
+  /** A sentence for info.description. */
+  note: string;
+}
+
+/**
+ * The embedded bus lives inside the gateway's process: there is no broker to connect to, so the document lists no
+ * server (an invented one would send a generator's client nowhere) and the bindings name no vhost; they still
+ * describe the topology a broker carries when BUS_URL names one.
+ */
+function busLocation(busUrl: string): BusLocation {
+  if (busUrl.trim() === 'embedded') {
+    return {
+      note:
+        ' This gateway runs the embedded bus (BUS_URL=embedded): the bus is inside its process and only services in that ' +
+        'process reach it, so the document lists no server; the AMQP bindings describe the topology a broker carries ' +
+        'when BUS_URL names one.',
+    };
+  }
+  const addresses = parseBrokerList(busUrl);
+  const servers: Record<string, unknown> = {};
+  addresses.forEach((a, i) => {
+    const name = addresses.length === 1 ? 'broker' : `broker-${i + 1}`;
+    servers[name] = {
+      host: a.node,
+      protocol: a.options.protocol,
+      protocolVersion: '0-9-1',
+      pathname: `/${encodeURIComponent(a.vhost)}`,
+      title: addresses.length === 1 ? 'RabbitMQ' : `RabbitMQ node ${i + 1} of ${addresses.length}`,
+      description:
+        `The broker, virtual host "${a.vhost}" (the pathname, URL-encoded).` +
+        (addresses.length > 1 ? ' One node of a cluster: a client may connect to any of them.' : ''),
+    };
+  });
+  return { servers, vhost: addresses[0].vhost, note: '' };
+}
 
 /** The headers table every request carries (docs/bus-protocol.md "Requests"); all strings. */
 const REQUEST_HEADERS: JsonSchema = {
@@ -115,50 +161,117 @@ const SHARED_SCHEMAS = {
   ReplyFailure: REPLY_FAILURE,
   Contract: CONTRACT,
   Announcement: ANNOUNCEMENT,
+  DiscoveryRequest: { type: 'object', description: 'Any JSON object: its content is not read.' },
 };
 
-/** A topic exchange as the gateway and the services declare it. */
-function exchangeBinding(name: string) {
+/** What a keyword's sub-schema is called in a title: `X.Item` for `items`, `X.Value` for `additionalProperties`. */
+const PART_NAMES: Record<string, string> = { items: 'Item', additionalItems: 'Item', additionalProperties: 'Value' };
+
+/** Adds the title of every schema nested in `schema` (not its own) to `into`. */
+function nestedTitles(schema: unknown, into: Set<string>): void {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return;
+  for (const { child } of childSchemas(schema as Record<string, unknown>)) {
+    const title = (child as { title?: unknown } | null)?.title;
+    if (typeof title === 'string') into.add(title);
+    nestedTitles(child, into);
+  }
+}
+
+/** A schema a generator makes a model (a class, an enum or a union) of, and names after its title. */
+function becomesModel(schema: Record<string, unknown>): boolean {
+  const t = schema.type;
+  return (
+    t === 'object' ||
+    (Array.isArray(t) && t.length > 1) ||
+    ['properties', 'enum', 'const', 'oneOf', 'anyOf', 'allOf'].some((k) => k in schema)
+  );
+}
+
+/**
+ * Gives a title to every schema of the component `name` that becomes a model, so code generators name their models
+ * (`GetUserQuery.Output.user`, `ListUsersQuery.Output.users.Item`) instead of numbering anonymous ones. The
+ * component itself is titled with its name, over a title of its own: two contracts may both say "User", and the
+ * generators would give both models one name. A title a nested schema already has is kept. `used` holds the titles
+ * taken (the components' names, the nested titles the contracts give): a title it holds gets a number (`X.a_2`).
+ * Modifies `schema`, which must be the document's own copy.
+ */
+function addTitles(schema: unknown, title: string, used: Set<string>, root = false): void {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return;
+  const node = schema as Record<string, unknown>;
+  if (root || (typeof node.title !== 'string' && becomesModel(node))) {
+    let unique = title;
+    for (let n = 2; !root && used.has(unique); n += 1) unique = `${title}_${n}`;
+    used.add(unique);
+    node.title = unique;
+  }
+  const base = typeof node.title === 'string' ? node.title : title;
+  for (const { keyword, at, child } of childSchemas(node)) {
+    const part = PART_NAMES[keyword] ?? keyword;
+    const label = typeof at === 'string' ? at : at === undefined ? part : `${part}${at + 1}`;
+    addTitles(child, `${base}.${label}`, used);
+  }
+}
+
+/** A topic exchange as the gateway and the services declare it, in the vhost of BUS_URL (none for the embedded bus). */
+function exchangeBinding(name: string, vhost: string | undefined) {
   return {
     amqp: {
       is: 'routingKey',
-      exchange: { name, type: 'topic', durable: true, autoDelete: false, vhost: '/' },
+      exchange: { name, type: 'topic', durable: true, autoDelete: false, ...(vhost === undefined ? {} : { vhost }) },
       bindingVersion: AMQP_BINDING,
     },
   };
 }
 
+/**
+ * The payload schemas of a message type's request and reply, each a component of its own (`X.Request`, `X.Reply`
+ * and its success branch `X.ReplySuccess`) so that generators name their models after the message type.
+ */
+function messageSchemas(c: Contract): Record<string, JsonSchema> {
+  const name = (part: 'Request' | 'ReplySuccess' | 'Reply') => componentName(c.messageType, part);
+  return {
+    [name('Request')]: {
+      type: 'object',
+      properties: { input: ref(componentRef(componentName(c.messageType, 'Input'))) },
+      required: ['input'],
+    },
+    [name('ReplySuccess')]: {
+      type: 'object',
+      properties: {
+        ok: { const: true },
+        result: ref(componentRef(componentName(c.messageType, 'Output'))),
+        status: { type: 'integer', minimum: 200, maximum: 299 },
+        location: { type: 'string' },
+      },
+      required: ['ok'],
+    },
+    [name('Reply')]: { oneOf: [ref(componentRef(name('ReplySuccess'))), ref(componentRef('ReplyFailure'))] },
+  };
+}
+
+function payloadRef(c: Contract, suffix: 'Request' | 'Reply') {
+  return ref(componentRef(componentName(c.messageType, suffix)));
+}
+
 function requestMessage(c: Contract) {
-  const input = componentName(c.messageType, 'Input');
   return {
     name: c.messageType,
     title: `${c.messageType} request`,
     summary: `Sent to ${c.targetService} with the AMQP property type = ${c.messageType}; permissions: ${c.requiredPermissions.join(', ') || 'none'}.`,
     contentType: 'application/json',
     headers: ref(componentRef('RequestHeaders')),
-    payload: { type: 'object', properties: { input: ref(componentRef(input)) }, required: ['input'] },
+    payload: payloadRef(c, 'Request'),
     bindings: { amqp: { messageType: c.messageType, bindingVersion: AMQP_BINDING } },
   };
 }
 
 function replyMessage(c: Contract) {
-  const output = componentName(c.messageType, 'Output');
-  const success = {
-    type: 'object',
-    properties: {
-      ok: { const: true },
-      result: ref(componentRef(output)),
-      status: { type: 'integer', minimum: 200, maximum: 299 },
-      location: { type: 'string' },
-    },
-    required: ['ok'],
-  };
   return {
     name: `${c.messageType}.reply`,
     title: `${c.messageType} reply`,
     summary: "The reply envelope, published with the request's correlation_id and the service's user_id.",
     contentType: 'application/json',
-    payload: { oneOf: [success, ref(componentRef('ReplyFailure'))] },
+    payload: payloadRef(c, 'Reply'),
   };
 }
 
@@ -175,11 +288,18 @@ function byService(contracts: readonly Contract[]): Map<string, Contract[]> {
 /**
  * The AsyncAPI 3.0 document of the bus under prefix `prefix`, from the gateway's side: the exchanges, a request
  * channel per service with a message per message type (payload and headers), the reply envelope of each, the
- * announcements and the discovery requests. Pure: same contracts and prefix, same document.
+ * announcements and the discovery requests, on the servers of `busUrl` (BUS_URL: the nodes without their
+ * credentials, or none for the embedded bus). Every payload and header schema is a titled component. Pure: same
+ * contracts, prefix and BUS_URL, same document.
  */
-export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: string): AsyncApiDocument {
+export function buildAsyncApiDocument(
+  contracts: readonly Contract[],
+  prefix: string,
+  busUrl: string,
+): AsyncApiDocument {
   const names = new BusNames(prefix);
-  const schemas: Record<string, JsonSchema> = { ...SHARED_SCHEMAS };
+  const bus = busLocation(busUrl);
+  const schemas: Record<string, JsonSchema> = structuredClone(SHARED_SCHEMAS);
   const channels: Record<string, unknown> = {};
   const operations: Record<string, unknown> = {};
   const replyMessages: Record<string, unknown> = {};
@@ -190,6 +310,7 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
         const name = componentName(c.messageType, part);
         schemas[name] = embedSchema(part === 'Input' ? c.inputSchema : c.outputSchema, name);
       }
+      Object.assign(schemas, messageSchemas(c));
       messages[key(c.messageType)] = requestMessage(c);
       replyMessages[key(`${c.messageType}.reply`)] = replyMessage(c);
     }
@@ -199,7 +320,7 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
       title: `Requests to ${service}`,
       description: `Published to ${names.requestExchange} with routing key ${service}; consumed from the work queue ${names.serviceQueue(service)} (not durable, not auto-delete, x-expires ${WORK_QUEUE_EXPIRES_MS}).`,
       messages,
-      bindings: exchangeBinding(names.requestExchange),
+      bindings: exchangeBinding(names.requestExchange, bus.vhost),
     };
     operations[key(`request.${service}`)] = {
       action: 'send',
@@ -218,7 +339,7 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
     title: 'Replies',
     description: `Published to the service's own ${names.serviceReplyExchange('<service>')} with routing key = the request's reply_to, as received (the gateway's exclusive queue for the service, ${names.replyQueue('<uuid>', '<service>')}); a service's broker user may publish only there, and only keys ending in its own name.`,
     messages: replyMessages,
-    bindings: exchangeBinding(names.serviceReplyExchange('{service}')),
+    bindings: exchangeBinding(names.serviceReplyExchange('{service}'), bus.vhost),
   };
   channels.announcements = {
     address: 'announce.{service}',
@@ -232,14 +353,16 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
         payload: ref(componentRef('Announcement')),
       },
     },
-    bindings: exchangeBinding(names.serviceAnnounceExchange('{service}')),
+    bindings: exchangeBinding(names.serviceAnnounceExchange('{service}'), bus.vhost),
   };
   channels.discovery = {
     address: DISCOVER_KEY,
     title: 'Discovery requests',
     description: `Published to ${names.discoveryExchange} by the gateway (services only read it): every instance announces at once.`,
-    messages: { discover: { name: 'discover', contentType: 'application/json', payload: { type: 'object' } } },
-    bindings: exchangeBinding(names.discoveryExchange),
+    messages: {
+      discover: { name: 'discover', contentType: 'application/json', payload: ref(componentRef('DiscoveryRequest')) },
+    },
+    bindings: exchangeBinding(names.discoveryExchange, bus.vhost),
   };
   operations.receiveAnnouncements = {
     action: 'receive',
@@ -251,6 +374,9 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
     channel: ref('#/channels/discovery'),
     messages: [ref('#/channels/discovery/messages/discover')],
   };
+  const used = new Set(Object.keys(schemas));
+  for (const schema of Object.values(schemas)) nestedTitles(schema, used);
+  for (const [name, schema] of Object.entries(schemas)) addTitles(schema, name, used, true);
   return {
     asyncapi: '3.0.0',
     info: {
@@ -258,10 +384,12 @@ export function buildAsyncApiDocument(contracts: readonly Contract[], prefix: st
       version: contractsFingerprint(contracts),
       description:
         'The message bus between the gateway and its services (AMQP 0-9-1), generated from the contracts the gateway ' +
-        'serves now; it changes when they do. docs/bus-protocol.md is the prose of the same protocol.',
+        'serves now; it changes when they do. docs/bus-protocol.md is the prose of the same protocol.' +
+        bus.note,
       license: { name: 'MIT' },
     },
     defaultContentType: 'application/json',
+    ...(bus.servers ? { servers: bus.servers } : {}),
     channels,
     operations,
     components: { schemas },

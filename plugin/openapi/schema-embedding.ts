@@ -1,7 +1,13 @@
 import type { JsonSchema } from '../contracts/types';
 
-/** Component names must match ^[a-zA-Z0-9.\-_]+$ (OpenAPI 3.1 "Components Object"). */
-export function componentName(messageType: string, part: 'Input' | 'Output'): string {
+/**
+ * Component names must match ^[a-zA-Z0-9.\-_]+$ (OpenAPI 3.1 "Components Object"). `part` holds no dot, so one
+ * message type's names never meet another's.
+ */
+export function componentName(
+  messageType: string,
+  part: 'Input' | 'Output' | 'Request' | 'Reply' | 'ReplySuccess',
+): string {
   return `${messageType.replace(/[^A-Za-z0-9._-]/g, '_')}.${part}`;
 }
 
@@ -41,6 +47,25 @@ const ONE = new Set([
 ]);
 const MANY = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
 const MAP = new Set(['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas', 'dependencies']);
+
+/**
+ * The schemas directly inside `schema`, each with the keyword that holds it and its name (a property or definition
+ * name) or index (an item of allOf, anyOf, oneOf, prefixItems or a tuple's items); undefined for a single schema.
+ */
+export function childSchemas(
+  schema: Record<string, unknown>,
+): Array<{ keyword: string; at: string | number | undefined; child: unknown }> {
+  const out: Array<{ keyword: string; at: string | number | undefined; child: unknown }> = [];
+  for (const [keyword, value] of Object.entries(schema)) {
+    if (ONE.has(keyword) || MANY.has(keyword)) {
+      if (Array.isArray(value)) for (const [at, child] of value.entries()) out.push({ keyword, at, child });
+      else if (ONE.has(keyword)) out.push({ keyword, at: undefined, child: value });
+    } else if (MAP.has(keyword) && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [at, child] of Object.entries(value as Record<string, unknown>)) out.push({ keyword, at, child });
+    }
+  }
+  return out;
+}
 
 /** Walks schema positions only, so data (`const`, `enum`, `default`, a property named `$ref`) is never touched. */
 function reroot(node: unknown, base: string): unknown {

@@ -152,6 +152,9 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
     expect(diagnostics.filter((d) => d.severity === 0).map((d) => d.message)).to.deep.equal([]);
     expect(res.body.channels['requests.users-service'].messages).to.have.property('CreateUserCommand');
     expect(res.body.channels['requests.auth-service'].messages).to.have.property('AuthenticateCommand');
+    // The embedded bus has no broker to name: no server, and the description says so.
+    expect(res.body).not.to.have.property('servers');
+    expect(res.body.info.description).to.include('BUS_URL=embedded');
   });
 
   it('GET /api-docs: the Swagger UI page, its assets served by the gateway itself', async () => {
