@@ -96,8 +96,8 @@ export class GatewayMetrics implements StoreMetrics {
     this.httpDuration = fast(
       new FastHistogram({
         name: `${METRIC_PREFIX}http_request_duration_seconds`,
-        help: 'Time from the request to the end of its answer, by route template and method',
-        labelNames: ['route', 'method'],
+        help: 'Time from the request to the end of its answer, by route template, method and status',
+        labelNames: ['route', 'method', 'status'],
         buckets: HTTP_BUCKETS,
       }),
     );
@@ -242,8 +242,9 @@ export class GatewayMetrics implements StoreMetrics {
   /** One answered request. `route` is a template (bounded), never the raw path. */
   httpAnswered(route: string, method: string, status: number, seconds: number): void {
     this.inFlightNow--;
-    this.httpRequests.child(route, method, String(status)).inc();
-    this.httpDuration.child(route, method).observe(seconds);
+    const code = String(status);
+    this.httpRequests.child(route, method, code).inc();
+    this.httpDuration.child(route, method, code).observe(seconds);
   }
 
   /** An error answer with its code (from the error body). */

@@ -40,7 +40,9 @@ describe('GET /metrics (Prometheus, on its own port)', function () {
     expect(delta(`${P}http_requests_total`, { route: '/health', method: 'GET', status: '200' })).to.equal(3);
     expect(delta(`${P}http_requests_total`, { route: '/api/users', method: 'GET', status: '200' })).to.equal(1);
     expect(after.types.get(`${P}http_request_duration_seconds`)).to.equal('HISTOGRAM');
-    expect(delta(`${P}http_request_duration_seconds_count`, { route: '/health', method: 'GET' })).to.equal(3);
+    expect(
+      delta(`${P}http_request_duration_seconds_count`, { route: '/health', method: 'GET', status: '200' }),
+    ).to.equal(3);
     // The bus round trip of GET /api/users: one reply from users-service.
     expect(delta(`${P}bus_request_duration_seconds_count`, { service: 'users-service', outcome: 'reply' })).to.equal(1);
     expect(sample(after, `${P}http_requests_in_flight`)).to.equal(0);
@@ -60,6 +62,15 @@ describe('GET /metrics (Prometheus, on its own port)', function () {
     expect(delta(`${P}auth_failures_total`, { code: 'INVALID_TOKEN' })).to.equal(1);
     expect(delta(`${P}error_responses_total`, { code: 'HANDLER_NOT_FOUND', status: '404' })).to.equal(1);
     expect(delta(`${P}http_requests_total`, { route: '/api/users', status: '401' })).to.equal(2);
+    // The durations of the refusals apart from those of the answers: error latency has series of its own.
+    expect(delta(`${P}http_request_duration_seconds_count`, { route: '/api/users', status: '401' })).to.equal(2);
+    expect(delta(`${P}http_request_duration_seconds_count`, { route: '/api/users', status: '200' })).to.equal(0);
+    const slow401 = delta(`${P}http_request_duration_seconds_bucket`, {
+      route: '/api/users',
+      status: '401',
+      le: '+Inf',
+    });
+    expect(slow401).to.equal(2);
   });
 
   it('reports the contracts, services, instances, announcements and the bus state', async () => {
