@@ -37,6 +37,19 @@ function zeroErrorSeries(): Array<[code: string, status: string]> {
   return [...series, ['SERVICE_UNAVAILABLE', '502']];
 }
 
+/**
+ * Drops prom-client's default gauges named `…_total` (`nodejs_active_handles_total`, `…_requests_total`,
+ * `…_resources_total`): `_total` is the suffix of counters, so `promtool check metrics` refuses them and PromQL
+ * tools take them for counters. Each is the sum of the gauge without the suffix, labelled by `type`, which stays:
+ * `sum(nodejs_active_handles)` reads the same number.
+ */
+function leaveOutTotalGauges(registry: Registry): void {
+  // prom-client's declarations type `type` as a numeric enum; at run time it is the name ('counter', 'gauge', …).
+  for (const metric of registry.getMetricsAsArray() as unknown as Array<{ name: string; type: string }>) {
+    if (metric.name.endsWith('_total') && metric.type !== 'counter') registry.removeSingleMetric(metric.name);
+  }
+}
+
 /** What the registry counts report, read at scrape time (no work on the request path). */
 export interface RegistryCounts {
   contracts(): number;
@@ -82,6 +95,7 @@ export class GatewayMetrics implements StoreMetrics {
   ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
+    leaveOutTotalGauges(this.registry);
     const fast = <M extends FastCounter | FastHistogram>(metric: M): M => {
       this.registry.registerMetric(metric as unknown as Metric);
       return metric;

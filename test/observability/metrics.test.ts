@@ -4,6 +4,7 @@ import { http, httpAs } from '../support/http';
 import { freePort } from '../support/env';
 import { referenceContracts } from '../openapi/support';
 import { scrape, sample, labelValues, seriesCount } from './support';
+import { PROMTOOL_MISSING, promtoolCheck } from './promtool';
 
 const P = 'contracts_gateway_';
 const admin = httpAs(['admin:all']);
@@ -111,6 +112,20 @@ describe('GET /metrics (Prometheus, on its own port)', function () {
     for (const route of routes) expect(route, 'a raw path in a label').not.to.match(/user-\d/);
     expect(seriesCount(after, `${P}http_requests_total`)).to.be.at.most(seriesBefore + 1);
     expect(seriesCount(after, `${P}http_request_duration_seconds_count`)).to.be.below(20);
+  });
+
+  it('passes `promtool check metrics` on everything it serves, after the requests above', async function () {
+    const text = await (await fetch(metricsUrl)).text();
+    // prom-client's `nodejs_active_*_total` gauges are left out (a gauge named like a counter); `type` sums stay.
+    expect(text).not.to.match(/^nodejs_active_\w+_total/m);
+    expect(text).to.match(/^nodejs_active_handles\{type="\w+"\} \d+$/m);
+    const verdict = promtoolCheck(text);
+    if (verdict === undefined) {
+      console.log(`      ${PROMTOOL_MISSING}`);
+      this.skip();
+    }
+    expect(verdict.output, 'what promtool found').to.equal('');
+    expect(verdict.status).to.equal(0);
   });
 });
 
