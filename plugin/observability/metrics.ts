@@ -1,4 +1,12 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import {
+  Counter,
+  Gauge,
+  Registry,
+  collectDefaultMetrics,
+  type Metric,
+  type OpenMetricsContentType,
+  type RegistryContentType,
+} from 'prom-client';
 import type { TransportState } from '../bus/transport';
 import { FastCounter, FastHistogram } from './fast-metrics';
 import type { StoreFailure, StoreMetrics, StoreState } from '../edge/store-health';
@@ -48,6 +56,30 @@ function leaveOutTotalGauges(registry: Registry): void {
   for (const metric of registry.getMetricsAsArray() as unknown as Array<{ name: string; type: string }>) {
     if (metric.name.endsWith('_total') && metric.type !== 'counter') registry.removeSingleMetric(metric.name);
   }
+}
+
+/** A metric as prom-client's registry reads it (what registerMetric takes is typed as the metric classes only). */
+interface Readable {
+  name: string;
+  help: string;
+  type: unknown;
+  aggregator: unknown;
+  get(): Promise<{ name: string }>;
+  /** A prom-client histogram's: its values as the registry writes them (get() splays their labels). */
+  getForPromString?(): Promise<{ name: string }>;
+}
+
+/** `metric` under its OpenMetrics family name (a counter's without `_total`), read through, never modified. */
+function openMetricsView(metric: Readable): Metric {
+  const name = metric.type === 'counter' ? metric.name.replace(/_total$/, '') : metric.name;
+  const view = {
+    name,
+    help: metric.help,
+    type: metric.type,
+    aggregator: metric.aggregator,
+    get: async () => ({ ...(await (metric.getForPromString ?? metric.get).call(metric)), name }),
+  };
+  return view as unknown as Metric;
 }
 
 /** What the registry counts report, read at scrape time (no work on the request path). */
@@ -312,7 +344,23 @@ export class GatewayMetrics implements StoreMetrics {
     this.storeBypassed.inc({ outcome });
   }
 
-  async exposition(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  /** The scrape: in the Prometheus text format (0.0.4), or in OpenMetrics 1.0 when `openMetrics`. */
+  async exposition(openMetrics = false): Promise<{ contentType: string; body: string }> {
+    const registry: Registry<RegistryContentType> = openMetrics ? this.openMetricsRegistry() : this.registry;
+    return { contentType: registry.contentType, body: await registry.metrics() };
+  }
+
+  /**
+   * A registry that writes OpenMetrics, holding a view of each metric of the gateway's registry. prom-client strips
+   * `_total` off a counter's `name` in place while writing OpenMetrics (to write the family's name without it), so the
+   * gateway's own metrics are never handed to such a registry: a later Prometheus-format scrape would lose the suffix.
+   */
+  private openMetricsRegistry(): Registry<OpenMetricsContentType> {
+    const open = new Registry<OpenMetricsContentType>();
+    open.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+    for (const metric of this.registry.getMetricsAsArray()) {
+      open.registerMetric(openMetricsView(metric as unknown as Readable));
+    }
+    return open;
   }
 }

@@ -5,6 +5,11 @@ import { freePort } from '../support/env';
 import { referenceContracts } from '../openapi/support';
 import { scrape, sample, labelValues, seriesCount } from './support';
 import { PROMTOOL_MISSING, promtoolCheck } from './promtool';
+import { prometheusInstalled, startPrometheus } from './prometheus-server';
+
+/** What Prometheus 2.x sends (3.x adds `escaping=…` to each range). */
+const PROMETHEUS_ACCEPT =
+  'application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2';
 
 const P = 'contracts_gateway_';
 const admin = httpAs(['admin:all']);
@@ -126,6 +131,44 @@ describe('GET /metrics (Prometheus, on its own port)', function () {
     }
     expect(verdict.output, 'what promtool found').to.equal('');
     expect(verdict.status).to.equal(0);
+  });
+
+  it('answers OpenMetrics when the scraper prefers it, and the text format after it as before', async () => {
+    const open = await fetch(metricsUrl, { headers: { accept: PROMETHEUS_ACCEPT } });
+    expect(open.headers.get('content-type')).to.equal('application/openmetrics-text; version=1.0.0; charset=utf-8');
+    expect(open.headers.get('vary')).to.equal('Accept');
+    const body = await open.text();
+    expect(body.endsWith('\n# EOF\n')).to.equal(true);
+    // A counter's family is named without `_total`, its samples with it.
+    expect(body).to.match(/^# TYPE contracts_gateway_http_requests counter$/m);
+    expect(body).to.match(/^contracts_gateway_http_requests_total\{route="\/health",method="GET",status="200"\} \d+$/m);
+    expect(body).to.match(/^# TYPE process_cpu_seconds counter$/m);
+    // The text format after an OpenMetrics scrape: the counters keep their `_total` names.
+    const text = await fetch(metricsUrl);
+    expect(text.headers.get('content-type')).to.equal('text/plain; version=0.0.4; charset=utf-8');
+    const plain = await text.text();
+    expect(plain).to.match(/^# TYPE contracts_gateway_http_requests_total counter$/m);
+    expect(plain).to.match(/^# TYPE process_cpu_seconds_total counter$/m);
+    expect(plain).not.to.contain('# EOF');
+    expect(promtoolCheck(plain)?.output ?? '').to.equal('');
+  });
+
+  it('is scraped by a real Prometheus, in OpenMetrics, without an error', async function () {
+    if (!prometheusInstalled()) {
+      console.log(`      Prometheus's server is not installed (Debian: apt-get install prometheus): skipped`);
+      this.skip();
+    }
+    const prometheus = await startPrometheus(new URL(metricsUrl).host);
+    try {
+      expect(await prometheus.firstScrape()).to.deep.equal({ health: 'up', lastError: '' });
+      expect(await prometheus.seriesOf(`${P}http_requests_total{route="/health",status="200"}`)).to.equal(1);
+      expect(
+        await prometheus.seriesOf(`${P}http_request_duration_seconds_bucket{route="/health",status="200"}`),
+      ).to.be.above(10);
+      expect(await prometheus.seriesOf('process_cpu_seconds_total')).to.equal(1);
+    } finally {
+      await prometheus.stop();
+    }
   });
 });
 
