@@ -13,6 +13,7 @@ import type { StoreFailure, StoreMetrics, StoreState } from '../edge/store-healt
 import { ERROR_CODES } from '../errors/codes';
 import type { IncomingMessage } from 'node:http';
 import type { RouteLabels } from './route-label';
+import type { MetricsNaming } from '../settings/defaults';
 
 /** Every metric name starts with this, so the gateway's series are found together beside other exporters'. */
 const METRIC_PREFIX = 'contracts_gateway_';
@@ -20,6 +21,25 @@ const METRIC_PREFIX = 'contracts_gateway_';
 /** Seconds; from a cached answer to a slow service near the default 30 s deadline. */
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const BUS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * The request-duration histogram under each naming (METRICS_NAMING): its name, help and label names, in the order
+ * httpAnswered() gives the values (route template, method, status). `otel` is OpenTelemetry's HTTP semantic
+ * convention `http.server.request.duration` as OpenTelemetry's Prometheus exporters write it (dots to underscores,
+ * the unit as a suffix); its buckets stay the gateway's, which reach the 30 s default deadline.
+ */
+const DURATION_HISTOGRAMS: Record<MetricsNaming, { name: string; help: string; labelNames: readonly string[] }> = {
+  prometheus: {
+    name: `${METRIC_PREFIX}http_request_duration_seconds`,
+    help: 'Time from the request to the end of its answer, by route template, method and status',
+    labelNames: ['route', 'method', 'status'],
+  },
+  otel: {
+    name: 'http_server_request_duration_seconds',
+    help: 'Duration of HTTP server requests (OpenTelemetry http.server.request.duration)',
+    labelNames: ['http_route', 'http_request_method', 'http_response_status_code'],
+  },
+};
 
 /** How a request sent over the bus ended (bus round-trip histogram's `outcome`). */
 export type BusOutcome =
@@ -118,12 +138,14 @@ export class GatewayMetrics implements StoreMetrics {
 
   /**
    * `routes`: the route labels of the request observer, which labels the same requests' http series;
-   * `busNode`: the broker node the bus connection is on now (AMQP; read at scrape time).
+   * `busNode`: the broker node the bus connection is on now (AMQP; read at scrape time); `naming`: the
+   * request-duration histogram's names (METRICS_NAMING).
    */
   constructor(
     counts: RegistryCounts,
     private readonly routes: RouteLabels,
     busNode: () => string | undefined = () => undefined,
+    naming: MetricsNaming = 'prometheus',
   ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
@@ -139,14 +161,7 @@ export class GatewayMetrics implements StoreMetrics {
         labelNames: ['route', 'method', 'status'],
       }),
     );
-    this.httpDuration = fast(
-      new FastHistogram({
-        name: `${METRIC_PREFIX}http_request_duration_seconds`,
-        help: 'Time from the request to the end of its answer, by route template, method and status',
-        labelNames: ['route', 'method', 'status'],
-        buckets: HTTP_BUCKETS,
-      }),
-    );
+    this.httpDuration = fast(new FastHistogram({ ...DURATION_HISTOGRAMS[naming], buckets: HTTP_BUCKETS }));
     const inFlight = (): number => this.inFlightNow;
     new Gauge({
       name: `${METRIC_PREFIX}http_requests_in_flight`,

@@ -13,8 +13,8 @@ interface TargetHealth {
 export interface PrometheusServer {
   /** Waits for the target's first finished scrape and returns how it went. */
   firstScrape(timeoutMs?: number): Promise<TargetHealth>;
-  /** The number of series an instant PromQL query returns. */
-  seriesOf(query: string): Promise<number>;
+  /** The series of an instant PromQL query: their labels and values. */
+  query(promql: string): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>>;
   stop(): Promise<void>;
 }
 
@@ -26,13 +26,14 @@ export function prometheusInstalled(): boolean {
 
 /**
  * Starts a Prometheus server that scrapes `target` (host:port, /metrics) every second with its default Accept header
- * (OpenMetrics first), its storage in a directory of its own that stop() removes.
+ * (OpenMetrics first) as the job the dashboard reads, `contracts-gateway` (deploy/observability/prometheus.yml), its
+ * storage in a directory of its own that stop() removes.
  */
 export async function startPrometheus(target: string): Promise<PrometheusServer> {
   const dir = mkdtempSync(join(tmpdir(), 'contracts-prometheus-'));
   writeFileSync(
     join(dir, 'prometheus.yml'),
-    `global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: gateway\n    static_configs:\n      - targets: ['${target}']\n`,
+    `global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: contracts-gateway\n    static_configs:\n      - targets: ['${target}']\n`,
   );
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -81,8 +82,12 @@ export async function startPrometheus(target: string): Promise<PrometheusServer>
         const found = (await api<Targets>('/api/v1/targets')).activeTargets[0];
         return found && found.health !== 'unknown' ? { health: found.health, lastError: found.lastError } : undefined;
       }),
-    seriesOf: async (query) =>
-      (await api<{ result: unknown[] }>(`/api/v1/query?query=${encodeURIComponent(query)}`)).result.length,
+    query: async (promql) =>
+      (
+        await api<{ result: Array<{ metric: Record<string, string>; value: [number, string] }> }>(
+          `/api/v1/query?query=${encodeURIComponent(promql)}`,
+        )
+      ).result,
     stop,
   };
 }
