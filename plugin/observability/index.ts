@@ -37,6 +37,7 @@ export class Observability {
       },
       this.observer.labels,
       () => transport.node?.(),
+      settings.metricsNaming,
     );
     this.metrics = metrics;
     metrics.busStateChanged(transport.state());

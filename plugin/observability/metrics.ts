@@ -1,10 +1,19 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import {
+  Counter,
+  Gauge,
+  Registry,
+  collectDefaultMetrics,
+  type Metric,
+  type OpenMetricsContentType,
+  type RegistryContentType,
+} from 'prom-client';
 import type { TransportState } from '../bus/transport';
 import { FastCounter, FastHistogram } from './fast-metrics';
 import type { StoreFailure, StoreMetrics, StoreState } from '../edge/store-health';
 import { ERROR_CODES } from '../errors/codes';
 import type { IncomingMessage } from 'node:http';
 import type { RouteLabels } from './route-label';
+import type { MetricsNaming } from '../settings/defaults';
 
 /** Every metric name starts with this, so the gateway's series are found together beside other exporters'. */
 const METRIC_PREFIX = 'contracts_gateway_';
@@ -12,6 +21,25 @@ const METRIC_PREFIX = 'contracts_gateway_';
 /** Seconds; from a cached answer to a slow service near the default 30 s deadline. */
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const BUS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * The request-duration histogram under each naming (METRICS_NAMING): its name, help and label names, in the order
+ * httpAnswered() gives the values (route template, method, status). `otel` is OpenTelemetry's HTTP semantic
+ * convention `http.server.request.duration` as OpenTelemetry's Prometheus exporters write it (dots to underscores,
+ * the unit as a suffix); its buckets stay the gateway's, which reach the 30 s default deadline.
+ */
+const DURATION_HISTOGRAMS: Record<MetricsNaming, { name: string; help: string; labelNames: readonly string[] }> = {
+  prometheus: {
+    name: `${METRIC_PREFIX}http_request_duration_seconds`,
+    help: 'Time from the request to the end of its answer, by route template, method and status',
+    labelNames: ['route', 'method', 'status'],
+  },
+  otel: {
+    name: 'http_server_request_duration_seconds',
+    help: 'Duration of HTTP server requests (OpenTelemetry http.server.request.duration)',
+    labelNames: ['http_route', 'http_request_method', 'http_response_status_code'],
+  },
+};
 
 /** How a request sent over the bus ended (bus round-trip histogram's `outcome`). */
 export type BusOutcome =
@@ -35,6 +63,43 @@ function zeroErrorSeries(): Array<[code: string, status: string]> {
     .filter(([, info]) => info.status >= 500 || info.status === 429)
     .map(([code, info]): [string, string] => [code, String(info.status)]);
   return [...series, ['SERVICE_UNAVAILABLE', '502']];
+}
+
+/**
+ * Drops prom-client's default gauges named `…_total` (`nodejs_active_handles_total`, `…_requests_total`,
+ * `…_resources_total`): `_total` is the suffix of counters, so `promtool check metrics` refuses them and PromQL
+ * tools take them for counters. Each is the sum of the gauge without the suffix, labelled by `type`, which stays:
+ * `sum(nodejs_active_handles)` reads the same number.
+ */
+function leaveOutTotalGauges(registry: Registry): void {
+  // prom-client's declarations type `type` as a numeric enum; at run time it is the name ('counter', 'gauge', …).
+  for (const metric of registry.getMetricsAsArray() as unknown as Array<{ name: string; type: string }>) {
+    if (metric.name.endsWith('_total') && metric.type !== 'counter') registry.removeSingleMetric(metric.name);
+  }
+}
+
+/** A metric as prom-client's registry reads it (what registerMetric takes is typed as the metric classes only). */
+interface Readable {
+  name: string;
+  help: string;
+  type: unknown;
+  aggregator: unknown;
+  get(): Promise<{ name: string }>;
+  /** A prom-client histogram's: its values as the registry writes them (get() splays their labels). */
+  getForPromString?(): Promise<{ name: string }>;
+}
+
+/** `metric` under its OpenMetrics family name (a counter's without `_total`), read through, never modified. */
+function openMetricsView(metric: Readable): Metric {
+  const name = metric.type === 'counter' ? metric.name.replace(/_total$/, '') : metric.name;
+  const view = {
+    name,
+    help: metric.help,
+    type: metric.type,
+    aggregator: metric.aggregator,
+    get: async () => ({ ...(await (metric.getForPromString ?? metric.get).call(metric)), name }),
+  };
+  return view as unknown as Metric;
 }
 
 /** What the registry counts report, read at scrape time (no work on the request path). */
@@ -73,15 +138,18 @@ export class GatewayMetrics implements StoreMetrics {
 
   /**
    * `routes`: the route labels of the request observer, which labels the same requests' http series;
-   * `busNode`: the broker node the bus connection is on now (AMQP; read at scrape time).
+   * `busNode`: the broker node the bus connection is on now (AMQP; read at scrape time); `naming`: the
+   * request-duration histogram's names (METRICS_NAMING).
    */
   constructor(
     counts: RegistryCounts,
     private readonly routes: RouteLabels,
     busNode: () => string | undefined = () => undefined,
+    naming: MetricsNaming = 'prometheus',
   ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
+    leaveOutTotalGauges(this.registry);
     const fast = <M extends FastCounter | FastHistogram>(metric: M): M => {
       this.registry.registerMetric(metric as unknown as Metric);
       return metric;
@@ -93,14 +161,7 @@ export class GatewayMetrics implements StoreMetrics {
         labelNames: ['route', 'method', 'status'],
       }),
     );
-    this.httpDuration = fast(
-      new FastHistogram({
-        name: `${METRIC_PREFIX}http_request_duration_seconds`,
-        help: 'Time from the request to the end of its answer, by route template and method',
-        labelNames: ['route', 'method'],
-        buckets: HTTP_BUCKETS,
-      }),
-    );
+    this.httpDuration = fast(new FastHistogram({ ...DURATION_HISTOGRAMS[naming], buckets: HTTP_BUCKETS }));
     const inFlight = (): number => this.inFlightNow;
     new Gauge({
       name: `${METRIC_PREFIX}http_requests_in_flight`,
@@ -242,8 +303,9 @@ export class GatewayMetrics implements StoreMetrics {
   /** One answered request. `route` is a template (bounded), never the raw path. */
   httpAnswered(route: string, method: string, status: number, seconds: number): void {
     this.inFlightNow--;
-    this.httpRequests.child(route, method, String(status)).inc();
-    this.httpDuration.child(route, method).observe(seconds);
+    const code = String(status);
+    this.httpRequests.child(route, method, code).inc();
+    this.httpDuration.child(route, method, code).observe(seconds);
   }
 
   /** An error answer with its code (from the error body). */
@@ -297,7 +359,23 @@ export class GatewayMetrics implements StoreMetrics {
     this.storeBypassed.inc({ outcome });
   }
 
-  async exposition(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  /** The scrape: in the Prometheus text format (0.0.4), or in OpenMetrics 1.0 when `openMetrics`. */
+  async exposition(openMetrics = false): Promise<{ contentType: string; body: string }> {
+    const registry: Registry<RegistryContentType> = openMetrics ? this.openMetricsRegistry() : this.registry;
+    return { contentType: registry.contentType, body: await registry.metrics() };
+  }
+
+  /**
+   * A registry that writes OpenMetrics, holding a view of each metric of the gateway's registry. prom-client strips
+   * `_total` off a counter's `name` in place while writing OpenMetrics (to write the family's name without it), so the
+   * gateway's own metrics are never handed to such a registry: a later Prometheus-format scrape would lose the suffix.
+   */
+  private openMetricsRegistry(): Registry<OpenMetricsContentType> {
+    const open = new Registry<OpenMetricsContentType>();
+    open.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+    for (const metric of this.registry.getMetricsAsArray()) {
+      open.registerMetric(openMetricsView(metric as unknown as Readable));
+    }
+    return open;
   }
 }

@@ -14,6 +14,7 @@ import {
   DEFAULT_RETAINED_BYTES_TOTAL,
   DEFAULT_STORE_TIMEOUT_MS,
   LOG_FORMATS,
+  METRICS_NAMINGS,
   PUBLIC_RATE_LIMIT_OFF,
   STORE_FAILURE_MODES,
 } from './defaults';
@@ -735,6 +736,21 @@ export const SETTING_DECLARATIONS = {
       default: '`0.0.0.0`',
       allowed: 'an address',
       meaning: 'the address the metrics port binds to; `127.0.0.1` keeps it to the host itself',
+    },
+  },
+  metricsNaming: {
+    env: 'METRICS_NAMING',
+    schema: {
+      type: 'string',
+      enum: METRICS_NAMINGS,
+      description:
+        "prometheus (default): contracts_gateway_http_request_duration_seconds{route,method,status}; otel: OpenTelemetry's http_server_request_duration_seconds{http_route,http_request_method,http_response_status_code} (env METRICS_NAMING)",
+    },
+    doc: {
+      default: '`prometheus`',
+      allowed: '`prometheus`, `otel`',
+      meaning:
+        "the names of the request-duration histogram: `prometheus`, `contracts_gateway_http_request_duration_seconds` labelled `route`, `method`, `status`; `otel`, OpenTelemetry's HTTP semantic conventions as Prometheus names them, `http_server_request_duration_seconds` labelled `http_route`, `http_request_method`, `http_response_status_code`. The other series keep their names; the dashboard reads either ([operations.md](operations.md#metrics-traces-and-logs))",
     },
   },
   accessLog: {

@@ -14,6 +14,15 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export type LogFormat = 'text' | 'json' | 'ecs';
 export const LOG_FORMATS: readonly LogFormat[] = ['text', 'json', 'ecs'];
 
+/**
+ * The names of the request-duration histogram (plugin/observability/metrics.ts): the gateway's own,
+ * `contracts_gateway_http_request_duration_seconds{route,method,status}`, or OpenTelemetry's HTTP semantic
+ * conventions as Prometheus names them, `http_server_request_duration_seconds{http_route,http_request_method,
+ * http_response_status_code}`.
+ */
+export type MetricsNaming = 'prometheus' | 'otel';
+export const METRICS_NAMINGS: readonly MetricsNaming[] = ['prometheus', 'otel'];
+
 export type StoreFailureMode = 'open' | 'closed';
 export const STORE_FAILURE_MODES: readonly StoreFailureMode[] = ['open', 'closed'];
 export const DEFAULT_STORE_TIMEOUT_MS = 500;

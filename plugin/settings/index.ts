@@ -10,7 +10,9 @@ import {
   DEFAULT_MAX_REQUEST_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   LOG_FORMATS,
+  METRICS_NAMINGS,
   type LogFormat,
+  type MetricsNaming,
 } from './defaults';
 import { resolveRouteExclusionSettings, type RouteExclusionSettings } from './route-exclusion';
 import { authFromEnv, type AuthConfig } from './auth';
@@ -63,6 +65,8 @@ export interface Settings extends EdgeSettings, BusTrustSettings, RouteExclusion
   metricsPort?: number;
   /** Address that listener binds to (0.0.0.0 by default: Prometheus scrapes from another host or container). */
   metricsHost: string;
+  /** The request-duration histogram's names: the gateway's own, or OpenTelemetry's HTTP semantic conventions. */
+  metricsNaming: MetricsNaming;
   /** One log line per answered request (method, route, status, duration, ids). */
   accessLog: boolean;
   /** `json` (pino's shape) or `ecs`: one JSON object per line; `text`: human-readable lines. */
@@ -142,6 +146,7 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
     routing: routingMode(givenValue(raw, env, 'routing')),
     ...(port !== undefined ? { metricsPort: port } : {}),
     metricsHost: str('metricsHost', '0.0.0.0'),
+    metricsNaming: METRICS_NAMINGS.find((n) => n === givenValue(raw, env, 'metricsNaming')) ?? 'prometheus',
     // On unless turned off: an operator expects an access log; a line per request is a cost busy deployments may drop.
     accessLog: typeof raw.accessLog === 'boolean' ? raw.accessLog : envValue(env, 'accessLog') !== 'false',
     logFormat: LOG_FORMATS.find((f) => f === givenValue(raw, env, 'logFormat')) ?? 'text',

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { RouteLabels } from '../../plugin/observability/route-label';
 import { GatewayMetrics } from '../../plugin/observability/metrics';
+import { METRICS_NAMINGS, type MetricsNaming } from '../../plugin/settings/defaults';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
@@ -24,28 +25,48 @@ const exprs = panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
 
 /** The series names a PromQL expression reads (words followed by `{`, `[` or used bare as a metric). */
 function metricNames(expr: string): string[] {
-  return [...expr.matchAll(/\b((?:contracts_gateway|process|nodejs)_[a-z_0-9]+)\b/g)].map((m) => m[1]!);
+  return [...expr.matchAll(/\b((?:contracts_gateway|process|nodejs|http_server)_[a-z_0-9]+)\b/g)].map((m) => m[1]!);
 }
 
 describe('the Grafana dashboard and the compose observability profile', () => {
-  it('reads only series the gateway exports', async () => {
-    const metrics = new GatewayMetrics(
-      { contracts: () => 0, services: () => 0, instances: () => 0 },
-      new RouteLabels(),
-    );
-    metrics.httpAnswered('/x', 'GET', 200, 0.01);
-    metrics.busRoundTrip('s', 'reply', 0.01);
-    const exported = new Set(
-      (await metrics.registry.metrics())
-        .split('\n')
-        .filter((l) => l && !l.startsWith('#'))
-        .map((l) => l.split(/[{ ]/)[0]!),
-    );
-    // Families whose series appear once something is counted (labelled counters).
-    for (const m of await metrics.registry.getMetricsAsJSON()) exported.add(m.name);
+  it('reads only series the gateway exports, under either METRICS_NAMING', async () => {
+    const exportedUnder = async (naming: MetricsNaming): Promise<Set<string>> => {
+      const metrics = new GatewayMetrics(
+        { contracts: () => 0, services: () => 0, instances: () => 0 },
+        new RouteLabels(),
+        () => undefined,
+        naming,
+      );
+      metrics.httpAnswered('/x', 'GET', 200, 0.01);
+      metrics.busRoundTrip('s', 'reply', 0.01);
+      const exported = new Set(
+        (await metrics.registry.metrics())
+          .split('\n')
+          .filter((l) => l && !l.startsWith('#'))
+          .map((l) => l.split(/[{ ]/)[0]!),
+      );
+      // Families whose series appear once something is counted (labelled counters).
+      for (const m of await metrics.registry.getMetricsAsJSON()) exported.add(m.name);
+      return exported;
+    };
+    const byNaming = await Promise.all(METRICS_NAMINGS.map(exportedUnder));
     const used = new Set(exprs.flatMap(metricNames));
     expect(used.size).to.be.greaterThan(10);
-    for (const name of used) expect(exported.has(name), `${name} is not exported`).to.equal(true);
+    for (const name of used) {
+      expect(
+        byNaming.some((exported) => exported.has(name)),
+        `${name} is not exported`,
+      ).to.equal(true);
+    }
+    // Every panel reads something under each naming (the latency panels read either histogram).
+    for (const exported of byNaming) {
+      for (const expr of exprs) {
+        expect(
+          metricNames(expr).some((name) => exported.has(name)),
+          expr,
+        ).to.equal(true);
+      }
+    }
   });
 
   it('has the panels an operator looks for first', () => {

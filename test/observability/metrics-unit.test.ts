@@ -9,6 +9,7 @@ import { busOutcome } from '../../plugin/observability/bus-call';
 import { badGateway, gatewayTimeout, serviceUnavailable, GatewayError } from '../../plugin/errors/gateway-error';
 import { AnnouncementInbox } from '../../plugin/contracts/inbox';
 import { RequestObserver } from '../../plugin/observability/request-observer';
+import { prefersOpenMetrics } from '../../plugin/observability/metrics-server';
 import { ASSET_ROUTE, ASSETS_PATH, mountDocsPage } from '../../plugin/operations/docs-page';
 import express from 'express';
 import * as http from 'node:http';
@@ -198,5 +199,54 @@ describe('metrics: series an operator reads before anything happened', () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('metrics: the exposition format a scrape asks for', () => {
+  it('serves OpenMetrics 1.0 where the Accept header weighs it at least as high as the text format', () => {
+    const prometheus2 =
+      'application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2';
+    const prometheus3 =
+      'application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1';
+    for (const accept of [
+      prometheus2,
+      prometheus3,
+      'application/openmetrics-text',
+      'Application/OpenMetrics-Text; Version=1.0.0',
+    ]) {
+      expect(prefersOpenMetrics(accept), accept).to.equal(true);
+    }
+    for (const accept of [
+      undefined,
+      '',
+      '*/*',
+      'text/plain',
+      'text/plain;version=0.0.4',
+      // Only a version prom-client does not write, or weighed below the text format, or refused with q=0.
+      'application/openmetrics-text;version=0.0.1',
+      'application/openmetrics-text;q=0.2,text/plain;q=0.3',
+      'application/openmetrics-text;q=0,*/*',
+      'application/openmetrics-text;q=abc',
+    ]) {
+      expect(prefersOpenMetrics(accept), String(accept)).to.equal(false);
+    }
+  });
+
+  it('keeps the text format whole after an OpenMetrics exposition', async () => {
+    const metrics = new GatewayMetrics(
+      { contracts: () => 0, services: () => 0, instances: () => 0 },
+      new RouteLabels(),
+    );
+    metrics.httpAnswered('/x', 'GET', 200, 0.01);
+    const before = (await metrics.exposition()).body;
+    const open = await metrics.exposition(true);
+    expect(open.contentType).to.equal('application/openmetrics-text; version=1.0.0; charset=utf-8');
+    expect(open.body).to.contain('# TYPE contracts_gateway_http_requests counter\n');
+    expect(open.body).to.contain('contracts_gateway_http_requests_total{route="/x",method="GET",status="200"} 1\n');
+    const after = await metrics.exposition();
+    expect(after.contentType).to.equal('text/plain; version=0.0.4; charset=utf-8');
+    const shape = (text: string) =>
+      text.split('\n').filter((l) => l.startsWith('# ') || l.startsWith('contracts_gateway_'));
+    expect(shape(after.body)).to.deep.equal(shape(before));
   });
 });

@@ -9,6 +9,15 @@ describe('observability settings', () => {
     expect(s.metricsHost).to.equal('0.0.0.0');
     expect(s.accessLog).to.equal(true);
     expect(s.logFormat).to.equal('text');
+    expect(s.metricsNaming).to.equal('prometheus');
+  });
+
+  it("takes OpenTelemetry's metric names when METRICS_NAMING (or metricsNaming) says otel", () => {
+    expect(resolveSettings({}, { METRICS_NAMING: 'otel' }).metricsNaming).to.equal('otel');
+    expect(resolveSettings({ metricsNaming: 'prometheus' }, { METRICS_NAMING: 'otel' }).metricsNaming).to.equal(
+      'prometheus',
+    );
+    expect(validateSettings({}, { METRICS_NAMING: 'otel' })).to.deep.equal({});
   });
 
   it('reads them from the block first, then the environment', () => {
@@ -32,5 +41,8 @@ describe('observability settings', () => {
     expect(() => validateSettings({}, { LOG_FORMAT: 'xml' })).to.throw(/LOG_FORMAT/);
     expect(() => validateSettings({}, { ACCESS_LOG: 'yes' })).to.throw(/ACCESS_LOG/);
     expect(() => validateSettings({ metricsPort: 0 }, {})).to.throw(/metricsPort/);
+    expect(() => validateSettings({}, { METRICS_NAMING: 'opentelemetry' })).to.throw(/METRICS_NAMING/);
+    expect(() => validateSettings({ metricsNaming: 'OTel' }, {})).to.throw(/metricsNaming/);
+    expect(() => validateSettings({ metricNaming: 'otel' }, {})).to.throw(/metricNaming.*not a setting/);
   });
 });
