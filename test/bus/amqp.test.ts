@@ -643,8 +643,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
           expect(err.message).to.equal('The message bus did not accept the message');
           expect(err.headers['Retry-After']).to.match(/^\d+$/);
         }
-        const replaced = () =>
-          logs.gateway.lines.filter((l) => /opening a new keyed request channel/.test(l)).length;
+        const replaced = () => logs.gateway.lines.filter((l) => /opening a new keyed request channel/.test(l)).length;
         expect(replaced(), 'two nacks within a second: one new channel').to.equal(1);
         // The new channel takes keyed requests again.
         await eventually(
