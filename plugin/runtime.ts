@@ -30,6 +30,7 @@ import { DiscoveryGrace } from './contracts/discovery-grace';
 import { serviceBrokerUser } from './settings/bus-trust';
 import { TimeoutCapLog } from './contracts/timeouts';
 import { Deprecations } from './compat/deprecation';
+import { POLICY_NAMES } from './policy-names';
 
 /**
  * What lives as long as the gateway process, and the composition root: manifest.init() hands it to every policy,
@@ -316,7 +317,7 @@ export class Runtime {
     const unrouted = this.settings.excludeFromGeneratedRoutes.filter((t) => !routed.has(t)).join(', ');
     if (unrouted && unrouted !== this.lastUnrouted) {
       this.log.warn(
-        `excludeFromGeneratedRoutes: no hand-written pipeline's contract-router names ${unrouted}; nothing serves it (is the name right?)`,
+        `excludeFromGeneratedRoutes: no hand-written pipeline's ${POLICY_NAMES.contractRouter} names ${unrouted}; nothing serves it (is the name right?)`,
       );
     }
     this.lastUnrouted = unrouted;

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { schema } from './schema';
+import { POLICY_NAMES } from '../../plugin/policy-names';
 import { traceOf } from '../../plugin/request/trace';
 import { contractOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { inputNeed, inputOf } from '../../plugin/pipeline/message-input';
@@ -35,7 +36,7 @@ export interface RouterAction extends RouteAction {
  */
 export function contractRouterPolicy(runtime: Runtime) {
   return {
-    name: 'contract-router',
+    name: POLICY_NAMES.contractRouter,
     schema,
     policy: (action: RouterAction) => runner([contractRouterStep(runtime, action)]),
   };
