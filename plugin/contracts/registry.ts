@@ -76,7 +76,24 @@ export interface RegistryEvents {
   breaking: [change: BreakingChange];
 }
 
-/** An announcement's contracts as the pool holds them: shared objects, their pool keys and their bytes as JSON. */
+declare const POOLED: unique symbol;
+
+/**
+ * A contract as the registry hands it out: the one object of the pool (shared by every instance that announced the
+ * same contract), deeply frozen when it entered the pool and never changed; a changed contract is a new one. The
+ * brand says so to the type checker: only the pool makes one (pooledContract).
+ */
+export type PooledContract = Contract & { readonly [POOLED]: true };
+
+/** Freezes a contract the registry owns (announcement-validation made it) as it enters the pool. */
+function pooledContract(contract: Contract): PooledContract {
+  return deepFreeze(contract) as PooledContract;
+}
+
+/**
+ * An announcement's contracts on their way to the pool: each the pool's object when the pool has one like it, else
+ * the announcement's own copy (pooled, and frozen, only when recorded); their pool keys and their bytes as JSON.
+ */
 interface Pooled {
   contracts: Contract[];
   hashes: string[];
@@ -89,7 +106,7 @@ interface InstanceRecord {
   service: string;
   instanceId: string;
   /** Shared with every other instance that announced the same contract (the pool). */
-  contracts: Contract[];
+  contracts: PooledContract[];
   /** Pool keys of `contracts`, in the same order. */
   hashes: string[];
   /** The budget's key for the broker user that announced it. */
@@ -129,9 +146,9 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly records = new Map<string, InstanceRecord>();
   /** The records of each service, so per-service limits cost no scan of every record. */
   private readonly byService = new Map<string, Map<string, InstanceRecord>>();
-  private union: Contract[] = [];
-  /** `union` by message type, each replaced by its frozen snapshot on first get(); rebuilt after a change. */
-  private byType: Map<string, Contract> | undefined;
+  private union: PooledContract[] = [];
+  /** `union` by message type; rebuilt after a change. */
+  private byType: Map<string, PooledContract> | undefined;
   /** `union` by target service, for the breaking-change gate; rebuilt after a change. */
   private servedByService: Map<string, Contract[]> | undefined;
   private unionFingerprint = canonical([]);
@@ -142,7 +159,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
   /** Every retained contract once, by content: instances announcing the same contract share one object. */
-  private readonly pool = new Map<string, { contract: Contract; bytes: number; refs: number }>();
+  private readonly pool = new Map<string, { contract: PooledContract; bytes: number; refs: number }>();
   private poolBytes = 0;
   /** Per budget user: how many of its instances hold each pooled contract, and the bytes of those contracts. */
   private readonly userHeld = new Map<string, { counts: Map<string, number>; bytes: number }>();
@@ -385,23 +402,18 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       record.leaseExpiresAt = Math.max(record.leaseExpiresAt, now + record.ttlMs);
   }
 
-  /** The current union, sorted by message type. */
-  contracts(): Contract[] {
-    return this.union.map((c) => structuredClone(c));
+  /** The current union, sorted by message type: the pool's frozen objects (copy one to change it). */
+  contracts(): PooledContract[] {
+    return [...this.union];
   }
 
   /**
-   * The contract of a message type, read on every request: a frozen (read-only, deeply) snapshot shared until the
-   * union changes, so the hot path neither searches the list nor clones schemas; copy it to change it.
+   * The contract of a message type, read on every request: the pool's frozen object, the same one contracts() and
+   * the `change` event hand out, so the hot path neither searches the list nor clones schemas; copy it to change it.
    */
-  get(messageType: string): Contract | undefined {
+  get(messageType: string): PooledContract | undefined {
     this.byType ??= new Map(this.union.map((c) => [c.messageType, c]));
-    const found = this.byType.get(messageType);
-    // Union entries are never frozen themselves: a frozen one is already the snapshot.
-    if (!found || Object.isFrozen(found)) return found;
-    const snapshot = deepFreeze(structuredClone(found));
-    this.byType.set(messageType, snapshot);
-    return snapshot;
+    return this.byType.get(messageType);
   }
 
   instances(): InstanceInfo[] {
@@ -447,7 +459,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     pooled: Pooled,
     brokerUser: string | undefined,
   ): void {
-    const { hashes, contracts } = pooled;
+    const { hashes } = pooled;
     const now = this.now();
     const previous = this.records.get(key);
     const sameContracts =
@@ -455,7 +467,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       previous.hashes.length === hashes.length &&
       previous.hashes.every((h, i) => h === hashes[i]);
     this.seq += 1;
-    this.hold(user, pooled);
+    const contracts = this.hold(user, pooled);
     if (previous) this.release(previous);
     this.keep(key, {
       service: announcement.service,
@@ -480,14 +492,17 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.byService.set(record.service, siblings);
   }
 
-  /** Counts a record's contracts into the pool and its user's share (before the record it replaces is released). */
-  private hold(user: string, { hashes, contracts, bytes }: Pooled): void {
+  /**
+   * Counts a record's contracts into the pool and its user's share (before the record it replaces is released); a
+   * contract new to the pool is frozen as it enters. Returns the pool's objects, in order.
+   */
+  private hold(user: string, { hashes, contracts, bytes }: Pooled): PooledContract[] {
     let held = this.userHeld.get(user);
     if (!held) this.userHeld.set(user, (held = { counts: new Map(), bytes: 0 }));
-    hashes.forEach((hash, i) => {
+    return hashes.map((hash, i) => {
       let entry = this.pool.get(hash);
       if (!entry) {
-        entry = { contract: contracts[i] as Contract, bytes: bytes.get(hash) ?? 0, refs: 0 };
+        entry = { contract: pooledContract(contracts[i] as Contract), bytes: bytes.get(hash) ?? 0, refs: 0 };
         this.pool.set(hash, entry);
         this.poolBytes += entry.bytes;
       }
@@ -495,6 +510,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       const count = held.counts.get(hash) ?? 0;
       if (count === 0) held.bytes += entry.bytes;
       held.counts.set(hash, count + 1);
+      return entry.contract;
     });
   }
 
@@ -573,8 +589,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   }
 
   /** One claim per service and message type (its newest instance's contract), with when the service first made it. */
-  private claims(): Claim[] {
-    const newest = new Map<string, { record: InstanceRecord; contract: Contract }>();
+  private claims(): Claim<PooledContract>[] {
+    const newest = new Map<string, { record: InstanceRecord; contract: PooledContract }>();
     for (const record of this.records.values()) {
       for (const contract of record.contracts) {
         const key = instanceKey(record.service, contract.messageType);
@@ -583,7 +599,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       }
     }
     for (const key of this.claimSeq.keys()) if (!newest.has(key)) this.claimSeq.delete(key);
-    const claims: Claim[] = [];
+    const claims: Claim<PooledContract>[] = [];
     for (const [key, { record, contract }] of newest) {
       let seq = this.claimSeq.get(key);
       if (seq === undefined) this.claimSeq.set(key, (seq = ++this.seq));

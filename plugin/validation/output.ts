@@ -30,7 +30,7 @@ export const CHECK_UNTIL_PASSED = 100;
 export const SAMPLE_EVERY = 16;
 
 /**
- * Per contract (the registry's object: a new announcement starts again), the replies seen since the last mismatch.
+ * Per contract (the registry's pooled object: a changed contract is a new one and starts again), the replies seen since the last mismatch.
  * The runtime owns one (docs/design.md, "where state lives"), so two runtimes in one process count apart.
  */
 export class OutputSamples {
