@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Announcement, Contract } from './types';
 import { resolveOwnership, type Claim, type OwnershipRules, type Refusal, type RegistryConflict } from './ownership';
@@ -16,6 +15,7 @@ import { errorMessage } from '../errors/describe';
 import { BreakingChangeGate, type BreakingChange, type BreakingChangeMode, type ServedView } from '../compat/gate';
 import { isRecord } from '../is-record';
 import type { FirstUsePins } from './first-use';
+import { ContractPool, NOTHING_POOLED, type Pooled, type PooledContract, type RetainedBudget } from './pool';
 
 /** What the discovery/debug endpoints show per service instance. */
 export interface InstanceInfo {
@@ -52,11 +52,6 @@ export interface RegistryOptions extends ValidationOptions {
   firstUse?: FirstUsePins;
 }
 
-interface RetainedBudget {
-  perUserBytes: number;
-  totalBytes: number;
-}
-
 /** Who published an announcement, as the budget counts it. */
 export interface Announcer {
   /**
@@ -75,32 +70,6 @@ export interface RegistryEvents {
   /** A breaking change seen for the first time, accepted or refused (metrics count them). */
   breaking: [change: BreakingChange];
 }
-
-declare const POOLED: unique symbol;
-
-/**
- * A contract as the registry hands it out: the one object of the pool (shared by every instance that announced the
- * same contract), deeply frozen when it entered the pool and never changed; a changed contract is a new one. The
- * brand says so to the type checker: only the pool makes one (pooledContract).
- */
-export type PooledContract = Contract & { readonly [POOLED]: true };
-
-/** Freezes a contract the registry owns (announcement-validation made it) as it enters the pool. */
-function pooledContract(contract: Contract): PooledContract {
-  return deepFreeze(contract) as PooledContract;
-}
-
-/**
- * An announcement's contracts on their way to the pool: each the pool's object when the pool has one like it, else
- * the announcement's own copy (pooled, and frozen, only when recorded); their pool keys and their bytes as JSON.
- */
-interface Pooled {
-  contracts: Contract[];
-  hashes: string[];
-  bytes: ReadonlyMap<string, number>;
-}
-
-const NOTHING_POOLED: Pooled = { contracts: [], hashes: [], bytes: new Map() };
 
 interface InstanceRecord {
   service: string;
@@ -158,11 +127,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly claimSeq = new Map<string, number>();
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
-  /** Every retained contract once, by content: instances announcing the same contract share one object. */
-  private readonly pool = new Map<string, { contract: PooledContract; bytes: number; refs: number }>();
-  private poolBytes = 0;
-  /** Per budget user: how many of its instances hold each pooled contract, and the bytes of those contracts. */
-  private readonly userHeld = new Map<string, { counts: Map<string, number>; bytes: number }>();
+  /** Every retained contract once, by content, and the retained-bytes budget. */
+  private readonly pool: ContractPool;
   private readonly gate: BreakingChangeGate;
   private readonly servedView: ServedView = {
     served: (messageType) => this.get(messageType),
@@ -186,6 +152,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
     this.limits = limitsOf(options);
+    this.pool = new ContractPool(options.budget);
     this.rules = options.firstUse ? { ...options.rules, firstUse: options.firstUse } : (options.rules ?? {});
     // A pin released by hand (the release command) decides again at once.
     if (options.firstUse) options.firstUse.onReload = () => this.recompute();
@@ -244,7 +211,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       from.userId !== undefined
         ? `broker user ${inert(from.userId)}`
         : `service ${inert(isRecord(input) ? input.service : '?')}`;
-    const pooled = validation.ok ? this.intern(validation.announcement.contracts) : NOTHING_POOLED;
+    const pooled = validation.ok ? this.pool.intern(validation.announcement.contracts) : NOTHING_POOLED;
     let refused = validation.ok ? this.overBudget(validation.announcement, user, pooled) : validation.reason;
     refused ??= validation.ok ? this.overCapacity(validation.announcement) : undefined;
     if (refused !== undefined) {
@@ -274,57 +241,14 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     return this.applied({ accepted: true });
   }
 
-  /**
-   * The pooled copy of each contract (a new one joins the pool only when recorded), and its pool key: identical
-   * contracts of many instances are one object, so instances of a service cost what one costs.
-   */
-  private intern(contracts: readonly Contract[]): Pooled {
-    const bytes = new Map<string, number>();
-    const hashes: string[] = [];
-    const shared = contracts.map((contract) => {
-      const text = JSON.stringify(contract);
-      const hash = createHash('sha256').update(text).digest('base64');
-      hashes.push(hash);
-      bytes.set(hash, Buffer.byteLength(text));
-      return this.pool.get(hash)?.contract ?? contract;
-    });
-    return { contracts: shared, hashes, bytes };
-  }
-
-  /**
-   * Why recording these contracts for `user` would go over the retained budget, or undefined. Counts what the
-   * instance's previous announcement held as released, and a contract the user (or anyone, for the total) already
-   * holds as free: only new bytes count.
-   */
-  private overBudget(announcement: Announcement, user: string, { hashes, bytes }: Pooled): string | undefined {
-    const budget = this.options.budget;
-    if (!budget || announcement.withdrawn) return undefined;
-    const previous = this.records.get(instanceKey(announcement.service, announcement.instanceId));
-    const released = new Set(previous?.hashes ?? []);
-    const unique = new Set(hashes);
-    const held = this.userHeld.get(user);
-    let userBytes = held?.bytes ?? 0;
-    let totalBytes = this.poolBytes;
-    for (const hash of unique) {
-      const size = bytes.get(hash) ?? 0;
-      const heldByUser = (held?.counts.get(hash) ?? 0) - (previous?.user === user && released.has(hash) ? 1 : 0);
-      if (heldByUser <= 0) userBytes += size;
-      const refs = (this.pool.get(hash)?.refs ?? 0) - (released.has(hash) ? 1 : 0);
-      if (refs <= 0) totalBytes += size;
-    }
-    for (const hash of released) {
-      if (unique.has(hash)) continue;
-      const size = this.pool.get(hash)?.bytes ?? 0;
-      if (previous?.user === user && held?.counts.get(hash) === 1) userBytes -= size;
-      if (this.pool.get(hash)?.refs === 1) totalBytes -= size;
-    }
-    if (userBytes > budget.perUserBytes && userBytes > (held?.bytes ?? 0)) {
-      return `${user} would retain ${userBytes} bytes of contracts, over ${budget.perUserBytes} (announcementRetainedBytesPerUser)`;
-    }
-    if (totalBytes > budget.totalBytes && totalBytes > this.poolBytes) {
-      return `the gateway would retain ${totalBytes} bytes of contracts, over ${budget.totalBytes} (announcementRetainedBytesTotal)`;
-    }
-    return undefined;
+  /** Why recording the announcement would go over the retained budget (ContractPool.overBudget), or undefined. */
+  private overBudget(announcement: Announcement, user: string, pooled: Pooled): string | undefined {
+    if (announcement.withdrawn) return undefined;
+    return this.pool.overBudget(
+      user,
+      pooled,
+      this.records.get(instanceKey(announcement.service, announcement.instanceId)),
+    );
   }
 
   /**
@@ -337,8 +261,9 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     if (this.byService.size >= this.limits.maxServices)
       return `more than ${this.limits.maxServices} services (announcedServicesMax)`;
     const total = this.options.budget?.totalBytes;
-    if (total !== undefined && this.poolBytes > total - Math.min(this.limits.maxBytes, total / 8))
-      return `the gateway retains ${this.poolBytes} bytes of contracts, too close to ${total} for a new service (announcementRetainedBytesTotal)`;
+    const retained = this.pool.totalBytes;
+    if (total !== undefined && retained > total - Math.min(this.limits.maxBytes, total / 8))
+      return `the gateway retains ${retained} bytes of contracts, too close to ${total} for a new service (announcementRetainedBytesTotal)`;
     return undefined;
   }
 
@@ -467,8 +392,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       previous.hashes.length === hashes.length &&
       previous.hashes.every((h, i) => h === hashes[i]);
     this.seq += 1;
-    const contracts = this.hold(user, pooled);
-    if (previous) this.release(previous);
+    const contracts = this.pool.hold(user, pooled);
+    if (previous) this.pool.release(previous);
     this.keep(key, {
       service: announcement.service,
       instanceId: announcement.instanceId,
@@ -492,59 +417,15 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.byService.set(record.service, siblings);
   }
 
-  /**
-   * Counts a record's contracts into the pool and its user's share (before the record it replaces is released); a
-   * contract new to the pool is frozen as it enters. Returns the pool's objects, in order.
-   */
-  private hold(user: string, { hashes, contracts, bytes }: Pooled): PooledContract[] {
-    let held = this.userHeld.get(user);
-    if (!held) this.userHeld.set(user, (held = { counts: new Map(), bytes: 0 }));
-    return hashes.map((hash, i) => {
-      let entry = this.pool.get(hash);
-      if (!entry) {
-        entry = { contract: pooledContract(contracts[i] as Contract), bytes: bytes.get(hash) ?? 0, refs: 0 };
-        this.pool.set(hash, entry);
-        this.poolBytes += entry.bytes;
-      }
-      entry.refs += 1;
-      const count = held.counts.get(hash) ?? 0;
-      if (count === 0) held.bytes += entry.bytes;
-      held.counts.set(hash, count + 1);
-      return entry.contract;
-    });
-  }
-
-  private release(record: InstanceRecord): void {
-    const held = this.userHeld.get(record.user);
-    for (const hash of record.hashes) {
-      const entry = this.pool.get(hash);
-      if (!entry) continue;
-      entry.refs -= 1;
-      if (entry.refs <= 0) {
-        this.pool.delete(hash);
-        this.poolBytes -= entry.bytes;
-      }
-      const count = held?.counts.get(hash) ?? 0;
-      if (held && count <= 1) {
-        held.counts.delete(hash);
-        held.bytes -= entry.bytes;
-      } else held?.counts.set(hash, count - 1);
-    }
-    if (held && held.counts.size === 0) this.userHeld.delete(record.user);
-  }
-
   /** Bytes of contracts retained (each distinct contract once), in total and per budget (`broker user U`, `service S`). */
   retained(): { totalBytes: number; byUser: Record<string, number> } {
-    return {
-      totalBytes: this.poolBytes,
-      byUser: Object.fromEntries([...this.userHeld].map(([user, held]) => [user, held.bytes])),
-    };
+    return this.pool.retained();
   }
 
   private drop(key: string): void {
     const record = this.records.get(key);
     if (!record) return;
-    this.release(record);
+    this.pool.release(record);
     this.records.delete(key);
     const siblings = this.byService.get(record.service);
     siblings?.delete(key);
@@ -643,14 +524,6 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       this.logger?.warn(`contract registry: ${event} listener failed: ${errorMessage(error)}`);
     }
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }
 
 function instanceKey(service: string, instanceId: string): string {
