@@ -15,16 +15,8 @@ import { errorMessage } from '../errors/describe';
 import { BreakingChangeGate, type BreakingChange, type BreakingChangeMode, type ServedView } from '../compat/gate';
 import { isRecord } from '../is-record';
 import type { FirstUsePins } from './first-use';
+import { compareInfo, Leases, toInfo, type InstanceInfo, type InstanceRecord } from './leases';
 import { ContractPool, NOTHING_POOLED, type Pooled, type PooledContract, type RetainedBudget } from './pool';
-
-/** What the discovery/debug endpoints show per service instance. */
-export interface InstanceInfo {
-  service: string;
-  instanceId: string;
-  lastSeen: number;
-  leaseExpiresAt: number;
-  messageTypes: string[];
-}
 
 export type ApplyResult = { accepted: true; changed: boolean } | { accepted: false; changed: false; reason: string };
 
@@ -71,26 +63,6 @@ export interface RegistryEvents {
   breaking: [change: BreakingChange];
 }
 
-interface InstanceRecord {
-  service: string;
-  instanceId: string;
-  /** Shared with every other instance that announced the same contract (the pool). */
-  contracts: PooledContract[];
-  /** Pool keys of `contracts`, in the same order. */
-  hashes: string[];
-  /** The budget's key for the broker user that announced it. */
-  user: string;
-  /** That broker user, when broker users are required (a first-use pin binds it). */
-  brokerUser: string | undefined;
-  lastSeen: number;
-  leaseExpiresAt: number;
-  ttlMs: number;
-  /** When this instance's contracts last differed from what it announced before; decides "newest". */
-  changedAt: number;
-  /** Apply order of that change, to break ties between equal timestamps. */
-  changedSeq: number;
-}
-
 /** Refusals logged one by one per rebuild of the union; more are counted in one line. */
 const MAX_REFUSAL_LINES = 20;
 
@@ -101,7 +73,9 @@ function compareText(a: string, b: string): number {
 /**
  * The live set of contracts, fed by announcements. Each service instance holds a lease; the union of
  * the instances' contracts (one per message type) is what the gateway serves. `change` fires only when
- * that union's content changes, so periodic re-announcements are free.
+ * that union's content changes, so periodic re-announcements are free. It ties four parts together: the leases
+ * (leases.ts), the content-addressed pool and its byte budget (pool.ts), the ownership union (ownership.ts) and the
+ * compatibility gate (compat/gate.ts).
  */
 export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly now: () => number;
@@ -112,9 +86,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly rules: OwnershipRules;
   /** Refused announcements: one line per sender and reason, not one per re-announcement. */
   private readonly refusedLog: OnceLog;
-  private readonly records = new Map<string, InstanceRecord>();
-  /** The records of each service, so per-service limits cost no scan of every record. */
-  private readonly byService = new Map<string, Map<string, InstanceRecord>>();
+  /** One record per service instance, with its lease. */
+  private readonly leases = new Leases();
   private union: PooledContract[] = [];
   /** `union` by message type; rebuilt after a change. */
   private byType: Map<string, PooledContract> | undefined;
@@ -143,7 +116,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       }
       return this.servedByService.get(service) ?? [];
     },
-    previous: (service, instanceId) => this.records.get(instanceKey(service, instanceId))?.contracts,
+    previous: (service, instanceId) => this.leases.get(service, instanceId)?.contracts,
   };
 
   constructor(options: RegistryOptions = {}) {
@@ -185,12 +158,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
    * rebuild. False when the instance is not known (then the announcement has to be applied).
    */
   renew(service: string, instanceId: string): boolean {
-    const record = this.records.get(instanceKey(service, instanceId));
-    if (!record) return false;
-    const now = this.now();
-    record.lastSeen = now;
-    record.leaseExpiresAt = now + record.ttlMs;
-    return true;
+    return this.leases.renew(service, instanceId, this.now());
   }
 
   /**
@@ -232,11 +200,10 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       );
       announcement.ttlMs = maxLease;
     }
-    const key = instanceKey(announcement.service, announcement.instanceId);
     if (announcement.withdrawn) {
-      this.drop(key);
+      this.drop(announcement.service, announcement.instanceId);
     } else {
-      this.record(key, announcement, user, pooled, from.userId);
+      this.record(announcement, user, pooled, from.userId);
     }
     return this.applied({ accepted: true });
   }
@@ -244,11 +211,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   /** Why recording the announcement would go over the retained budget (ContractPool.overBudget), or undefined. */
   private overBudget(announcement: Announcement, user: string, pooled: Pooled): string | undefined {
     if (announcement.withdrawn) return undefined;
-    return this.pool.overBudget(
-      user,
-      pooled,
-      this.records.get(instanceKey(announcement.service, announcement.instanceId)),
-    );
+    return this.pool.overBudget(user, pooled, this.leases.get(announcement.service, announcement.instanceId));
   }
 
   /**
@@ -257,8 +220,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
    * (within one announcement, at most an eighth of it: a new service's contracts name it, so none is held already).
    */
   private refusedUnread(service: unknown, withdrawn: unknown): string | undefined {
-    if (typeof service !== 'string' || withdrawn === true || this.byService.has(service)) return undefined;
-    if (this.byService.size >= this.limits.maxServices)
+    if (typeof service !== 'string' || withdrawn === true || this.leases.hasService(service)) return undefined;
+    if (this.leases.serviceCount >= this.limits.maxServices)
       return `more than ${this.limits.maxServices} services (announcedServicesMax)`;
     const total = this.options.budget?.totalBytes;
     const retained = this.pool.totalBytes;
@@ -272,13 +235,12 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
    * instance never withdraws; a live one comes back on re-announcing).
    */
   private overCapacity(announcement: Announcement): string | undefined {
-    if (announcement.withdrawn || this.records.has(instanceKey(announcement.service, announcement.instanceId)))
-      return undefined;
-    const siblings = this.byService.get(announcement.service);
+    if (announcement.withdrawn || this.leases.get(announcement.service, announcement.instanceId)) return undefined;
+    const siblings = this.leases.instancesOf(announcement.service);
     if (!siblings) return undefined; // a new service beyond maxServices was refused unread (refusedUnread)
     if (siblings.size >= this.limits.maxInstancesPerService) {
       const stalest = [...siblings.values()].reduce((a, b) => (b.lastSeen < a.lastSeen ? b : a));
-      this.drop(instanceKey(stalest.service, stalest.instanceId));
+      this.drop(stalest.service, stalest.instanceId);
       this.refusedLog.warn(
         JSON.stringify([announcement.service, 'instances']),
         `contract registry: ${inert(announcement.service)} has more than ${this.limits.maxInstancesPerService} instances (serviceMaxInstances); dropped the one heard from longest ago`,
@@ -302,17 +264,15 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
 
   /** How many contracts, services and instances are known, without copying anything (read at every metrics scrape). */
   counts(): { contracts: number; services: number; instances: number } {
-    return { contracts: this.union.length, services: this.byService.size, instances: this.records.size };
+    return { contracts: this.union.length, services: this.leases.serviceCount, instances: this.leases.instanceCount };
   }
 
   /** Drops every instance whose lease ran out by `now`; returns the dropped instances. */
   expire(now: number = this.now()): InstanceInfo[] {
     const dropped: InstanceInfo[] = [];
-    for (const [key, record] of this.records) {
-      if (record.leaseExpiresAt <= now) {
-        dropped.push(toInfo(record));
-        this.drop(key);
-      }
+    for (const record of this.leases.expired(now)) {
+      dropped.push(toInfo(record));
+      this.drop(record.service, record.instanceId);
     }
     if (dropped.length > 0) this.recompute();
     return dropped.sort(compareInfo);
@@ -323,8 +283,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
    * instances get the time to be heard again before their routes go.
    */
   renewLeases(now: number = this.now()): void {
-    for (const record of this.records.values())
-      record.leaseExpiresAt = Math.max(record.leaseExpiresAt, now + record.ttlMs);
+    this.leases.renewAll(now);
   }
 
   /** The current union, sorted by message type: the pool's frozen objects (copy one to change it). */
@@ -342,7 +301,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   }
 
   instances(): InstanceInfo[] {
-    return [...this.records.values()].map(toInfo).sort(compareInfo);
+    return [...this.leases.all()].map(toInfo).sort(compareInfo);
   }
 
   /** Message types announced by more than one service right now; `services[0]` holds it. */
@@ -377,16 +336,10 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.timer = undefined;
   }
 
-  private record(
-    key: string,
-    announcement: Announcement,
-    user: string,
-    pooled: Pooled,
-    brokerUser: string | undefined,
-  ): void {
+  private record(announcement: Announcement, user: string, pooled: Pooled, brokerUser: string | undefined): void {
     const { hashes } = pooled;
     const now = this.now();
-    const previous = this.records.get(key);
+    const previous = this.leases.get(announcement.service, announcement.instanceId);
     const sameContracts =
       previous !== undefined &&
       previous.hashes.length === hashes.length &&
@@ -394,7 +347,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.seq += 1;
     const contracts = this.pool.hold(user, pooled);
     if (previous) this.pool.release(previous);
-    this.keep(key, {
+    this.leases.keep({
       service: announcement.service,
       instanceId: announcement.instanceId,
       contracts,
@@ -410,26 +363,15 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     });
   }
 
-  private keep(key: string, record: InstanceRecord): void {
-    this.records.set(key, record);
-    const siblings = this.byService.get(record.service) ?? new Map<string, InstanceRecord>();
-    siblings.set(key, record);
-    this.byService.set(record.service, siblings);
-  }
-
   /** Bytes of contracts retained (each distinct contract once), in total and per budget (`broker user U`, `service S`). */
   retained(): { totalBytes: number; byUser: Record<string, number> } {
     return this.pool.retained();
   }
 
-  private drop(key: string): void {
-    const record = this.records.get(key);
-    if (!record) return;
-    this.pool.release(record);
-    this.records.delete(key);
-    const siblings = this.byService.get(record.service);
-    siblings?.delete(key);
-    if (siblings?.size === 0) this.byService.delete(record.service);
+  /** Ends an instance's lease and gives back what its record held of the pool. */
+  private drop(service: string, instanceId: string): void {
+    const record = this.leases.remove(service, instanceId);
+    if (record) this.pool.release(record);
   }
 
   /** Rebuilds the union; emits only on a real change of content. Returns whether the contracts changed. */
@@ -459,12 +401,12 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     if (!pins) return;
     const fresh = served.filter((c) => pins.holder(c.messageType) === undefined);
     if (fresh.length === 0) return;
-    const users = new Map(claims.map((c) => [instanceKey(c.service, c.contract.messageType), c.user]));
+    const users = new Map(claims.map((c) => [pairKey(c.service, c.contract.messageType), c.user]));
     pins.hold(
       fresh.map((c) => ({
         messageType: c.messageType,
         service: c.targetService,
-        user: users.get(instanceKey(c.targetService, c.messageType)),
+        user: users.get(pairKey(c.targetService, c.messageType)),
       })),
     );
   }
@@ -472,9 +414,9 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   /** One claim per service and message type (its newest instance's contract), with when the service first made it. */
   private claims(): Claim<PooledContract>[] {
     const newest = new Map<string, { record: InstanceRecord; contract: PooledContract }>();
-    for (const record of this.records.values()) {
+    for (const record of this.leases.all()) {
       for (const contract of record.contracts) {
-        const key = instanceKey(record.service, contract.messageType);
+        const key = pairKey(record.service, contract.messageType);
         const current = newest.get(key);
         if (!current || compareNewest(record, current.record) < 0) newest.set(key, { record, contract });
       }
@@ -526,29 +468,16 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   }
 }
 
-function instanceKey(service: string, instanceId: string): string {
-  return JSON.stringify([service, instanceId]);
-}
-
 function refusalKey(r: Refusal): string {
   return JSON.stringify([r.service, r.messageType, r.reason]);
-}
-
-function toInfo(record: InstanceRecord): InstanceInfo {
-  return {
-    service: record.service,
-    instanceId: record.instanceId,
-    lastSeen: record.lastSeen,
-    leaseExpiresAt: record.leaseExpiresAt,
-    messageTypes: record.contracts.map((c) => c.messageType).sort(compareText),
-  };
-}
-
-function compareInfo(a: InstanceInfo, b: InstanceInfo): number {
-  return compareText(a.service, b.service) || compareText(a.instanceId, b.instanceId);
 }
 
 /** Newest change first; ties by instance id so the choice never depends on Map order. */
 function compareNewest(a: InstanceRecord, b: InstanceRecord): number {
   return b.changedAt - a.changedAt || b.changedSeq - a.changedSeq || compareText(a.instanceId, b.instanceId);
+}
+
+/** A key for a pair of names (a service and a message type). */
+function pairKey(a: string, b: string): string {
+  return JSON.stringify([a, b]);
 }
