@@ -157,7 +157,13 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** The reply's bytes to the response body's text: decoded, checked, serialised (as each build does it). */
 function outputLoop(b, n, which) {
-  const context = { validators: b.validators, log: silent, settings: { strictOutput: STRICT } };
+  const context = {
+    validators: b.validators,
+    // Builds whose runtime owns the output sampling hand responseJson the runtime's OutputSamples.
+    ...(b.output.OutputSamples ? { outputSamples: new b.output.OutputSamples() } : {}),
+    log: silent,
+    settings: { strictOutput: STRICT },
+  };
   const contract = contracts[which];
   const bytes = replies[which];
   let len = 0;

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { Runtime } from '../plugin/runtime';
+import { CONDITION_NAMES, conditionSchemaId } from '../plugin/policy-names';
 
 /**
  * `contract-available`: true while a service announces the given message type. Lets a hand-written pipeline
@@ -9,9 +10,9 @@ import type { Runtime } from '../plugin/runtime';
  */
 export function contractAvailableCondition(runtime: Runtime) {
   return {
-    name: 'contract-available',
+    name: CONDITION_NAMES.contractAvailable,
     schema: {
-      $id: 'http://express-gateway.io/schemas/conditions/contract-available.json',
+      $id: conditionSchemaId(CONDITION_NAMES.contractAvailable),
       type: 'object',
       properties: { messageType: { type: 'string', minLength: 1 } },
       required: ['messageType'],

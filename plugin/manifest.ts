@@ -12,6 +12,7 @@ import { operationsRoutes } from './operations/register';
 import { reportListenErrors } from './host/listen-errors';
 import { checkPipelines } from './host/config-check';
 import { guardedCondition, guardedPolicy } from './host/pipeline-check';
+import { PLUGIN_POLICIES } from './policy-names';
 
 /**
  * package.json's version, read at load so the two cannot drift: it sits two levels above dist/plugin/ in the clone
@@ -27,18 +28,8 @@ const PACKAGE_VERSION = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { ver
  */
 const plugin = {
   version: PACKAGE_VERSION,
-  // In the order of a generated pipeline (plugin/pipeline/generated-pipeline.ts; `cors` is the host's; route-table
-  // only with `routing: table`), then the 404.
-  policies: [
-    'route-table',
-    'request-trace',
-    'contract-rate-limit',
-    'jwt-dev-auth',
-    'permission',
-    'schema-validation',
-    'contract-router',
-    'not-found',
-  ],
+  // In the order of a generated pipeline, then the 404 (plugin/policy-names.ts).
+  policies: [...PLUGIN_POLICIES],
   // Constraint-free for the host: on a bad value it would only log and skip the plugin; settingsForInit stops the start instead.
   schema: hostSettingsSchema(),
   init(ctx: PluginContext): void {

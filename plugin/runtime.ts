@@ -30,6 +30,10 @@ import { DiscoveryGrace } from './contracts/discovery-grace';
 import { serviceBrokerUser } from './settings/bus-trust';
 import { TimeoutCapLog } from './contracts/timeouts';
 import { Deprecations } from './compat/deprecation';
+import { POLICY_NAMES } from './policy-names';
+import { OutputSamples } from './validation/output';
+import { ReplyWarnings } from './contracts/reply-warnings';
+import { SuccessStatuses } from './contracts/success-status';
 
 /**
  * What lives as long as the gateway process, and the composition root: manifest.init() hands it to every policy,
@@ -58,6 +62,10 @@ export class Runtime {
   readonly gracefulStop: GracefulStop;
   /** The Deprecation and Sunset headers of deprecated contracts' routes, kept in step with the registry. */
   readonly deprecations = new Deprecations();
+  /** contract-router's memory of replies: outputs that matched their schema, problems already logged, route kinds. */
+  readonly outputSamples = new OutputSamples();
+  readonly replyWarnings = new ReplyWarnings();
+  readonly successStatuses = new SuccessStatuses();
   /**
    * Set by the first init(), which registers the gateway routes (/health, /api-docs, …) and hooks the host's servers
    * (observer, graceful stop, listen errors). The host re-runs init() on every reload and replays every registered
@@ -319,7 +327,7 @@ export class Runtime {
     const unrouted = this.settings.excludeFromGeneratedRoutes.filter((t) => !routed.has(t)).join(', ');
     if (unrouted && unrouted !== this.lastUnrouted) {
       this.log.warn(
-        `excludeFromGeneratedRoutes: no hand-written pipeline's contract-router names ${unrouted}; nothing serves it (is the name right?)`,
+        `excludeFromGeneratedRoutes: no hand-written pipeline's ${POLICY_NAMES.contractRouter} names ${unrouted}; nothing serves it (is the name right?)`,
       );
     }
     this.lastUnrouted = unrouted;

@@ -4,13 +4,12 @@ import type { ContractRegistry } from '../contracts/registry';
 import type { Conflict, EndpointSpec } from '../contracts/endpoint-specs';
 import type { RoutePlan } from '../contracts/route-plan';
 import {
-  GENERATED_POLICIES,
   generatedPipeline,
   isContractEndpoint,
   preflightEndpoint,
-  TABLE_STEP,
   tableEndpoint,
 } from '../pipeline/generated-pipeline';
+import { GENERATED_POLICIES, POLICY_NAMES } from '../policy-names';
 import { routeAction } from '../routing/route-action';
 import { unfitPaths } from '../routing/path-table';
 import { wantsTable } from '../routing/routing-mode';
@@ -19,7 +18,7 @@ import type { Settings } from '../settings';
 import type { Logger } from '../logger';
 import { renderGatewayConfig } from './gateway-config';
 import { writeIfChanged } from './atomic-file';
-import { isCatchAll, notFoundEndpoint, notFoundPolicies, NOT_FOUND_POLICY } from './not-found-endpoint';
+import { isCatchAll, notFoundEndpoint, notFoundPolicies } from './not-found-endpoint';
 import { errorMessage } from '../errors/describe';
 import { systemClock, type Clock, type ClockTimer } from '../clock';
 import type { HostGatewayConfig } from '../host/port';
@@ -117,7 +116,11 @@ export class ConfigSync {
       pipelineOf: (endpoint) => (isContractEndpoint(endpoint) ? shared : endpoint.name),
       endpointExtra: (endpoint) => (isContractEndpoint(endpoint) ? { contract: routeAction(endpoint) } : undefined),
       pipelinePolicies: (endpoint) => (isCatchAll(endpoint) ? notFoundPolicies() : generatedPipeline(endpoint, cors)),
-      requiredPolicyNames: [...(useTable ? [TABLE_STEP] : []), ...GENERATED_POLICIES, NOT_FOUND_POLICY],
+      requiredPolicyNames: [
+        ...(useTable ? [POLICY_NAMES.routeTable] : []),
+        ...GENERATED_POLICIES,
+        POLICY_NAMES.notFound,
+      ],
     });
     this.lastRender = { key, current, text };
     return text;

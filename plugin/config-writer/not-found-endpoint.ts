@@ -1,7 +1,5 @@
 import type { WritableEndpoint } from './gateway-config';
-
-/** Pipeline step name of the catch-all; listed in the config's `policies:` by the writer. */
-export const NOT_FOUND_POLICY = 'not-found';
+import { POLICY_NAMES } from '../policy-names';
 
 /**
  * The catch-all the writer appends after every contract endpoint: `/api` and everything under it, all methods
@@ -10,7 +8,13 @@ export const NOT_FOUND_POLICY = 'not-found';
  * which always continues with a method (`contracts-get-…`).
  */
 export function notFoundEndpoint(prefix: string): WritableEndpoint & { catchAll: true } {
-  return { name: `${prefix}not-found`, method: '*', path: '/api', paths: ['/api', '/api/*'], catchAll: true };
+  return {
+    name: `${prefix}${POLICY_NAMES.notFound}`,
+    method: '*',
+    path: '/api',
+    paths: ['/api', '/api/*'],
+    catchAll: true,
+  };
 }
 
 export function isCatchAll(endpoint: object): endpoint is WritableEndpoint & { catchAll: true } {
@@ -18,5 +22,5 @@ export function isCatchAll(endpoint: object): endpoint is WritableEndpoint & { c
 }
 
 export function notFoundPolicies(): Array<Record<string, unknown>> {
-  return [{ [NOT_FOUND_POLICY]: [{ action: {} }] }];
+  return [{ [POLICY_NAMES.notFound]: [{ action: {} }] }];
 }

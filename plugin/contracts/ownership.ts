@@ -25,9 +25,9 @@ export interface OwnershipRules {
 }
 
 /** One service's claim on a message type: its newest contract for it and when the service first claimed it. */
-export interface Claim {
+export interface Claim<C extends Contract = Contract> {
   service: string;
-  contract: Contract;
+  contract: C;
   /** Lower is earlier; the earliest claimant still announcing holds the message type and its routes. */
   seq: number;
   /** The broker user that announced it, when broker users are required (a first-use pin binds it too). */
@@ -48,9 +48,9 @@ export interface RegistryConflict {
   services: string[];
 }
 
-export interface Ownership {
-  /** The served contracts, sorted by message type. */
-  contracts: Contract[];
+export interface Ownership<C extends Contract = Contract> {
+  /** The served contracts (the claims' own objects), sorted by message type. */
+  contracts: C[];
   conflicts: RegistryConflict[];
   /** Sorted by service, then message type. */
   refusals: Refusal[];
@@ -163,11 +163,11 @@ function firstUseRefusal({ service, contract, user }: Claim, rules: OwnershipRul
  * refused whole (its contract is not served), so a service never loses a route it holds to a newcomer, whatever
  * the names. The outcome depends only on the claims and their order, never on service names.
  */
-export function resolveOwnership(claims: readonly Claim[], rules: OwnershipRules): Ownership {
+export function resolveOwnership<C extends Contract>(claims: readonly Claim<C>[], rules: OwnershipRules): Ownership<C> {
   const refusals: Refusal[] = [];
   const typeHolder = new Map<string, string>();
   const routeHolders = new RouteHolders();
-  const accepted: Contract[] = [];
+  const accepted: C[] = [];
   const claimants = new Map<string, Set<string>>();
   const ordered = [...claims].sort(
     (a, b) =>

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Announcement, Contract } from './types';
 import { resolveOwnership, type Claim, type OwnershipRules, type Refusal, type RegistryConflict } from './ownership';
@@ -16,15 +15,8 @@ import { errorMessage } from '../errors/describe';
 import { BreakingChangeGate, type BreakingChange, type BreakingChangeMode, type ServedView } from '../compat/gate';
 import { isRecord } from '../is-record';
 import type { FirstUsePins } from './first-use';
-
-/** What the discovery/debug endpoints show per service instance. */
-export interface InstanceInfo {
-  service: string;
-  instanceId: string;
-  lastSeen: number;
-  leaseExpiresAt: number;
-  messageTypes: string[];
-}
+import { compareInfo, Leases, toInfo, type InstanceInfo, type InstanceRecord } from './leases';
+import { ContractPool, NOTHING_POOLED, type Pooled, type PooledContract, type RetainedBudget } from './pool';
 
 export type ApplyResult = { accepted: true; changed: boolean } | { accepted: false; changed: false; reason: string };
 
@@ -52,11 +44,6 @@ export interface RegistryOptions extends ValidationOptions {
   firstUse?: FirstUsePins;
 }
 
-interface RetainedBudget {
-  perUserBytes: number;
-  totalBytes: number;
-}
-
 /** Who published an announcement, as the budget counts it. */
 export interface Announcer {
   /**
@@ -76,35 +63,6 @@ export interface RegistryEvents {
   breaking: [change: BreakingChange];
 }
 
-/** An announcement's contracts as the pool holds them: shared objects, their pool keys and their bytes as JSON. */
-interface Pooled {
-  contracts: Contract[];
-  hashes: string[];
-  bytes: ReadonlyMap<string, number>;
-}
-
-const NOTHING_POOLED: Pooled = { contracts: [], hashes: [], bytes: new Map() };
-
-interface InstanceRecord {
-  service: string;
-  instanceId: string;
-  /** Shared with every other instance that announced the same contract (the pool). */
-  contracts: Contract[];
-  /** Pool keys of `contracts`, in the same order. */
-  hashes: string[];
-  /** The budget's key for the broker user that announced it. */
-  user: string;
-  /** That broker user, when broker users are required (a first-use pin binds it). */
-  brokerUser: string | undefined;
-  lastSeen: number;
-  leaseExpiresAt: number;
-  ttlMs: number;
-  /** When this instance's contracts last differed from what it announced before; decides "newest". */
-  changedAt: number;
-  /** Apply order of that change, to break ties between equal timestamps. */
-  changedSeq: number;
-}
-
 /** Refusals logged one by one per rebuild of the union; more are counted in one line. */
 const MAX_REFUSAL_LINES = 20;
 
@@ -115,7 +73,9 @@ function compareText(a: string, b: string): number {
 /**
  * The live set of contracts, fed by announcements. Each service instance holds a lease; the union of
  * the instances' contracts (one per message type) is what the gateway serves. `change` fires only when
- * that union's content changes, so periodic re-announcements are free.
+ * that union's content changes, so periodic re-announcements are free. It ties four parts together: the leases
+ * (leases.ts), the content-addressed pool and its byte budget (pool.ts), the ownership union (ownership.ts) and the
+ * compatibility gate (compat/gate.ts).
  */
 export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly now: () => number;
@@ -126,12 +86,11 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly rules: OwnershipRules;
   /** Refused announcements: one line per sender and reason, not one per re-announcement. */
   private readonly refusedLog: OnceLog;
-  private readonly records = new Map<string, InstanceRecord>();
-  /** The records of each service, so per-service limits cost no scan of every record. */
-  private readonly byService = new Map<string, Map<string, InstanceRecord>>();
-  private union: Contract[] = [];
-  /** `union` by message type, each replaced by its frozen snapshot on first get(); rebuilt after a change. */
-  private byType: Map<string, Contract> | undefined;
+  /** One record per service instance, with its lease. */
+  private readonly leases = new Leases();
+  private union: PooledContract[] = [];
+  /** `union` by message type; rebuilt after a change. */
+  private byType: Map<string, PooledContract> | undefined;
   /** `union` by target service, for the breaking-change gate; rebuilt after a change. */
   private servedByService: Map<string, Contract[]> | undefined;
   private unionFingerprint = canonical([]);
@@ -141,11 +100,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly claimSeq = new Map<string, number>();
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
-  /** Every retained contract once, by content: instances announcing the same contract share one object. */
-  private readonly pool = new Map<string, { contract: Contract; bytes: number; refs: number }>();
-  private poolBytes = 0;
-  /** Per budget user: how many of its instances hold each pooled contract, and the bytes of those contracts. */
-  private readonly userHeld = new Map<string, { counts: Map<string, number>; bytes: number }>();
+  /** Every retained contract once, by content, and the retained-bytes budget. */
+  private readonly pool: ContractPool;
   private readonly gate: BreakingChangeGate;
   private readonly servedView: ServedView = {
     served: (messageType) => this.get(messageType),
@@ -160,7 +116,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       }
       return this.servedByService.get(service) ?? [];
     },
-    previous: (service, instanceId) => this.records.get(instanceKey(service, instanceId))?.contracts,
+    previous: (service, instanceId) => this.leases.get(service, instanceId)?.contracts,
   };
 
   constructor(options: RegistryOptions = {}) {
@@ -169,6 +125,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
     this.limits = limitsOf(options);
+    this.pool = new ContractPool(options.budget);
     this.rules = options.firstUse ? { ...options.rules, firstUse: options.firstUse } : (options.rules ?? {});
     // A pin released by hand (the release command) decides again at once.
     if (options.firstUse) options.firstUse.onReload = () => this.recompute();
@@ -201,12 +158,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
    * rebuild. False when the instance is not known (then the announcement has to be applied).
    */
   renew(service: string, instanceId: string): boolean {
-    const record = this.records.get(instanceKey(service, instanceId));
-    if (!record) return false;
-    const now = this.now();
-    record.lastSeen = now;
-    record.leaseExpiresAt = now + record.ttlMs;
-    return true;
+    return this.leases.renew(service, instanceId, this.now());
   }
 
   /**
@@ -227,7 +179,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       from.userId !== undefined
         ? `broker user ${inert(from.userId)}`
         : `service ${inert(isRecord(input) ? input.service : '?')}`;
-    const pooled = validation.ok ? this.intern(validation.announcement.contracts) : NOTHING_POOLED;
+    const pooled = validation.ok ? this.pool.intern(validation.announcement.contracts) : NOTHING_POOLED;
     let refused = validation.ok ? this.overBudget(validation.announcement, user, pooled) : validation.reason;
     refused ??= validation.ok ? this.overCapacity(validation.announcement) : undefined;
     if (refused !== undefined) {
@@ -248,66 +200,18 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       );
       announcement.ttlMs = maxLease;
     }
-    const key = instanceKey(announcement.service, announcement.instanceId);
     if (announcement.withdrawn) {
-      this.drop(key);
+      this.drop(announcement.service, announcement.instanceId);
     } else {
-      this.record(key, announcement, user, pooled, from.userId);
+      this.record(announcement, user, pooled, from.userId);
     }
     return this.applied({ accepted: true });
   }
 
-  /**
-   * The pooled copy of each contract (a new one joins the pool only when recorded), and its pool key: identical
-   * contracts of many instances are one object, so instances of a service cost what one costs.
-   */
-  private intern(contracts: readonly Contract[]): Pooled {
-    const bytes = new Map<string, number>();
-    const hashes: string[] = [];
-    const shared = contracts.map((contract) => {
-      const text = JSON.stringify(contract);
-      const hash = createHash('sha256').update(text).digest('base64');
-      hashes.push(hash);
-      bytes.set(hash, Buffer.byteLength(text));
-      return this.pool.get(hash)?.contract ?? contract;
-    });
-    return { contracts: shared, hashes, bytes };
-  }
-
-  /**
-   * Why recording these contracts for `user` would go over the retained budget, or undefined. Counts what the
-   * instance's previous announcement held as released, and a contract the user (or anyone, for the total) already
-   * holds as free: only new bytes count.
-   */
-  private overBudget(announcement: Announcement, user: string, { hashes, bytes }: Pooled): string | undefined {
-    const budget = this.options.budget;
-    if (!budget || announcement.withdrawn) return undefined;
-    const previous = this.records.get(instanceKey(announcement.service, announcement.instanceId));
-    const released = new Set(previous?.hashes ?? []);
-    const unique = new Set(hashes);
-    const held = this.userHeld.get(user);
-    let userBytes = held?.bytes ?? 0;
-    let totalBytes = this.poolBytes;
-    for (const hash of unique) {
-      const size = bytes.get(hash) ?? 0;
-      const heldByUser = (held?.counts.get(hash) ?? 0) - (previous?.user === user && released.has(hash) ? 1 : 0);
-      if (heldByUser <= 0) userBytes += size;
-      const refs = (this.pool.get(hash)?.refs ?? 0) - (released.has(hash) ? 1 : 0);
-      if (refs <= 0) totalBytes += size;
-    }
-    for (const hash of released) {
-      if (unique.has(hash)) continue;
-      const size = this.pool.get(hash)?.bytes ?? 0;
-      if (previous?.user === user && held?.counts.get(hash) === 1) userBytes -= size;
-      if (this.pool.get(hash)?.refs === 1) totalBytes -= size;
-    }
-    if (userBytes > budget.perUserBytes && userBytes > (held?.bytes ?? 0)) {
-      return `${user} would retain ${userBytes} bytes of contracts, over ${budget.perUserBytes} (announcementRetainedBytesPerUser)`;
-    }
-    if (totalBytes > budget.totalBytes && totalBytes > this.poolBytes) {
-      return `the gateway would retain ${totalBytes} bytes of contracts, over ${budget.totalBytes} (announcementRetainedBytesTotal)`;
-    }
-    return undefined;
+  /** Why recording the announcement would go over the retained budget (ContractPool.overBudget), or undefined. */
+  private overBudget(announcement: Announcement, user: string, pooled: Pooled): string | undefined {
+    if (announcement.withdrawn) return undefined;
+    return this.pool.overBudget(user, pooled, this.leases.get(announcement.service, announcement.instanceId));
   }
 
   /**
@@ -316,12 +220,13 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
    * (within one announcement, at most an eighth of it: a new service's contracts name it, so none is held already).
    */
   private refusedUnread(service: unknown, withdrawn: unknown): string | undefined {
-    if (typeof service !== 'string' || withdrawn === true || this.byService.has(service)) return undefined;
-    if (this.byService.size >= this.limits.maxServices)
+    if (typeof service !== 'string' || withdrawn === true || this.leases.hasService(service)) return undefined;
+    if (this.leases.serviceCount >= this.limits.maxServices)
       return `more than ${this.limits.maxServices} services (announcedServicesMax)`;
     const total = this.options.budget?.totalBytes;
-    if (total !== undefined && this.poolBytes > total - Math.min(this.limits.maxBytes, total / 8))
-      return `the gateway retains ${this.poolBytes} bytes of contracts, too close to ${total} for a new service (announcementRetainedBytesTotal)`;
+    const retained = this.pool.totalBytes;
+    if (total !== undefined && retained > total - Math.min(this.limits.maxBytes, total / 8))
+      return `the gateway retains ${retained} bytes of contracts, too close to ${total} for a new service (announcementRetainedBytesTotal)`;
     return undefined;
   }
 
@@ -330,13 +235,12 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
    * instance never withdraws; a live one comes back on re-announcing).
    */
   private overCapacity(announcement: Announcement): string | undefined {
-    if (announcement.withdrawn || this.records.has(instanceKey(announcement.service, announcement.instanceId)))
-      return undefined;
-    const siblings = this.byService.get(announcement.service);
+    if (announcement.withdrawn || this.leases.get(announcement.service, announcement.instanceId)) return undefined;
+    const siblings = this.leases.instancesOf(announcement.service);
     if (!siblings) return undefined; // a new service beyond maxServices was refused unread (refusedUnread)
     if (siblings.size >= this.limits.maxInstancesPerService) {
       const stalest = [...siblings.values()].reduce((a, b) => (b.lastSeen < a.lastSeen ? b : a));
-      this.drop(instanceKey(stalest.service, stalest.instanceId));
+      this.drop(stalest.service, stalest.instanceId);
       this.refusedLog.warn(
         JSON.stringify([announcement.service, 'instances']),
         `contract registry: ${inert(announcement.service)} has more than ${this.limits.maxInstancesPerService} instances (serviceMaxInstances); dropped the one heard from longest ago`,
@@ -360,17 +264,15 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
 
   /** How many contracts, services and instances are known, without copying anything (read at every metrics scrape). */
   counts(): { contracts: number; services: number; instances: number } {
-    return { contracts: this.union.length, services: this.byService.size, instances: this.records.size };
+    return { contracts: this.union.length, services: this.leases.serviceCount, instances: this.leases.instanceCount };
   }
 
   /** Drops every instance whose lease ran out by `now`; returns the dropped instances. */
   expire(now: number = this.now()): InstanceInfo[] {
     const dropped: InstanceInfo[] = [];
-    for (const [key, record] of this.records) {
-      if (record.leaseExpiresAt <= now) {
-        dropped.push(toInfo(record));
-        this.drop(key);
-      }
+    for (const record of this.leases.expired(now)) {
+      dropped.push(toInfo(record));
+      this.drop(record.service, record.instanceId);
     }
     if (dropped.length > 0) this.recompute();
     return dropped.sort(compareInfo);
@@ -381,31 +283,25 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
    * instances get the time to be heard again before their routes go.
    */
   renewLeases(now: number = this.now()): void {
-    for (const record of this.records.values())
-      record.leaseExpiresAt = Math.max(record.leaseExpiresAt, now + record.ttlMs);
+    this.leases.renewAll(now);
   }
 
-  /** The current union, sorted by message type. */
-  contracts(): Contract[] {
-    return this.union.map((c) => structuredClone(c));
+  /** The current union, sorted by message type: the pool's frozen objects (copy one to change it). */
+  contracts(): PooledContract[] {
+    return [...this.union];
   }
 
   /**
-   * The contract of a message type, read on every request: a frozen (read-only, deeply) snapshot shared until the
-   * union changes, so the hot path neither searches the list nor clones schemas; copy it to change it.
+   * The contract of a message type, read on every request: the pool's frozen object, the same one contracts() and
+   * the `change` event hand out, so the hot path neither searches the list nor clones schemas; copy it to change it.
    */
-  get(messageType: string): Contract | undefined {
+  get(messageType: string): PooledContract | undefined {
     this.byType ??= new Map(this.union.map((c) => [c.messageType, c]));
-    const found = this.byType.get(messageType);
-    // Union entries are never frozen themselves: a frozen one is already the snapshot.
-    if (!found || Object.isFrozen(found)) return found;
-    const snapshot = deepFreeze(structuredClone(found));
-    this.byType.set(messageType, snapshot);
-    return snapshot;
+    return this.byType.get(messageType);
   }
 
   instances(): InstanceInfo[] {
-    return [...this.records.values()].map(toInfo).sort(compareInfo);
+    return [...this.leases.all()].map(toInfo).sort(compareInfo);
   }
 
   /** Message types announced by more than one service right now; `services[0]` holds it. */
@@ -440,24 +336,18 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     this.timer = undefined;
   }
 
-  private record(
-    key: string,
-    announcement: Announcement,
-    user: string,
-    pooled: Pooled,
-    brokerUser: string | undefined,
-  ): void {
-    const { hashes, contracts } = pooled;
+  private record(announcement: Announcement, user: string, pooled: Pooled, brokerUser: string | undefined): void {
+    const { hashes } = pooled;
     const now = this.now();
-    const previous = this.records.get(key);
+    const previous = this.leases.get(announcement.service, announcement.instanceId);
     const sameContracts =
       previous !== undefined &&
       previous.hashes.length === hashes.length &&
       previous.hashes.every((h, i) => h === hashes[i]);
     this.seq += 1;
-    this.hold(user, pooled);
-    if (previous) this.release(previous);
-    this.keep(key, {
+    const contracts = this.pool.hold(user, pooled);
+    if (previous) this.pool.release(previous);
+    this.leases.keep({
       service: announcement.service,
       instanceId: announcement.instanceId,
       contracts,
@@ -473,66 +363,15 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     });
   }
 
-  private keep(key: string, record: InstanceRecord): void {
-    this.records.set(key, record);
-    const siblings = this.byService.get(record.service) ?? new Map<string, InstanceRecord>();
-    siblings.set(key, record);
-    this.byService.set(record.service, siblings);
-  }
-
-  /** Counts a record's contracts into the pool and its user's share (before the record it replaces is released). */
-  private hold(user: string, { hashes, contracts, bytes }: Pooled): void {
-    let held = this.userHeld.get(user);
-    if (!held) this.userHeld.set(user, (held = { counts: new Map(), bytes: 0 }));
-    hashes.forEach((hash, i) => {
-      let entry = this.pool.get(hash);
-      if (!entry) {
-        entry = { contract: contracts[i] as Contract, bytes: bytes.get(hash) ?? 0, refs: 0 };
-        this.pool.set(hash, entry);
-        this.poolBytes += entry.bytes;
-      }
-      entry.refs += 1;
-      const count = held.counts.get(hash) ?? 0;
-      if (count === 0) held.bytes += entry.bytes;
-      held.counts.set(hash, count + 1);
-    });
-  }
-
-  private release(record: InstanceRecord): void {
-    const held = this.userHeld.get(record.user);
-    for (const hash of record.hashes) {
-      const entry = this.pool.get(hash);
-      if (!entry) continue;
-      entry.refs -= 1;
-      if (entry.refs <= 0) {
-        this.pool.delete(hash);
-        this.poolBytes -= entry.bytes;
-      }
-      const count = held?.counts.get(hash) ?? 0;
-      if (held && count <= 1) {
-        held.counts.delete(hash);
-        held.bytes -= entry.bytes;
-      } else held?.counts.set(hash, count - 1);
-    }
-    if (held && held.counts.size === 0) this.userHeld.delete(record.user);
-  }
-
   /** Bytes of contracts retained (each distinct contract once), in total and per budget (`broker user U`, `service S`). */
   retained(): { totalBytes: number; byUser: Record<string, number> } {
-    return {
-      totalBytes: this.poolBytes,
-      byUser: Object.fromEntries([...this.userHeld].map(([user, held]) => [user, held.bytes])),
-    };
+    return this.pool.retained();
   }
 
-  private drop(key: string): void {
-    const record = this.records.get(key);
-    if (!record) return;
-    this.release(record);
-    this.records.delete(key);
-    const siblings = this.byService.get(record.service);
-    siblings?.delete(key);
-    if (siblings?.size === 0) this.byService.delete(record.service);
+  /** Ends an instance's lease and gives back what its record held of the pool. */
+  private drop(service: string, instanceId: string): void {
+    const record = this.leases.remove(service, instanceId);
+    if (record) this.pool.release(record);
   }
 
   /** Rebuilds the union; emits only on a real change of content. Returns whether the contracts changed. */
@@ -562,28 +401,28 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     if (!pins) return;
     const fresh = served.filter((c) => pins.holder(c.messageType) === undefined);
     if (fresh.length === 0) return;
-    const users = new Map(claims.map((c) => [instanceKey(c.service, c.contract.messageType), c.user]));
+    const users = new Map(claims.map((c) => [pairKey(c.service, c.contract.messageType), c.user]));
     pins.hold(
       fresh.map((c) => ({
         messageType: c.messageType,
         service: c.targetService,
-        user: users.get(instanceKey(c.targetService, c.messageType)),
+        user: users.get(pairKey(c.targetService, c.messageType)),
       })),
     );
   }
 
   /** One claim per service and message type (its newest instance's contract), with when the service first made it. */
-  private claims(): Claim[] {
-    const newest = new Map<string, { record: InstanceRecord; contract: Contract }>();
-    for (const record of this.records.values()) {
+  private claims(): Claim<PooledContract>[] {
+    const newest = new Map<string, { record: InstanceRecord; contract: PooledContract }>();
+    for (const record of this.leases.all()) {
       for (const contract of record.contracts) {
-        const key = instanceKey(record.service, contract.messageType);
+        const key = pairKey(record.service, contract.messageType);
         const current = newest.get(key);
         if (!current || compareNewest(record, current.record) < 0) newest.set(key, { record, contract });
       }
     }
     for (const key of this.claimSeq.keys()) if (!newest.has(key)) this.claimSeq.delete(key);
-    const claims: Claim[] = [];
+    const claims: Claim<PooledContract>[] = [];
     for (const [key, { record, contract }] of newest) {
       let seq = this.claimSeq.get(key);
       if (seq === undefined) this.claimSeq.set(key, (seq = ++this.seq));
@@ -629,37 +468,16 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   }
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
-
-function instanceKey(service: string, instanceId: string): string {
-  return JSON.stringify([service, instanceId]);
-}
-
 function refusalKey(r: Refusal): string {
   return JSON.stringify([r.service, r.messageType, r.reason]);
-}
-
-function toInfo(record: InstanceRecord): InstanceInfo {
-  return {
-    service: record.service,
-    instanceId: record.instanceId,
-    lastSeen: record.lastSeen,
-    leaseExpiresAt: record.leaseExpiresAt,
-    messageTypes: record.contracts.map((c) => c.messageType).sort(compareText),
-  };
-}
-
-function compareInfo(a: InstanceInfo, b: InstanceInfo): number {
-  return compareText(a.service, b.service) || compareText(a.instanceId, b.instanceId);
 }
 
 /** Newest change first; ties by instance id so the choice never depends on Map order. */
 function compareNewest(a: InstanceRecord, b: InstanceRecord): number {
   return b.changedAt - a.changedAt || b.changedSeq - a.changedSeq || compareText(a.instanceId, b.instanceId);
+}
+
+/** A key for a pair of names (a service and a message type). */
+function pairKey(a: string, b: string): string {
+  return JSON.stringify([a, b]);
 }

@@ -3,6 +3,9 @@ import type { Logger } from '../logger';
 import { INVALID_SETTINGS_EXIT_CODE } from '../settings/startup';
 import { listOf, pipelineProblem, type Declared } from './pipeline-check';
 import type { HostGatewayConfig } from './port';
+import { POLICY_NAMES } from '../policy-names';
+
+const JWT = POLICY_NAMES.jwtDevAuth;
 
 /** What the check needs of the runtime: whether the host runs already (a reload), and where the refusal goes. */
 export interface RefusalHolder {
@@ -48,9 +51,9 @@ const NO_KEY =
  * always when the plugin writes generated routes: every one of them runs jwt-dev-auth with the environment's keys.
  */
 export function keylessAuth(gatewayConfig: unknown, writesRoutes: boolean, env: NodeJS.ProcessEnv): string | undefined {
-  if (writesRoutes && !hasKey({}, env)) return `jwt-dev-auth of the generated routes has ${NO_KEY}`;
+  if (writesRoutes && !hasKey({}, env)) return `${JWT} of the generated routes has ${NO_KEY}`;
   for (const [pipeline, action] of jwtSteps(gatewayConfig)) {
-    if (!hasKey(action, env)) return `pipeline "${pipeline}", step jwt-dev-auth: ${NO_KEY}`;
+    if (!hasKey(action, env)) return `pipeline "${pipeline}", step ${JWT}: ${NO_KEY}`;
   }
   return undefined;
 }
@@ -72,8 +75,8 @@ function jwtSteps(gatewayConfig: unknown): Array<[string, AuthOverrides]> {
   const found: Array<[string, AuthOverrides]> = [];
   for (const [name, pipeline] of Object.entries(pipelines)) {
     for (const entry of listOf((pipeline as { policies?: unknown } | null)?.policies)) {
-      if (typeof entry !== 'object' || entry === null || !('jwt-dev-auth' in entry)) continue;
-      const steps = listOf((entry as Record<string, unknown>)['jwt-dev-auth']);
+      if (typeof entry !== 'object' || entry === null || !(JWT in entry)) continue;
+      const steps = listOf((entry as Record<string, unknown>)[JWT]);
       for (const step of steps.length ? steps : [{}])
         found.push([name, ((step as { action?: AuthOverrides } | null)?.action ?? {}) as AuthOverrides]);
     }

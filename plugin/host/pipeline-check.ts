@@ -1,6 +1,7 @@
 import { namesContract } from '../pipeline/resolve-contract';
 import type { RouteAction } from '../routing/route-action';
 import { isRecord } from '../is-record';
+import { POLICY_NAMES } from '../policy-names';
 
 /**
  * Express Gateway 1.16 hands a policy its action as `Object.assign({}, step.action, ActionParams.prototype)`
@@ -75,7 +76,7 @@ function pipelineStepsProblem(
   for (const entry of entries) {
     if (!isRecord(entry)) continue;
     const policyName = Object.keys(entry)[0];
-    if (policyName === 'route-table') routed = true;
+    if (policyName === POLICY_NAMES.routeTable) routed = true;
     const declared = policies.find((p) => p.name === policyName);
     // `- permission:` with no step runs it once with an empty action, as the host does.
     const steps = listOf(entry[policyName]);
@@ -83,7 +84,7 @@ function pipelineStepsProblem(
       if (!isRecord(step)) continue;
       const problem =
         stepProblem(step, declared, conditions) ??
-        (policyName === 'permission' && !routed ? unboundPermission(step) : undefined);
+        (policyName === POLICY_NAMES.permission && !routed ? unboundPermission(step) : undefined);
       if (problem) return `step ${policyName}: ${problem}`;
     }
   }

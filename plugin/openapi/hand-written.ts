@@ -4,6 +4,7 @@ import { deriveRoutes } from '../contracts/derive-routes';
 import { contractOperation, type OperationContext } from './contract-operation';
 import { componentName, componentRef, embedSchema } from './schema-embedding';
 import { isRecord } from '../is-record';
+import { POLICY_NAMES } from '../policy-names';
 
 /**
  * A route of a hand-written pipeline whose last step is `contract-router` naming a message type: what the OpenAPI
@@ -51,7 +52,7 @@ export function routedMessageTypes(gatewayConfig: unknown, prefix: string): Set<
   for (const [name, pipeline] of Object.entries(pipelines)) {
     if (name.startsWith(prefix) || !isRecord(pipeline)) continue;
     for (const [step, actions] of steps(pipeline)) {
-      if (step !== 'contract-router') continue;
+      if (step !== POLICY_NAMES.contractRouter) continue;
       for (const action of actions) if (typeof action.messageType === 'string') out.add(action.messageType);
     }
   }
@@ -74,20 +75,20 @@ export function handWrittenRoutes(gatewayConfig: unknown, prefix: string): HandW
     if (pipelineName.startsWith(prefix) || !isRecord(pipeline)) continue;
     const all = steps(pipeline);
     const last = all[all.length - 1];
-    if (last?.[0] !== 'contract-router') continue;
+    if (last?.[0] !== POLICY_NAMES.contractRouter) continue;
     const before = all.slice(0, -1);
     // A `- jwt-dev-auth:` with no action requires a token; only actions that all say `public: true` make it optional.
     const auth = before
-      .filter(([name]) => name === 'jwt-dev-auth')
+      .filter(([name]) => name === POLICY_NAMES.jwtDevAuth)
       .map(([, actions]) => actions.length > 0 && actions.every((a) => a.public === true));
     const authentication = auth.length === 0 ? 'none' : auth.every(Boolean) ? 'optional' : 'required';
     const named = before
-      .filter(([name]) => name === 'permission')
+      .filter(([name]) => name === POLICY_NAMES.permission)
       .flatMap(([, actions]) => actions.flatMap((a) => list(a.required)));
     const permissions =
       named.length > 0 ? [...new Set(named.filter((p): p is string => typeof p === 'string'))] : undefined;
     const inline = before
-      .filter(([name]) => name === 'schema-validation')
+      .filter(([name]) => name === POLICY_NAMES.schemaValidation)
       .flatMap(([, actions]) => actions)
       .find((a) => isRecord(a.schema));
     for (const action of last[1]) {

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Contract } from '../contracts/types';
-import type { InstanceInfo } from '../contracts/registry';
+import type { InstanceInfo } from '../contracts/leases';
 import type { RegistryConflict } from '../contracts/ownership';
 import type { Runtime } from '../runtime';
 import { traceOf } from '../request/trace';

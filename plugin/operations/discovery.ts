@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Contract } from '../contracts/types';
-import type { InstanceInfo } from '../contracts/registry';
+import type { InstanceInfo } from '../contracts/leases';
 import type { Refusal, RegistryConflict } from '../contracts/ownership';
 import type { BreakingChange } from '../compat/gate';
 import type { Conflict } from '../contracts/endpoint-specs';

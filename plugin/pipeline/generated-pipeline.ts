@@ -1,26 +1,6 @@
 import type { EndpointSpec } from '../contracts/endpoint-specs';
 import { corsAction, type CorsAction } from '../edge/cors';
-
-/**
- * The request lifecycle of a generated route, in order (docs/design.md "One request"):
- *   request-trace ▸ cors ▸ contract-rate-limit ▸ jwt-dev-auth ▸ permission ▸ schema-validation ▸ contract-router
- * - request-trace first: X-Correlation-Id / X-Request-Id are on every answer, the preflight cors ends included.
- * - cors (the host's policy) before anything that can refuse: a preflight gets its 204 without credentials, and
- *   401/403/404/429 answers carry the CORS headers a browser needs to read them.
- * - contract-rate-limit (the host's rate-limit underneath) before authentication: it keys by
- *   the user that the shared token verifier confirms (cached, so jwt-dev-auth does not verify the token again) or by
- *   the client address, so floods of bad tokens are limited too and an unverified `sub` never picks the budget.
- * Each policy listed here lands in every generated pipeline and in gateway.config.yml's `policies:`.
- */
-export const GENERATED_POLICIES = [
-  'request-trace',
-  'cors',
-  'contract-rate-limit',
-  'jwt-dev-auth',
-  'permission',
-  'schema-validation',
-  'contract-router',
-] as const;
+import { GENERATED_POLICIES, HOST_CORS, POLICY_NAMES } from '../policy-names';
 
 /**
  * The `policies:` list of the one pipeline every contract route shares. Its steps carry no route: each request's
@@ -30,7 +10,7 @@ export const GENERATED_POLICIES = [
  */
 export function contractPipeline(cors: CorsAction = corsAction()): Array<Record<string, unknown>> {
   return GENERATED_POLICIES.map((name) =>
-    name === 'cors' ? { [name]: [{ action: cors }] } : { [name]: [{ action: {} }] },
+    name === HOST_CORS ? { [name]: [{ action: cors }] } : { [name]: [{ action: {} }] },
   );
 }
 
@@ -66,8 +46,6 @@ export interface TableEndpoint {
   table: true;
 }
 
-export const TABLE_STEP = 'route-table';
-
 export function tableEndpoint(prefix: string, routePaths: readonly string[]): TableEndpoint {
   // With no route yet, /api: where every derived route lives.
   const roots = routePaths.length ? [...new Set(routePaths.map((p) => p.split('/')[1] ?? ''))].sort() : ['api'];
@@ -102,7 +80,7 @@ function caseInsensitive(segment: string): string {
 
 /** The pipeline of the table endpoint: route-table, then the lifecycle of any contract route. */
 export function tablePipeline(cors: CorsAction = corsAction()): Array<Record<string, unknown>> {
-  return [{ [TABLE_STEP]: [{ action: {} }] }, ...contractPipeline(cors)];
+  return [{ [POLICY_NAMES.routeTable]: [{ action: {} }] }, ...contractPipeline(cors)];
 }
 
 /** Either kind of generated endpoint, and the pipeline each gets. */
@@ -129,5 +107,5 @@ export function isContractEndpoint(endpoint: object): endpoint is EndpointSpec {
  * catch-all's answer needs the trace ids and the CORS headers as much as a contract route's).
  */
 export function edgeSteps(cors: CorsAction = corsAction()): Array<Record<string, unknown>> {
-  return [{ 'request-trace': [{ action: {} }] }, { cors: [{ action: cors }] }];
+  return [{ [POLICY_NAMES.requestTrace]: [{ action: {} }] }, { [HOST_CORS]: [{ action: cors }] }];
 }

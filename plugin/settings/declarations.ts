@@ -2,6 +2,7 @@ import { AUTO_TABLE_ABOVE, ROUTING_MODES } from '../routing/routing-mode';
 import { DEFAULT_MAX_JSON_DEPTH } from '../request/json-depth';
 import { DEFAULT_ANNOUNCEMENT_BYTES_PER_SECOND, DEFAULT_MAX_REPLY_BYTES } from '../bus/constants';
 import { BREAKING_CHANGE_MODES } from '../compat/gate';
+import { POLICY_NAMES } from '../policy-names';
 import {
   D,
   DEFAULT_DISCOVERY_GRACE_MS,
@@ -211,8 +212,7 @@ export const SETTING_DECLARATIONS = {
     doc: {
       default: 'none',
       allowed: 'a list of message types, comma-separated in the environment',
-      meaning:
-        'contracts taken off their generated routes and the generic dispatch (`POST /api/actions`, `GET /api/data` answer 404 for them): only a hand-written pipeline whose `contract-router` names the message type reaches them, e.g. one with stricter steps ([design.md](design.md#hand-written-pipelines))',
+      meaning: `contracts taken off their generated routes and the generic dispatch (\`POST /api/actions\`, \`GET /api/data\` answer 404 for them): only a hand-written pipeline whose \`${POLICY_NAMES.contractRouter}\` names the message type reaches them, e.g. one with stricter steps ([design.md](design.md#hand-written-pipelines))`,
     },
   },
   breakingChanges: {

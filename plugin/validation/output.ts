@@ -11,6 +11,8 @@ export interface OutputCheck {
   result: unknown;
   correlationId: string;
   validators: ValidatorCache;
+  /** The runtime's count of matching replies per contract (OutputSamples). */
+  samples: OutputSamples;
   log: Logger;
   /** Answer 502 instead of passing on a result that does not match the outputSchema. */
   strict: boolean;
@@ -27,23 +29,28 @@ const LOGGED_ERRORS = 10;
 export const CHECK_UNTIL_PASSED = 100;
 export const SAMPLE_EVERY = 16;
 
-/** Per contract (the registry's object: a new announcement starts again), the replies seen since the last mismatch. */
-const passed = new WeakMap<Contract, number>();
+/**
+ * Per contract (the registry's pooled object: a changed contract is a new one and starts again), the replies seen since the last mismatch.
+ * The runtime owns one (docs/design.md, "where state lives"), so two runtimes in one process count apart.
+ */
+export class OutputSamples {
+  private readonly passed = new WeakMap<Contract, number>();
 
-function worthChecking(contract: Contract, strict: boolean): boolean {
-  if (strict) return true;
-  const n = passed.get(contract) ?? 0;
-  if (n < CHECK_UNTIL_PASSED) return true;
-  passed.set(contract, n + 1);
-  return (n - CHECK_UNTIL_PASSED) % SAMPLE_EVERY === SAMPLE_EVERY - 1;
-}
+  worthChecking(contract: Contract, strict: boolean): boolean {
+    if (strict) return true;
+    const n = this.passed.get(contract) ?? 0;
+    if (n < CHECK_UNTIL_PASSED) return true;
+    this.passed.set(contract, n + 1);
+    return (n - CHECK_UNTIL_PASSED) % SAMPLE_EVERY === SAMPLE_EVERY - 1;
+  }
 
-function noteChecked(contract: Contract, strict: boolean, ok: boolean): void {
-  if (strict) return;
-  if (!ok) passed.set(contract, 0);
-  else {
-    const n = passed.get(contract) ?? 0;
-    if (n < CHECK_UNTIL_PASSED) passed.set(contract, n + 1);
+  noteChecked(contract: Contract, strict: boolean, ok: boolean): void {
+    if (strict) return;
+    if (!ok) this.passed.set(contract, 0);
+    else {
+      const n = this.passed.get(contract) ?? 0;
+      if (n < CHECK_UNTIL_PASSED) this.passed.set(contract, n + 1);
+    }
   }
 }
 
@@ -57,10 +64,10 @@ function compiledOutput(validators: ValidatorCache, contract: Contract): Validat
 /** Checks one result: a mismatch is logged with the correlation id, and in strict mode answered 502. */
 function check(
   validate: ValidateFunction,
-  { contract, result, correlationId, log, strict }: Omit<OutputCheck, 'validators'>,
+  { contract, result, correlationId, samples, log, strict }: Omit<OutputCheck, 'validators'>,
 ): void {
   const ok = validate(result) as boolean;
-  noteChecked(contract, strict, ok);
+  samples.noteChecked(contract, strict, ok);
   if (ok) return;
   const errors = toFieldErrors(validate.errors);
   const shown = errors
@@ -82,13 +89,14 @@ function check(
  */
 export function checkOutput(o: OutputCheck): unknown {
   const validate = compiledOutput(o.validators, o.contract);
-  if (worthChecking(o.contract, o.strict)) check(validate, o);
+  if (o.samples.worthChecking(o.contract, o.strict)) check(validate, o);
   return stripWriteOnly(o.result, o.contract.outputSchema);
 }
 
 /** What responseJson takes from the runtime. */
 export interface OutputContext {
   readonly validators: ValidatorCache;
+  readonly outputSamples: OutputSamples;
   readonly log: Logger;
   readonly settings: { readonly strictOutput: boolean };
 }
@@ -111,11 +119,12 @@ export function responseJson(
 ): string | Buffer {
   const strict = context.settings.strictOutput;
   const validate = compiledOutput(context.validators, contract);
-  const checked = worthChecking(contract, strict);
+  const samples = context.outputSamples;
+  const checked = samples.worthChecking(contract, strict);
   const passedOn = resultJson !== undefined && !strict;
   if (passedOn && !checked && !mentionsWriteOnly(contract.outputSchema)) return resultJson;
   const value = result();
-  if (checked) check(validate, { contract, result: value, correlationId, log: context.log, strict });
+  if (checked) check(validate, { contract, result: value, correlationId, samples, log: context.log, strict });
   const body = stripWriteOnly(value, contract.outputSchema);
   return body === value && passedOn ? resultJson : JSON.stringify(body);
 }

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 
-/** Hashes of frozen schemas (the registry's snapshots are frozen deeply), which cannot change: computed once, not per request. */
+/** Hashes of frozen schemas (the registry freezes its contracts deeply), which cannot change: computed once, not per request. */
 const frozenHashes = new WeakMap<object, string>();
 
 /**
- * Identity of a schema's content. Contracts reach us as copies (the registry clones them), so object identity
+ * Identity of a schema's content. The same schema reaches us in different objects (each announcement's own copy), so object identity
  * alone cannot tell "same schema" apart; the registry's copies keep key order, so plain JSON is stable.
  * A frozen schema's hash is remembered: the validators ask for it on every request.
  */

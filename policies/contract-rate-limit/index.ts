@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { schema } from './schema';
+import { POLICY_NAMES } from '../../plugin/policy-names';
 import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';
 import type { Runtime } from '../../plugin/runtime';
@@ -38,7 +39,7 @@ const STORE_RETRY_AFTER_SECONDS = 5;
  */
 export function contractRateLimitPolicy(runtime: Runtime) {
   return {
-    name: 'contract-rate-limit',
+    name: POLICY_NAMES.contractRateLimit,
     schema,
     policy: (action?: ContractRateLimitAction) => runner([contractRateLimitStep(runtime, action)]),
   };

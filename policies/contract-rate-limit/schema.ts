@@ -1,3 +1,4 @@
+import { POLICY_NAMES, policySchemaId } from '../../plugin/policy-names';
 import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/routing/route-action';
 
 /**
@@ -6,7 +7,7 @@ import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/routing/route-actio
  * No additionalProperties: false — the host adds its own properties.
  */
 export const schema = {
-  $id: 'http://express-gateway.io/schemas/policies/contract-rate-limit.json',
+  $id: policySchemaId(POLICY_NAMES.contractRateLimit),
   type: 'object',
   properties: {
     ...ROUTE_ACTION_SCHEMA_PROPERTIES,

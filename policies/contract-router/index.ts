@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { schema } from './schema';
+import { POLICY_NAMES } from '../../plugin/policy-names';
 import { traceOf } from '../../plugin/request/trace';
 import { contractOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { inputNeed, inputOf } from '../../plugin/pipeline/message-input';
@@ -9,7 +10,6 @@ import type { Runtime } from '../../plugin/runtime';
 import { sendJsonText } from '../../plugin/http/respond';
 import { describeError } from '../../plugin/errors/describe';
 import { fromServiceError } from '../../plugin/errors/error-body';
-import { successStatus } from '../../plugin/contracts/success-status';
 import { replyLocation, replyStatus } from './reply-checks';
 import { responseJson } from '../../plugin/validation/output';
 import { resultJsonOf } from '../../plugin/bus/envelope';
@@ -35,7 +35,7 @@ export interface RouterAction extends RouteAction {
  */
 export function contractRouterPolicy(runtime: Runtime) {
   return {
-    name: 'contract-router',
+    name: POLICY_NAMES.contractRouter,
     schema,
     policy: (action: RouterAction) => runner([contractRouterStep(runtime, action)]),
   };
@@ -141,7 +141,8 @@ async function sendMessage(
 function respond({ runtime, contract, reply }: Answer, req: Request, res: Response): void {
   if (reply.replayed) res.setHeader(REPLAYED_HEADER, 'true');
   if (!reply.ok) throw fromServiceError(reply.error, contract.targetService);
-  const status = replyStatus(reply.status, contract, runtime.log) ?? successStatus(contract.messageType, req.method);
+  const status =
+    replyStatus(reply.status, contract, runtime) ?? runtime.successStatuses.of(contract.messageType, req.method);
   // Checked before any header is set: a result refused in strict mode must not leave a Location behind. The result
   // is read (parsed) only when the check or writeOnly removal needs it.
   const body =
@@ -154,7 +155,7 @@ function respond({ runtime, contract, reply }: Answer, req: Request, res: Respon
           resultJsonOf(reply),
           traceOf(req, res).correlationId,
         );
-  const location = replyLocation(reply.location, contract, runtime.log);
+  const location = replyLocation(reply.location, contract, runtime);
   if (location) res.setHeader('Location', location);
   sendJsonText(res, status, body);
 }

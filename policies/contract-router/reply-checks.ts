@@ -1,5 +1,12 @@
 import type { Contract } from '../../plugin/contracts/types';
 import type { Logger } from '../../plugin/logger';
+import type { ReplyWarnings } from '../../plugin/contracts/reply-warnings';
+
+/** Where a reply problem is reported: the runtime's log and its memory of what was reported already. */
+interface ReplyReport {
+  readonly log: Logger;
+  readonly replyWarnings: ReplyWarnings;
+}
 
 /** Characters of a path we pass on as Location; anything else (a scheme, a host, a query) is not ours to send. */
 const API_PATH = /^\/api\/[A-Za-z0-9/._~%-]*$/;
@@ -20,25 +27,18 @@ export function isSafeLocation(location: string): boolean {
   return true;
 }
 
-/** Contracts already reported, per kind of problem: a service that keeps doing it costs one line, not one per request. */
-const reported = new Map<string, WeakSet<Contract>>();
-
 /** Logs `message` the first time `kind` is seen for this contract (a re-announced contract is a new one). */
-function warnOncePerContract(log: Logger, kind: string, contract: Contract, message: string): void {
-  let seen = reported.get(kind);
-  if (!seen) reported.set(kind, (seen = new WeakSet()));
-  if (seen.has(contract)) return;
-  seen.add(contract);
-  log.warn(`${message} (logged once per contract)`);
+function warnOncePerContract(report: ReplyReport, kind: string, contract: Contract, message: string): void {
+  if (report.replyWarnings.first(kind, contract)) report.log.warn(`${message} (logged once per contract)`);
 }
 
 /** The reply's Location if it is safe to send; otherwise undefined, reported once per contract. */
-export function replyLocation(location: unknown, contract: Contract, log: Logger): string | undefined {
+export function replyLocation(location: unknown, contract: Contract, report: ReplyReport): string | undefined {
   if (location === undefined || location === null || location === '') return undefined;
   if (typeof location === 'string' && isSafeLocation(location)) return location;
   const shown = JSON.stringify(typeof location === 'string' ? location.slice(0, 200) : location)?.slice(0, 200);
   warnOncePerContract(
-    log,
+    report,
     'location',
     contract,
     `${contract.targetService} answered ${contract.messageType} with a location outside /api/ or not normalised (${shown}): not sent`,
@@ -47,11 +47,11 @@ export function replyLocation(location: unknown, contract: Contract, log: Logger
 }
 
 /** The reply's status if it is a success status; otherwise undefined (the derived one is used), reported once per contract. */
-export function replyStatus(status: unknown, contract: Contract, log: Logger): number | undefined {
+export function replyStatus(status: unknown, contract: Contract, report: ReplyReport): number | undefined {
   if (status === undefined || status === null) return undefined;
   if (typeof status === 'number' && Number.isInteger(status) && status >= 200 && status < 300) return status;
   warnOncePerContract(
-    log,
+    report,
     'status',
     contract,
     `${contract.targetService} answered ${contract.messageType} with status ${JSON.stringify(status)?.slice(0, 50)}, which is not a success status: the route's own status was sent`,

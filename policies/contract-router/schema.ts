@@ -1,8 +1,9 @@
+import { POLICY_NAMES, policySchemaId } from '../../plugin/policy-names';
 import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/routing/route-action';
 
 /** No additionalProperties: false — the host adds its own properties to every action. */
 export const schema = {
-  $id: 'http://express-gateway.io/schemas/policies/contract-router.json',
+  $id: policySchemaId(POLICY_NAMES.contractRouter),
   type: 'object',
   properties: {
     ...ROUTE_ACTION_SCHEMA_PROPERTIES,

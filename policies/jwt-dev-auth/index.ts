@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { schema } from './schema';
+import { POLICY_NAMES } from '../../plugin/policy-names';
 import { setRequestUser } from '../../plugin/pipeline/user';
 import { AUTH_OVERRIDE_KEYS, withAuthOverrides, type AuthOverrides } from '../../plugin/settings/auth';
 import { authenticateRequest, knownCaller } from '../../plugin/auth/authenticate';
@@ -24,7 +25,7 @@ export type JwtDevAuthAction = AccessAction & AuthOverrides;
  */
 export function jwtDevAuthPolicy(runtime: Runtime) {
   return {
-    name: 'jwt-dev-auth',
+    name: POLICY_NAMES.jwtDevAuth,
     schema,
     policy: (action?: JwtDevAuthAction) => runner([jwtDevAuthStep(runtime, action)]),
   };

@@ -1,3 +1,4 @@
+import { POLICY_NAMES, policySchemaId } from '../../plugin/policy-names';
 import { AUTH_OVERRIDE_SCHEMA_PROPERTIES } from '../../plugin/settings/auth';
 import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/routing/route-action';
 
@@ -6,7 +7,7 @@ import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/routing/route-actio
  * authentication settings (declared in plugin/settings/auth.ts). Prefer the environment for the secret. No additionalProperties: false — the host adds its own properties.
  */
 export const schema = {
-  $id: 'http://express-gateway.io/schemas/policies/jwt-dev-auth.json',
+  $id: policySchemaId(POLICY_NAMES.jwtDevAuth),
   type: 'object',
   properties: {
     ...ROUTE_ACTION_SCHEMA_PROPERTIES,

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { schema } from './schema';
+import { POLICY_NAMES } from '../../plugin/policy-names';
 import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';
 import { noHandler } from '../../plugin/pipeline/resolve-contract';
@@ -12,7 +13,7 @@ import type { Runtime } from '../../plugin/runtime';
  * nor the method. OPTIONS is passed on: CORS preflights are answered by whatever comes after (or the host).
  */
 export function notFoundPolicy(runtime: Runtime) {
-  return { name: 'not-found', schema, policy: () => notFound(runtime) };
+  return { name: POLICY_NAMES.notFound, schema, policy: () => notFound(runtime) };
 }
 
 function notFound(runtime: Runtime) {

@@ -1,6 +1,7 @@
+import { POLICY_NAMES, policySchemaId } from '../../plugin/policy-names';
 /** No options; no additionalProperties: false — the host adds its own properties to every action. */
 export const schema = {
-  $id: 'http://express-gateway.io/schemas/policies/not-found.json',
+  $id: policySchemaId(POLICY_NAMES.notFound),
   type: 'object',
   properties: {},
 };

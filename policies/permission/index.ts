@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { schema } from './schema';
+import { POLICY_NAMES } from '../../plugin/policy-names';
 import { accessOf, type AccessAction } from '../../plugin/auth/route-access';
 import { contractNeed } from '../../plugin/pipeline/resolve-contract';
 import { checkAccess } from '../../plugin/auth/access-check';
@@ -21,7 +22,11 @@ import { runner, type Step } from '../../plugin/lifecycle/runner';
  * security boundary in development mode.
  */
 export function permissionPolicy(runtime: Runtime) {
-  return { name: 'permission', schema, policy: (action?: AccessAction) => runner([permissionStep(runtime, action)]) };
+  return {
+    name: POLICY_NAMES.permission,
+    schema,
+    policy: (action?: AccessAction) => runner([permissionStep(runtime, action)]),
+  };
 }
 
 function permissionStep(runtime: Runtime, action: AccessAction = {}): Step {

@@ -1,8 +1,9 @@
+import { POLICY_NAMES, policySchemaId } from '../../plugin/policy-names';
 import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/routing/route-action';
 
 /** Action of a permission step. No additionalProperties: false — the host adds its own properties. */
 export const schema = {
-  $id: 'http://express-gateway.io/schemas/policies/permission.json',
+  $id: policySchemaId(POLICY_NAMES.permission),
   type: 'object',
   properties: {
     ...ROUTE_ACTION_SCHEMA_PROPERTIES,

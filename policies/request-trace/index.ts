@@ -1,5 +1,6 @@
 import type { Request, Response, NextFunction } from 'express';
 import { schema } from './schema';
+import { POLICY_NAMES } from '../../plugin/policy-names';
 import { traceOf } from '../../plugin/request/trace';
 
 /**
@@ -16,5 +17,5 @@ function requestTrace() {
 
 /** Needs nothing of the runtime; a factory like the others so that createPolicies treats them alike. */
 export function requestTracePolicy() {
-  return { name: 'request-trace', schema, policy: requestTrace };
+  return { name: POLICY_NAMES.requestTrace, schema, policy: requestTrace };
 }

@@ -1,6 +1,7 @@
+import { POLICY_NAMES, policySchemaId } from '../../plugin/policy-names';
 /** request-trace takes no settings. No additionalProperties: false — the host adds its own properties. */
 export const schema = {
-  $id: 'http://express-gateway.io/schemas/policies/request-trace.json',
+  $id: policySchemaId(POLICY_NAMES.requestTrace),
   type: 'object',
   properties: {},
 };

@@ -1,5 +1,6 @@
 import type { Request, Response, NextFunction } from 'express';
 import { schema } from './schema';
+import { POLICY_NAMES } from '../../plugin/policy-names';
 import type { Runtime } from '../../plugin/runtime';
 import { setTableMatch } from '../../plugin/routing/table-match';
 import { ParamDecodeError } from '../../plugin/routing/path-table';
@@ -15,7 +16,7 @@ import { GatewayError } from '../../plugin/errors/gateway-error';
  * ones and the JSON 404 last, exactly as when no generated endpoint matched.
  */
 export function routeTablePolicy(runtime: Runtime) {
-  return { name: 'route-table', schema, policy: () => routeTable(runtime) };
+  return { name: POLICY_NAMES.routeTable, schema, policy: () => routeTable(runtime) };
 }
 
 function routeTable(runtime: Runtime) {

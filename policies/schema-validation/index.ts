@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { schema } from './schema';
+import { POLICY_NAMES } from '../../plugin/policy-names';
 import { contractOf, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
 import { inputNeed, inputOf } from '../../plugin/pipeline/message-input';
 import type { Runtime } from '../../plugin/runtime';
@@ -26,18 +27,18 @@ const BROKEN_CONTRACT = 'The service contract for this route is invalid';
  */
 export function schemaValidationPolicy(runtime: Runtime) {
   return {
-    name: 'schema-validation',
+    name: POLICY_NAMES.schemaValidation,
     schema,
     policy: (action: ValidationAction) => runner([schemaValidationStep(runtime, action)]),
   };
 }
 
 function schemaValidationStep(runtime: Runtime, action: ValidationAction): Step {
-  const failed = answerStepError(runtime.log, (err) => `schema-validation: ${errorMessage(err)}`);
+  const failed = answerStepError(runtime.log, (err) => `${POLICY_NAMES.schemaValidation}: ${errorMessage(err)}`);
   const inline = action.schema ? compileInline(action.schema) : undefined;
   if (inline && !inline.ok)
     runtime.log.error(
-      `schema-validation: an inline schema does not compile (${inline.reason}); its pipeline answers 500`,
+      `${POLICY_NAMES.schemaValidation}: an inline schema does not compile (${inline.reason}); its pipeline answers 500`,
     );
   // Binds the compile cache to discovery now, so a contract's broken schema is logged when it is announced.
   void runtime.validators;

@@ -1,3 +1,4 @@
+import { POLICY_NAMES, policySchemaId } from '../../plugin/policy-names';
 import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/routing/route-action';
 
 /**
@@ -5,7 +6,7 @@ import { ROUTE_ACTION_SCHEMA_PROPERTIES } from '../../plugin/routing/route-actio
  * for a hand-written pipeline. No additionalProperties: false — the host adds its own properties to every action.
  */
 export const schema = {
-  $id: 'http://express-gateway.io/schemas/policies/schema-validation.json',
+  $id: policySchemaId(POLICY_NAMES.schemaValidation),
   type: 'object',
   properties: {
     ...ROUTE_ACTION_SCHEMA_PROPERTIES,

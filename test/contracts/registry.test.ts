@@ -224,11 +224,37 @@ describe('ContractRegistry', () => {
     expect(registry.contracts()).to.have.length(1);
   });
 
-  it('hands out copies, so callers cannot change the registry', () => {
+  it('hands out frozen contracts, so callers cannot change the registry', () => {
     const { registry } = setup();
     registry.apply(announce('users', 'u1', [contract('ListUsersQuery')]));
-    registry.contracts()[0]!.requiredPermissions.push('hacked');
+    expect(() => registry.contracts()[0]!.requiredPermissions.push('hacked')).to.throw(TypeError);
+    expect(() => {
+      (registry.get('ListUsersQuery') as { public?: boolean }).public = true;
+    }).to.throw(TypeError);
     expect(registry.get('ListUsersQuery')?.requiredPermissions).to.deep.equal(['users:read']);
+    expect(registry.get('ListUsersQuery')?.public).to.equal(undefined);
+  });
+
+  it('hands out one object per contract, frozen once as it entered the pool', () => {
+    const { registry } = setup();
+    const changes: Contract[][] = [];
+    registry.on('change', (contracts) => changes.push(contracts));
+    registry.apply(announce('users', 'u1', [contract('ListUsersQuery'), contract('GetUserQuery')]));
+    const served = registry.get('ListUsersQuery');
+    expect(Object.isFrozen(served)).to.equal(true);
+    expect(Object.isFrozen(served?.inputSchema)).to.equal(true);
+    expect(registry.contracts()).to.include(served);
+    expect(changes[0]).to.include(served);
+    // A second instance announcing the same contract, and another contract changing, leave it the same object.
+    registry.apply(announce('users', 'u2', [contract('ListUsersQuery'), contract('GetUserQuery')]));
+    registry.apply(announce('orders', 'o1', [contract('ListOrdersQuery', 'orders')]));
+    expect(registry.get('ListUsersQuery')).to.equal(served);
+    // A changed contract is a new object.
+    const changed = { ...contract('ListUsersQuery'), requiredPermissions: ['users:list'] };
+    registry.apply(announce('users', 'u1', [changed, contract('GetUserQuery')]));
+    registry.apply(announce('users', 'u2', [changed, contract('GetUserQuery')]));
+    expect(registry.get('ListUsersQuery')).not.to.equal(served);
+    expect(registry.get('ListUsersQuery')?.requiredPermissions).to.deep.equal(['users:list']);
   });
 
   it('expires on a timer that does not hold the process open', async () => {

@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import { parse } from 'yaml';
 import express from 'express';
 import {
-  GENERATED_POLICIES,
   contractPipeline,
   generatedPipeline,
   isContractEndpoint,
@@ -10,6 +9,7 @@ import {
   tableEndpoint,
 } from '../../plugin/pipeline/generated-pipeline';
 import { routeAction } from '../../plugin/routing/route-action';
+import { GENERATED_POLICIES } from '../../plugin/policy-names';
 import { buildEndpointSpecs } from '../../plugin/contracts/endpoint-specs';
 import { corsAction } from '../../plugin/edge/cors';
 import { renderGatewayConfig } from '../../plugin/config-writer/gateway-config';

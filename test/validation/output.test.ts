@@ -1,6 +1,12 @@
 import { expect } from 'chai';
 import type { Contract } from '../../plugin/contracts/types';
-import { checkOutput, CHECK_UNTIL_PASSED, responseJson, SAMPLE_EVERY } from '../../plugin/validation/output';
+import {
+  checkOutput,
+  CHECK_UNTIL_PASSED,
+  OutputSamples,
+  responseJson,
+  SAMPLE_EVERY,
+} from '../../plugin/validation/output';
 import { ValidatorCache } from '../../plugin/validation/validator-cache';
 import { GatewayError } from '../../plugin/errors/gateway-error';
 import { toErrorBody } from '../../plugin/errors/error-body';
@@ -37,6 +43,7 @@ describe('validation: output check', () => {
       result: { id: 't1', secret: 's' },
       correlationId: 'c1',
       validators: new ValidatorCache(),
+      samples: new OutputSamples(),
       log,
       strict: true,
     });
@@ -51,6 +58,7 @@ describe('validation: output check', () => {
       result: { id: 5, secret: 's' },
       correlationId: 'corr-42',
       validators: new ValidatorCache(),
+      samples: new OutputSamples(),
       log,
       strict: false,
     });
@@ -64,7 +72,15 @@ describe('validation: output check', () => {
     const { lines, log } = logger();
     let thrown: unknown;
     try {
-      checkOutput({ contract, result: {}, correlationId: 'c2', validators: new ValidatorCache(), log, strict: true });
+      checkOutput({
+        contract,
+        result: {},
+        correlationId: 'c2',
+        validators: new ValidatorCache(),
+        samples: new OutputSamples(),
+        log,
+        strict: true,
+      });
     } catch (err) {
       thrown = err;
     }
@@ -84,6 +100,7 @@ describe('validation: output check', () => {
         result: { id: 'x' },
         correlationId: 'c3',
         validators: new ValidatorCache({ log }),
+        samples: new OutputSamples(),
         log,
         strict: false,
       });
@@ -110,11 +127,12 @@ describe('validation: output check', () => {
     function loggedOf(c: Contract, good: number, n: number, strict = false): number {
       const { lines, log } = logger();
       const validators = new ValidatorCache();
+      const samples = new OutputSamples();
       for (let i = 0; i < good; i++)
-        checkOutput({ contract: c, result: { id: 'ok' }, correlationId: 'g', validators, log, strict });
+        checkOutput({ contract: c, result: { id: 'ok' }, correlationId: 'g', validators, samples, log, strict });
       for (let i = 0; i < n; i++) {
         try {
-          checkOutput({ contract: c, result: { id: i }, correlationId: 'b', validators, log, strict });
+          checkOutput({ contract: c, result: { id: i }, correlationId: 'b', validators, samples, log, strict });
         } catch {
           // strict: 502
         }
@@ -135,11 +153,35 @@ describe('validation: output check', () => {
     it('checks every reply in strict mode', () => {
       expect(loggedOf(fresh(), CHECK_UNTIL_PASSED * 2, 10, true)).to.equal(10);
     });
+
+    it('counts per OutputSamples (one per runtime): another one checks every reply of the same contract again', () => {
+      const { lines, log } = logger();
+      const validators = new ValidatorCache();
+      const first = new OutputSamples();
+      const second = new OutputSamples();
+      const bad = (samples: OutputSamples, id: string) =>
+        checkOutput({ contract, result: { id: 5 }, correlationId: id, validators, samples, log, strict: false });
+      for (let i = 0; i < CHECK_UNTIL_PASSED; i++)
+        checkOutput({
+          contract,
+          result: { id: 'ok' },
+          correlationId: 'g',
+          validators,
+          samples: first,
+          log,
+          strict: false,
+        });
+      bad(first, 'first');
+      bad(second, 'second');
+      expect(lines).to.have.length(1);
+      expect(lines[0]).to.contain('[second]');
+    });
   });
 
   describe('responseJson: the body as JSON text', () => {
     const context = (strictOutput: boolean) => ({
       validators: new ValidatorCache(),
+      outputSamples: new OutputSamples(),
       log: logger().log,
       settings: { strictOutput },
     });
@@ -208,7 +250,12 @@ describe('validation: output check', () => {
 
       it('a sampled reply that does not match is logged and its bytes passed on; the contract is checked in full again', () => {
         const { lines, log } = logger();
-        const ctx = { validators: new ValidatorCache(), log, settings: { strictOutput: false } };
+        const ctx = {
+          validators: new ValidatorCache(),
+          outputSamples: new OutputSamples(),
+          log,
+          settings: { strictOutput: false },
+        };
         const c = fresh(plain);
         for (let i = 0; i < CHECK_UNTIL_PASSED + SAMPLE_EVERY - 1; i++)
           responseJson(ctx, c, () => ({ id: 'ok' }), '{"id":"ok"}', 'g');
