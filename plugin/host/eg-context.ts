@@ -13,3 +13,17 @@ export interface EgContext {
 export function egContextOf(req: object): EgContext | undefined {
   return (req as { egContext?: EgContext }).egContext;
 }
+
+/**
+ * The host's token for the pipeline run the request is in: Express Gateway makes a new egContext each time a request
+ * reaches a matching apiEndpoint, and gives no other sign that one pipeline ended and another began. Undefined
+ * outside the host (tests, the benchmark): one run per request then.
+ */
+export function pipelineRunOf(req: object): object | undefined {
+  return egContextOf(req);
+}
+
+/** The `contract:` the generated apiEndpoint entry of this pipeline run carries, if any (unchecked: the caller checks it). */
+export function endpointRouteOf(req: object): unknown {
+  return egContextOf(req)?.apiEndpoint?.contract;
+}

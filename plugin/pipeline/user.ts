@@ -1,18 +1,12 @@
 import type { Request } from 'express';
 import type { MessageUser } from '../bus/transport';
-import { requestState } from '../request/state';
-
-declare module '../request/state' {
-  interface RequestState {
-    user?: MessageUser;
-  }
-}
+import { requestContext } from '../request/context';
 
 /** The authenticated caller, set by the authentication policy; undefined on public or unauthenticated routes. */
 export function requestUser(req: Request): MessageUser | undefined {
-  return requestState(req).user;
+  return requestContext(req).caller;
 }
 
 export function setRequestUser(req: Request, user: MessageUser): void {
-  requestState(req).user = user;
+  requestContext(req).caller = user;
 }

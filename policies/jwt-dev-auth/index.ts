@@ -4,10 +4,10 @@ import { setRequestUser } from '../../plugin/pipeline/user';
 import { AUTH_OVERRIDE_KEYS, withAuthOverrides, type AuthOverrides } from '../../plugin/settings/auth';
 import { authenticateRequest, knownCaller } from '../../plugin/auth/authenticate';
 import { accessOf, type AccessAction } from '../../plugin/auth/route-access';
-import { contractNeed } from '../../plugin/pipeline/resolve-contract';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import { runner, type Step } from '../../plugin/lifecycle/runner';
 import type { Runtime } from '../../plugin/runtime';
+import type { RequestContext } from '../../plugin/request/context';
 
 export type JwtDevAuthAction = AccessAction & AuthOverrides;
 
@@ -36,8 +36,8 @@ function jwtDevAuthStep(runtime: Runtime, action: JwtDevAuthAction = {}): Step {
   const verifier = runtime.verifiers.obtain(config);
   const dev = config.developmentAuthEnabled;
 
-  const run = (req: Request): void | Promise<void> =>
-    accessOf(req, action, runtime).public ? identifyIfAble(req) : authenticate(req);
+  const run = (req: Request, _res: unknown, ctx: RequestContext): void | Promise<void> =>
+    accessOf(ctx, req, action, runtime).public ? identifyIfAble(req) : authenticate(req);
 
   /** The caller, or the 401 thrown; waits only for a token not verified before. */
   const authenticate = (req: Request): void | Promise<void> => {
@@ -64,7 +64,7 @@ function jwtDevAuthStep(runtime: Runtime, action: JwtDevAuthAction = {}): Step {
     }
   };
 
-  return { run, failed, body: contractNeed(action, runtime.settings) };
+  return { needs: { body: 'contract', route: action, limits: runtime.settings }, run, failed };
 }
 
 function overridesOf(action: JwtDevAuthAction): AuthOverrides {

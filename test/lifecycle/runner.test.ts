@@ -5,6 +5,7 @@ import { runner, type Step } from '../../plugin/lifecycle/runner';
 import { jwtDevAuthPolicy } from '../../policies/jwt-dev-auth';
 import { permissionPolicy } from '../../policies/permission';
 import { requestUser } from '../../plugin/pipeline/user';
+import type { RequestContext } from '../../plugin/request/context';
 import { quiet, testRuntime } from '../support/runtime';
 import { SECRET, claims, envWithoutAuth, fakeReq, hs256, isolateAuthEnv, run } from '../auth/support';
 
@@ -33,7 +34,7 @@ function runNow(
   let finish = (): void => undefined;
   const done = new Promise<void>((resolve) => (finish = resolve));
   const built = steps.map((s) => ({
-    run: (req: Request, r: Response) => s.run(req, r),
+    run: (req: Request, r: Response, ctx: RequestContext) => s.run(req, r, ctx, undefined),
     failed: (err: unknown, req: Request, r: Response) => {
       s.failed(err, req, r);
       seen.push('failed');
