@@ -19,7 +19,11 @@ function kindOf(messageType: string): Kind {
 
 /** The success status of a route: create 201, delete 204, every other success 200. */
 export function successStatus(messageType: string, method: string): number {
-  const kind = kindOf(messageType);
+  return kindStatus(kindOf(messageType), method);
+}
+
+/** successStatus for a route whose kind is known (the route action carries it): nothing derived per request. */
+export function kindStatus(kind: Kind, method: string): number {
   if (kind === 'create' && method === 'POST') return 201;
   if (kind === 'delete' && method === 'DELETE') return 204;
   return 200;

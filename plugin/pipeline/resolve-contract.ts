@@ -91,23 +91,27 @@ function remember(
   action: RouteAction,
   body: Record<string, unknown> | undefined,
 ): ResolvedContract {
-  const messageType = pickMessageType(req, route, source, body);
+  const picked = pickMessageType(req, route, source, body);
+  const messageType = picked.messageType;
   const contract = source.contract(messageType);
   if (!contract) throw noHandler(`No handler for ${messageType}`, source);
   // Taken off the generated routes: only a hand-written step naming it reaches it, whatever an older file still says.
   if (route !== action && source.settings.excludeFromGeneratedRoutes?.includes(messageType))
     throw new GatewayError('HANDLER_NOT_FOUND', `No handler for ${messageType}`);
-  const resolved = { contract, dispatched: route.dispatch !== undefined };
+  const resolved: ResolvedContract = { contract, dispatched: route.dispatch !== undefined };
+  // Only a generated route carries its kind; a hand-written step's action has none (its schema names no `kind`).
+  if (route !== action && picked.kind !== undefined) resolved.kind = picked.kind;
   run.resolved = resolved;
   return resolved;
 }
 
+/** The message type the route serves for this request, and its kind when the route carries it. */
 function pickMessageType(
   req: Request,
   action: RouteAction,
   source: ContractSource,
   body?: Record<string, unknown>,
-): string {
+): { messageType: string; kind?: RouteAction['kind'] } {
   if (action.dispatch) {
     const named = action.dispatch === 'body' ? body?.messageType : req.query.messageType;
     if (typeof named !== 'string' || named === '') {
@@ -116,11 +120,11 @@ function pickMessageType(
       });
     }
     if (!action.messageTypes?.includes(named)) throw noHandler(`No handler for ${named}`, source);
-    return named;
+    return { messageType: named, kind: action.kind };
   }
   for (const v of action.variants ?? []) {
-    if (req.query[v.whenQuery] !== undefined) return v.messageType;
+    if (req.query[v.whenQuery] !== undefined) return v;
   }
   if (!action.messageType) throw new GatewayError('HANDLER_NOT_FOUND', 'No handler for this route');
-  return action.messageType;
+  return { messageType: action.messageType, kind: action.kind };
 }

@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import type { Span } from '@opentelemetry/api';
 import type { GatewayError } from '../errors/gateway-error';
 import type { MessageUser } from '../bus/transport';
-import type { Contract } from '../contracts/types';
+import type { Contract, ContractKind } from '../contracts/types';
 import type { RouteAction } from '../routing/route-action';
 import { pipelineRunOf } from '../host/eg-context';
 
@@ -23,6 +23,8 @@ export interface ResolvedContract {
   contract: Contract;
   /** A generic route: the input is body.input (POST /api/actions) or the query minus messageType (GET /api/data). */
   dispatched: boolean;
+  /** The route's kind (command, query, create, …), as the route action carries it; undefined: derive it from the message type. */
+  kind?: ContractKind;
 }
 
 /**

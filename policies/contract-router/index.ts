@@ -9,7 +9,7 @@ import type { Runtime } from '../../plugin/runtime';
 import { sendJsonText } from '../../plugin/http/respond';
 import { describeError } from '../../plugin/errors/describe';
 import { fromServiceError } from '../../plugin/errors/error-body';
-import { successStatus } from '../../plugin/contracts/success-status';
+import { kindStatus, successStatus } from '../../plugin/contracts/success-status';
 import { replyLocation, replyStatus } from './reply-checks';
 import { responseJson } from '../../plugin/validation/output';
 import { resultJsonOf } from '../../plugin/bus/envelope';
@@ -54,7 +54,7 @@ function contractRouterStep(runtime: Runtime, action: RouterAction): Step<Resolv
   const run = async (req: Request, res: Response, ctx: RequestContext, resolved: ResolvedContract): Promise<void> => {
     announceDeprecation(runtime, req, res, resolved.contract);
     const input = inputOf(ctx, req, resolved);
-    respond(await sendMessage(runtime, req, res, ctx, resolved.contract, input, action.timeoutMs), req, res);
+    respond(await sendMessage(runtime, req, res, ctx, resolved.contract, input, action.timeoutMs), resolved, req, res);
   };
   return { needs: { body: 'input', route: action, limits: runtime.settings }, admit, run, failed };
 }
@@ -126,10 +126,10 @@ async function sendMessage(
 }
 
 /** The service's reply as the HTTP answer: its status, its checked result, its Location. */
-function respond({ runtime, contract, reply }: Answer, req: Request, res: Response): void {
+function respond({ runtime, contract, reply }: Answer, resolved: ResolvedContract, req: Request, res: Response): void {
   if (reply.replayed) res.setHeader(REPLAYED_HEADER, 'true');
   if (!reply.ok) throw fromServiceError(reply.error, contract.targetService);
-  const status = replyStatus(reply.status, contract, runtime.log) ?? successStatus(contract.messageType, req.method);
+  const status = replyStatus(reply.status, contract, runtime.log) ?? routeStatus(resolved, req.method);
   // Checked before any header is set: a result refused in strict mode must not leave a Location behind. The result
   // is read (parsed) only when the check or writeOnly removal needs it.
   const body =
@@ -145,4 +145,11 @@ function respond({ runtime, contract, reply }: Answer, req: Request, res: Respon
   const location = replyLocation(reply.location, contract, runtime.log);
   if (location) res.setHeader('Location', location);
   sendJsonText(res, status, body);
+}
+
+/** The route's success status: by the kind its route action carries; a hand-written action's, from the message type. */
+function routeStatus(resolved: ResolvedContract, method: string): number {
+  return resolved.kind !== undefined
+    ? kindStatus(resolved.kind, method)
+    : successStatus(resolved.contract.messageType, method);
 }
