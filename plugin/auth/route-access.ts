@@ -46,11 +46,13 @@ export function accessOf(ctx: RequestContext, req: Request, action: AccessAction
       );
     return access;
   }
+  let contract: Contract;
   try {
-    return contractAccess(contractOf(ctx, req, action, source).contract, action);
+    contract = contractOf(ctx, req, action, source).contract;
   } catch (err) {
     return unresolved(err, action);
   }
+  return contractAccess(contract, action);
 }
 
 function unresolved(err: unknown, action: AccessAction): RouteAccess {
