@@ -61,7 +61,7 @@ export interface PipelineRun {
  * step. Who fills what:
  * - trace: trace.ts (the runner, before the first step);
  * - body, bodyError, rawBody: body.ts and replay-body.ts (the runner reads the body before a step that needs it);
- * - caller: jwt-dev-auth (plugin/pipeline/user.ts);
+ * - caller: jwt-dev-auth;
  * - tableMatch: the route-table step (plugin/routing/table-match.ts);
  * - observed, routeTemplate: plugin/observability/;
  * - run: the current pipeline run's route, contract, input and access decision (PipelineRun).

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import type { Request } from 'express';
 import { checkAccess, checkContractAccess } from '../../plugin/auth/access-check';
-import { runContext } from '../../plugin/request/context';
-import { setRequestUser } from '../../plugin/pipeline/user';
+import { runContext, requestContext } from '../../plugin/request/context';
 import { GatewayError } from '../../plugin/errors/gateway-error';
 import type { Contract } from '../../plugin/contracts/types';
 
@@ -20,7 +19,7 @@ function hostRequest(): Request {
 }
 
 function caller(req: Request, permissions: string[]): void {
-  setRequestUser(req, { userId: 'u', email: 'u@x', name: 'u', permissions });
+  requestContext(req).caller = { userId: 'u', email: 'u@x', name: 'u', permissions };
 }
 
 function codeOf(fn: () => void): string | undefined {

@@ -10,7 +10,6 @@ import { schemaValidationPolicy } from '../../policies/schema-validation';
 import { contractOf } from '../../plugin/pipeline/resolve-contract';
 import { inputOf } from '../../plugin/pipeline/message-input';
 import { requestContext, runContext } from '../../plugin/request/context';
-import { requestUser } from '../../plugin/pipeline/user';
 import { runner, type Step } from '../../plugin/lifecycle/runner';
 import { bodyOf, bodyToRead } from '../../plugin/request/body';
 import type { Contract } from '../../plugin/contracts/types';
@@ -171,7 +170,7 @@ describe('runner: the request body, read once before the step that needs it', ()
     from(0);
     passed.push(-1);
     expect(passed).to.deep.equal([0, 1, 2, 3, -1]);
-    expect(requestUser(req)?.permissions).to.deep.equal(['things:read']);
+    expect(requestContext(req).caller?.permissions).to.deep.equal(['things:read']);
     const ctx = runContext(req);
     expect(inputOf(ctx, req, contractOf(ctx, req, {}, runtime))).to.deep.equal({ thingId: 't1' });
   });

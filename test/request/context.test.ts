@@ -5,7 +5,6 @@ import type { AddressInfo } from 'node:net';
 import { requestContext, runContext } from '../../plugin/request/context';
 import { bodyOf, readBody } from '../../plugin/request/body';
 import { replayBodyForProxy } from '../../plugin/request/replay-body';
-import { setRequestUser, requestUser } from '../../plugin/pipeline/user';
 import { routeOf } from '../../plugin/pipeline/resolve-contract';
 
 /**
@@ -20,9 +19,9 @@ describe('request context', () => {
     app.get('/x', (req, res) => {
       const before = Reflect.ownKeys(req);
       const state = requestContext(req);
-      setRequestUser(req, { userId: 'u1', permissions: [] } as never);
+      requestContext(req).caller = { userId: 'u1', permissions: [] } as never;
       const added = Reflect.ownKeys(req).filter((k) => !before.includes(k));
-      seen.push({ added, same: requestContext(req) === state, user: requestUser(req) });
+      seen.push({ added, same: requestContext(req) === state, user: requestContext(req).caller });
       states.push(state);
       res.end('ok');
     });
