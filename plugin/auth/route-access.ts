@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { contractOf, routeOf, type ContractSource, type RouteAction } from '../pipeline/resolve-contract';
 import type { Contract } from '../contracts/types';
+import type { RequestContext } from '../request/context';
 
 /** What the auth steps need to know about an action: the route fields of generated pipelines, plus our own. */
 export interface AccessAction extends RouteAction {
@@ -10,6 +11,7 @@ export interface AccessAction extends RouteAction {
   required?: string[];
 }
 
+/** A route's access rule; the one the caller was let on under becomes the run's AccessDecision (request/context.ts). */
 export interface RouteAccess {
   readonly public: boolean;
   readonly required: readonly string[];
@@ -30,12 +32,12 @@ const byContract = new WeakMap<object, WeakMap<object, RouteAccess>>();
  *   "authenticated, no particular permission".
  * A contract that cannot be resolved (unknown message type, a body that could not be read, …) makes the route
  * non-public, so an anonymous caller learns nothing about which message types exist (401 first, 404 after
- * authentication). On a route that dispatches on the body, the runner reads it before the step (contractNeedsBody).
+ * authentication). On a route that dispatches on the body, the runner reads it before the step (the step's `needs`).
  * Rules depend only on the contract and the step's action, so they are worked out once for each pair, not per
  * request (a hand-written pipeline gives jwt-dev-auth and permission different actions: each gets its own).
  */
-export function accessOf(req: Request, action: AccessAction, source: ContractSource): RouteAccess {
-  if (!routeOf(req, action)) {
+export function accessOf(ctx: RequestContext, req: Request, action: AccessAction, source: ContractSource): RouteAccess {
+  if (!routeOf(ctx, req, action)) {
     let access = byAction.get(action);
     if (!access)
       byAction.set(
@@ -44,11 +46,13 @@ export function accessOf(req: Request, action: AccessAction, source: ContractSou
       );
     return access;
   }
+  let contract: Contract;
   try {
-    return contractAccess(contractOf(req, action, source).contract, action);
+    contract = contractOf(ctx, req, action, source).contract;
   } catch (err) {
     return unresolved(err, action);
   }
+  return contractAccess(contract, action);
 }
 
 function unresolved(err: unknown, action: AccessAction): RouteAccess {

@@ -2,8 +2,11 @@ import { classify } from './derive-routes';
 
 type Kind = ReturnType<typeof classify>['kind'];
 
-/** The success status of a route of this kind: create 201, delete 204, every other success 200. */
-function statusOf(kind: Kind, method: string): number {
+/**
+ * The success status of a route of this kind: create 201, delete 204, every other success 200. contract-router asks
+ * with the kind its route action carries: nothing derived per request.
+ */
+export function kindStatus(kind: Kind, method: string): number {
   if (kind === 'create' && method === 'POST') return 201;
   if (kind === 'delete' && method === 'DELETE') return 204;
   return 200;
@@ -11,7 +14,7 @@ function statusOf(kind: Kind, method: string): number {
 
 /** The success status of a route, its kind worked out from the message type (the OpenAPI document, discovery). */
 export function successStatus(messageType: string, method: string): number {
-  return statusOf(classify(messageType).kind, method);
+  return kindStatus(classify(messageType).kind, method);
 }
 
 /** Message types come from announced contracts; the cap only guards against a service inventing names forever. */
@@ -31,6 +34,6 @@ export class SuccessStatuses {
       if (this.kinds.size >= MAX_REMEMBERED) this.kinds.clear();
       this.kinds.set(messageType, kind);
     }
-    return statusOf(kind, method);
+    return kindStatus(kind, method);
   }
 }

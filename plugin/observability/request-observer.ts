@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
-import { requestState } from '../request/state';
+import { requestContext } from '../request/context';
 import { isKnownCode } from '../errors/codes';
 import { errorCodeOf } from './error-code';
 import { RouteLabels } from './route-label';
@@ -14,19 +14,6 @@ import { spanIdsOf } from '../logging/structured';
 
 /** Seen by the status label when the caller went away before the answer was complete (nginx's convention). */
 const CLIENT_CLOSED = 499;
-
-interface Observed {
-  /** performance.now() when the server got the request. */
-  start: number;
-  /** The request's server span; none while no SDK is registered. */
-  span: Span | undefined;
-}
-
-declare module '../request/state' {
-  interface RequestState {
-    observed?: Observed;
-  }
-}
 
 /** What is done with each request the host's servers get besides its server span: metrics, the access log. */
 export interface ObserverOptions {
@@ -60,7 +47,7 @@ export class RequestObserver {
     const trace = traceOf(req as Request, res as Response);
     // No span while no SDK is registered: it would record nothing.
     const span = tracing() ? startServerSpan(req as ServerRequest, trace.traceparent, urlPath) : undefined;
-    requestState(req as Request).observed = { start: performance.now(), span };
+    requestContext(req as Request).observed = { start: performance.now(), span };
     this.options.metrics?.requestStarted();
     res.on('close', this.answered);
   };
@@ -71,12 +58,12 @@ const urlPath = (url: string | undefined): string => redact(pathOnly(url));
 
 /** The server span of a request, for the spans of its steps (the bus round trip). */
 export function serverSpanOf(req: Request): Span | undefined {
-  return requestState(req).observed?.span;
+  return requestContext(req).observed?.span;
 }
 
 function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLabels): void {
   const req = res.req as Request;
-  const state = requestState(req);
+  const state = requestContext(req);
   const observed = state.observed;
   if (!observed) return;
   const seconds = (performance.now() - observed.start) / 1000;
@@ -104,7 +91,7 @@ function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLa
       duration: Math.round(seconds * 10_000) / 10,
       correlationId: state.trace?.correlationId,
       requestId: state.trace?.requestId,
-      service: state.resolved?.contract.targetService,
+      service: state.run.resolved?.contract.targetService,
       code,
       // No span without an SDK: the caller's context then, as the non-recording span continuing it would have had.
       ...spanIdsOf(observed.span?.spanContext() ?? spanContextOf(state.trace?.traceparent)),

@@ -1,18 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import { tableRouteOf } from '../routing/table-match';
-import { requestState } from '../request/state';
-
-declare module '../request/state' {
-  interface RequestState {
-    /** Set by a handler Express has no route path for (files served by a mounted router): its label. */
-    routeTemplate?: string;
-  }
-}
+import { requestContext } from '../request/context';
 
 /** Labels a request served by a mounted router (static files), which leaves Express no route path to read. */
 export function setRouteTemplate(req: Request, template: string): void {
-  requestState(req).routeTemplate = template;
+  requestContext(req).routeTemplate = template;
 }
 
 /** A request no route took (the host's 404, a request refused before routing). */
@@ -33,7 +26,7 @@ export class RouteLabels {
    */
   of(req: IncomingMessage): string {
     const template =
-      tableRouteOf(req as Request) ?? requestState(req as Request).routeTemplate ?? expressRoute(req as Request);
+      tableRouteOf(req as Request) ?? requestContext(req as Request).routeTemplate ?? expressRoute(req as Request);
     if (template === undefined) return UNMATCHED_ROUTE;
     if (this.seen.has(template)) return template;
     if (this.seen.size >= MAX_ROUTE_LABELS) return OTHER_ROUTE;

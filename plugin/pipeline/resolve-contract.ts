@@ -1,13 +1,13 @@
 import type { Request } from 'express';
-import { bodyOf, bodyToRead, type BodyLimits, type BodyNeed } from '../request/body';
+import { bodyOf } from '../request/body';
 import type { Contract } from '../contracts/types';
 import { GatewayError, serviceUnavailable } from '../errors/gateway-error';
-import { tableMatchOf } from '../routing/table-match';
 import type { RouteAction } from '../routing/route-action';
-import { requestState, type RequestState } from '../request/state';
+import type { PipelineRun, RequestContext, ResolvedContract } from '../request/context';
+import { endpointRouteOf } from '../host/eg-context';
 
-// The type policies take their action as, next to contractOf() which reads it.
-export type { RouteAction };
+// The types policies take their action as and get back, next to contractOf() which reads the one and gives the other.
+export type { ResolvedContract, RouteAction };
 
 /**
  * What resolving a contract needs of the runtime: the contracts known now, the bus's state, whether the services
@@ -21,38 +21,28 @@ export interface ContractSource {
   contract(messageType: string): Contract | undefined;
 }
 
-export interface ResolvedContract {
-  contract: Contract;
-  /** A generic route: the input is body.input (POST /api/actions) or the query minus messageType (GET /api/data). */
-  dispatched: boolean;
-}
-
-declare module '../request/state' {
-  interface RequestState {
-    resolved?: ResolvedContract;
-  }
-}
-
 /** True when a step's action names the contract(s) of its route itself (hand-written pipelines may). */
 export function namesContract(action: RouteAction): boolean {
   return action.messageType !== undefined || action.dispatch !== undefined || (action.variants?.length ?? 0) > 0;
 }
 
-type EndpointRequest = Request & { egContext?: { apiEndpoint?: { contract?: RouteAction } } };
-
 /**
  * The route a request is for: the step's own action when it names a contract; else, with `routing: table`, what the
  * route-table step found; else the `contract:` the generated apiEndpoint entry carries (every generated route runs
  * one shared pipeline whose steps carry no route). Undefined for a hand-written route that serves no contract.
+ * The route of the run is worked out once per pipeline run and kept in the context.
  */
-export function routeOf(req: Request, action: RouteAction): RouteAction | undefined {
+export function routeOf(ctx: RequestContext, req: Request, action: RouteAction): RouteAction | undefined {
   if (namesContract(action)) return action;
-  const matched = tableMatchOf(req);
-  if (matched) return matched.action;
-  // Read each time, not kept per request: a request that a hand-written pipeline passes on (all its steps call
-  // next()) reaches the next matching endpoint with a new egContext.
-  const onEndpoint = (req as EndpointRequest).egContext?.apiEndpoint?.contract;
-  return onEndpoint && typeof onEndpoint === 'object' && namesContract(onEndpoint) ? onEndpoint : undefined;
+  const run = ctx.run;
+  if (run.route === undefined) run.route = ctx.tableMatch?.action ?? endpointRoute(req);
+  return run.route ?? undefined;
+}
+
+/** Per pipeline run, not per request: a request that a hand-written pipeline passes on reaches another endpoint. */
+function endpointRoute(req: Request): RouteAction | null {
+  const onEndpoint = endpointRouteOf(req);
+  return onEndpoint && typeof onEndpoint === 'object' && namesContract(onEndpoint) ? onEndpoint : null;
 }
 
 /**
@@ -73,65 +63,55 @@ export function noHandler(message: string, source: ContractSource): GatewayError
 }
 
 /**
- * True when the request's contract is named in a body still to be read (POST /api/actions): a step that needs the
- * contract declares this, and the runner reads the body before it (plugin/lifecycle/runner.ts).
+ * Which contract this request is for; worked out once per pipeline run and shared by every step of it. A route
+ * that dispatches on the body finds it there, read by the runner before the step (the step declares `needs`,
+ * plugin/lifecycle/runner.ts). Throws when none serves: a contract withdrawn after the route was written answers
+ * 404 HANDLER_NOT_FOUND until the route goes, and a body that could not be read is answered here by its own error.
  */
-function contractNeedsBody(req: Request, action: RouteAction): boolean {
-  return bodyToRead(req) && routeOf(req, action)?.dispatch === 'body';
-}
-
-/** What a step that needs the contract (and not the input) declares: the body of a route that dispatches on it. */
-export function contractNeed(action: RouteAction, limits: BodyLimits): BodyNeed {
-  return { wanted: (req) => contractNeedsBody(req, action), limits };
-}
-
-/**
- * Which contract this request is for; worked out once per request and shared by every step of the pipeline. A route
- * that dispatches on the body finds it there, read by the runner before the step (contractNeedsBody). Throws when
- * none serves: a contract withdrawn after the route was written answers 404 HANDLER_NOT_FOUND until the route goes,
- * and a body that could not be read is answered here by its own error.
- */
-export function contractOf(req: Request, action: RouteAction, source: ContractSource): ResolvedContract {
-  const state = requestState(req);
-  const known = state.resolved;
+export function contractOf(
+  ctx: RequestContext,
+  req: Request,
+  action: RouteAction,
+  source: ContractSource,
+): ResolvedContract {
+  const known = ctx.run.resolved;
   if (known) return known;
-  const route = routeWithHandler(req, action, source);
-  // Only a route that dispatches on the body (POST /api/actions) names its contract there; the others know it unread.
-  return remember(state, req, source, route, action, route.dispatch === 'body' ? bodyOf(req) : undefined);
-}
-
-function routeWithHandler(req: Request, action: RouteAction, source: ContractSource): RouteAction {
-  const route = routeOf(req, action);
+  const route = routeOf(ctx, req, action);
   if (!route) throw noHandler('No handler for this route', source);
-  return route;
+  // Only a route that dispatches on the body (POST /api/actions) names its contract there; the others know it unread.
+  return remember(ctx.run, req, source, route, action, route.dispatch === 'body' ? bodyOf(ctx, req) : undefined);
 }
 
 /** `route` is the step's own `action` in a hand-written pipeline, else the generated route's (routeOf). */
 function remember(
-  state: RequestState,
+  run: PipelineRun,
   req: Request,
   source: ContractSource,
   route: RouteAction,
   action: RouteAction,
   body: Record<string, unknown> | undefined,
 ): ResolvedContract {
-  const messageType = pickMessageType(req, route, source, body);
+  const picked = pickMessageType(req, route, source, body);
+  const messageType = picked.messageType;
   const contract = source.contract(messageType);
   if (!contract) throw noHandler(`No handler for ${messageType}`, source);
   // Taken off the generated routes: only a hand-written step naming it reaches it, whatever an older file still says.
   if (route !== action && source.settings.excludeFromGeneratedRoutes?.includes(messageType))
     throw new GatewayError('HANDLER_NOT_FOUND', `No handler for ${messageType}`);
-  const resolved = { contract, dispatched: route.dispatch !== undefined };
-  state.resolved = resolved;
+  const resolved: ResolvedContract = { contract, dispatched: route.dispatch !== undefined };
+  // Only a generated route carries its kind; a hand-written step's action has none (its schema names no `kind`).
+  if (route !== action && picked.kind !== undefined) resolved.kind = picked.kind;
+  run.resolved = resolved;
   return resolved;
 }
 
+/** The message type the route serves for this request, and its kind when the route carries it. */
 function pickMessageType(
   req: Request,
   action: RouteAction,
   source: ContractSource,
   body?: Record<string, unknown>,
-): string {
+): { messageType: string; kind?: RouteAction['kind'] } {
   if (action.dispatch) {
     const named = action.dispatch === 'body' ? body?.messageType : req.query.messageType;
     if (typeof named !== 'string' || named === '') {
@@ -140,11 +120,11 @@ function pickMessageType(
       });
     }
     if (!action.messageTypes?.includes(named)) throw noHandler(`No handler for ${named}`, source);
-    return named;
+    return { messageType: named, kind: action.kind };
   }
   for (const v of action.variants ?? []) {
-    if (req.query[v.whenQuery] !== undefined) return v.messageType;
+    if (req.query[v.whenQuery] !== undefined) return v;
   }
   if (!action.messageType) throw new GatewayError('HANDLER_NOT_FOUND', 'No handler for this route');
-  return action.messageType;
+  return { messageType: action.messageType, kind: action.kind };
 }

@@ -3,16 +3,7 @@ import type { Request, Response } from 'express';
 import { GatewayError } from '../errors/gateway-error';
 import { keepRawBody, replayBodyForProxy } from './replay-body';
 import { DEFAULT_MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth';
-import { requestState } from './state';
-
-declare module './state' {
-  interface RequestState {
-    /** The JSON body, once read (the request stream can be read only once). */
-    body?: Record<string, unknown>;
-    /** Why the body could not be read (413, 415, 400): kept, and thrown to every step that asks for the body. */
-    bodyError?: GatewayError;
-  }
-}
+import type { RequestContext } from './context';
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -20,16 +11,6 @@ const DEFAULT_BODY_LIMIT = 1024 * 1024;
 export interface BodyLimits {
   bodyLimitBytes: number;
   maxJsonDepth: number;
-}
-
-/**
- * What a step needs of the body (plugin/lifecycle/runner.ts reads it before the step): on which requests, and the
- * limits it is read under. Made by contractNeed (plugin/pipeline/resolve-contract.ts) and inputNeed (message-input.ts).
- */
-export interface BodyNeed {
-  /** True when this request's body is still to be read (bodyToRead) and the step needs it. */
-  readonly wanted: (req: Request) => boolean;
-  readonly limits: BodyLimits;
 }
 
 const DEFAULT_LIMITS: BodyLimits = { bodyLimitBytes: DEFAULT_BODY_LIMIT, maxJsonDepth: DEFAULT_MAX_JSON_DEPTH };
@@ -72,30 +53,33 @@ const NO_BODY: Record<string, unknown> = Object.freeze({});
  * nor refused before. The runner (plugin/lifecycle/runner.ts) reads it, with readBody, before the first step that
  * needs it; a request without a body (GET) is told at once, without looking at its state.
  */
-export function bodyToRead(req: Request): boolean {
+export function bodyToRead(ctx: RequestContext, req: Request): boolean {
   if (!BODY_METHODS.has(req.method)) return false;
   const headers = req.headers;
   if (headers['transfer-encoding'] === undefined) {
     const length = headers['content-length'];
     if (length === undefined || length === '0') return false;
   }
-  const state = requestState(req);
-  return state.body === undefined && state.bodyError === undefined;
+  return ctx.body === undefined && ctx.bodyError === undefined;
 }
 
 /**
- * Reads the JSON body into the request's state, or keeps why it could not be (bodyOf throws that to every step that
+ * Reads the JSON body into the request's context, or keeps why it could not be (bodyOf throws that to every step that
  * asks): a content type that is not JSON → 415, a declared length over the limit → 413 (the connection closed after
  * the answer rather than left open for bytes nobody wants), too large once read → 413, nested deeper than
  * maxJsonDepth → 400 VALIDATION_ERROR, malformed → 400. Errors carry no parser text. Returns a promise only when the
  * stream is read; it never rejects.
  */
-export function readBody(req: Request, res: Response, limits: BodyLimits = DEFAULT_LIMITS): Promise<void> | undefined {
-  if (!bodyToRead(req)) return undefined;
-  const state = requestState(req);
+export function readBody(
+  ctx: RequestContext,
+  req: Request,
+  res: Response,
+  limits: BodyLimits = DEFAULT_LIMITS,
+): Promise<void> | undefined {
+  if (!bodyToRead(ctx, req)) return undefined;
   const type = req.headers['content-type'];
   if (!type || !/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
-    state.bodyError = new GatewayError(
+    ctx.bodyError = new GatewayError(
       'UNSUPPORTED_MEDIA_TYPE',
       'Request bodies must be JSON (Content-Type: application/json)',
     );
@@ -104,22 +88,21 @@ export function readBody(req: Request, res: Response, limits: BodyLimits = DEFAU
   // The parser would read (and drop) a body it refuses before answering: a declared length over the limit is refused now.
   if (Number(req.headers['content-length']) > limits.bodyLimitBytes) {
     res.setHeader('Connection', 'close');
-    state.bodyError = tooLarge(limits);
+    ctx.bodyError = tooLarge(limits);
     return undefined;
   }
-  return parseBody(req, res, limits);
+  return parseBody(ctx, req, res, limits);
 }
 
 /**
  * The request's JSON body, `{}` when it has none. Throws why it could not be read (readBody); a body still unread is
  * a step that did not declare that it needs it (plugin/lifecycle/runner.ts), a bug.
  */
-export function bodyOf(req: Request): Record<string, unknown> {
-  if (!bodyToRead(req)) {
+export function bodyOf(ctx: RequestContext, req: Request): Record<string, unknown> {
+  if (!bodyToRead(ctx, req)) {
     if (!BODY_METHODS.has(req.method)) return NO_BODY;
-    const state = requestState(req);
-    if (state.bodyError !== undefined) throw state.bodyError;
-    return state.body ?? NO_BODY;
+    if (ctx.bodyError !== undefined) throw ctx.bodyError;
+    return ctx.body ?? NO_BODY;
   }
   throw new Error('the request body was asked for before it was read: the step must declare that it needs it');
 }
@@ -128,18 +111,17 @@ function tooLarge(limits: BodyLimits): GatewayError {
   return new GatewayError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limits.bodyLimitBytes} bytes`);
 }
 
-function parseBody(req: Request, res: Response, limits: BodyLimits): Promise<void> {
+function parseBody(ctx: RequestContext, req: Request, res: Response, limits: BodyLimits): Promise<void> {
   return new Promise<void>((resolve) => {
     parserFor(limits)(req, res, (err?: unknown) => {
-      const state = requestState(req);
       const body: unknown = req.body;
-      if (err) state.bodyError = bodyError(err, limits);
-      else if (body === undefined || body === null) state.body = NO_BODY;
+      if (err) ctx.bodyError = bodyError(err, limits);
+      else if (body === undefined || body === null) ctx.body = NO_BODY;
       else if (typeof body !== 'object' || Array.isArray(body))
-        state.bodyError = new GatewayError('BAD_REQUEST', 'The request body must be a JSON object');
+        ctx.bodyError = new GatewayError('BAD_REQUEST', 'The request body must be a JSON object');
       else {
-        state.body = body as Record<string, unknown>;
-        replayBodyForProxy(req);
+        ctx.body = body as Record<string, unknown>;
+        replayBodyForProxy(ctx, req);
       }
       resolve();
     });

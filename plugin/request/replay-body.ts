@@ -1,31 +1,19 @@
-import { PassThrough } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
-import { requestState } from './state';
-import { egContextOf } from '../host/eg-context';
-
-declare module './state' {
-  interface RequestState {
-    /** The bytes express.json parsed, for a proxy step after ours. */
-    rawBody?: Buffer;
-  }
-}
+import { requestContext, type RequestContext } from './context';
+import { handBodyToProxy } from '../host/eg-context';
 
 /** express.json's `verify` hook: keeps the bytes it parsed, so the body can be sent on after it was read. */
 export function keepRawBody(req: IncomingMessage, _res: unknown, buf: Buffer): void {
-  requestState(req as Request).rawBody = buf;
+  requestContext(req as Request).rawBody = buf;
 }
 
 /**
- * A policy that read the body (schema-validation, a dispatch route) leaves the request stream consumed. The host's
- * `proxy` sends `req.egContext.requestStream` instead of the request when it is set (as its own request-transformer
- * does), so the read bytes are handed back there unchanged and a hand-written pipeline can proxy after validating.
+ * A policy that read the body (schema-validation, a dispatch route) leaves the request stream consumed; the host's
+ * proxy can be handed the bytes that were read instead (plugin/host/eg-context.ts), so a hand-written pipeline can
+ * proxy after validating.
  */
-export function replayBodyForProxy(req: Request): void {
-  const raw = requestState(req).rawBody;
-  const ctx = egContextOf(req);
-  if (!raw || !ctx || ctx.requestStream) return;
-  const stream = new PassThrough();
-  stream.end(raw);
-  ctx.requestStream = stream;
+export function replayBodyForProxy(ctx: RequestContext, req: Request): void {
+  const raw = ctx.rawBody;
+  if (raw) handBodyToProxy(req, raw);
 }

@@ -1,18 +1,6 @@
 import { newTraceId } from './ids';
-import { requestState } from './state';
+import { requestContext, type RequestContext, type Trace } from './context';
 import type { Request, Response } from 'express';
-
-export interface Trace {
-  correlationId: string;
-  requestId: string;
-  traceparent?: string;
-}
-
-declare module './state' {
-  interface RequestState {
-    trace?: Trace;
-  }
-}
 
 /** A caller's correlation id is echoed only when it is short and made of safe characters (no header injection, no log forging). */
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -25,8 +13,12 @@ const TRACEPARENT_MAX = 512;
  * errors included, carries them whichever of our policies runs first.
  */
 export function traceOf(req: Request, res: Response): Trace {
-  const state = requestState(req);
-  const known = state.trace;
+  return traceIn(requestContext(req), req, res);
+}
+
+/** traceOf for a step that has the request's context at hand (the runner). */
+export function traceIn(ctx: RequestContext, req: Request, res: Response): Trace {
+  const known = ctx.trace;
   if (known) return known;
   const given = req.headers['x-correlation-id'];
   const correlationId = typeof given === 'string' && SAFE_ID.test(given) ? given : newTraceId();
@@ -34,7 +26,7 @@ export function traceOf(req: Request, res: Response): Trace {
   const trace: Trace = { correlationId, requestId: newTraceId() };
   const traceparent = validTraceparent(tp);
   if (traceparent) trace.traceparent = traceparent;
-  state.trace = trace;
+  ctx.trace = trace;
   res.setHeader('X-Correlation-Id', trace.correlationId);
   res.setHeader('X-Request-Id', trace.requestId);
   return trace;

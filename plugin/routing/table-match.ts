@@ -6,26 +6,13 @@ import type { Request } from 'express';
 import type { EndpointSpec } from '../contracts/endpoint-specs';
 import { routeAction, type RouteAction } from './route-action';
 import { endpointTable, type PathTable } from './path-table';
-import { requestState } from '../request/state';
+import { requestContext, runContext, type TableMatch } from '../request/context';
 
-/** What the route-table step found for a request: the route (as an endpoint's `contract:` would say) and its path parameters. */
-export interface TableMatch {
-  action: RouteAction;
-  params: Record<string, string>;
-}
-
-declare module '../request/state' {
-  interface RequestState {
-    tableMatch?: TableMatch;
-  }
-}
-
-export function tableMatchOf(req: Request): TableMatch | undefined {
-  return requestState(req).tableMatch;
-}
-
+/** Kept for the steps after the route-table step: the route of this pipeline run is the one the table matched. */
 export function setTableMatch(req: Request, match: TableMatch): void {
-  requestState(req).tableMatch = match;
+  const ctx = runContext(req);
+  ctx.tableMatch = match;
+  ctx.run.route = match.action;
 }
 
 /**
@@ -49,6 +36,6 @@ export function pathTableOf(endpoints: readonly EndpointSpec[]): PathTable<Route
 
 /** The path template of the route the route-table step found for this request, if it found one. */
 export function tableRouteOf(req: Request): string | undefined {
-  const match = requestState(req).tableMatch;
+  const match = requestContext(req).tableMatch;
   return match && templates.get(match.action);
 }

@@ -4,7 +4,8 @@ import { POLICY_NAMES } from '../../plugin/policy-names';
 import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';
 import type { Runtime } from '../../plugin/runtime';
-import { contractNeed, contractOf, routeOf, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { contractOf, routeOf, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import type { RequestContext } from '../../plugin/request/context';
 import type { Contract } from '../../plugin/contracts/types';
 import {
   addressKey,
@@ -51,12 +52,13 @@ function contractRateLimitStep(runtime: Runtime, action: ContractRateLimitAction
   const dev = auth.developmentAuthEnabled;
   const failed = (err: unknown, req: Request, res: Response): void => failure(runtime, err, req, res);
 
-  const run = (req: Request, res: Response): void | Promise<void> => count(req, res, contractIfAny(req));
+  const run = (req: Request, res: Response, ctx: RequestContext): void | Promise<void> =>
+    count(req, res, contractIfAny(ctx, req));
   /** The request's contract when the route names one; one that cannot be resolved is answered by a later step. */
-  const contractIfAny = (req: Request): Contract | undefined => {
-    if (!routeOf(req, action)) return undefined;
+  const contractIfAny = (ctx: RequestContext, req: Request): Contract | undefined => {
+    if (!routeOf(ctx, req, action)) return undefined;
     try {
-      return contractOf(req, action, runtime).contract;
+      return contractOf(ctx, req, action, runtime).contract;
     } catch {
       return undefined;
     }
@@ -87,7 +89,7 @@ function contractRateLimitStep(runtime: Runtime, action: ContractRateLimitAction
     await hostLimiter(runtime, req, res, counterKey(prefix, limit, caller), limit);
   };
 
-  return { run, failed, body: contractNeed(action, runtime.settings) };
+  return { needs: { body: 'contract', route: action, limits: runtime.settings }, run, failed };
 }
 
 /** The host's limiter counts the request: its headers on the answer, 429 past the limit; a store away, open or 503. */

@@ -1,15 +1,16 @@
 import type { Request, Response } from 'express';
 import { schema } from './schema';
 import { POLICY_NAMES } from '../../plugin/policy-names';
-import { traceOf } from '../../plugin/request/trace';
+import { traceIn, traceOf } from '../../plugin/request/trace';
 import { contractOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
-import { inputNeed, inputOf } from '../../plugin/pipeline/message-input';
-import { requestUser } from '../../plugin/pipeline/user';
+import { inputOf } from '../../plugin/pipeline/message-input';
 import { checkContractAccess } from '../../plugin/auth/access-check';
+import type { RequestContext } from '../../plugin/request/context';
 import type { Runtime } from '../../plugin/runtime';
 import { sendJsonText } from '../../plugin/http/respond';
 import { describeError } from '../../plugin/errors/describe';
 import { fromServiceError } from '../../plugin/errors/error-body';
+import { kindStatus } from '../../plugin/contracts/success-status';
 import { replyLocation, replyStatus } from './reply-checks';
 import { responseJson } from '../../plugin/validation/output';
 import { resultJsonOf } from '../../plugin/bus/envelope';
@@ -41,35 +42,22 @@ export function contractRouterPolicy(runtime: Runtime) {
   };
 }
 
-function contractRouterStep(runtime: Runtime, action: RouterAction): Step {
+function contractRouterStep(runtime: Runtime, action: RouterAction): Step<ResolvedContract> {
   const failed = answerStepError(runtime.log, describeError);
-  /** The request's contract, once its caller may use it. */
-  const admitted = (req: Request): ResolvedContract => {
-    const resolved = contractOf(req, action, runtime);
-    // The contract's permissions hold wherever it is served, unless a permission step decided before or the route is public.
-    if (action.public !== true) checkContractAccess(req, resolved.contract);
+  /** The request's contract, once its caller may use it; the body is read only for a request let on here. */
+  const admit = (req: Request, ctx: RequestContext): ResolvedContract => {
+    const resolved = contractOf(ctx, req, action, runtime);
+    // The contract's permissions hold wherever it is served, unless a step decided on access before or the route is public.
+    if (action.public !== true) checkContractAccess(ctx, resolved.contract);
     return resolved;
   };
   // Waits only for the bus.
-  const run = async (req: Request, res: Response): Promise<void> => {
-    const resolved = admitted(req);
+  const run = async (req: Request, res: Response, ctx: RequestContext, resolved: ResolvedContract): Promise<void> => {
     announceDeprecation(runtime, req, res, resolved.contract);
-    respond(
-      await sendMessage(runtime, req, res, resolved.contract, inputOf(req, resolved), action.timeoutMs),
-      req,
-      res,
-    );
+    const input = inputOf(ctx, req, resolved);
+    respond(await sendMessage(runtime, req, res, ctx, resolved.contract, input, action.timeoutMs), resolved, req, res);
   };
-  /** The body is read only for a request the router lets on. */
-  const reachesInput = (req: Request): boolean => {
-    try {
-      admitted(req);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  return { run, failed, body: inputNeed(action, runtime.settings, reachesInput) };
+  return { needs: { body: 'input', route: action, limits: runtime.settings }, admit, run, failed };
 }
 
 /** A deprecated (or sunsetting) contract's answers say so, whatever they are; its calls are counted by route. */
@@ -94,11 +82,12 @@ async function sendMessage(
   runtime: Runtime,
   req: Request,
   res: Response,
+  ctx: RequestContext,
   contract: Contract,
   input: Record<string, unknown>,
   actionTimeoutMs: number | undefined,
 ): Promise<Answer> {
-  const trace = traceOf(req, res);
+  const trace = traceIn(ctx, req, res);
   // The route's own timeout is the operator's; a contract's is capped (maxRequestTimeoutMs).
   const timeoutMs = actionTimeoutMs ?? contractTimeoutMs(contract, runtime.settings);
   // A stopping gateway whose grace period has ended answers 503 (requests already waiting: see GracefulStop).
@@ -116,7 +105,7 @@ async function sendMessage(
   const headers: MessageHeaders = {
     correlationId: trace.correlationId,
     requestId: trace.requestId,
-    user: requestUser(req),
+    user: ctx.caller,
     traceparent,
     deadline: Date.now() + Math.ceil(timeoutMs),
     clientAddress: req.ip,
@@ -138,11 +127,10 @@ async function sendMessage(
 }
 
 /** The service's reply as the HTTP answer: its status, its checked result, its Location. */
-function respond({ runtime, contract, reply }: Answer, req: Request, res: Response): void {
+function respond({ runtime, contract, reply }: Answer, resolved: ResolvedContract, req: Request, res: Response): void {
   if (reply.replayed) res.setHeader(REPLAYED_HEADER, 'true');
   if (!reply.ok) throw fromServiceError(reply.error, contract.targetService);
-  const status =
-    replyStatus(reply.status, contract, runtime) ?? runtime.successStatuses.of(contract.messageType, req.method);
+  const status = replyStatus(reply.status, contract, runtime) ?? routeStatus(runtime, resolved, req.method);
   // Checked before any header is set: a result refused in strict mode must not leave a Location behind. The result
   // is read (parsed) only when the check or writeOnly removal needs it.
   const body =
@@ -158,4 +146,11 @@ function respond({ runtime, contract, reply }: Answer, req: Request, res: Respon
   const location = replyLocation(reply.location, contract, runtime);
   if (location) res.setHeader('Location', location);
   sendJsonText(res, status, body);
+}
+
+/** The route's success status: by the kind its route action carries; a hand-written action's, from the message type. */
+function routeStatus(runtime: Runtime, resolved: ResolvedContract, method: string): number {
+  return resolved.kind !== undefined
+    ? kindStatus(resolved.kind, method)
+    : runtime.successStatuses.of(resolved.contract.messageType, method);
 }

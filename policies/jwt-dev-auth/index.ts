@@ -1,19 +1,18 @@
 import type { Request } from 'express';
 import { schema } from './schema';
 import { POLICY_NAMES } from '../../plugin/policy-names';
-import { setRequestUser } from '../../plugin/pipeline/user';
 import { AUTH_OVERRIDE_KEYS, withAuthOverrides, type AuthOverrides } from '../../plugin/settings/auth';
 import { authenticateRequest, knownCaller } from '../../plugin/auth/authenticate';
 import { accessOf, type AccessAction } from '../../plugin/auth/route-access';
-import { contractNeed } from '../../plugin/pipeline/resolve-contract';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import { runner, type Step } from '../../plugin/lifecycle/runner';
 import type { Runtime } from '../../plugin/runtime';
+import type { RequestContext } from '../../plugin/request/context';
 
 export type JwtDevAuthAction = AccessAction & AuthOverrides;
 
 /**
- * `jwt-dev-auth`: establishes who the caller is and sets it with setRequestUser.
+ * `jwt-dev-auth`: establishes who the caller is and keeps it in the request's context (`caller`).
  * - Non-public routes: the Bearer token must verify (401 NO_AUTH_HEADER / INVALID_TOKEN / TOKEN_EXPIRED, 503 when
  *   the key set cannot be loaded); in development mode X-Dev-User-Id stands in for the token.
  * - Public routes (contract `public: true`, or `public: true` on a hand-written action): the request always
@@ -37,35 +36,38 @@ function jwtDevAuthStep(runtime: Runtime, action: JwtDevAuthAction = {}): Step {
   const verifier = runtime.verifiers.obtain(config);
   const dev = config.developmentAuthEnabled;
 
-  const run = (req: Request): void | Promise<void> =>
-    accessOf(req, action, runtime).public ? identifyIfAble(req) : authenticate(req);
+  const run = (req: Request, _res: unknown, ctx: RequestContext): void | Promise<void> =>
+    accessOf(ctx, req, action, runtime).public ? identifyIfAble(req, ctx) : authenticate(req, ctx);
 
-  /** The caller, or the 401 thrown; waits only for a token not verified before. */
-  const authenticate = (req: Request): void | Promise<void> => {
+  /** The caller, kept in the request's context, or the 401 thrown; waits only for a token not verified before. */
+  const authenticate = (req: Request, ctx: RequestContext): void | Promise<void> => {
     const user = knownCaller(req, verifier, dev);
-    return user ? setRequestUser(req, user) : verifyThenSet(req);
+    if (!user) return verifyThenSet(req, ctx);
+    ctx.caller = user;
   };
-  const verifyThenSet = async (req: Request): Promise<void> =>
-    setRequestUser(req, await authenticateRequest(req, verifier, dev));
+  const verifyThenSet = async (req: Request, ctx: RequestContext): Promise<void> => {
+    ctx.caller = await authenticateRequest(req, verifier, dev);
+  };
 
   /** Public routes: the caller when the credentials check out (as authenticate decides), else anonymous. */
-  const identifyIfAble = (req: Request): void | Promise<void> => {
+  const identifyIfAble = (req: Request, ctx: RequestContext): void | Promise<void> => {
     try {
       const user = knownCaller(req, verifier, dev);
-      return user ? setRequestUser(req, user) : verifyIfAble(req);
+      if (!user) return verifyIfAble(req, ctx);
+      ctx.caller = user;
     } catch {
       // anonymous
     }
   };
-  const verifyIfAble = async (req: Request): Promise<void> => {
+  const verifyIfAble = async (req: Request, ctx: RequestContext): Promise<void> => {
     try {
-      setRequestUser(req, await authenticateRequest(req, verifier, dev));
+      ctx.caller = await authenticateRequest(req, verifier, dev);
     } catch {
       // anonymous
     }
   };
 
-  return { run, failed, body: contractNeed(action, runtime.settings) };
+  return { needs: { body: 'contract', route: action, limits: runtime.settings }, run, failed };
 }
 
 function overridesOf(action: JwtDevAuthAction): AuthOverrides {

@@ -1,8 +1,6 @@
-import type { Request } from 'express';
 import { schema } from './schema';
 import { POLICY_NAMES } from '../../plugin/policy-names';
 import { accessOf, type AccessAction } from '../../plugin/auth/route-access';
-import { contractNeed } from '../../plugin/pipeline/resolve-contract';
 import { checkAccess } from '../../plugin/auth/access-check';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import type { Runtime } from '../../plugin/runtime';
@@ -13,8 +11,8 @@ import { runner, type Step } from '../../plugin/lifecycle/runner';
  * requiredPermissions, or the action's `required` on a hand-written pipeline); the first one missing gives
  * 403 INSUFFICIENT_PERMISSIONS with `requiredPermission`. admin:all grants everything. No caller on a non-public
  * route → 401 UNAUTHORIZED (the step runs without jwt-dev-auth before it). Public routes are not checked.
- * A request it lets on is not checked again by contract-router in the same pipeline: this step's rule replaces the
- * contract's there (a hand-written step with `required` and no contract checks what it lists).
+ * The decision it makes is kept in the request's context for this pipeline run, and contract-router reads it rather
+ * than checking again: this step's rule replaces the contract's there (a hand-written step with `required` and no contract checks what it lists).
  *
  * Development mode: no token is verified and X-Dev-Permissions lets any caller claim any permission. The check
  * here still runs, against the permissions the development user was given in X-Dev-Permissions: otherwise that
@@ -31,6 +29,9 @@ export function permissionPolicy(runtime: Runtime) {
 
 function permissionStep(runtime: Runtime, action: AccessAction = {}): Step {
   const failed = answerStepError(runtime.log, () => 'permission check failed unexpectedly');
-  const run = (req: Request): void => checkAccess(req, accessOf(req, action, runtime));
-  return { run, failed, body: contractNeed(action, runtime.settings) };
+  return {
+    needs: { body: 'contract', route: action, limits: runtime.settings },
+    run: (req, _res, ctx) => checkAccess(ctx, accessOf(ctx, req, action, runtime)),
+    failed,
+  };
 }

@@ -2,7 +2,8 @@ import type { Request } from 'express';
 import { schema } from './schema';
 import { POLICY_NAMES } from '../../plugin/policy-names';
 import { contractOf, routeOf, type ResolvedContract, type RouteAction } from '../../plugin/pipeline/resolve-contract';
-import { inputNeed, inputOf } from '../../plugin/pipeline/message-input';
+import { inputOf } from '../../plugin/pipeline/message-input';
+import type { RequestContext } from '../../plugin/request/context';
 import type { Runtime } from '../../plugin/runtime';
 import { GatewayError } from '../../plugin/errors/gateway-error';
 import { errorMessage } from '../../plugin/errors/describe';
@@ -33,7 +34,7 @@ export function schemaValidationPolicy(runtime: Runtime) {
   };
 }
 
-function schemaValidationStep(runtime: Runtime, action: ValidationAction): Step {
+function schemaValidationStep(runtime: Runtime, action: ValidationAction): Step<Target> {
   const failed = answerStepError(runtime.log, (err) => `${POLICY_NAMES.schemaValidation}: ${errorMessage(err)}`);
   const inline = action.schema ? compileInline(action.schema) : undefined;
   if (inline && !inline.ok)
@@ -43,31 +44,27 @@ function schemaValidationStep(runtime: Runtime, action: ValidationAction): Step 
   // Binds the compile cache to discovery now, so a contract's broken schema is logged when it is announced.
   void runtime.validators;
 
-  /** What the input must pass: an inline schema (on the route's contract when it has one), else the contract's. */
-  const targetOf = (req: Request): Target => {
+  /**
+   * What the input must pass: an inline schema (on the route's contract when it has one), else the contract's. Throws
+   * when there is none, so the body is read only for a request that gets as far as its input.
+   */
+  const admit = (req: Request, ctx: RequestContext): Target => {
     // An inline schema also checks routes that serve no contract.
-    const resolved = inline && !routeOf(req, action) ? NO_CONTRACT : contractOf(req, action, runtime);
-    return inline && action.schema ? inlineTarget(resolved, action.schema, inline) : contractTarget(resolved, runtime);
+    const resolved = inline && !routeOf(ctx, req, action) ? NO_CONTRACT : contractOf(ctx, req, action, runtime);
+    const target =
+      inline && action.schema ? inlineTarget(resolved, action.schema, inline) : contractTarget(resolved, runtime);
+    if (!target.validator.ok) throw new GatewayError('INTERNAL_ERROR', BROKEN_CONTRACT);
+    return target;
   };
 
   /** Throws the answer unless the request's input passes its schema (defaults filled in). */
-  const run = (req: Request): void => {
-    const { resolved, validator } = targetOf(req);
-    if (!validator.ok) throw new GatewayError('INTERNAL_ERROR', BROKEN_CONTRACT);
+  const run = (req: Request, _res: unknown, ctx: RequestContext, { resolved, validator }: Target): void => {
     // The input object is the one contract-router sends: defaults filled in here travel with the message.
-    const input = inputOf(req, resolved);
-    if (!validator.validate(input)) throw inputValidationError(validator.validate.errors);
-  };
-  /** The body is read only for a request that gets as far as its input: one whose contract and schema are usable. */
-  const reachesInput = (req: Request): boolean => {
-    try {
-      return targetOf(req).validator.ok;
-    } catch {
-      return false;
-    }
+    const input = inputOf(ctx, req, resolved);
+    if (validator.ok && !validator.validate(input)) throw inputValidationError(validator.validate.errors);
   };
 
-  return { run, failed, body: inputNeed(action, runtime.settings, reachesInput) };
+  return { needs: { body: 'input', route: action, limits: runtime.settings }, admit, run, failed };
 }
 
 interface Target {

@@ -4,12 +4,12 @@ import nock from 'nock';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { jwtDevAuthPolicy, type JwtDevAuthAction } from '../../policies/jwt-dev-auth';
-import { requestUser } from '../../plugin/pipeline/user';
 import { TokenVerifier } from '../../plugin/auth/verify-token';
 import { resolveAuthConfig } from '../../plugin/settings/auth';
 import { GatewayError } from '../../plugin/errors/gateway-error';
 import { quiet, testRuntime } from '../support/runtime';
 import type { Runtime } from '../../plugin/runtime';
+import { requestContext } from '../../plugin/request/context';
 import {
   AUDIENCE,
   ISSUER,
@@ -58,7 +58,7 @@ function keySetHost(keys: () => object[] | null): { fetches: () => number } {
 async function authorize(action: JwtDevAuthAction, headers: Record<string, string | undefined>, on: Runtime = runtime) {
   const req = fakeReq(headers);
   const out = await run(jwtDevAuthPolicy(on).policy(action), req);
-  return { ...out, user: requestUser(req) };
+  return { ...out, user: requestContext(req).caller };
 }
 
 /**
@@ -348,7 +348,7 @@ describe('jwt-dev-auth: development mode', () => {
       delete process.env.DEVELOPMENT_AUTH_ENABLED;
       const req = fakeReq(dev);
       expect((await run(jwtDevAuthPolicy(fromEnv).policy({}), req)).next).to.equal(true);
-      expect(requestUser(req)?.userId).to.equal('dev-7');
+      expect(requestContext(req).caller?.userId).to.equal('dev-7');
     });
   });
 
@@ -386,7 +386,7 @@ describe('jwt-dev-auth: development mode', () => {
   it('header names match in any case (through a real HTTP server)', async () => {
     const app = express();
     app.get('/who', jwtDevAuthPolicy(runtime).policy({ developmentAuthEnabled: true }), (req, res) => {
-      res.json(requestUser(req));
+      res.json(requestContext(req).caller);
     });
     const server = app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));

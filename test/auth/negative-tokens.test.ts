@@ -4,9 +4,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import nock from 'nock';
 import { jwtDevAuthPolicy } from '../../policies/jwt-dev-auth';
-import { requestUser } from '../../plugin/pipeline/user';
 import { quiet, testRuntime } from '../support/runtime';
 import type { JwtDevAuthAction } from '../../policies/jwt-dev-auth';
+import { requestContext } from '../../plugin/request/context';
 import {
   AUDIENCE,
   ISSUER,
@@ -734,7 +734,7 @@ describe('jwt-dev-auth: refused tokens (table)', () => {
       expect(out.body.code).to.equal(c.code);
       expect(out.body.correlationId).to.equal('case-1');
       expect(out.headers['x-correlation-id']).to.equal('case-1');
-      expect(requestUser(req)).to.equal(undefined);
+      expect(requestContext(req).caller).to.equal(undefined);
       if (c.status === 401) {
         expect(out.headers['www-authenticate']).to.match(/^Bearer\b/);
         expect(out.body.error).to.equal('Unauthorized');

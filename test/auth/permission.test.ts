@@ -4,11 +4,11 @@ import type { Request, Response, NextFunction } from 'express';
 import { jwtDevAuthPolicy, type JwtDevAuthAction } from '../../policies/jwt-dev-auth';
 import { permissionPolicy } from '../../policies/permission';
 import { contractRouterPolicy } from '../../policies/contract-router';
-import { requestUser, setRequestUser } from '../../plugin/pipeline/user';
 import type { AccessAction } from '../../plugin/auth/route-access';
 import type { Runtime } from '../../plugin/runtime';
 import { SECRET, claims, fakeReq, hs256, isolateAuthEnv, run, type Outcome } from './support';
 import { contract, withContracts } from './contracts-fixture';
+import { requestContext } from '../../plugin/request/context';
 
 type Middleware = (req: Request, res: Response, next: NextFunction) => unknown;
 
@@ -129,20 +129,20 @@ describe('permission policy', () => {
     it('pass without a token and without any permission check', async () => {
       const req = fakeReq();
       expect((await pipeline(steps(login), req)).next).to.equal(true);
-      expect(requestUser(req)).to.equal(undefined);
+      expect(requestContext(req).caller).to.equal(undefined);
     });
 
     it('a valid token on a public route still sets the user', async () => {
       const req = fakeReq({ authorization: token(['a:b']) });
       expect((await pipeline(steps(login), req)).next).to.equal(true);
-      expect(requestUser(req)?.userId).to.equal('user-1');
+      expect(requestContext(req).caller?.userId).to.equal('user-1');
     });
 
     it('a bad or expired token on a public route is ignored (the caller goes on anonymous)', async () => {
       for (const authorization of ['Bearer garbage', token([], { exp: Math.floor(Date.now() / 1000) - 60 })]) {
         const req = fakeReq({ authorization });
         expect((await pipeline(steps(login), req)).next).to.equal(true);
-        expect(requestUser(req)).to.equal(undefined);
+        expect(requestContext(req).caller).to.equal(undefined);
       }
     });
   });
@@ -178,7 +178,7 @@ describe('permission policy', () => {
 
   it('checks a user set by any earlier step', async () => {
     const req = fakeReq();
-    setRequestUser(req, { userId: 'u', email: 'u@x', name: 'u', permissions: ['p:q'] });
+    requestContext(req).caller = { userId: 'u', email: 'u@x', name: 'u', permissions: ['p:q'] };
     expect((await run(permissionPolicy(runtime()).policy({ required: ['p:q'] }), req)).next).to.equal(true);
   });
 

@@ -203,6 +203,7 @@ for (const [label, eol] of [
       ]);
       expect(config.apiEndpoints['contracts-get-api-orders-orderid'].contract).to.deep.equal({
         messageType: 'GetOrderQuery',
+        kind: 'get',
       });
       // Once written, the same contracts write nothing (each write is a reload of the host).
       const settledText = text();

@@ -20,16 +20,6 @@ const HOST_KNOWLEDGE: ReadonlyArray<readonly [string, RegExp]> = [
   ["a server's 'request' listeners (the host's express app)", /listeners\(\s*['"]request['"]\s*\)/],
 ];
 
-/**
- * Files that still read the request's egContext themselves: moved by the request-context step of issue 37 (behind
- * plugin/host/eg-context.ts), which empties this list.
- */
-const REQUEST_CONTEXT_EXCEPTIONS: readonly string[] = [
-  'plugin/auth/access-check.ts',
-  'plugin/pipeline/resolve-contract.ts',
-  'plugin/request/replay-body.ts',
-];
-
 /** The TypeScript sources under `dir` (relative to the repository), the SDK's own build and dependencies left out. */
 function sources(dir: string): string[] {
   const found: string[] = [];
@@ -53,16 +43,8 @@ describe('the host behind its port: what only plugin/host/ knows', () => {
   it("no shipped file outside plugin/host/ names the host's context, reload, event bus or servers", () => {
     const found = shipped
       .filter((file) => !file.startsWith(ADAPTER))
-      .flatMap((file) =>
-        knowledgeIn(file)
-          .filter((what) => !(REQUEST_CONTEXT_EXCEPTIONS.includes(file) && what.includes('egContext')))
-          .map((what) => `${file}: ${what}`),
-      );
+      .flatMap((file) => knowledgeIn(file).map((what) => `${file}: ${what}`));
     expect(found, 'reach the host through plugin/host/port.ts instead').to.deep.equal([]);
-  });
-
-  it('each exception still reads egContext (one that does not leaves the list)', () => {
-    for (const file of REQUEST_CONTEXT_EXCEPTIONS) expect(knowledgeIn(file), file).to.include(HOST_KNOWLEDGE[0][0]);
   });
 
   it('each word is one the adapter uses, so the check looks for what the host is', () => {

@@ -9,7 +9,7 @@ import { permissionPolicy } from '../../policies/permission';
 import { schemaValidationPolicy } from '../../policies/schema-validation';
 import { contractOf } from '../../plugin/pipeline/resolve-contract';
 import { inputOf } from '../../plugin/pipeline/message-input';
-import { requestUser } from '../../plugin/pipeline/user';
+import { requestContext, runContext } from '../../plugin/request/context';
 import { runner, type Step } from '../../plugin/lifecycle/runner';
 import { bodyOf, bodyToRead } from '../../plugin/request/body';
 import type { Contract } from '../../plugin/contracts/types';
@@ -65,7 +65,8 @@ describe('runner: the request body, read once before the step that needs it', ()
         },
         ...steps,
         (req: Request, res: Response) => {
-          res.json({ input: inputOf(req, contractOf(req, {}, runtime)) });
+          const ctx = runContext(req);
+          res.json({ input: inputOf(ctx, req, contractOf(ctx, req, {}, runtime)) });
         },
       );
     }
@@ -169,8 +170,49 @@ describe('runner: the request body, read once before the step that needs it', ()
     from(0);
     passed.push(-1);
     expect(passed).to.deep.equal([0, 1, 2, 3, -1]);
-    expect(requestUser(req)?.permissions).to.deep.equal(['things:read']);
-    expect(inputOf(req, contractOf(req, {}, runtime))).to.deep.equal({ thingId: 't1' });
+    expect(requestContext(req).caller?.permissions).to.deep.equal(['things:read']);
+    const ctx = runContext(req);
+    expect(inputOf(ctx, req, contractOf(ctx, req, {}, runtime))).to.deep.equal({ thingId: 't1' });
+  });
+
+  it("shares one context across the steps: the host's route read once per pipeline run, the contract resolved once", async () => {
+    const authorization = token(['things:read']);
+    let routeReads = 0;
+    const endpoint = {
+      get contract() {
+        routeReads++;
+        return { messageType: GET.messageType };
+      },
+    };
+    const getThing = (): Request => fakeReq({ authorization }, { egContext: { apiEndpoint: endpoint } } as never);
+    // The token verified once before, so that the run below is the fast path.
+    const first = getThing();
+    for (const step of steps) expect((await run(step, first)).next).to.equal(true);
+    routeReads = 0;
+    const req = getThing();
+    const res = { setHeader: () => undefined, getHeader: () => undefined, headersSent: false } as unknown as Response;
+    const seen: Array<{ ctx: object; resolved: object | undefined }> = [];
+    const from = (i: number): void => {
+      if (i >= steps.length) return;
+      steps[i](req, res, () => {
+        const ctx = requestContext(req);
+        seen.push({ ctx, resolved: ctx.run.resolved });
+        from(i + 1);
+      });
+    };
+    from(0);
+    expect(seen).to.have.length(steps.length);
+    expect(new Set(seen.map((s) => s.ctx)).size, 'one context for the request').to.equal(1);
+    expect(new Set(seen.map((s) => s.resolved)).size, 'the contract resolved once').to.equal(1);
+    expect(seen[0]!.resolved).to.not.equal(undefined);
+    expect(routeReads, "the host's route, read once for the run").to.equal(1);
+
+    // The host passes the request on to another endpoint: a new run there, which reads its own route.
+    (req as unknown as { egContext: object }).egContext = { apiEndpoint: endpoint };
+    const again = await run(steps[2]!, req);
+    expect(again.next).to.equal(true);
+    expect(routeReads).to.equal(2);
+    expect(requestContext(req), 'still the one context of the request').to.equal(seen[0]!.ctx);
   });
 });
 
@@ -187,48 +229,72 @@ describe('runner: a step that declares it needs the body', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   }
+  const postJson = (base: string, body: string) =>
+    fetch(`${base}/x`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   const limits = { bodyLimitBytes: 1024, maxJsonDepth: 8 };
-  const wantsBody = { wanted: bodyToRead, limits };
+  /** A step that needs its input, on a route that names no contract: the body of every request it admits. */
+  const wantsBody = { body: 'input', route: {}, limits } as const;
 
   it('gets it read before it runs, once: a step before it runs unread, a step after it finds the same body', async () => {
     const seen: string[] = [];
     const bodies: unknown[] = [];
     const steps: Step[] = [
-      { run: (req) => void seen.push(`first: unread ${bodyToRead(req)}`), failed: () => expect.fail('no failure') },
-      { run: (req) => void bodies.push(bodyOf(req)), failed: () => expect.fail('no failure'), body: wantsBody },
       {
-        run: (req) => void bodies.push(bodyOf(req)),
+        run: (req, _res, ctx) => void seen.push(`first: unread ${bodyToRead(ctx, req)}`),
         failed: () => expect.fail('no failure'),
-        body: {
-          wanted: (req) => {
-            seen.push(`third wants: ${bodyToRead(req)}`);
-            return bodyToRead(req);
-          },
-          limits,
-        },
+      },
+      {
+        admit: (req, ctx) => void seen.push(`second admits: unread ${bodyToRead(ctx, req)}`),
+        run: (req, _res, ctx) => void bodies.push(bodyOf(ctx, req)),
+        failed: () => expect.fail('no failure'),
+        needs: wantsBody,
+      },
+      {
+        admit: (req, ctx) => void seen.push(`third admits: unread ${bodyToRead(ctx, req)}`),
+        run: (req, _res, ctx) => void bodies.push(bodyOf(ctx, req)),
+        failed: () => expect.fail('no failure'),
+        needs: wantsBody,
       },
     ];
     await serve(steps, async (base) => {
-      const res = await fetch(`${base}/x`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{"a":1}',
-      });
+      const res = await postJson(base, '{"a":1}');
       expect(res.status).to.equal(200);
     });
-    expect(seen).to.deep.equal(['first: unread true', 'third wants: false']);
+    expect(seen).to.deep.equal(['first: unread true', 'second admits: unread true', 'third admits: unread false']);
     expect(bodies[0]).to.deep.equal({ a: 1 });
     expect(bodies[1]).to.equal(bodies[0]);
+  });
+
+  it('is not read for a request the step does not admit: the refusal is answered with the body unread', async () => {
+    const seen: string[] = [];
+    const steps: Step[] = [
+      {
+        admit: () => {
+          throw Object.assign(new Error('refused'), { code: 'FORBIDDEN' });
+        },
+        run: () => expect.fail('a step that did not admit the request does not run'),
+        failed: (_err, req, res) => {
+          seen.push(`failed, unread ${bodyToRead(requestContext(req), req)}`);
+          res.status(403).end('refused');
+        },
+        needs: wantsBody,
+      },
+    ];
+    await serve(steps, async (base) => {
+      const res = await postJson(base, '{"a":1}');
+      expect(res.status).to.equal(403);
+    });
+    expect(seen).to.deep.equal(['failed, unread true']);
   });
 
   it('keeps a body that cannot be read as its error: a step that does not ask goes on, the one that asks answers it', async () => {
     const seen: string[] = [];
     const steps: Step[] = [
-      { run: () => void seen.push('reads nothing'), failed: () => expect.fail('no failure'), body: wantsBody },
+      { run: () => void seen.push('reads nothing'), failed: () => expect.fail('no failure'), needs: wantsBody },
       {
-        run: (req) => {
+        run: (req, _res, ctx) => {
           seen.push('asks');
-          bodyOf(req);
+          bodyOf(ctx, req);
         },
         failed: (err, _req, res) => {
           seen.push(`failed: ${(err as { code?: string }).code}`);
@@ -237,11 +303,7 @@ describe('runner: a step that declares it needs the body', () => {
       },
     ];
     await serve(steps, async (base) => {
-      const res = await fetch(`${base}/x`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{"a":',
-      });
+      const res = await postJson(base, '{"a":');
       expect(res.status).to.equal(400);
     });
     expect(seen).to.deep.equal(['reads nothing', 'asks', 'failed: BAD_REQUEST']);

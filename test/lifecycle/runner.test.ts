@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { runner, type Step } from '../../plugin/lifecycle/runner';
 import { jwtDevAuthPolicy } from '../../policies/jwt-dev-auth';
 import { permissionPolicy } from '../../policies/permission';
-import { requestUser } from '../../plugin/pipeline/user';
+import { requestContext, type RequestContext } from '../../plugin/request/context';
 import { quiet, testRuntime } from '../support/runtime';
 import { SECRET, claims, envWithoutAuth, fakeReq, hs256, isolateAuthEnv, run } from '../auth/support';
 
@@ -33,7 +33,7 @@ function runNow(
   let finish = (): void => undefined;
   const done = new Promise<void>((resolve) => (finish = resolve));
   const built = steps.map((s) => ({
-    run: (req: Request, r: Response) => s.run(req, r),
+    run: (req: Request, r: Response, ctx: RequestContext) => s.run(req, r, ctx, undefined),
     failed: (err: unknown, req: Request, r: Response) => {
       s.failed(err, req, r);
       seen.push('failed');
@@ -173,7 +173,7 @@ describe('runner: policies on the fast path', () => {
       expect(nextNow).to.equal(false);
     }, first);
     expect((await outcome).next).to.equal(true);
-    expect(requestUser(first)?.userId).to.equal('user-1');
+    expect(requestContext(first).caller?.userId).to.equal('user-1');
 
     // The same token again: verified already, so both steps go on synchronously.
     const second = fakeReq({ authorization: `Bearer ${token}` });
@@ -184,7 +184,7 @@ describe('runner: policies on the fast path', () => {
     });
     order.push('returned');
     expect(order).to.deep.equal(['auth', 'permission', 'returned']);
-    expect(requestUser(second)?.permissions).to.deep.equal(['things:read']);
+    expect(requestContext(second).caller?.permissions).to.deep.equal(['things:read']);
   });
 
   it('the fast path answers as the slow one: a missing permission is 403 with the error body', async () => {

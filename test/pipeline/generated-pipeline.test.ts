@@ -43,7 +43,7 @@ describe('generated pipelines: the edge steps', () => {
     const endpoint = table.endpoints.find((e) => e.name === 'contracts-get-api-users-userid')!;
     expect(isContractEndpoint(endpoint)).to.equal(true);
     expect(isContractEndpoint(preflightEndpoint('contracts-'))).to.equal(false);
-    expect(routeAction(endpoint)).to.deep.equal({ messageType: 'GetUserQuery' });
+    expect(routeAction(endpoint)).to.deep.equal({ messageType: 'GetUserQuery', kind: 'get' });
     expect([...GENERATED_POLICIES]).to.include.members(['cors', 'request-trace', 'contract-rate-limit']);
   });
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { Request } from 'express';
-import { contractOf, type ContractSource } from '../../plugin/pipeline/resolve-contract';
+import { contractOf, type ContractSource, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import { runContext } from '../../plugin/request/context';
 import { resolveSettings } from '../../plugin/settings';
 import { validateSettings } from '../../plugin/settings/validation';
 import { buildEndpointSpecs } from '../../plugin/contracts/endpoint-specs';
@@ -75,6 +76,8 @@ describe('excludeFromGeneratedRoutes', () => {
         egContext: { apiEndpoint: { contract: route } },
         ...init,
       }) as unknown as Request;
+    const resolve = (req: Request, action: RouteAction, from: ContractSource) =>
+      contractOf(runContext(req), req, action, from);
     const notFound = (fn: () => unknown) => {
       try {
         fn();
@@ -87,9 +90,9 @@ describe('excludeFromGeneratedRoutes', () => {
     };
 
     it('does not reach an excluded contract, directly or by dispatch', () => {
-      notFound(() => contractOf(onEndpoint({ messageType: 'CreateOrderCommand' }), {}, source));
+      notFound(() => resolve(onEndpoint({ messageType: 'CreateOrderCommand' }), {}, source));
       notFound(() =>
-        contractOf(
+        resolve(
           onEndpoint(
             { dispatch: 'query', messageTypes: ['ApproveOrderCommand'] },
             { method: 'GET', query: { messageType: 'ApproveOrderCommand' } },
@@ -98,13 +101,13 @@ describe('excludeFromGeneratedRoutes', () => {
           source,
         ),
       );
-      expect(contractOf(onEndpoint({ messageType: 'RefundOrderCommand' }), {}, source).contract.messageType).to.equal(
+      expect(resolve(onEndpoint({ messageType: 'RefundOrderCommand' }), {}, source).contract.messageType).to.equal(
         'RefundOrderCommand',
       );
     });
 
     it('still lets a hand-written step that names the contract reach it', () => {
-      const resolved = contractOf(onEndpoint({}), { messageType: 'CreateOrderCommand' }, source);
+      const resolved = resolve(onEndpoint({}), { messageType: 'CreateOrderCommand' }, source);
       expect(resolved.contract.messageType).to.equal('CreateOrderCommand');
     });
   });

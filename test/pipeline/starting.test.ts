@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { contractRouterPolicy } from '../../policies/contract-router';
 import { schemaValidationPolicy } from '../../policies/schema-validation';
 import { contractOf } from '../../plugin/pipeline/resolve-contract';
+import { runContext } from '../../plugin/request/context';
 import { fakeReq, run } from '../auth/support';
 import { testRuntime } from '../support/runtime';
 
@@ -32,6 +33,6 @@ describe('steps before the bus is up', () => {
 
   it('contractOf throws the same error', () => {
     const req = fakeReq();
-    expect(() => contractOf(req, { messageType: 'GetUserQuery' }, runtime)).to.throw(NOT_CONNECTED);
+    expect(() => contractOf(runContext(req), req, { messageType: 'GetUserQuery' }, runtime)).to.throw(NOT_CONNECTED);
   });
 });

@@ -4,6 +4,7 @@ import type { Contract } from '../../plugin/contracts/types';
 import { schemaValidationPolicy } from '../../policies/schema-validation';
 import { contractOf } from '../../plugin/pipeline/resolve-contract';
 import { inputOf } from '../../plugin/pipeline/message-input';
+import { runContext } from '../../plugin/request/context';
 import type { Runtime } from '../../plugin/runtime';
 import { testRuntime } from '../support/runtime';
 
@@ -104,7 +105,8 @@ describe('validation: the schema-validation policy', () => {
   it('fills defaults into the input the router will send, and lets valid input through', async () => {
     const { req, nextCalled } = await run(good.messageType, {});
     expect(nextCalled).to.equal(true);
-    const input = inputOf(req, contractOf(req, { messageType: good.messageType }, fake.runtime));
+    const ctx = runContext(req);
+    const input = inputOf(ctx, req, contractOf(ctx, req, { messageType: good.messageType }, fake.runtime));
     expect(input).to.deep.equal({ page: 1 });
   });
 

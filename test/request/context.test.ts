@@ -2,27 +2,26 @@ import { expect } from 'chai';
 import express from 'express';
 import type { Request } from 'express';
 import type { AddressInfo } from 'node:net';
-import { requestState } from '../../plugin/request/state';
+import { requestContext, runContext } from '../../plugin/request/context';
 import { bodyOf, readBody } from '../../plugin/request/body';
 import { replayBodyForProxy } from '../../plugin/request/replay-body';
-import { setRequestUser, requestUser } from '../../plugin/pipeline/user';
 import { routeOf } from '../../plugin/pipeline/resolve-contract';
 
 /**
- * The per-request state lives beside the host's request object, never on it: a property added to a request that
- * Express has re-prototyped costs a new hidden class per request (see plugin/request/state.ts).
+ * The request context lives beside the host's request object, never on it: a property added to a request that
+ * Express has re-prototyped costs a new hidden class per request (see plugin/request/context.ts).
  */
-describe('request state', () => {
+describe('request context', () => {
   it('is one object per request, the same on every call, and adds no property to the request', async () => {
     const seen: Array<{ added: Array<string | symbol>; same: boolean; user: unknown }> = [];
     const states: object[] = [];
     const app = express();
     app.get('/x', (req, res) => {
       const before = Reflect.ownKeys(req);
-      const state = requestState(req);
-      setRequestUser(req, { userId: 'u1', permissions: [] } as never);
+      const state = requestContext(req);
+      requestContext(req).caller = { userId: 'u1', permissions: [] } as never;
       const added = Reflect.ownKeys(req).filter((k) => !before.includes(k));
-      seen.push({ added, same: requestState(req) === state, user: requestUser(req) });
+      seen.push({ added, same: requestContext(req) === state, user: requestContext(req).caller });
       states.push(state);
       res.end('ok');
     });
@@ -42,13 +41,13 @@ describe('request state', () => {
   it('a request passed on by a hand-written pipeline finds the route of the endpoint it reaches next', () => {
     // The host gives the request a new egContext for each endpoint it enters; nothing of the first may stick.
     const req = { egContext: { apiEndpoint: {} } } as unknown as Request;
-    expect(routeOf(req, {})).to.equal(undefined);
+    expect(routeOf(runContext(req), req, {})).to.equal(undefined);
     const route = { messageType: 'GetUserQuery' };
     (req as unknown as { egContext: object }).egContext = { apiEndpoint: { contract: route } };
-    expect(routeOf(req, {})).to.equal(route);
+    expect(routeOf(runContext(req), req, {})).to.equal(route);
   });
 
-  it('keeps the read body (and its bytes for a proxy) in the state: read once, handed out again', async () => {
+  it('keeps the read body (and its bytes for a proxy) in the context: read once, handed out again', async () => {
     const results: Array<{ same: boolean; body: unknown; added: Array<string | symbol>; replayed: string }> = [];
     let parserAdds: Array<string | symbol> = [];
     const app = express();
@@ -72,13 +71,13 @@ describe('request state', () => {
     app.post('/x', (req, res) => {
       void (async () => {
         const before = Reflect.ownKeys(req);
-        await readBody(req, res);
-        const first = bodyOf(req);
+        await readBody(requestContext(req), req, res);
+        const first = bodyOf(requestContext(req), req);
         // Read already: a second read reads nothing and gives the same body.
-        const readAgain = readBody(req, res);
-        const second = bodyOf(req);
+        const readAgain = readBody(requestContext(req), req, res);
+        const second = bodyOf(requestContext(req), req);
         const added = Reflect.ownKeys(req).filter((k) => !before.includes(k));
-        replayBodyForProxy(req);
+        replayBodyForProxy(requestContext(req), req);
         const ctx = (req as Request & { egContext: { requestStream?: AsyncIterable<unknown> } }).egContext;
         let replayed = '';
         for await (const chunk of ctx.requestStream ?? []) replayed += String(chunk);
