@@ -74,6 +74,8 @@ export interface RegistryEvents {
   announcement: [result: TakeResult];
   /** A breaking change seen for the first time, accepted or refused (metrics count them). */
   breaking: [change: BreakingChange];
+  /** A service went into maintenance (every live instance says so: the Retry-After) or out of it (undefined). */
+  maintenance: [service: string, retryAfterSeconds: number | undefined];
 }
 
 /** An announcement's contracts as the pool holds them: shared objects, their pool keys and their bytes as JSON. */
@@ -103,6 +105,8 @@ interface InstanceRecord {
   changedAt: number;
   /** Apply order of that change, to break ties between equal timestamps. */
   changedSeq: number;
+  /** The Retry-After of this instance's maintenance, when its last announcement said it is in maintenance. */
+  maintenanceSeconds: number | undefined;
 }
 
 /** Refusals logged one by one per rebuild of the union; more are counted in one line. */
@@ -129,6 +133,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly records = new Map<string, InstanceRecord>();
   /** The records of each service, so per-service limits cost no scan of every record. */
   private readonly byService = new Map<string, Map<string, InstanceRecord>>();
+  /** Services every live instance of which is in maintenance → the Retry-After they answer (read per request). */
+  private readonly inMaintenance = new Map<string, number>();
   private union: Contract[] = [];
   /** `union` by message type, each replaced by its frozen snapshot on first get(); rebuilt after a change. */
   private byType: Map<string, Contract> | undefined;
@@ -470,7 +476,40 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       // A plain re-announcement keeps its age, so two instances re-announcing in turn never flip-flop.
       changedAt: sameContracts ? previous.changedAt : now,
       changedSeq: sameContracts ? previous.changedSeq : this.seq,
+      maintenanceSeconds: announcement.maintenance?.retryAfterSeconds,
     });
+    this.maintenanceChanged(announcement.service);
+  }
+
+  /**
+   * The Retry-After of a service in maintenance (every live instance announced it; the soonest any of them expects
+   * to be back), or undefined while any instance serves. Read on every request: a lookup.
+   */
+  maintenance(service: string): number | undefined {
+    return this.inMaintenance.get(service);
+  }
+
+  /** The services in maintenance now, by name, with their Retry-After (GET /health lists them). */
+  servicesInMaintenance(): Array<{ service: string; retryAfterSeconds: number }> {
+    return [...this.inMaintenance]
+      .map(([service, retryAfterSeconds]) => ({ service, retryAfterSeconds }))
+      .sort((a, b) => compareText(a.service, b.service));
+  }
+
+  /** Recomputes whether `service` is in maintenance after its instances changed; emits on a change only. */
+  private maintenanceChanged(service: string): void {
+    let soonest: number | undefined;
+    for (const record of this.byService.get(service)?.values() ?? []) {
+      if (record.maintenanceSeconds === undefined) {
+        soonest = undefined;
+        break;
+      }
+      soonest = Math.min(soonest ?? record.maintenanceSeconds, record.maintenanceSeconds);
+    }
+    if (soonest === this.inMaintenance.get(service)) return;
+    if (soonest === undefined) this.inMaintenance.delete(service);
+    else this.inMaintenance.set(service, soonest);
+    this.safeEmit('maintenance', service, soonest);
   }
 
   private keep(key: string, record: InstanceRecord): void {
@@ -533,6 +572,7 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
     const siblings = this.byService.get(record.service);
     siblings?.delete(key);
     if (siblings?.size === 0) this.byService.delete(record.service);
+    this.maintenanceChanged(record.service);
   }
 
   /** Rebuilds the union; emits only on a real change of content. Returns whether the contracts changed. */
