@@ -34,6 +34,8 @@ import { POLICY_NAMES } from './policy-names';
 import { OutputSamples } from './validation/output';
 import { ReplyWarnings } from './contracts/reply-warnings';
 import { SuccessStatuses } from './contracts/success-status';
+import { inert } from './log-once';
+import { ServiceGuard } from './resilience/service-guard';
 
 /**
  * What lives as long as the gateway process, and the composition root: manifest.init() hands it to every policy,
@@ -43,7 +45,9 @@ import { SuccessStatuses } from './contracts/success-status';
  * keeps one (obtainRuntime); tests build their own with `new Runtime(settings, log)` and close it.
  */
 export class Runtime {
+  /** The bus, its requests guarded per service (load shedding, circuit breaker, maintenance: plugin/resilience/). */
   readonly transport: Transport;
+  readonly serviceGuard: ServiceGuard;
   readonly registry: ContractRegistry;
   /** Announcements reach the registry through it: in batches, checked against their broker user. */
   readonly inbox: AnnouncementInbox;
@@ -99,7 +103,7 @@ export class Runtime {
   constructor(settings: Settings, log: Logger = consoleLogger) {
     this.settings = settings;
     this.log = log;
-    this.transport = createTransport({
+    const bus = createTransport({
       url: settings.busUrl,
       prefix: settings.busPrefix,
       logger: log,
@@ -118,6 +122,15 @@ export class Runtime {
         onRefusedReply: (service) => this.observability.metrics?.replyRefused(service),
       },
     });
+    this.serviceGuard = new ServiceGuard({
+      maxInFlightPerService: settings.maxInFlightPerService,
+      circuitFailureThreshold: settings.circuitFailureThreshold,
+      circuitOpenSeconds: settings.circuitOpenSeconds,
+      maintenance: (service) => this.registry.maintenance(service),
+      log,
+      metrics: () => this.observability.metrics,
+    });
+    this.transport = this.serviceGuard.around(bus);
     this.discoveryGrace = new DiscoveryGrace(settings.discoveryGraceMs);
     if (settings.firstUse) {
       this.firstUse = new FirstUsePins(settings.firstUse.file, log);
@@ -158,6 +171,13 @@ export class Runtime {
       () => this.close(),
     );
     this.registry.on('change', (contracts: Contract[]) => this.deprecations.update(contracts));
+    this.registry.on('maintenance', (service, retryAfterSeconds) => {
+      if (retryAfterSeconds === undefined) log.info(`service ${inert(service)} is out of maintenance`);
+      else
+        log.warn(
+          `service ${inert(service)} is in maintenance (every live instance says so): its routes answer 503 with Retry-After ${retryAfterSeconds}`,
+        );
+    });
     const capLog = new TimeoutCapLog(settings, (line) => this.log.warn(line));
     this.registry.on('change', (contracts: Contract[]) => capLog.contractsChanged(contracts));
   }

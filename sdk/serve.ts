@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Contract } from '../plugin/contracts/types';
+import type { Contract, Maintenance } from '../plugin/contracts/types';
 import type { MessageHeaders, Reply, RequestMessage, Subscription, Transport } from '../plugin/bus/transport';
 import { ServiceError } from './service-error';
 import { IdempotencyGuard, type IdempotencyOptions, type IdempotencyScope } from './idempotency/guard';
@@ -98,6 +98,12 @@ export interface RunningService {
    * `drainMs`: keep consuming this long after the withdrawal, for requests the gateway sent before it saw it.
    */
   stop(opts?: { drainMs?: number }): Promise<void>;
+  /**
+   * Puts this instance in maintenance, announced at once and with every re-announcement: while every live instance
+   * of the service is, the gateway answers its routes 503 with `Retry-After: retryAfterSeconds` (an integer from 1 to
+   * 86400) and sends it nothing. `false` ends it (announced at once too). Requests already sent are still handled.
+   */
+  maintenance(state: { retryAfterSeconds: number } | false): Promise<void>;
 }
 
 /** The broker user amqplib logs in as when the URL names none, and RabbitMQ's development default. */
@@ -226,6 +232,7 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
     return guard.run(message, toReply, (idempotency) => run(handler, message, { ...headers, idempotency }));
   };
 
+  let maintenance: Maintenance | undefined;
   const announce = (withdrawn = false) =>
     transport.announce({
       service,
@@ -233,6 +240,7 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
       contracts: withdrawn ? [] : contracts,
       ttlMs,
       withdrawn: withdrawn || undefined,
+      ...(maintenance !== undefined && !withdrawn ? { maintenance } : {}),
     });
 
   const acceptRequestsFrom = requestPublisher(transport, opts.acceptRequestsFrom);
@@ -263,6 +271,17 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
     service,
     instanceId,
     messageTypes: contracts.map((c) => c.messageType),
+    async maintenance(state) {
+      if (state !== false) {
+        const seconds = state.retryAfterSeconds;
+        // What the gateway accepts (plugin/contracts/announcement-validation.ts): anything else would refuse the
+        // whole announcement, contracts and all.
+        if (!Number.isInteger(seconds) || seconds < 1 || seconds > 86_400)
+          throw new RangeError(`maintenance: retryAfterSeconds must be an integer from 1 to 86400 (got ${seconds})`);
+      }
+      maintenance = state === false ? undefined : { retryAfterSeconds: state.retryAfterSeconds };
+      if (!stopped) await announce();
+    },
     async stop(stopOpts = {}) {
       if (stopped) return;
       stopped = true;

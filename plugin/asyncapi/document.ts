@@ -152,6 +152,13 @@ const ANNOUNCEMENT: JsonSchema = {
       type: 'boolean',
       description: "true: ends this instance's lease at once (contracts and ttlMs are ignored).",
     },
+    maintenance: {
+      type: 'object',
+      description:
+        'This instance is in maintenance: while every live instance of the service says so, the gateway answers its routes 503 with Retry-After: retryAfterSeconds and sends it nothing. An announcement without it ends it.',
+      properties: { retryAfterSeconds: { type: 'integer', minimum: 1, maximum: 86400 } },
+      required: ['retryAfterSeconds'],
+    },
   },
   required: ['service', 'instanceId'],
 };

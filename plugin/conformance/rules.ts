@@ -79,8 +79,15 @@ export async function checkService(bus: ConformanceBus, opts: ConformanceOptions
   }
   report(pass('announces its contracts on a discovery request'));
   const fault = announcementFault(first, service, opts.maxLeaseMs);
+  // A maintenance the gateway would refuse is a fault above (validateAnnouncement); a valid one is named here.
+  const maintenance = record(record(first.body).maintenance).retryAfterSeconds;
   report(
-    fault ? fail('announces valid contracts with a lease', fault) : pass('announces valid contracts with a lease'),
+    fault
+      ? fail('announces valid contracts with a lease', fault)
+      : pass(
+          'announces valid contracts with a lease',
+          maintenance === undefined ? undefined : `in maintenance: its routes answer 503, Retry-After ${maintenance}`,
+        ),
   );
   const instance = record(first.body).instanceId;
   const ttl = Number(record(first.body).ttlMs) || opts.maxLeaseMs;

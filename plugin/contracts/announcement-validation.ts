@@ -1,4 +1,4 @@
-import type { Announcement, Contract, ContractRateLimit, HttpOverride, JsonSchema } from './types';
+import type { Announcement, Contract, ContractRateLimit, HttpOverride, JsonSchema, Maintenance } from './types';
 import { DEFAULT_ANNOUNCEMENT_LIMITS, schemaOverLimits, type AnnouncementLimits } from './limits';
 import { schemaCostProblem, type PatternTally } from '../validation/schema-cost';
 import { validateDeprecation } from '../compat/deprecation-fields';
@@ -51,6 +51,22 @@ function validateRateLimit(value: unknown): ContractRateLimit | string {
     return 'rateLimit.windowMs must be an integer from 1000 to 86400000';
   }
   return { max, windowMs };
+}
+
+/** The longest Retry-After a maintenance may announce: a day (a longer one is more likely a unit mistake). */
+const MAX_MAINTENANCE_RETRY_AFTER_S = 86_400;
+
+function validateMaintenance(value: unknown): Maintenance | string {
+  if (!isRecord(value)) return 'maintenance must be an object';
+  const seconds = value.retryAfterSeconds;
+  if (
+    typeof seconds !== 'number' ||
+    !Number.isInteger(seconds) ||
+    seconds < 1 ||
+    seconds > MAX_MAINTENANCE_RETRY_AFTER_S
+  )
+    return `maintenance.retryAfterSeconds must be an integer from 1 to ${MAX_MAINTENANCE_RETRY_AFTER_S}`;
+  return { retryAfterSeconds: seconds };
 }
 
 /** Returns a clean copy of a contract (known fields only, cloned) or the reason it is unusable. */
@@ -142,5 +158,9 @@ export function validateAnnouncement(input: unknown, options: ValidationOptions 
     seen.add(contract.messageType);
     contracts.push(contract);
   }
-  return { ok: true, announcement: { service, instanceId, contracts, ttlMs: ttl } };
+  if (input.maintenance === undefined)
+    return { ok: true, announcement: { service, instanceId, contracts, ttlMs: ttl } };
+  const maintenance = validateMaintenance(input.maintenance);
+  if (typeof maintenance === 'string') return { ok: false, reason: maintenance };
+  return { ok: true, announcement: { service, instanceId, contracts, ttlMs: ttl, maintenance } };
 }

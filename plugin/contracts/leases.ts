@@ -28,6 +28,8 @@ export interface InstanceRecord {
   changedAt: number;
   /** Apply order of that change, to break ties between equal timestamps. */
   changedSeq: number;
+  /** The Retry-After of this instance's maintenance, when its last announcement said it is in maintenance. */
+  maintenanceSeconds: number | undefined;
 }
 
 /**
@@ -51,6 +53,19 @@ export class Leases {
   /** The instances of a service; undefined when it has none. */
   instancesOf(service: string): ReadonlyMap<string, InstanceRecord> | undefined {
     return this.byService.get(service);
+  }
+
+  /**
+   * The Retry-After of a service every live instance of which announced maintenance (the soonest any of them
+   * expects to be back); undefined while any instance serves, or when the service has none.
+   */
+  maintenanceOf(service: string): number | undefined {
+    let soonest: number | undefined;
+    for (const record of this.byService.get(service)?.values() ?? []) {
+      if (record.maintenanceSeconds === undefined) return undefined;
+      soonest = Math.min(soonest ?? record.maintenanceSeconds, record.maintenanceSeconds);
+    }
+    return soonest;
   }
 
   get serviceCount(): number {

@@ -61,6 +61,8 @@ export interface RegistryEvents {
   announcement: [result: TakeResult];
   /** A breaking change seen for the first time, accepted or refused (metrics count them). */
   breaking: [change: BreakingChange];
+  /** A service went into maintenance (every live instance says so: the Retry-After) or out of it (undefined). */
+  maintenance: [service: string, retryAfterSeconds: number | undefined];
 }
 
 /** Refusals logged one by one per rebuild of the union; more are counted in one line. */
@@ -88,6 +90,8 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   private readonly refusedLog: OnceLog;
   /** One record per service instance, with its lease. */
   private readonly leases = new Leases();
+  /** Services every live instance of which is in maintenance → the Retry-After they answer (read per request). */
+  private readonly inMaintenance = new Map<string, number>();
   private union: PooledContract[] = [];
   /** `union` by message type; rebuilt after a change. */
   private byType: Map<string, PooledContract> | undefined;
@@ -360,7 +364,33 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
       // A plain re-announcement keeps its age, so two instances re-announcing in turn never flip-flop.
       changedAt: sameContracts ? previous.changedAt : now,
       changedSeq: sameContracts ? previous.changedSeq : this.seq,
+      maintenanceSeconds: announcement.maintenance?.retryAfterSeconds,
     });
+    this.maintenanceChanged(announcement.service);
+  }
+
+  /**
+   * The Retry-After of a service in maintenance (every live instance announced it; the soonest any of them expects
+   * to be back), or undefined while any instance serves. Read on every request: a lookup.
+   */
+  maintenance(service: string): number | undefined {
+    return this.inMaintenance.get(service);
+  }
+
+  /** The services in maintenance now, by name, with their Retry-After (GET /health lists them). */
+  servicesInMaintenance(): Array<{ service: string; retryAfterSeconds: number }> {
+    return [...this.inMaintenance]
+      .map(([service, retryAfterSeconds]) => ({ service, retryAfterSeconds }))
+      .sort((a, b) => compareText(a.service, b.service));
+  }
+
+  /** Recomputes whether `service` is in maintenance after its instances changed; emits on a change only. */
+  private maintenanceChanged(service: string): void {
+    const soonest = this.leases.maintenanceOf(service);
+    if (soonest === this.inMaintenance.get(service)) return;
+    if (soonest === undefined) this.inMaintenance.delete(service);
+    else this.inMaintenance.set(service, soonest);
+    this.safeEmit('maintenance', service, soonest);
   }
 
   /** Bytes of contracts retained (each distinct contract once), in total and per budget (`broker user U`, `service S`). */
@@ -371,7 +401,9 @@ export class ContractRegistry extends EventEmitter<RegistryEvents> {
   /** Ends an instance's lease and gives back what its record held of the pool. */
   private drop(service: string, instanceId: string): void {
     const record = this.leases.remove(service, instanceId);
-    if (record) this.pool.release(record);
+    if (!record) return;
+    this.pool.release(record);
+    this.maintenanceChanged(service);
   }
 
   /** Rebuilds the union; emits only on a real change of content. Returns whether the contracts changed. */

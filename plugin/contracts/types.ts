@@ -31,13 +31,23 @@ export interface ContractRateLimit {
   windowMs?: number;
 }
 
-/** A service instance's announcement; `ttlMs` is its lease. An empty `contracts` with `withdrawn` ends it. */
+/**
+ * A service instance's announcement; `ttlMs` is its lease. An empty `contracts` with `withdrawn` ends it.
+ * `maintenance`: the instance is in maintenance; while every live instance of the service says so, its routes answer
+ * 503 with `Retry-After: retryAfterSeconds` and nothing is sent to it. An announcement without it ends it.
+ */
 export interface Announcement {
   service: string;
   instanceId: string;
   contracts: Contract[];
   ttlMs: number;
   withdrawn?: boolean;
+  maintenance?: Maintenance;
+}
+
+/** An instance's maintenance, as announced (docs/bus-protocol.md "Maintenance"). */
+export interface Maintenance {
+  retryAfterSeconds: number;
 }
 
 export type HttpMethod = HttpOverride['method'];

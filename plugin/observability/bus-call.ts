@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors/gateway-error';
+import { ServiceRefusal } from '../resilience/refusal';
 import type { Reply } from '../bus/transport';
 import type { BusOutcome, GatewayMetrics } from './metrics';
 import type { Span } from '@opentelemetry/api';
@@ -8,6 +9,8 @@ import { endBusSpan, passedOn, startBusSpan, traceparentOf, tracing, type BusDes
 export function busOutcome(result: { reply: Reply } | { error: unknown }): BusOutcome {
   if ('reply' in result) return result.reply.ok ? 'reply' : 'error_reply';
   const err = result.error;
+  // Answered by the gateway for the service (plugin/resilience/): nothing was sent.
+  if (err instanceof ServiceRefusal) return err.reason;
   if (!(err instanceof GatewayError)) return 'failed';
   if (err.code === 'TIMEOUT') return 'timeout';
   if (err.code !== 'SERVICE_UNAVAILABLE') return 'failed';

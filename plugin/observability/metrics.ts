@@ -14,6 +14,8 @@ import { ERROR_CODES } from '../errors/codes';
 import type { IncomingMessage } from 'node:http';
 import type { RouteLabels } from './route-label';
 import type { MetricsNaming } from '../settings/defaults';
+import type { RefusalReason } from '../resilience/refusal';
+import type { CircuitState } from '../resilience/circuit';
 
 /** Every metric name starts with this, so the gateway's series are found together beside other exporters'. */
 const METRIC_PREFIX = 'contracts_gateway_';
@@ -50,7 +52,8 @@ export type BusOutcome =
   | 'connection_lost'
   | 'bus_unavailable'
   | 'aborted'
-  | 'failed';
+  | 'failed'
+  | RefusalReason;
 
 const STATES: readonly TransportState[] = ['connecting', 'up', 'blocked', 'down', 'closed'];
 
@@ -133,6 +136,8 @@ export class GatewayMetrics implements StoreMetrics {
   private readonly repliesRefused: FastCounter;
   private readonly breakingChanges: Counter;
   private readonly deprecatedRequests: FastCounter;
+  private readonly serviceRefusals: FastCounter;
+  private readonly circuitTransitions: Counter;
   private everUp = false;
   private lastBusState: TransportState | undefined;
 
@@ -270,6 +275,19 @@ export class GatewayMetrics implements StoreMetrics {
         labelNames: ['route', 'message_type'],
       }),
     );
+    this.serviceRefusals = fast(
+      new FastCounter({
+        name: `${METRIC_PREFIX}service_refusals_total`,
+        help: 'Requests answered 503 by the gateway without sending them, by target service and reason: overload (shed), circuit_open, maintenance',
+        labelNames: ['service', 'reason'],
+      }),
+    );
+    this.circuitTransitions = new Counter({
+      name: `${METRIC_PREFIX}circuit_transitions_total`,
+      help: "Changes of a service's circuit breaker, by service and the state it moved to (open, half-open, closed)",
+      labelNames: ['service', 'state'],
+      registers,
+    });
     new Gauge({
       name: `${METRIC_PREFIX}contracts`,
       help: 'Contracts known (announced and not expired)',
@@ -332,6 +350,15 @@ export class GatewayMetrics implements StoreMetrics {
   /** A reply for `service` (a service with a contract: bounded) that its broker user did not publish. */
   replyRefused(service: string): void {
     this.repliesRefused.child(service).inc();
+  }
+
+  /** A request to `service` (a service with a contract: bounded) answered 503 by the gateway itself. */
+  serviceRefused(service: string, reason: RefusalReason): void {
+    this.serviceRefusals.child(service, reason).inc();
+  }
+
+  circuitTransition(service: string, state: CircuitState): void {
+    this.circuitTransitions.inc({ service, state });
   }
 
   announcement(outcome: 'accepted' | 'refused', reason: string): void {

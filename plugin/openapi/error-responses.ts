@@ -83,7 +83,7 @@ const WHEN: Readonly<Record<number, string>> = {
   429: 'Too many requests (when rate limiting is configured); wait `retryAfter` seconds.',
   500: 'Unexpected error. The body never carries internals.',
   502: 'The upstream service went away while handling the request.',
-  503: 'No instance of the service is reachable, or the message bus is down. Retry after `Retry-After` seconds.',
+  503: 'No instance of the service is reachable, the message bus is down, or the gateway answered for the service without sending the request (in maintenance, too many requests in progress, or failing: its circuit is open). In those three cases nothing was sent, so the request did not run. Retry after `Retry-After` seconds.',
   504: 'The upstream service did not answer in time.',
 };
 

@@ -13,6 +13,10 @@ interface HealthFields {
   rateLimitStore: { state: StoreState; since?: string };
   contracts: number;
   services: number;
+  /** Services whose circuit is open (refused at once) or half-open (one trial request in flight). */
+  openCircuits: Array<{ service: string; state: string; retryAfterSeconds?: number }>;
+  /** Services every live instance of which announced maintenance. */
+  maintenance: Array<{ service: string; retryAfterSeconds: number }>;
   uptimeSeconds: number;
 }
 
@@ -33,6 +37,8 @@ function healthFields(runtime: Runtime, now = Date.now()): HealthFields {
     rateLimitStore: { state: store.state(), ...(since !== undefined ? { since: new Date(since).toISOString() } : {}) },
     contracts: counts.contracts,
     services: counts.services,
+    openCircuits: runtime.serviceGuard.status().circuits,
+    maintenance: runtime.registry.servicesInMaintenance(),
     uptimeSeconds: Math.max(0, Math.floor((now - runtime.startedAt) / 1000)),
   };
 }

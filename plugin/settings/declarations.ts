@@ -5,8 +5,11 @@ import { BREAKING_CHANGE_MODES } from '../compat/gate';
 import { POLICY_NAMES } from '../policy-names';
 import {
   D,
+  DEFAULT_CIRCUIT_FAILURE_THRESHOLD,
+  DEFAULT_CIRCUIT_OPEN_SECONDS,
   DEFAULT_DISCOVERY_GRACE_MS,
   DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_IN_FLIGHT_PER_SERVICE,
   DEFAULT_MAX_LEASE_MS,
   DEFAULT_MAX_REQUEST_TIMEOUT_MS,
   DEFAULT_PUBLIC_RATE_LIMIT_MAX,
@@ -104,6 +107,51 @@ export const SETTING_DECLARATIONS = {
       allowed: '1–600000',
       meaning:
         "the longest deadline a contract gets: a contract's `timeoutMs` above it is cut to it (logged once per contract; `GET /api/discovery/contracts` shows `effectiveTimeoutMs` and `timeoutClamped`), so an announcement cannot make callers wait for ever",
+    },
+  },
+  maxInFlightPerService: {
+    env: 'MAX_IN_FLIGHT_PER_SERVICE',
+    schema: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000000,
+      description: `requests one service may have awaiting replies; more are answered 503 at once (env MAX_IN_FLIGHT_PER_SERVICE), default ${DEFAULT_MAX_IN_FLIGHT_PER_SERVICE}`,
+    },
+    doc: {
+      default: `\`${DEFAULT_MAX_IN_FLIGHT_PER_SERVICE}\``,
+      allowed: '1–1000000',
+      meaning:
+        "load shedding, a bulkhead per service: while this many requests to one service await its replies, further requests to that service's routes are answered 503 `SERVICE_UNAVAILABLE` with `Retry-After` at once, and other services are not affected. The default is eight times what the bench's 64 connections put on one service ([operations.md](operations.md#when-a-service-is-slow-or-down))",
+    },
+  },
+  circuitFailureThreshold: {
+    env: 'CIRCUIT_FAILURE_THRESHOLD',
+    schema: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 10000,
+      description: `consecutive 502/504 outcomes of one service that open its circuit; 0: no circuit breaker (env CIRCUIT_FAILURE_THRESHOLD), default ${DEFAULT_CIRCUIT_FAILURE_THRESHOLD}`,
+    },
+    doc: {
+      default: `\`${DEFAULT_CIRCUIT_FAILURE_THRESHOLD}\``,
+      allowed: '0–10000',
+      meaning:
+        "a circuit breaker per service: this many consecutive 502/504 outcomes from the bus (no consumer, deadline passed, broken reply) open the service's circuit, and its routes answer 503 `SERVICE_UNAVAILABLE` with `Retry-After` at once, sending nothing. An error a service replies on purpose never counts. `0`: no circuit breaker ([operations.md](operations.md#when-a-service-is-slow-or-down))",
+    },
+  },
+  circuitOpenSeconds: {
+    env: 'CIRCUIT_OPEN_SECONDS',
+    schema: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 3600,
+      description: `how long an open circuit refuses before one trial request (env CIRCUIT_OPEN_SECONDS), default ${DEFAULT_CIRCUIT_OPEN_SECONDS}`,
+    },
+    doc: {
+      default: `\`${DEFAULT_CIRCUIT_OPEN_SECONDS}\``,
+      allowed: '1–3600',
+      meaning:
+        'how long an open circuit refuses (its `Retry-After`); then one trial request goes through (half-open): a reply closes the circuit, another 502/504 opens it again for as long',
     },
   },
   bodyLimitBytes: {

@@ -48,3 +48,14 @@ export const DEFAULT_MAX_LEASE_MS = 30_000;
 /** Defaults of the retained-bytes budget (docs/operations.md says how the heap they cost was measured). */
 export const DEFAULT_RETAINED_BYTES_PER_USER = 1024 * 1024;
 export const DEFAULT_RETAINED_BYTES_TOTAL = 8 * 1024 * 1024;
+
+/**
+ * Requests one service may have waiting for replies before more are refused 503 at once (load shedding): eight
+ * times what the bench's 64 connections ever put on one service, so only a service that has stopped keeping up
+ * meets it, and low enough that one stuck service cannot pin an unbounded number of pending requests.
+ */
+export const DEFAULT_MAX_IN_FLIGHT_PER_SERVICE = 512;
+/** Consecutive 502/504 outcomes of one service that open its circuit: a few in a row, not one unlucky request. */
+export const DEFAULT_CIRCUIT_FAILURE_THRESHOLD = 5;
+/** How long an open circuit refuses before one trial request: a restarting service is usually back within it. */
+export const DEFAULT_CIRCUIT_OPEN_SECONDS = 10;

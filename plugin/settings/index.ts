@@ -6,7 +6,10 @@ import { resolveBusTrustSettings, type BusTrustSettings } from './bus-trust';
 import { BREAKING_CHANGE_MODES, type BreakingChangeMode } from '../compat/gate';
 import { envValue, givenValue, SETTING_DECLARATIONS, type SettingKey } from './declarations';
 import {
+  DEFAULT_CIRCUIT_FAILURE_THRESHOLD,
+  DEFAULT_CIRCUIT_OPEN_SECONDS,
   DEFAULT_DISCOVERY_GRACE_MS,
+  DEFAULT_MAX_IN_FLIGHT_PER_SERVICE,
   DEFAULT_MAX_REQUEST_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   LOG_FORMATS,
@@ -33,6 +36,12 @@ export interface Settings extends EdgeSettings, BusTrustSettings, RouteExclusion
   /** A service's reply over this many bytes is answered 502 unparsed. */
   maxReplyBytes: number;
   /** Names of generated apiEndpoints/pipelines start with this; everything else in the file is hand-written. */
+  /** Requests one service may have awaiting replies; more are answered 503 at once (plugin/resilience/). */
+  maxInFlightPerService: number;
+  /** Consecutive 502/504 outcomes of one service that open its circuit; 0: no circuit breaker. */
+  circuitFailureThreshold: number;
+  /** How long an open circuit refuses before one trial request. */
+  circuitOpenSeconds: number;
   generatedPrefix: string;
   /** Write discovered routes into gateway.config.yml (off: serve only what the file already has). */
   writeConfig: boolean;
@@ -133,6 +142,12 @@ export function resolveSettings(raw: Record<string, unknown> = {}, env: NodeJS.P
       givenValue(raw, env, 'maxRequestTimeoutMs'),
       Math.max(DEFAULT_MAX_REQUEST_TIMEOUT_MS, requestTimeoutMs),
     ),
+    maxInFlightPerService: intFrom(givenValue(raw, env, 'maxInFlightPerService'), DEFAULT_MAX_IN_FLIGHT_PER_SERVICE),
+    circuitFailureThreshold: zeroOrInt(
+      givenValue(raw, env, 'circuitFailureThreshold'),
+      DEFAULT_CIRCUIT_FAILURE_THRESHOLD,
+    ),
+    circuitOpenSeconds: intFrom(givenValue(raw, env, 'circuitOpenSeconds'), DEFAULT_CIRCUIT_OPEN_SECONDS),
     generatedPrefix: str('generatedPrefix', 'contracts-'),
     writeConfig: raw.writeConfig !== false,
     bodyLimitBytes: intFrom(givenValue(raw, env, 'bodyLimitBytes'), 1024 * 1024),

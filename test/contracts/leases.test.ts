@@ -13,6 +13,7 @@ const record = (service: string, instanceId: string, lastSeen: number, ttlMs = 1
   ttlMs,
   changedAt: lastSeen,
   changedSeq: 0,
+  maintenanceSeconds: undefined,
 });
 
 describe('Leases: one record per service instance, with its lease', () => {
@@ -43,5 +44,20 @@ describe('Leases: one record per service instance, with its lease', () => {
     leases.renewAll(500);
     expect(leases.get('users', 'u1')?.leaseExpiresAt).to.equal(600);
     expect(leases.get('orders', 'o1')?.leaseExpiresAt, 'a lease running longer is kept').to.equal(2000);
+  });
+
+  it('holds a service in maintenance only while every instance says so, with the soonest Retry-After', () => {
+    const leases = new Leases();
+    expect(leases.maintenanceOf('users'), 'a service with no instance').to.equal(undefined);
+    leases.keep({ ...record('users', 'u1', 0), maintenanceSeconds: 120 });
+    expect(leases.maintenanceOf('users')).to.equal(120);
+    leases.keep(record('users', 'u2', 0));
+    expect(leases.maintenanceOf('users'), 'u2 still serves').to.equal(undefined);
+    leases.keep({ ...record('users', 'u2', 0), maintenanceSeconds: 30 });
+    expect(leases.maintenanceOf('users')).to.equal(30);
+    leases.keep({ ...record('orders', 'o1', 0), maintenanceSeconds: 5 });
+    expect(leases.maintenanceOf('users'), 'another service counts for nothing').to.equal(30);
+    leases.remove('users', 'u2');
+    expect(leases.maintenanceOf('users')).to.equal(120);
   });
 });

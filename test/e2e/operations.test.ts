@@ -33,7 +33,18 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
   it('GET /health: 200 with the bus, the counts and the uptime', async () => {
     const res = await http('GET', `${gw.baseUrl}/health`);
     expect(res.status).to.equal(200);
-    expect(res.body).to.have.keys('status', 'bus', 'rateLimitStore', 'contracts', 'services', 'uptimeSeconds');
+    expect(res.body).to.have.keys(
+      'status',
+      'bus',
+      'rateLimitStore',
+      'contracts',
+      'services',
+      'openCircuits',
+      'maintenance',
+      'uptimeSeconds',
+    );
+    expect(res.body.openCircuits).to.deep.equal([]);
+    expect(res.body.maintenance).to.deep.equal([]);
     expect(res.body.status).to.equal('ok');
     expect(res.body.bus).to.deep.equal({ kind: 'inprocess', state: 'up' });
     expect(res.body.rateLimitStore).to.deep.equal({ state: 'ok' });
