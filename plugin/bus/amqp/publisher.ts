@@ -1,5 +1,4 @@
 import type { Channel, ConfirmChannel, ConsumeMessage, Message } from 'amqplib';
-import { classify } from '../../contracts/derive-routes';
 import type { Announcement } from '../../contracts/types';
 import { badGateway } from '../../errors/gateway-error';
 import { inert, OnceLog } from '../../log-once';
@@ -58,10 +57,13 @@ interface ParkedRead {
   due: number;
 }
 
-/** Reads change nothing, so sending one again after its answer was lost cannot run anything twice. */
+/**
+ * Reads change nothing, so sending one again after its answer was lost cannot run anything twice. Every read's
+ * message type ends in Query (GetXQuery, ListXQuery, XQuery: contracts/derive-routes.ts), so the name says it; the
+ * bus code does not import the route naming, which the SDK package does not ship.
+ */
 function isSafeRead(messageType: string): boolean {
-  const kind = classify(messageType).kind;
-  return kind === 'query' || kind === 'get' || kind === 'list';
+  return messageType.endsWith('Query');
 }
 
 /** Which replies the gateway takes: those a service's own broker user published. */
