@@ -1,13 +1,40 @@
 import { expect } from 'chai';
-import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { context, ROOT_CONTEXT, SpanKind, trace, type Span } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { BusCall } from '../../plugin/observability/bus-call';
+import { RequestObserver, type RequestHandler } from '../../plugin/observability/request-observer';
 import { extractFrom, tracing, type TraceCarrier } from '../../plugin/observability/tracing';
 
 const AMQP = { kind: 'amqp', requestExchange: 'P.requests' };
 
-describe('bus: spans only with an SDK', () => {
+/** Serves one GET through `observer` (as plugin/host/servers.ts hands it requests), `wrap` around it; the span active in the handler. */
+async function activeInHandler(
+  observer: RequestObserver,
+  wrap: (run: () => void, res: http.ServerResponse) => void,
+): Promise<Span | undefined> {
+  let active: Span | undefined;
+  const handle: RequestHandler = (_req, res) => {
+    active = trace.getActiveSpan();
+    res.end('ok');
+  };
+  const server = http.createServer((req, res) => wrap(() => observer.observe(req, res, handle), res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/x`);
+    await res.text();
+    await new Promise((resolve) => setTimeout(resolve, 50)); // spans end when the response closes
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+  return active;
+}
+
+describe('spans only with an SDK', () => {
+  const exporter = new InMemorySpanExporter();
+
   // Once, at the end: disable() swaps the global proxy provider, which the plugin's tracer holds on to.
   after(() => {
     trace.disable();
@@ -43,7 +70,7 @@ describe('bus: spans only with an SDK', () => {
   });
 
   it('makes it once an SDK is registered, and the message carries its context', () => {
-    trace.setGlobalTracerProvider(new BasicTracerProvider());
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     expect(tracing()).to.equal(true);
     const traceId = 'c'.repeat(32);
@@ -57,5 +84,34 @@ describe('bus: spans only with an SDK', () => {
     // The send runs with the bus span active: a messaging instrumentation's spans nest under it.
     expect(call.run(() => trace.getActiveSpan())).to.equal(span);
     call.replied({ ok: true });
+  });
+
+  it("runs the host's listeners with the request's server span active", async () => {
+    exporter.reset();
+    const active = await activeInHandler(new RequestObserver(), (run) => run());
+    const servers = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER);
+    expect(servers).to.have.length(1);
+    expect(servers[0]!.instrumentationScope.name).to.equal('express-gateway-plugin-contracts');
+    expect(active?.spanContext().spanId).to.equal(servers[0]!.spanContext().spanId);
+  });
+
+  it("enriches a SERVER span already active (an HTTP instrumentation's) rather than opening a second", async () => {
+    exporter.reset();
+    const instrumentation = trace.getTracer('an-http-instrumentation');
+    const active = await activeInHandler(new RequestObserver(), (run, res) => {
+      const span = instrumentation.startSpan('GET', { kind: SpanKind.SERVER });
+      // As instrumentation-http does: its span ends on the response's close, its listener added before the observer's.
+      res.on('close', () => span.end());
+      context.with(trace.setSpan(ROOT_CONTEXT, span), run);
+    });
+    const servers = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER);
+    expect(servers).to.have.length(1);
+    const [server] = servers;
+    expect(server!.instrumentationScope.name).to.equal('an-http-instrumentation');
+    expect(active?.spanContext().spanId).to.equal(server!.spanContext().spanId);
+    // Named by the route and given http.route before the instrumentation ended it (no route matched here).
+    expect(server!.name).to.equal('GET unmatched');
+    expect(server!.attributes).to.include({ 'http.route': 'unmatched' });
+    expect(server!.attributes['contracts.request_id']).to.be.a('string');
   });
 });
