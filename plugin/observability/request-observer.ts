@@ -20,6 +20,8 @@ interface Observed {
   start: number;
   /** The request's server span (its own or the HTTP instrumentation's) and its context; none while no SDK is registered. */
   span: ServerSpan | undefined;
+  /** Without a span: the trace context and baggage the caller sent, read once for the bus and the access log. */
+  caller?: Context;
 }
 
 declare module '../request/state' {
@@ -84,7 +86,14 @@ const urlPath = (url: string | undefined): string => redact(pathOnly(url));
  * trace context and baggage the caller sent, which the bus passes on.
  */
 export function requestContextOf(req: Request): Context {
-  return requestState(req).observed?.span?.ctx ?? extractFrom(req.headers);
+  const observed = requestState(req).observed;
+  return observed?.span?.ctx ?? callerContext(req, observed);
+}
+
+function callerContext(req: IncomingMessage, observed: Observed | undefined): Context {
+  if (!observed) return extractFrom(req.headers);
+  observed.caller ??= extractFrom(req.headers);
+  return observed.caller;
 }
 
 function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLabels): void {
@@ -120,7 +129,7 @@ function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLa
       service: state.resolved?.contract.targetService,
       code,
       // No span without an SDK: the caller's context then, as the non-recording span continuing it would have had.
-      ...spanIdsOf(trace.getSpanContext(observed.span?.ctx ?? extractFrom(req.headers))),
+      ...spanIdsOf(trace.getSpanContext(observed.span?.ctx ?? callerContext(req, observed))),
     });
   }
 }
