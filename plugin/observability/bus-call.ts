@@ -3,6 +3,7 @@ import type { Reply } from '../bus/transport';
 import type { BusOutcome, GatewayMetrics } from './metrics';
 import { context, trace, type Context, type Span } from '@opentelemetry/api';
 import { endBusSpan, injectInto, startBusSpan, tracing, type BusDestination, type TraceCarrier } from './tracing';
+import { W3C_FALLBACK } from './w3c';
 
 /** How a bus request ended, from its reply or from the error the transport rejected with (plugin/bus/transport.ts). */
 export function busOutcome(result: { reply: Reply } | { error: unknown }): BusOutcome {
@@ -44,7 +45,7 @@ export class BusCall {
    * so the service's spans are its children; with no span, the caller's, as that span would have passed it on.
    */
   inject(headers: TraceCarrier): void {
-    injectInto(this.ctx, headers);
+    injectInto(this.ctx, headers, W3C_FALLBACK);
   }
 
   /** Runs the send with this span active, so a messaging instrumentation's spans (amqplib's publish) nest under it. */

@@ -7,6 +7,7 @@ import { RouteLabels } from './route-label';
 import type { GatewayMetrics } from './metrics';
 import { context, trace, type Context } from '@opentelemetry/api';
 import { endServerSpan, extractFrom, startServerSpan, tracing, type ServerRequest, type ServerSpan } from './tracing';
+import { W3C_FALLBACK } from './w3c';
 import { traceOf } from '../request/trace';
 import { pathOnly, type AccessLog } from '../logging/access-log';
 import { redact } from '../logging/redact';
@@ -68,7 +69,7 @@ export class RequestObserver {
   readonly observe = (req: IncomingMessage, res: ServerResponse, handle: RequestHandler): void => {
     traceOf(req as Request, res as Response);
     // No span while no SDK is registered: it would record nothing.
-    const span = tracing() ? startServerSpan(req as ServerRequest, urlPath) : undefined;
+    const span = tracing() ? startServerSpan(req as ServerRequest, urlPath, W3C_FALLBACK) : undefined;
     requestState(req as Request).observed = { start: performance.now(), span };
     this.options.metrics?.requestStarted();
     // First: the HTTP instrumentation ends its server span on 'close' too, and the route must be on it before.
@@ -91,8 +92,8 @@ export function requestContextOf(req: Request): Context {
 }
 
 function callerContext(req: IncomingMessage, observed: Observed | undefined): Context {
-  if (!observed) return extractFrom(req.headers);
-  observed.caller ??= extractFrom(req.headers);
+  if (!observed) return extractFrom(req.headers, W3C_FALLBACK);
+  observed.caller ??= extractFrom(req.headers, W3C_FALLBACK);
   return observed.caller;
 }
 

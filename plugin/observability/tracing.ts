@@ -12,7 +12,6 @@ import {
   type TextMapPropagator,
   type TextMapSetter,
 } from '@opentelemetry/api';
-import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 
 /**
  * OpenTelemetry spans through @opentelemetry/api only: a no-op (nothing recorded, nothing exported) until the
@@ -60,28 +59,26 @@ const CARRIER_SETTER: TextMapSetter<TraceCarrier> = {
   },
 };
 
-/** W3C trace context and baggage, what the gateway speaks when the deployment registers no propagator. */
-const W3C = new CompositePropagator({
-  propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
-});
+/** What reads and writes a trace context: the propagation API, or a propagator of its own. */
+export type Propagator = Pick<TextMapPropagator, 'inject' | 'extract'>;
 
 /**
  * The propagator in force: the one the deployment registered (an SDK registers W3C trace context and baggage unless
- * told otherwise: OTEL_PROPAGATORS), else W3C trace context and baggage, so that a caller's trace reaches the
- * services even where the gateway records nothing. Asked each time: a propagator may be registered later.
+ * told otherwise: OTEL_PROPAGATORS), else `fallback` when given (the gateway's: plugin/observability/w3c.ts), else
+ * none. Asked each time: a propagator may be registered later.
  */
-function propagator(): Pick<TextMapPropagator, 'inject' | 'extract'> {
-  return propagation.fields().length > 0 ? propagation : W3C;
+function propagator(fallback: Propagator | undefined): Propagator {
+  return fallback === undefined || propagation.fields().length > 0 ? propagation : fallback;
 }
 
 /** The trace context (span context and baggage) that a request's or a message's headers carry, under ROOT_CONTEXT. */
-export function extractFrom(headers: Headers): Context {
-  return propagator().extract(ROOT_CONTEXT, headers, HEADER_GETTER);
+export function extractFrom(headers: Headers, fallback?: Propagator): Context {
+  return propagator(fallback).extract(ROOT_CONTEXT, headers, HEADER_GETTER);
 }
 
 /** Writes the trace context of `ctx` (its span, its baggage) into a message's headers. */
-export function injectInto(ctx: Context, carrier: TraceCarrier): void {
-  propagator().inject(ctx, carrier, CARRIER_SETTER);
+export function injectInto(ctx: Context, carrier: TraceCarrier, fallback?: Propagator): void {
+  propagator(fallback).inject(ctx, carrier, CARRIER_SETTER);
 }
 
 /** What a server span reads of its request at the start (an IncomingMessage fits). */
@@ -118,15 +115,19 @@ function isServerSpan(span: Span): boolean {
  * The server span of one request. When one is already active (the deployment loaded the HTTP instrumentation, which
  * opens it before the request reaches the gateway), that one, enriched at the end (endServerSpan): one request, one
  * SERVER span. Else a span of its own, named by its method until the route template is known, continuing the trace
- * context the request's headers carry (the propagator's: traceparent, tracestate, baggage by default). Its attributes
+ * context the request's headers carry (read by the registered propagators, else by `fallback`). Its attributes
  * follow the OpenTelemetry HTTP server conventions; they are worked out only when the span records.
  * `pathOf` gives url.path from the request's URL (the observer's: without the query string, as the access log).
  */
-export function startServerSpan(req: ServerRequest, pathOf: (url: string | undefined) => string): ServerSpan {
+export function startServerSpan(
+  req: ServerRequest,
+  pathOf: (url: string | undefined) => string,
+  fallback?: Propagator,
+): ServerSpan {
   const active = context.active();
   const current = trace.getSpan(active);
   if (current !== undefined && isServerSpan(current)) return { span: current, ctx: active, own: false };
-  const parent = current !== undefined ? active : extractFrom(req.headers);
+  const parent = current !== undefined ? active : extractFrom(req.headers, fallback);
   const method = req.method ?? 'OTHER';
   const span = tracer.startSpan(
     method,
@@ -235,7 +236,7 @@ export function endBusSpan(span: Span, outcome: string): void {
 
 /**
  * Service side (sdk/serve.ts): a CONSUMER span per handled message (`process <exchange>`), continuing the trace context
- * its headers carry, and the context to run the handler in (the span and the message's baggage), so the handler's own
+ * its headers carry (read by the propagators the service registered), and the context to run the handler in (the span and the message's baggage), so the handler's own
  * spans nest under it and its outgoing calls pass the context on. When a messaging instrumentation already made a span
  * of the same trace active (instrumentation-amqplib's, itself continuing the message), the span nests under that one.
  */

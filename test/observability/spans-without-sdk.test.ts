@@ -6,7 +6,11 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { BusCall } from '../../plugin/observability/bus-call';
 import { RequestObserver, type RequestHandler } from '../../plugin/observability/request-observer';
-import { extractFrom, tracing, type TraceCarrier } from '../../plugin/observability/tracing';
+import { extractFrom as extract, tracing, type TraceCarrier } from '../../plugin/observability/tracing';
+import { W3C_FALLBACK } from '../../plugin/observability/w3c';
+
+/** A caller's headers as the gateway reads them with no propagator registered. */
+const extractFrom = (headers: Record<string, string>) => extract(headers, W3C_FALLBACK);
 
 const AMQP = { kind: 'amqp', requestExchange: 'P.requests' };
 
