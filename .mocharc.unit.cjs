@@ -19,6 +19,8 @@ module.exports = {
     'dist/test/observability/logs.test.js',
     'dist/test/observability/metrics.test.js',
     'dist/test/observability/tracing.test.js',
+    // A spawned gateway on RabbitMQ.
+    'dist/test/observability/tracing-instrumented.test.js',
     'dist/test/packaging/settings-validation.test.js',
     // npm pack, a container image, a gateway installed with eg.
     'dist/test/packaging/container.test.js',

@@ -196,9 +196,10 @@ export async function serve(opts: ServeOptions): Promise<RunningService> {
     }
   };
 
-  // Each message continues the gateway's trace (its traceparent header): the handler runs in that span's context.
+  // Each message continues the gateway's trace (its traceparent, tracestate and baggage headers): the handler runs
+  // in that span's context, its baggage included, so its own calls pass both on.
   const handle = (message: RequestMessage): Promise<Reply> => {
-    const { span, ctx } = startHandlerSpan(service, message.messageType, message.headers.traceparent, transport);
+    const { span, ctx } = startHandlerSpan(service, message.messageType, message.headers, transport);
     // The deadline travels with the handler's async work: a database call can give up before the gateway does.
     return context
       .with(ctx, () => withRequestDeadline(message.headers.deadline, () => dispatch(message)))

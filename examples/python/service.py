@@ -48,10 +48,15 @@ def announce(withdrawn=False):
     ch.basic_publish(announcements, f"announce.{SERVICE}", json.dumps(body),
                      pika.BasicProperties(content_type="application/json", user_id=ME))
 
-def publish_reply(channel, props, reply):  # to P.replies.<service>, routing key = reply_to exactly as received
+TRACE_HEADERS = ("traceparent", "tracestate", "baggage")  # W3C trace context and baggage (docs/bus-protocol.md)
+
+def trace_context(headers):  # what opentelemetry-python's propagate.extract() reads; passed on, never dropped
+    return {k: v.decode() if isinstance(v, bytes) else v for k, v in headers.items() if k in TRACE_HEADERS}
+
+def publish_reply(channel, props, reply, trace=None):  # to P.replies.<service>, routing key = reply_to as received
     channel.basic_publish(replies, props.reply_to, json.dumps(reply),
                           pika.BasicProperties(correlation_id=props.correlation_id, content_type="application/json",
-                                               user_id=ME))
+                                               user_id=ME, headers=trace or None))
 
 def handle(message_type, input, user):
     if message_type != "GetProductQuery":
@@ -77,7 +82,7 @@ def on_request(channel, method, props, body):
     except Exception:
         print(f"[{headers.get('correlationId')}] handler failed", file=sys.stderr)  # log, never send, the cause
         reply = {"ok": False, "error": {"code": "INTERNAL_ERROR", "message": "Internal error"}}
-    publish_reply(channel, props, reply)
+    publish_reply(channel, props, reply, trace_context(headers))  # the request's trace goes on with the answer
     channel.basic_ack(method.delivery_tag)
 
 def reannounce():  # the lease, every third of ttlMs; the binding is re-asserted with it

@@ -79,7 +79,13 @@ const REQUEST_HEADERS: JsonSchema = {
       description:
         'The authenticated caller as a JSON string (userId, email, name, permissions, roles); absent for anonymous calls.',
     },
-    traceparent: { type: 'string', description: "The caller's W3C trace context, when it sent a valid one." },
+    traceparent: {
+      type: 'string',
+      description:
+        "W3C trace context: the span the service continues (the gateway's, or the caller's when it records none).",
+    },
+    tracestate: { type: 'string', description: 'W3C trace context: the vendor entries that go with traceparent.' },
+    baggage: { type: 'string', description: "W3C baggage: the caller's key-value pairs, passed on." },
     idempotencyKey: { type: 'string', description: "The caller's Idempotency-Key (commands and POSTs)." },
     clientAddress: { type: 'string', description: "The caller's IP address as the gateway's host saw it." },
   },

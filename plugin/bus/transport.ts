@@ -14,7 +14,12 @@ export interface MessageHeaders {
   correlationId: string;
   requestId: string;
   user?: MessageUser;
+  /** The trace context (W3C Trace Context): the span the service continues; the caller's when the gateway records none. */
   traceparent?: string;
+  /** The trace context's vendor entries (W3C Trace Context), as the caller or the gateway's tracer passed them. */
+  tracestate?: string;
+  /** W3C Baggage: the caller's key-value pairs, passed on by the gateway's propagator. */
+  baggage?: string;
   /** When the gateway stops waiting for the reply, in ms since the Unix epoch: a service can skip work nobody awaits. */
   deadline?: number;
   /** The caller's Idempotency-Key (commands and POSTs only); the service deduplicates by (user.userId, key). */

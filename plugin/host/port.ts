@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from '../logger';
-import type { ServerLimits } from './servers';
+import type { ObserveRequest, ServerLimits } from './servers';
 
 /**
  * The host's gateway config, as the core uses it: the config writer writes the file and has the host read it, the
@@ -61,5 +61,5 @@ export interface HostPort extends HostGatewayConfig {
    * Every server the host starts from now on: `observe` sees every request first, requests Node's parser refuses or
    * that arrive too slowly get the error body, and the server gets `limits` (plugin/host/servers.ts).
    */
-  hookServers(observe: (req: IncomingMessage, res: ServerResponse) => void, limits: ServerLimits): void;
+  hookServers(observe: ObserveRequest, limits: ServerLimits): void;
 }

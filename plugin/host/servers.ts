@@ -7,6 +7,10 @@ export interface ServerEvents {
   on(event: string, listener: (payload: { httpServer?: Server }) => void): unknown;
 }
 
+type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+/** Sees a request first, then hands it to `handle` (the server's own listeners: the host's app). */
+export type ObserveRequest = (req: IncomingMessage, res: ServerResponse, handle: RequestListener) => void;
+
 /** How long the API's servers wait for a request and how many connections they hold (plugin/settings/edge.ts). */
 export interface ServerLimits {
   headersTimeoutMs: number;
@@ -31,18 +35,31 @@ const DROP_LOG_INTERVAL_MS = 60_000;
  */
 export function hookHostServers(
   events: ServerEvents,
-  observe: (req: IncomingMessage, res: ServerResponse) => void,
+  observe: ObserveRequest,
   limits: ServerLimits,
   log?: Pick<Logger, 'warn'>,
 ): void {
   const hook = ({ httpServer }: { httpServer?: Server }): void => {
     if (!httpServer) return;
-    httpServer.prependListener('request', observe);
+    observeRequests(httpServer, observe);
     httpServer.on('clientError', onClientError);
     applyServerLimits(httpServer, limits, log);
   };
   events.on('http-ready', hook);
   events.on('https-ready', hook);
+}
+
+/**
+ * The server's request listeners (the host's app) are handed each request by `observe`, which runs them in the
+ * request's trace context (plugin/observability/request-observer.ts): a listener of its own, before them, could not.
+ */
+function observeRequests(server: Server, observe: ObserveRequest): void {
+  const listeners = server.listeners('request') as RequestListener[];
+  server.removeAllListeners('request');
+  const handle: RequestListener = (req, res) => {
+    for (const listener of listeners) listener.call(server, req, res);
+  };
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => observe(req, res, handle));
 }
 
 /**

@@ -2,8 +2,9 @@ import { GatewayError } from '../errors/gateway-error';
 import { ServiceRefusal } from '../resilience/refusal';
 import type { Reply } from '../bus/transport';
 import type { BusOutcome, GatewayMetrics } from './metrics';
-import type { Span } from '@opentelemetry/api';
-import { endBusSpan, passedOn, startBusSpan, traceparentOf, tracing, type BusDestination } from './tracing';
+import { context, trace, type Context, type Span } from '@opentelemetry/api';
+import { endBusSpan, injectInto, startBusSpan, tracing, type BusDestination, type TraceCarrier } from './tracing';
+import { W3C_FALLBACK } from './w3c';
 
 /** How a bus request ended, from its reply or from the error the transport rejected with (plugin/bus/transport.ts). */
 export function busOutcome(result: { reply: Reply } | { error: unknown }): BusOutcome {
@@ -28,22 +29,31 @@ export function busOutcome(result: { reply: Reply } | { error: unknown }): BusOu
 export class BusCall {
   private readonly start = performance.now();
   private readonly span: Span | undefined;
+  /** The context the message carries and the send runs in: the bus span's, else the request's. */
+  private readonly ctx: Context;
   constructor(
     private readonly metrics: GatewayMetrics | undefined,
     private readonly service: string,
     messageType: string,
     bus: BusDestination,
-    parent: Span | undefined,
+    /** The request's context (request-observer.ts traceContextOf): its server span, the caller's trace, baggage. */
+    parent: Context,
   ) {
-    this.span = parent !== undefined || tracing() ? startBusSpan(parent, messageType, service, bus) : undefined;
+    this.span = tracing() ? startBusSpan(parent, messageType, service, bus) : undefined;
+    this.ctx = this.span ? trace.setSpan(parent, this.span) : parent;
   }
 
   /**
-   * The traceparent to send with the message: this span's, so the service's spans are its children; with no span,
-   * the caller's as that span would have passed it on.
+   * Writes the trace context the message carries into its headers (traceparent, tracestate, baggage): this span's,
+   * so the service's spans are its children; with no span, the caller's, as that span would have passed it on.
    */
-  traceparent(caller: string | undefined): string | undefined {
-    return this.span ? (traceparentOf(this.span) ?? caller) : passedOn(caller);
+  inject(headers: TraceCarrier): void {
+    injectInto(this.ctx, headers, W3C_FALLBACK);
+  }
+
+  /** Runs the send with this span active, so a messaging instrumentation's spans (amqplib's publish) nest under it. */
+  run<T>(send: () => T): T {
+    return this.span ? context.with(this.ctx, send) : send();
   }
 
   replied(reply: Reply): void {

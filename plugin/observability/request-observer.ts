@@ -1,12 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
-import { requestContext } from '../request/context';
+import { requestContext, type Observed } from '../request/context';
 import { isKnownCode } from '../errors/codes';
 import { errorCodeOf } from './error-code';
 import { RouteLabels } from './route-label';
 import type { GatewayMetrics } from './metrics';
-import type { Span } from '@opentelemetry/api';
-import { endServerSpan, spanContextOf, startServerSpan, tracing, type ServerRequest } from './tracing';
+import { context, trace, type Context } from '@opentelemetry/api';
+import { endServerSpan, extractFrom, startServerSpan, tracing, type ServerRequest } from './tracing';
+import { W3C_FALLBACK } from './w3c';
 import { traceOf } from '../request/trace';
 import { pathOnly, type AccessLog } from '../logging/access-log';
 import { redact } from '../logging/redact';
@@ -14,6 +15,9 @@ import { spanIdsOf } from '../logging/structured';
 
 /** Seen by the status label when the caller went away before the answer was complete (nginx's convention). */
 const CLIENT_CLOSED = 499;
+
+/** What handles a request after the observer: the host's listeners (plugin/host/servers.ts). */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** What is done with each request the host's servers get besides its server span: metrics, the access log. */
 export interface ObserverOptions {
@@ -43,22 +47,39 @@ export class RequestObserver {
     this.options = next;
   }
 
-  readonly observe = (req: IncomingMessage, res: ServerResponse): void => {
-    const trace = traceOf(req as Request, res as Response);
+  /**
+   * Sees a request, then hands it to `handle` (the host's app), in the server span's context when there is one: the
+   * spans of what the request does (the bus round trip, a library's instrumented calls) nest under it.
+   */
+  readonly observe = (req: IncomingMessage, res: ServerResponse, handle: RequestHandler): void => {
+    traceOf(req as Request, res as Response);
     // No span while no SDK is registered: it would record nothing.
-    const span = tracing() ? startServerSpan(req as ServerRequest, trace.traceparent, urlPath) : undefined;
+    const span = tracing() ? startServerSpan(req as ServerRequest, urlPath, W3C_FALLBACK) : undefined;
     requestContext(req as Request).observed = { start: performance.now(), span };
     this.options.metrics?.requestStarted();
-    res.on('close', this.answered);
+    // First: the HTTP instrumentation ends its server span on 'close' too, and the route must be on it before.
+    res.prependListener('close', this.answered);
+    if (span?.own) context.with(span.ctx, handle, undefined, req, res);
+    else handle(req, res);
   };
 }
 
 /** url.path of a server span: as the access log writes the path (no query string, credentials blanked). */
 const urlPath = (url: string | undefined): string => redact(pathOnly(url));
 
-/** The server span of a request, for the spans of its steps (the bus round trip). */
-export function serverSpanOf(req: Request): Span | undefined {
-  return requestContext(req).observed?.span;
+/**
+ * The context of a request, for the spans of its steps (the bus round trip): its server span's, else (no SDK) the
+ * trace context and baggage the caller sent, which the bus passes on.
+ */
+export function traceContextOf(req: Request): Context {
+  const observed = requestContext(req).observed;
+  return observed?.span?.ctx ?? callerContext(req, observed);
+}
+
+function callerContext(req: IncomingMessage, observed: Observed | undefined): Context {
+  if (!observed) return extractFrom(req.headers, W3C_FALLBACK);
+  observed.caller ??= extractFrom(req.headers, W3C_FALLBACK);
+  return observed.caller;
 }
 
 function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLabels): void {
@@ -94,7 +115,7 @@ function answered(res: ServerResponse, options: ObserverOptions, labels: RouteLa
       service: state.run.resolved?.contract.targetService,
       code,
       // No span without an SDK: the caller's context then, as the non-recording span continuing it would have had.
-      ...spanIdsOf(observed.span?.spanContext() ?? spanContextOf(state.trace?.traceparent)),
+      ...spanIdsOf(trace.getSpanContext(observed.span?.ctx ?? callerContext(req, observed))),
     });
   }
 }

@@ -1,5 +1,6 @@
 import {
   context,
+  propagation,
   trace,
   ProxyTracerProvider,
   ROOT_CONTEXT,
@@ -7,7 +8,9 @@ import {
   SpanStatusCode,
   type Context,
   type Span,
-  type SpanContext,
+  type TextMapGetter,
+  type TextMapPropagator,
+  type TextMapSetter,
 } from '@opentelemetry/api';
 
 /**
@@ -30,48 +33,59 @@ export function tracing(): boolean {
   return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NO_SDK;
 }
 
-/** W3C traceparent of version 00, already checked by validTraceparent (plugin/request/trace.ts). */
-const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})/;
-
-/** The span context a traceparent header names, as a remote parent. */
-export function spanContextOf(traceparent: string | undefined): SpanContext | undefined {
-  const m = traceparent === undefined ? null : TRACEPARENT.exec(traceparent);
-  if (!m) return undefined;
-  return { traceId: m[1]!, spanId: m[2]!, traceFlags: parseInt(m[3]!, 16) & 1, isRemote: true };
+/** The W3C fields of a trace context as they travel in a request message's headers (plugin/bus/transport.ts). */
+export interface TraceCarrier {
+  traceparent?: string;
+  tracestate?: string;
+  baggage?: string;
 }
 
-/** The traceparent header of a span, or undefined when it has no valid context (no SDK and no caller's trace). */
-export function traceparentOf(span: Span): string | undefined {
-  return headerOf(span.spanContext());
-}
+/** What the propagators read a trace context from: a request's or a message's headers. */
+type Headers = Readonly<Record<string, unknown>>;
 
-/** The caller's traceparent as a span continuing it would pass it on (version 00, sampled flag only); no SDK. */
-export function passedOn(traceparent: string | undefined): string | undefined {
-  const sc = spanContextOf(traceparent);
-  return sc && headerOf(sc);
-}
+/** Reads header values as the propagators expect them: strings, or the first of repeated HTTP headers. */
+const HEADER_GETTER: TextMapGetter<Headers> = {
+  get(carrier, key) {
+    const value = carrier[key];
+    return typeof value === 'string' || Array.isArray(value) ? (value as string | string[]) : undefined;
+  },
+  keys: (carrier) => Object.keys(carrier),
+};
 
-function headerOf(sc: SpanContext): string | undefined {
-  if (!trace.isSpanContextValid(sc)) return undefined;
-  return `00-${sc.traceId}-${sc.spanId}-${sc.traceFlags & 1 ? '01' : '00'}`;
-}
+/** Writes the W3C fields only: a message's headers have no room for other names (docs/bus-protocol.md). */
+const CARRIER_SETTER: TextMapSetter<TraceCarrier> = {
+  set(carrier, key, value) {
+    if (key === 'traceparent' || key === 'tracestate' || key === 'baggage') carrier[key] = value;
+  },
+};
+
+/** What reads and writes a trace context: the propagation API, or a propagator of its own. */
+export type Propagator = Pick<TextMapPropagator, 'inject' | 'extract'>;
 
 /**
- * The context a request's server span continues: the active one when an SDK's HTTP instrumentation already made a
- * span for this request, else the caller's traceparent, else a new trace.
+ * The propagator in force: the one the deployment registered (an SDK registers W3C trace context and baggage unless
+ * told otherwise: OTEL_PROPAGATORS), else `fallback` when given (the gateway's: plugin/observability/w3c.ts), else
+ * none. Asked each time: a propagator may be registered later.
  */
-function parentOf(traceparent: string | undefined): Context {
-  const active = context.active();
-  if (trace.getSpan(active)) return active;
-  const remote = spanContextOf(traceparent);
-  return remote ? trace.setSpanContext(ROOT_CONTEXT, remote) : ROOT_CONTEXT;
+function propagator(fallback: Propagator | undefined): Propagator {
+  return fallback === undefined || propagation.fields().length > 0 ? propagation : fallback;
+}
+
+/** The trace context (span context and baggage) that a request's or a message's headers carry, under ROOT_CONTEXT. */
+export function extractFrom(headers: Headers, fallback?: Propagator): Context {
+  return propagator(fallback).extract(ROOT_CONTEXT, headers, HEADER_GETTER);
+}
+
+/** Writes the trace context of `ctx` (its span, its baggage) into a message's headers. */
+export function injectInto(ctx: Context, carrier: TraceCarrier, fallback?: Propagator): void {
+  propagator(fallback).inject(ctx, carrier, CARRIER_SETTER);
 }
 
 /** What a server span reads of its request at the start (an IncomingMessage fits). */
 export interface ServerRequest {
   method?: string;
   url?: string;
-  headers: { host?: string; 'user-agent'?: string };
+  headers: Headers & { host?: string; 'user-agent'?: string };
   socket: { localPort?: number; encrypted?: boolean };
 }
 
@@ -83,23 +97,45 @@ function serverOf(host: string | undefined, localPort: number | undefined): { ad
   return { address: m[1]!.replace(/^\[|\]$/g, ''), ...(port !== undefined ? { port } : {}) };
 }
 
+/** A request's server span and the context the rest of the request runs in (the span active in it). */
+export interface ServerSpan {
+  span: Span;
+  ctx: Context;
+  /** Whether the plugin opened the span and ends it; false: the HTTP instrumentation's, which the plugin enriches. */
+  own: boolean;
+}
+
+/** Whether an active span is a SERVER span: the SDK's spans say their kind; one that records nothing is taken as one. */
+function isServerSpan(span: Span): boolean {
+  const kind = (span as { kind?: unknown }).kind;
+  return kind === undefined || kind === SpanKind.SERVER;
+}
+
 /**
- * The server span of one request, named by its method until the route template is known. Its attributes follow the
- * OpenTelemetry HTTP server conventions; they are worked out only when the span records (an SDK is registered).
+ * The server span of one request. When one is already active (the deployment loaded the HTTP instrumentation, which
+ * opens it before the request reaches the gateway), that one, enriched at the end (endServerSpan): one request, one
+ * SERVER span. Else a span of its own, named by its method until the route template is known, continuing the trace
+ * context the request's headers carry (read by the registered propagators, else by `fallback`). Its attributes
+ * follow the OpenTelemetry HTTP server conventions; they are worked out only when the span records.
  * `pathOf` gives url.path from the request's URL (the observer's: without the query string, as the access log).
  */
 export function startServerSpan(
   req: ServerRequest,
-  traceparent: string | undefined,
   pathOf: (url: string | undefined) => string,
-): Span {
+  fallback?: Propagator,
+): ServerSpan {
+  const active = context.active();
+  const current = trace.getSpan(active);
+  if (current !== undefined && isServerSpan(current)) return { span: current, ctx: active, own: false };
+  const parent = current !== undefined ? active : extractFrom(req.headers, fallback);
   const method = req.method ?? 'OTHER';
   const span = tracer.startSpan(
     method,
     { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
-    parentOf(traceparent),
+    parent,
   );
-  if (!span.isRecording()) return span;
+  const started = { span, ctx: trace.setSpan(parent, span), own: true };
+  if (!span.isRecording()) return started;
   const server = serverOf(req.headers.host, req.socket.localPort);
   span.setAttribute('url.path', pathOf(req.url));
   span.setAttribute('url.scheme', req.socket.encrypted ? 'https' : 'http');
@@ -107,7 +143,7 @@ export function startServerSpan(
   if (server.port !== undefined) span.setAttribute('server.port', server.port);
   const agent = req.headers['user-agent'];
   if (agent !== undefined) span.setAttribute('user_agent.original', agent);
-  return span;
+  return started;
 }
 
 /** How a request ended, besides its status. */
@@ -119,15 +155,23 @@ export interface ServerSpanEnd {
 }
 
 /**
- * Names the server span by its route template (`GET /api/users/:userId`) and ends it with the answer's status; a 5xx
- * sets error.type to the status code, as the conventions ask of a server.
+ * Names the server span by its route template (`GET /api/users/:userId`) and, when it is the plugin's own, ends it
+ * with the answer's status; a 5xx sets error.type to the status code, as the conventions ask of a server. The HTTP
+ * instrumentation's span gets the route, the name and the gateway's ids; the instrumentation sets the status and the
+ * client's address and ends it, after this (the observer's listener runs first).
  */
-export function endServerSpan(span: Span, method: string, route: string, status: number, end: ServerSpanEnd): void {
+export function endServerSpan(
+  { span, own }: ServerSpan,
+  method: string,
+  route: string,
+  status: number,
+  end: ServerSpanEnd,
+): void {
   if (span.isRecording()) {
     span.updateName(`${method} ${route}`);
     span.setAttribute('http.route', route);
-    span.setAttribute('http.response.status_code', status);
-    if (end.clientAddress) span.setAttribute('client.address', end.clientAddress);
+    if (own) span.setAttribute('http.response.status_code', status);
+    if (own && end.clientAddress) span.setAttribute('client.address', end.clientAddress);
     if (end.correlationId) span.setAttribute('contracts.correlation_id', end.correlationId);
     if (end.requestId) span.setAttribute('contracts.request_id', end.requestId);
     if (status >= 500) {
@@ -135,7 +179,7 @@ export function endServerSpan(span: Span, method: string, route: string, status:
       span.setStatus({ code: SpanStatusCode.ERROR });
     }
   }
-  span.end();
+  if (own) span.end();
 }
 
 /** Where a request message goes: on RabbitMQ the requests exchange and the service as routing key. */
@@ -163,16 +207,10 @@ function messagingAttributes(
 }
 
 /**
- * The child span of a request's bus round trip (PRODUCER, `publish <exchange>`), from the send to the reply; its
- * context is the traceparent the service gets.
+ * The child span of a request's bus round trip (PRODUCER, `publish <exchange>`) under the request's context (its server
+ * span, its baggage), from the send to the reply; its context is the one the message carries to the service.
  */
-export function startBusSpan(
-  parent: Span | undefined,
-  messageType: string,
-  targetService: string,
-  bus: BusDestination,
-): Span {
-  const ctx = parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
+export function startBusSpan(parent: Context, messageType: string, targetService: string, bus: BusDestination): Span {
   const attributes = messagingAttributes(bus, targetService, 'publish');
   return tracer.startSpan(
     `publish ${attributes['messaging.destination.name']}`,
@@ -180,7 +218,7 @@ export function startBusSpan(
       kind: SpanKind.PRODUCER,
       attributes: { ...attributes, 'contracts.message_type': messageType, 'contracts.target_service': targetService },
     },
-    ctx,
+    parent,
   );
 }
 
@@ -197,17 +235,18 @@ export function endBusSpan(span: Span, outcome: string): void {
 }
 
 /**
- * Service side (sdk/serve.ts): a CONSUMER span per handled message (`process <exchange>`), continuing the trace of
- * the traceparent it carries, and the context to run the handler in, so the handler's own spans nest under it.
+ * Service side (sdk/serve.ts): a CONSUMER span per handled message (`process <exchange>`), continuing the trace context
+ * its headers carry (read by the propagators the service registered), and the context to run the handler in (the span and the message's baggage), so the handler's own
+ * spans nest under it and its outgoing calls pass the context on. When a messaging instrumentation already made a span
+ * of the same trace active (instrumentation-amqplib's, itself continuing the message), the span nests under that one.
  */
 export function startHandlerSpan(
   service: string,
   messageType: string,
-  traceparent: string | undefined,
+  headers: TraceCarrier,
   bus: BusDestination = { kind: 'inprocess' },
 ): { span: Span; ctx: Context } {
-  const remote = spanContextOf(traceparent);
-  const parent = remote ? trace.setSpanContext(ROOT_CONTEXT, remote) : context.active();
+  const parent = handlerParent(extractFrom(headers as Headers));
   const attributes = messagingAttributes(bus, service, 'process');
   const span = tracer.startSpan(
     `process ${attributes['messaging.destination.name']}`,
@@ -218,4 +257,15 @@ export function startHandlerSpan(
     parent,
   );
   return { span, ctx: trace.setSpan(parent, span) };
+}
+
+/**
+ * The message's context, or the active one when its span belongs to the same trace (a messaging instrumentation's
+ * span for this message); the active one when the message carries no valid context.
+ */
+function handlerParent(carried: Context): Context {
+  const remote = trace.getSpanContext(carried);
+  const active = context.active();
+  if (remote === undefined || !trace.isSpanContextValid(remote)) return active;
+  return trace.getSpanContext(active)?.traceId === remote.traceId ? active : carried;
 }

@@ -1,16 +1,26 @@
 import type { Request } from 'express';
-import type { Span } from '@opentelemetry/api';
+import type { Context } from '@opentelemetry/api';
+import type { ServerSpan } from '../observability/tracing';
 import type { GatewayError } from '../errors/gateway-error';
 import type { MessageUser } from '../bus/transport';
 import type { Contract, ContractKind } from '../contracts/types';
 import type { RouteAction } from '../routing/route-action';
 import { pipelineRunOf } from '../host/eg-context';
 
+/** What plugin/observability/request-observer.ts keeps of a request. */
+export interface Observed {
+  /** performance.now() when the server got the request. */
+  start: number;
+  /** The request's server span (its own or the HTTP instrumentation's) and its context; none while no SDK is registered. */
+  span: ServerSpan | undefined;
+  /** Without a span: the trace context and baggage the caller sent, read once for the bus and the access log. */
+  caller?: Context;
+}
+
 /** The request's trace ids (plugin/request/trace.ts makes them). */
 export interface Trace {
   correlationId: string;
   requestId: string;
-  traceparent?: string;
 }
 
 /** What the route-table step found for a request: the route (as an endpoint's `contract:` would say) and its path parameters. */
@@ -78,7 +88,7 @@ export interface RequestContext {
   caller?: MessageUser;
   tableMatch?: TableMatch;
   /** When the server got the request and its server span (none while no SDK is registered). */
-  observed?: { start: number; span: Span | undefined };
+  observed?: Observed;
   /** Set by a handler Express has no route path for (files served by a mounted router): its label. */
   routeTemplate?: string;
   run: PipelineRun;

@@ -22,7 +22,7 @@ import { contractTimeoutMs } from '../../plugin/contracts/timeouts';
 import type { MessageHeaders, Reply } from '../../plugin/bus/transport';
 import { idempotencyKeyOf, REPLAYED_HEADER } from '../../plugin/pipeline/idempotency-key';
 import { BusCall } from '../../plugin/observability/bus-call';
-import { serverSpanOf } from '../../plugin/observability/request-observer';
+import { traceContextOf } from '../../plugin/observability/request-observer';
 
 export interface RouterAction extends RouteAction {
   timeoutMs?: number;
@@ -98,25 +98,26 @@ async function sendMessage(
     contract.targetService,
     contract.messageType,
     runtime.transport,
-    serverSpanOf(req),
+    traceContextOf(req),
   );
-  // The bus span's context when there is one (an SDK, or the caller's trace): the service continues that span.
-  const traceparent = call.traceparent(trace.traceparent);
   const headers: MessageHeaders = {
     correlationId: trace.correlationId,
     requestId: trace.requestId,
     user: ctx.caller,
-    traceparent,
     deadline: Date.now() + Math.ceil(timeoutMs),
     clientAddress: req.ip,
   };
   const idempotencyKey = idempotencyKeyOf(req, contract.messageType);
   if (idempotencyKey !== undefined) headers.idempotencyKey = idempotencyKey;
+  // The bus span's trace context when there is one, else the caller's: the service continues it.
+  call.inject(headers);
   let reply: Reply;
   try {
-    reply = await runtime.transport.request(
-      { messageType: contract.messageType, targetService: contract.targetService, input, headers },
-      timeoutMs,
+    reply = await call.run(() =>
+      runtime.transport.request(
+        { messageType: contract.messageType, targetService: contract.targetService, input, headers },
+        timeoutMs,
+      ),
     );
   } catch (err) {
     call.failed(err);

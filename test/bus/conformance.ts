@@ -129,6 +129,8 @@ export function transportConformance(name: string, make: () => Promise<Conforman
             requestId: 'req-456',
             user,
             traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+            tracestate: 'congo=t61rcWkgMzE,rojo=00f067aa0ba902b7',
+            baggage: 'tenant=t-1,region=eu%20west',
             clientAddress: '2001:db8::7',
           },
         };
@@ -148,6 +150,8 @@ export function transportConformance(name: string, make: () => Promise<Conforman
         expect(seen!.headers.requestId).to.equal('req-456');
         expect(seen!.headers.user).to.deep.equal(user);
         expect(seen!.headers.traceparent).to.equal(message.headers.traceparent);
+        expect(seen!.headers.tracestate).to.equal(message.headers.tracestate);
+        expect(seen!.headers.baggage).to.equal(message.headers.baggage);
         expect(seen!.headers.clientAddress).to.equal('2001:db8::7');
       });
 

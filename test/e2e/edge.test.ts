@@ -78,6 +78,8 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', (
               correlationId: ctx.correlationId,
               requestId: ctx.requestId,
               traceparent: ctx.traceparent ?? null,
+              tracestate: ctx.tracestate ?? null,
+              baggage: ctx.baggage ?? null,
               userId: ctx.user?.userId ?? null,
             };
           },
@@ -193,6 +195,8 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', (
         correlationId: 'order-42.retry-1',
         requestId: res.headers.get('x-request-id'),
         traceparent: null,
+        tracestate: null,
+        baggage: null,
         userId: 'trace-user',
       });
     });
@@ -260,6 +264,20 @@ describe('CORS, tracing and rate limits through Express Gateway and RabbitMQ', (
         const res = await admin('GET', `${api}/echo`, { headers: { traceparent: bad } });
         expect(res.body.traceparent, bad).to.equal(null);
       }
+    });
+
+    it("passes the caller's tracestate and baggage on with its traceparent (W3C, no SDK registered)", async () => {
+      const res = await admin('GET', `${api}/echo`, {
+        headers: { traceparent: TRACEPARENT, tracestate: 'rojo=00f067aa0ba902b7', baggage: 'tenant=t-1' },
+      });
+      expect(res.body).to.include({
+        traceparent: TRACEPARENT,
+        tracestate: 'rojo=00f067aa0ba902b7',
+        baggage: 'tenant=t-1',
+      });
+      // Baggage travels without a trace context too; a tracestate does not (it belongs to a traceparent).
+      const alone = await admin('GET', `${api}/echo`, { headers: { tracestate: 'rojo=1', baggage: 'tenant=t-2' } });
+      expect(alone.body).to.include({ traceparent: null, tracestate: null, baggage: 'tenant=t-2' });
     });
 
     it("logs a request's problem with its correlation id", async () => {

@@ -179,10 +179,7 @@ describe('metrics: series an operator reads before anything happened', () => {
     observer.setOptions({ metrics });
     const app = express();
     mountDocsPage(app);
-    const server = http.createServer((req, res) => {
-      observer.observe(req, res);
-      app(req, res);
-    });
+    const server = http.createServer((req, res) => observer.observe(req, res, app));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = server.address() as AddressInfo;

@@ -1,52 +1,23 @@
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { SpanKind } from '@opentelemetry/api';
-import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
+import type { SpanLine } from './spans-file';
+import { startTracedGateway, type TracedGateway } from './traced-gateway';
+import { eventually, type GatewayProcess } from '../support/gateway-process';
 import { http, httpAs } from '../support/http';
-
-interface SpanLine {
-  name: string;
-  kind: SpanKind;
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  attributes: Record<string, unknown>;
-  status: { code: number };
-}
 
 const admin = httpAs(['admin:all']);
 
 describe('traces (OpenTelemetry, an SDK with an in-memory exporter registered in the gateway process)', function () {
   this.timeout(60000);
+  let traced: TracedGateway;
   let gw: GatewayProcess;
-  let dir: string;
-  let spansFile: string;
-  const spans = (): SpanLine[] =>
-    existsSync(spansFile)
-      ? readFileSync(spansFile, 'utf8')
-          .trim()
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as SpanLine)
-      : [];
+  const spans = (): SpanLine[] => traced.spans();
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'contracts-spans-'));
-    spansFile = join(dir, 'spans.jsonl');
-    const setup = join(__dirname, 'tracing-setup.js');
-    gw = await startGateway({
-      BUS_URL: 'embedded',
-      SPANS_FILE: spansFile,
-      NODE_OPTIONS: `--require ${setup}`,
-      ACCESS_LOG: 'false',
-    });
+    traced = await startTracedGateway('tracing-setup.js', { BUS_URL: 'embedded' });
+    gw = traced.gw;
   });
-  after(async () => {
-    await gw?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => traced?.stop());
 
   it("continues the caller's traceparent: server span by route template, bus span, the service's span under it", async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';

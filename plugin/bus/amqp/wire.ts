@@ -35,9 +35,10 @@ import { hasInvalidHeaders } from './header-guard';
  * properties); properties: type = messageType, correlationId = a fresh id per request (NOT the trace
  * correlation id), replyTo = the gateway's reply queue for that service, expiration = the timeout in ms,
  * user_id = the gateway's broker user, contentType = application/json, mandatory; headers: correlationId,
- * requestId, user (the MessageUser as a JSON string, absent for anonymous calls), traceparent (when present),
- * deadline (ms since the epoch, as a decimal string), idempotencyKey (the caller's Idempotency-Key, when it sent
- * one on a command or POST), clientAddress (the caller's IP as the host saw it).
+ * requestId, user (the MessageUser as a JSON string, absent for anonymous calls), traceparent, tracestate and
+ * baggage (W3C trace context and baggage, when present), deadline (ms since the epoch, as a decimal string),
+ * idempotencyKey (the caller's Idempotency-Key, when it sent one on a command or POST), clientAddress (the caller's IP
+ * as the host saw it).
  * The reply: published to P.replies.<svc> with routing key = the request's replyTo, the same correlationId, user_id =
  * the service's broker user, body = the Reply envelope as JSON; the service acks the request after replying.
  *
@@ -191,6 +192,8 @@ export function encodeHeaders(h: MessageHeaders): Record<string, string> {
   headers.requestId = String(h.requestId ?? '');
   if (h.user) headers.user = userHeader(h.user);
   if (h.traceparent) headers.traceparent = h.traceparent;
+  if (h.tracestate) headers.tracestate = h.tracestate;
+  if (h.baggage) headers.baggage = h.baggage;
   if (h.deadline) headers.deadline = String(h.deadline);
   if (h.idempotencyKey) headers.idempotencyKey = h.idempotencyKey;
   if (h.clientAddress) headers.clientAddress = h.clientAddress;
@@ -237,6 +240,10 @@ export function decodeRequest(msg: ConsumeMessage, service: string): RequestMess
   }
   const traceparent = headerString(raw.traceparent);
   if (traceparent !== undefined) headers.traceparent = traceparent;
+  const tracestate = headerString(raw.tracestate);
+  if (tracestate !== undefined) headers.tracestate = tracestate;
+  const baggage = headerString(raw.baggage);
+  if (baggage !== undefined) headers.baggage = baggage;
   const deadline = Number(headerString(raw.deadline));
   if (Number.isSafeInteger(deadline)) headers.deadline = deadline;
   const idempotencyKey = headerString(raw.idempotencyKey);
