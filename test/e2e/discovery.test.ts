@@ -61,11 +61,12 @@ describe('discovery through Express Gateway and RabbitMQ', () => {
       host: '*',
       paths: ['/api/users/:userId'],
       methods: ['GET'],
-      contract: { messageType: 'GetUserQuery' },
+      contract: { messageType: 'GetUserQuery', kind: 'get' },
     });
     expect(cfg.apiEndpoints['contracts-get-api-users'].contract).to.deep.equal({
       messageType: 'ListUsersQuery',
-      variants: [{ whenQuery: 'userId', messageType: 'GetUserQuery' }],
+      kind: 'list',
+      variants: [{ whenQuery: 'userId', messageType: 'GetUserQuery', kind: 'get' }],
     });
     const shared = cfg.pipelines['contracts-routes'];
     expect(shared.apiEndpoints).to.include.members([
