@@ -43,8 +43,8 @@ export interface GuardStatus {
 /**
  * Between the request path and the bus, per service: a service in maintenance, a service whose circuit is open, and
  * a service with maxInFlightPerService requests already awaiting replies are answered 503 SERVICE_UNAVAILABLE with
- * Retry-After at once, and nothing is sent to the bus. Only 502/504 outcomes of the bus count against a circuit: no
- * consumer, deadline passed, a broken reply; an error a service replies on purpose is an answer, like any other.
+ * Retry-After at once, and nothing is sent to the bus. Only 502/504 outcomes of the bus count against a circuit: a
+ * deadline passed, a broken reply; an error a service replies on purpose is an answer, like any other.
  * Each change (a circuit opening, a service starting to be shed) is one log line, never one per request.
  */
 export class ServiceGuard {
@@ -143,7 +143,7 @@ export class ServiceGuard {
       this.options.log.warn(
         from === 'half-open'
           ? `circuit of service ${name} opened again: its trial request failed; its routes answer 503 for ${this.options.circuitOpenSeconds} s`
-          : `circuit of service ${name} opened after ${this.options.circuitFailureThreshold} consecutive 502/504 outcomes (no consumer, deadline passed or broken reply); its routes answer 503 for ${this.options.circuitOpenSeconds} s`,
+          : `circuit of service ${name} opened after ${this.options.circuitFailureThreshold} consecutive 502/504 outcomes (deadline passed or broken reply); its routes answer 503 for ${this.options.circuitOpenSeconds} s`,
       );
     else if (to === 'half-open')
       this.options.log.info(`circuit of service ${name} half-open: one trial request goes through`);
@@ -152,14 +152,18 @@ export class ServiceGuard {
 }
 
 /**
- * What a failed request means for its service's circuit: no consumer, a passed deadline and a broken reply (502
+ * What a failed request means for its service's circuit: a passed deadline (a work queue nobody consumes ends so) and
+ * a broken reply (502
  * while the bus is up) count; the bus being down, blocked or closing is not the service's doing.
  */
 function circuitOutcomeOf(error: unknown, busState: TransportState): CircuitOutcome {
   switch (busOutcome({ error })) {
     case 'timeout':
-    case 'unroutable':
       return 'failure';
+    // No queue bound for the service (no instance): answered 503 at once already, so nothing waits; counting it
+    // would keep the routes 503 for circuitOpenSeconds after an instance is back (the topology test: 3 s became 13).
+    case 'unroutable':
+      return 'neutral';
     // A connection that dropped fails every request in flight with 502: the bus is down by the time they settle.
     case 'connection_lost':
       return busState === 'up' ? 'failure' : 'neutral';

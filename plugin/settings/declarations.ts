@@ -136,7 +136,7 @@ export const SETTING_DECLARATIONS = {
       default: `\`${DEFAULT_CIRCUIT_FAILURE_THRESHOLD}\``,
       allowed: '0–10000',
       meaning:
-        "a circuit breaker per service: this many consecutive 502/504 outcomes from the bus (no consumer, deadline passed, broken reply) open the service's circuit, and its routes answer 503 `SERVICE_UNAVAILABLE` with `Retry-After` at once, sending nothing. An error a service replies on purpose never counts. `0`: no circuit breaker ([operations.md](operations.md#when-a-service-is-slow-or-down))",
+        "a circuit breaker per service: this many consecutive 502/504 outcomes from the bus (deadline passed, as when a work queue has no consumer; broken reply) open the service's circuit, and its routes answer 503 `SERVICE_UNAVAILABLE` with `Retry-After` at once, sending nothing. An error a service replies on purpose never counts. `0`: no circuit breaker ([operations.md](operations.md#when-a-service-is-slow-or-down))",
     },
   },
   circuitOpenSeconds: {

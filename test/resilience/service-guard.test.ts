@@ -107,18 +107,20 @@ describe('the service guard (embedded bus)', () => {
     }
   });
 
-  it('counts no consumer as a failure, and an error a service replies on purpose as an answer', async () => {
+  it('counts a passed deadline as a failure; no instance (503 at once) and an error a service replies, not', async () => {
     const t = await setUp({ threshold: 2 });
     try {
       for (let i = 0; i < 5; i++) {
         const reply = await t.transport.request(requestFor('refuses'), 5000);
         expect(reply.ok).to.equal(false);
+        expect((await rejection(t.transport.request(requestFor('nobody'), 5000))).message).to.match(/No instance/);
       }
       expect(t.guard.status().circuits).to.deep.equal([]);
       for (let i = 0; i < 2; i++)
-        expect((await rejection(t.transport.request(requestFor('nobody'), 5000))).message).to.match(/No instance/);
-      expect(t.guard.status().circuits.map((c) => c.service)).to.deep.equal(['nobody']);
+        expect((await rejection(t.transport.request(requestFor('held'), 20))).status).to.equal(504);
+      expect(t.guard.status().circuits.map((c) => c.service)).to.deep.equal(['held']);
     } finally {
+      for (const release of t.held) release(OK);
       await t.close();
     }
   });
