@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { Runtime } from '../plugin/runtime';
+import type { RequestServices } from '../plugin/parts/request-services';
 import { CONDITION_NAMES, conditionSchemaId } from '../plugin/policy-names';
 
 /**
@@ -8,7 +8,7 @@ import { CONDITION_NAMES, conditionSchemaId } from '../plugin/policy-names';
  * One parameter: the host calls it once per step when it builds the pipeline (so a bad config is refused then, see
  * plugin/host/pipeline-check.ts) and calls what it returns per request.
  */
-export function contractAvailableCondition(runtime: Runtime) {
+export function contractAvailableCondition(services: Pick<RequestServices, 'contract'>) {
   return {
     name: CONDITION_NAMES.contractAvailable,
     schema: {
@@ -20,6 +20,6 @@ export function contractAvailableCondition(runtime: Runtime) {
     handler:
       (config: { messageType: string }) =>
       (_req: Request): boolean =>
-        runtime.contract(config.messageType) !== undefined,
+        services.contract(config.messageType) !== undefined,
   };
 }

@@ -24,7 +24,7 @@ const PACKAGE_VERSION = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { ver
 /**
  * The Express Gateway plugin. The host calls init() at start and again on every reload of its config, so
  * everything long-lived is created once (obtainRuntime) and only the registrations are repeated, each closing
- * over the runtime.
+ * over the part of the runtime it uses.
  */
 const plugin = {
   version: PACKAGE_VERSION,
@@ -35,21 +35,24 @@ const plugin = {
   init(ctx: PluginContext): void {
     // All the plugin asks of the host goes through this port (plugin/host/port.ts).
     const host = expressGatewayPort(ctx);
-    const runtime = obtainRuntime(settingsForInit(host.pluginSettings, host.logger, currentRuntime()), host.logger);
-    const policies = createPolicies(runtime);
-    const condition = contractAvailableCondition(runtime);
+    const runtime = obtainRuntime(
+      settingsForInit(host.pluginSettings, host.logger, currentRuntime()?.session),
+      host.logger,
+    );
+    const { services, session } = runtime;
+    const policies = createPolicies(services);
+    const condition = contractAvailableCondition(services);
     // Before anything starts: a config that would let a request through unchecked stops the start, or this reload.
-    checkPipelines(runtime, host, policies, [condition]);
-    const refusal = () => runtime.pipelineRefusal;
+    checkPipelines(session, host, policies, [condition]);
+    const refusal = () => session.pipelineRefusal();
     for (const policy of policies) host.registerPolicy(guardedPolicy(policy, refusal));
     host.registerCondition(guardedCondition(condition, refusal));
     // Not awaited: the host's init() is synchronous; discovery writes the routes when services answer.
     void runtime.start();
     runtime.attachHost(host);
-    // Once per process (runtime.hostHooked says why): /health, /api-docs, /api/discovery/contracts, /debug/contracts,
-    // and the hooks on the host's servers.
-    if (!runtime.hostHooked) {
-      runtime.hostHooked = true;
+    // Once per process (session.firstHooking says why): /health, /api-docs, /api/discovery/contracts,
+    // /debug/contracts, and the hooks on the host's servers.
+    if (session.firstHooking()) {
       host.registerGatewayRoute(operationsRoutes(runtime));
       // Before the host listens: a port in use ends the start with one line, not a stack trace.
       reportListenErrors();

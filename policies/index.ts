@@ -1,4 +1,4 @@
-import type { Runtime } from '../plugin/runtime';
+import type { RequestServices } from '../plugin/parts/request-services';
 import { routeTablePolicy } from './route-table';
 import { requestTracePolicy } from './request-trace';
 import { contractRateLimitPolicy } from './contract-rate-limit';
@@ -9,18 +9,18 @@ import { contractRouterPolicy } from './contract-router';
 import { notFoundPolicy } from './not-found';
 
 /**
- * The plugin's policies, each closing over the runtime it gets here, in the order of a generated pipeline
+ * The plugin's policies, each closing over the request services it gets here (each factory takes the fields it reads), in the order of a generated pipeline
  * (plugin/pipeline/generated-pipeline.ts; `cors` is the host's; route-table only with `routing: table`), then the 404.
  */
-export function createPolicies(runtime: Runtime) {
+export function createPolicies(services: RequestServices) {
   return [
-    routeTablePolicy(runtime),
+    routeTablePolicy(services),
     requestTracePolicy(),
-    contractRateLimitPolicy(runtime),
-    jwtDevAuthPolicy(runtime),
-    permissionPolicy(runtime),
-    schemaValidationPolicy(runtime),
-    contractRouterPolicy(runtime),
-    notFoundPolicy(runtime),
+    contractRateLimitPolicy(services),
+    jwtDevAuthPolicy(services),
+    permissionPolicy(services),
+    schemaValidationPolicy(services),
+    contractRouterPolicy(services),
+    notFoundPolicy(services),
   ];
 }

@@ -78,7 +78,7 @@ async function main(): Promise<void> {
     });
     // Every reference contract known before the host starts: the first config the host reads has all routes.
     const expected = stack.services.flatMap((s) => s.messageTypes);
-    await waitFor(() => expected.every((t) => runtime.contract(t) !== undefined), 5000);
+    await waitFor(() => expected.every((t) => runtime.discovery.contract(t) !== undefined), 5000);
   };
   const reference = database ? startReferenceServices(database) : Promise.resolve();
   // A reachable bus has the reference routes in place before the first request; an unreachable one holds nothing up.
@@ -87,13 +87,15 @@ async function main(): Promise<void> {
 
   const gateway = require('express-gateway') as () => { load(dir: string): { run(): Promise<unknown> } };
   await gateway().load(configDir).run();
-  if (!runtime.hostAttached) {
+  if (!runtime.session.hostAttached) {
     throw new Error('the contracts plugin did not load; see the log above');
   }
   const port = process.env.PORT ?? '8080';
   const bus = settings.busUrl.startsWith('amqp') ? 'RabbitMQ' : 'embedded';
   const waiting =
-    runtime.transport.state() === 'up' ? '' : ', not reachable yet: retrying, /health answers 503 until it is up';
+    runtime.services.transport.state() === 'up'
+      ? ''
+      : ', not reachable yet: retrying, /health answers 503 until it is up';
   runtime.log.info(`gateway ready on http://127.0.0.1:${port} (bus: ${bus}${waiting})`);
 
   // SIGTERM/SIGINT run the plugin's graceful stop (plugin/shutdown); the in-process services stop after the

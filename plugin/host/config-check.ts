@@ -12,7 +12,8 @@ export interface RefusalHolder {
   readonly hostAttached: boolean;
   readonly settings: { readonly writeConfig: boolean };
   readonly log: Logger;
-  pipelineRefusal?: string;
+  /** Keeps the problem (undefined: none) until the next check; the plugin's steps refuse to be built while there is one. */
+  refusePipelines(problem: string | undefined): void;
 }
 
 /**
@@ -32,7 +33,7 @@ export function checkPipelines(
   const problem =
     pipelineProblem(gatewayConfig, policies, conditions) ??
     keylessAuth(gatewayConfig, holder.settings.writeConfig, env);
-  holder.pipelineRefusal = problem;
+  holder.refusePipelines(problem);
   if (problem === undefined) return;
   const file = config.gatewayConfigPath() ?? 'gateway.config.yml';
   if (!holder.hostAttached) {

@@ -63,10 +63,10 @@ export function debugHandler(runtime: Runtime, openapi: () => { version: string;
       200,
       debugSnapshot({
         now: Date.now(),
-        bus: { kind: runtime.transport.kind, state: runtime.transport.state() },
-        contracts: runtime.registry.contracts(),
-        instances: runtime.registry.instances(),
-        conflicts: runtime.registry.conflicts(),
+        bus: { kind: runtime.services.transport.kind, state: runtime.services.transport.state() },
+        contracts: runtime.discovery.registry.contracts(),
+        instances: runtime.discovery.registry.instances(),
+        conflicts: runtime.discovery.registry.conflicts(),
         openapi: openapi(),
       }),
     );

@@ -124,10 +124,10 @@ async function discovery(runtime: Runtime, req: Request, res: Response): Promise
   const trace = traceOf(req, res);
   try {
     const config = runtime.settings.auth;
-    await authenticateRequest(req, runtime.verifiers.obtain(config), config.developmentAuthEnabled);
-    const { registry } = runtime;
+    await authenticateRequest(req, runtime.services.verifiers.obtain(config), config.developmentAuthEnabled);
+    const { registry, routes } = runtime.discovery;
     const listing = discoveryListing(
-      runtime.routes.routes(),
+      routes.routes(),
       registry.instances(),
       registry.conflicts(),
       registry.refusals(),

@@ -21,24 +21,24 @@ interface HealthFields {
 }
 
 function healthFields(runtime: Runtime, now = Date.now()): HealthFields {
-  const store = runtime.rateLimits.store;
+  const store = runtime.services.rateLimits.store;
   const since = store.since();
   // Counts only: an anonymous probe must not make the gateway copy every contract it holds.
-  const counts = runtime.registry.counts();
-  const node = runtime.transport.node?.();
-  const reason = runtime.transport.blockedReason?.();
+  const counts = runtime.discovery.registry.counts();
+  const node = runtime.services.transport.node?.();
+  const reason = runtime.services.transport.blockedReason?.();
   return {
     bus: {
-      kind: runtime.transport.kind,
-      state: runtime.transport.state(),
+      kind: runtime.services.transport.kind,
+      state: runtime.services.transport.state(),
       ...(node !== undefined ? { node } : {}),
       ...(reason !== undefined ? { reason } : {}),
     },
     rateLimitStore: { state: store.state(), ...(since !== undefined ? { since: new Date(since).toISOString() } : {}) },
     contracts: counts.contracts,
     services: counts.services,
-    openCircuits: runtime.serviceGuard.status().circuits,
-    maintenance: runtime.registry.servicesInMaintenance(),
+    openCircuits: runtime.services.serviceGuard.status().circuits,
+    maintenance: runtime.discovery.registry.servicesInMaintenance(),
     uptimeSeconds: Math.max(0, Math.floor((now - runtime.startedAt) / 1000)),
   };
 }

@@ -21,8 +21,8 @@ export function operationsRoutes(runtime: Runtime): (app: express.Express) => vo
   return (app) => {
     if (mounted.has(app)) return;
     mounted.add(app);
-    // Built now rather than on the first request, and from then on on every change of the contracts.
-    const openApi = runtime.openApi;
+    // Built when the runtime was made and again at each attach of the host, then on the first request after a change.
+    const { openApi, asyncApi } = runtime.documents;
     app.get(HEALTH_PATH, healthHandler(runtime));
     app.get(DISCOVERY_PATH, discoveryHandler(runtime));
     app.get(
@@ -33,7 +33,7 @@ export function operationsRoutes(runtime: Runtime): (app: express.Express) => vo
       }),
     );
     app.get(OPENAPI_PATH, openApiHandler(openApi));
-    app.get(ASYNCAPI_PATH, openApiHandler(runtime.asyncApi));
+    app.get(ASYNCAPI_PATH, openApiHandler(asyncApi));
     mountDocsPage(app);
   };
 }

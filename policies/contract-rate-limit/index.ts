@@ -3,8 +3,8 @@ import { schema } from './schema';
 import { POLICY_NAMES } from '../../plugin/policy-names';
 import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';
-import type { Runtime } from '../../plugin/runtime';
-import { contractOf, routeOf, type RouteAction } from '../../plugin/pipeline/resolve-contract';
+import type { RequestServices } from '../../plugin/parts/request-services';
+import { contractOf, routeOf, type RouteAction, type ContractSource } from '../../plugin/pipeline/resolve-contract';
 import type { RequestContext } from '../../plugin/request/context';
 import type { Contract } from '../../plugin/contracts/types';
 import {
@@ -27,6 +27,9 @@ export type ContractRateLimitAction = RouteAction & ExplicitLimit;
 /** How long a client is asked to wait when the store is away and requests are refused (fail closed). */
 const STORE_RETRY_AFTER_SECONDS = 5;
 
+/** What the step uses: the contracts (a contract's limit), the log, the settings, the token verifiers, the rate limiters. */
+type Uses = ContractSource & Pick<RequestServices, 'log' | 'settings' | 'verifiers' | 'rateLimits'>;
+
 /**
  * `contract-rate-limit`: the host's rate-limit (express-rate-limit on the host's Redis store, see
  * plugin/host/rate-limiters.ts) with what YAML cannot give it: the limit of the request's contract or the
@@ -36,21 +39,21 @@ const STORE_RETRY_AFTER_SECONDS = 5;
  * A request never waits for the store longer than `rateLimitStoreTimeoutMs`. A store that fails or is too slow lets
  * the request through uncounted (`rateLimitOnStoreFailure: open`, the default: a Redis outage must not become an API
  * outage) or refuses it 503 (`closed`), the same for every rate-limited request until the store answers again.
- * The limiters and the store's health are the runtime's (runtime.rateLimits), so they outlive a config reload.
+ * The limiters and the store's health are the request services' (services.rateLimits), so they outlive a config reload.
  */
-export function contractRateLimitPolicy(runtime: Runtime) {
+export function contractRateLimitPolicy(services: Uses) {
   return {
     name: POLICY_NAMES.contractRateLimit,
     schema,
-    policy: (action?: ContractRateLimitAction) => runner([contractRateLimitStep(runtime, action)]),
+    policy: (action?: ContractRateLimitAction) => runner([contractRateLimitStep(services, action)]),
   };
 }
 
-function contractRateLimitStep(runtime: Runtime, action: ContractRateLimitAction = {}): Step {
-  const auth = runtime.settings.auth;
-  const verifier = runtime.verifiers.obtain(auth);
+function contractRateLimitStep(services: Uses, action: ContractRateLimitAction = {}): Step {
+  const auth = services.settings.auth;
+  const verifier = services.verifiers.obtain(auth);
   const dev = auth.developmentAuthEnabled;
-  const failed = (err: unknown, req: Request, res: Response): void => failure(runtime, err, req, res);
+  const failed = (err: unknown, req: Request, res: Response): void => failure(services, err, req, res);
 
   const run = (req: Request, res: Response, ctx: RequestContext): void | Promise<void> =>
     count(req, res, contractIfAny(ctx, req));
@@ -58,7 +61,7 @@ function contractRateLimitStep(runtime: Runtime, action: ContractRateLimitAction
   const contractIfAny = (ctx: RequestContext, req: Request): Contract | undefined => {
     if (!routeOf(ctx, req, action)) return undefined;
     try {
-      return contractOf(ctx, req, action, runtime).contract;
+      return contractOf(ctx, req, action, services).contract;
     } catch {
       return undefined;
     }
@@ -69,10 +72,10 @@ function contractRateLimitStep(runtime: Runtime, action: ContractRateLimitAction
    * contract's per-address limit first, then the caller's, unless the first has answered.
    */
   const count = (req: Request, res: Response, contract: Contract | undefined): void | Promise<void> => {
-    const limit = limitFor(contract, runtime.settings, action);
-    const perAddress = publicLimitFor(contract, runtime.settings);
+    const limit = limitFor(contract, services.settings, action);
+    const perAddress = publicLimitFor(contract, services.settings);
     if (perAddress) return countAddressThenCaller(req, res, perAddress, limit);
-    if (limit) return countCaller(req, res, runtime.settings.rateLimitPrefix, limit);
+    if (limit) return countCaller(req, res, services.settings.rateLimitPrefix, limit);
   };
   const countAddressThenCaller = async (
     req: Request,
@@ -80,29 +83,29 @@ function contractRateLimitStep(runtime: Runtime, action: ContractRateLimitAction
     perAddress: AppliedLimit,
     limit: AppliedLimit | undefined,
   ): Promise<void> => {
-    const { rateLimitPrefix } = runtime.settings;
-    await hostLimiter(runtime, req, res, counterKey(rateLimitPrefix, perAddress, addressKey(req)), perAddress);
+    const { rateLimitPrefix } = services.settings;
+    await hostLimiter(services, req, res, counterKey(rateLimitPrefix, perAddress, addressKey(req)), perAddress);
     if (limit && !res.headersSent) await countCaller(req, res, rateLimitPrefix, limit);
   };
   const countCaller = async (req: Request, res: Response, prefix: string, limit: AppliedLimit): Promise<void> => {
     const caller = await callerKey(req, verifier, dev);
-    await hostLimiter(runtime, req, res, counterKey(prefix, limit, caller), limit);
+    await hostLimiter(services, req, res, counterKey(prefix, limit, caller), limit);
   };
 
-  return { needs: { body: 'contract', route: action, limits: runtime.settings }, run, failed };
+  return { needs: { body: 'contract', route: action, limits: services.settings }, run, failed };
 }
 
 /** The host's limiter counts the request: its headers on the answer, 429 past the limit; a store away, open or 503. */
 async function hostLimiter(
-  runtime: Runtime,
+  services: Uses,
   req: Request,
   res: Response,
   key: string,
   limit: AppliedLimit,
 ): Promise<void> {
-  const outcome = await runtime.rateLimits.count(key, limit.max, limit.windowMs);
+  const outcome = await services.rateLimits.count(key, limit.max, limit.windowMs);
   if (outcome.kind === 'unavailable') {
-    if (runtime.settings.rateLimitOnStoreFailure === 'closed') {
+    if (services.settings.rateLimitOnStoreFailure === 'closed') {
       sendError(
         res,
         serviceUnavailable('The rate limit store is unavailable', STORE_RETRY_AFTER_SECONDS),
@@ -122,8 +125,8 @@ async function hostLimiter(
     );
 }
 
-function failure(runtime: Runtime, err: unknown, req: Request, res: Response): void {
+function failure(services: Uses, err: unknown, req: Request, res: Response): void {
   const { correlationId } = traceOf(req, res);
-  runtime.log.error(`[${correlationId}] rate limit failed unexpectedly: ${errorMessage(err)}`);
+  services.log.error(`[${correlationId}] rate limit failed unexpectedly: ${errorMessage(err)}`);
   sendError(res, err, correlationId);
 }

@@ -6,10 +6,14 @@ import { authenticateRequest, knownCaller } from '../../plugin/auth/authenticate
 import { accessOf, type AccessAction } from '../../plugin/auth/route-access';
 import { answerStepError } from '../../plugin/pipeline/step-error';
 import { runner, type Step } from '../../plugin/lifecycle/runner';
-import type { Runtime } from '../../plugin/runtime';
+import type { RequestServices } from '../../plugin/parts/request-services';
+import type { ContractSource } from '../../plugin/pipeline/resolve-contract';
 import type { RequestContext } from '../../plugin/request/context';
 
 export type JwtDevAuthAction = AccessAction & AuthOverrides;
+
+/** What the step uses: the contracts (a route's rule is its contract's), the log, the auth settings, the token verifiers. */
+type Uses = ContractSource & Pick<RequestServices, 'log' | 'settings' | 'verifiers'>;
 
 /**
  * `jwt-dev-auth`: establishes who the caller is and keeps it in the request's context (`caller`).
@@ -19,25 +23,25 @@ export type JwtDevAuthAction = AccessAction & AuthOverrides;
  *   passes. Credentials are optional there: a token (or dev headers) that checks out sets the user, so a public
  *   handler can still tell who called; a missing, bad or expired one is ignored rather than answered with 401
  *   (a client with a stale token must still reach login), and such a request reaches the service anonymous.
- * Configuration and development mode: the runtime's authentication settings (runtime.settings.auth), with the
+ * Configuration and development mode: the gateway's authentication settings (services.settings.auth), with the
  * action's overrides merged onto them when the policy is created.
  */
-export function jwtDevAuthPolicy(runtime: Runtime) {
+export function jwtDevAuthPolicy(services: Uses) {
   return {
     name: POLICY_NAMES.jwtDevAuth,
     schema,
-    policy: (action?: JwtDevAuthAction) => runner([jwtDevAuthStep(runtime, action)]),
+    policy: (action?: JwtDevAuthAction) => runner([jwtDevAuthStep(services, action)]),
   };
 }
 
-function jwtDevAuthStep(runtime: Runtime, action: JwtDevAuthAction = {}): Step {
-  const failed = answerStepError(runtime.log, () => 'authentication failed unexpectedly');
-  const config = withAuthOverrides(runtime.settings.auth, overridesOf(action));
-  const verifier = runtime.verifiers.obtain(config);
+function jwtDevAuthStep(services: Uses, action: JwtDevAuthAction = {}): Step {
+  const failed = answerStepError(services.log, () => 'authentication failed unexpectedly');
+  const config = withAuthOverrides(services.settings.auth, overridesOf(action));
+  const verifier = services.verifiers.obtain(config);
   const dev = config.developmentAuthEnabled;
 
   const run = (req: Request, _res: unknown, ctx: RequestContext): void | Promise<void> =>
-    accessOf(ctx, req, action, runtime).public ? identifyIfAble(req, ctx) : authenticate(req, ctx);
+    accessOf(ctx, req, action, services).public ? identifyIfAble(req, ctx) : authenticate(req, ctx);
 
   /** The caller, kept in the request's context, or the 401 thrown; waits only for a token not verified before. */
   const authenticate = (req: Request, ctx: RequestContext): void | Promise<void> => {
@@ -67,7 +71,7 @@ function jwtDevAuthStep(runtime: Runtime, action: JwtDevAuthAction = {}): Step {
     }
   };
 
-  return { needs: { body: 'contract', route: action, limits: runtime.settings }, run, failed };
+  return { needs: { body: 'contract', route: action, limits: services.settings }, run, failed };
 }
 
 function overridesOf(action: JwtDevAuthAction): AuthOverrides {

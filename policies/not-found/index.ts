@@ -3,8 +3,7 @@ import { schema } from './schema';
 import { POLICY_NAMES } from '../../plugin/policy-names';
 import { traceOf } from '../../plugin/request/trace';
 import { sendError } from '../../plugin/http/respond';
-import { noHandler } from '../../plugin/pipeline/resolve-contract';
-import type { Runtime } from '../../plugin/runtime';
+import { noHandler, type ContractSource } from '../../plugin/pipeline/resolve-contract';
 
 /**
  * `not-found`: the step of the last generated pipeline, the catch-all under /api. A request that reaches it matched
@@ -12,17 +11,18 @@ import type { Runtime } from '../../plugin/runtime';
  * HANDLER_NOT_FOUND error body with the trace headers instead of the host's HTML page (503 while the bus is not up). The answer names neither the path
  * nor the method. OPTIONS is passed on: CORS preflights are answered by whatever comes after (or the host).
  */
-export function notFoundPolicy(runtime: Runtime) {
-  return { name: POLICY_NAMES.notFound, schema, policy: () => notFound(runtime) };
+/** What the step uses: whether the routes are known yet (the bus is up, the discovery grace is over). */
+export function notFoundPolicy(services: ContractSource) {
+  return { name: POLICY_NAMES.notFound, schema, policy: () => notFound(services) };
 }
 
-function notFound(runtime: Runtime) {
+function notFound(services: ContractSource) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (req.method === 'OPTIONS') {
       next();
       return;
     }
     const trace = traceOf(req, res);
-    sendError(res, noHandler('No contract handles this method and path', runtime), trace.correlationId);
+    sendError(res, noHandler('No contract handles this method and path', services), trace.correlationId);
   };
 }

@@ -3,7 +3,8 @@ import { POLICY_NAMES } from '../../plugin/policy-names';
 import { accessOf, type AccessAction } from '../../plugin/auth/route-access';
 import { checkAccess } from '../../plugin/auth/access-check';
 import { answerStepError } from '../../plugin/pipeline/step-error';
-import type { Runtime } from '../../plugin/runtime';
+import type { RequestServices } from '../../plugin/parts/request-services';
+import type { ContractSource } from '../../plugin/pipeline/resolve-contract';
 import { runner, type Step } from '../../plugin/lifecycle/runner';
 
 /**
@@ -19,19 +20,22 @@ import { runner, type Step } from '../../plugin/lifecycle/runner';
  * header would mean nothing, and a developer can try a route both with and without a permission. It is not a
  * security boundary in development mode.
  */
-export function permissionPolicy(runtime: Runtime) {
+/** What the step uses: the contracts (a route's rule is its contract's), the log, the body limits. */
+type Uses = ContractSource & Pick<RequestServices, 'log' | 'settings'>;
+
+export function permissionPolicy(services: Uses) {
   return {
     name: POLICY_NAMES.permission,
     schema,
-    policy: (action?: AccessAction) => runner([permissionStep(runtime, action)]),
+    policy: (action?: AccessAction) => runner([permissionStep(services, action)]),
   };
 }
 
-function permissionStep(runtime: Runtime, action: AccessAction = {}): Step {
-  const failed = answerStepError(runtime.log, () => 'permission check failed unexpectedly');
+function permissionStep(services: Uses, action: AccessAction = {}): Step {
+  const failed = answerStepError(services.log, () => 'permission check failed unexpectedly');
   return {
-    needs: { body: 'contract', route: action, limits: runtime.settings },
-    run: (req, _res, ctx) => checkAccess(ctx, accessOf(ctx, req, action, runtime)),
+    needs: { body: 'contract', route: action, limits: services.settings },
+    run: (req, _res, ctx) => checkAccess(ctx, accessOf(ctx, req, action, services)),
     failed,
   };
 }

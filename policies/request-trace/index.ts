@@ -15,7 +15,7 @@ function requestTrace() {
   };
 }
 
-/** Needs nothing of the runtime; a factory like the others so that createPolicies treats them alike. */
+/** Needs none of the request services; a factory like the others so that createPolicies treats them alike. */
 export function requestTracePolicy() {
   return { name: POLICY_NAMES.requestTrace, schema, policy: requestTrace };
 }

@@ -1,7 +1,7 @@
 import type { Request, Response, NextFunction } from 'express';
 import { schema } from './schema';
 import { POLICY_NAMES } from '../../plugin/policy-names';
-import type { Runtime } from '../../plugin/runtime';
+import type { RequestServices } from '../../plugin/parts/request-services';
 import { setTableMatch } from '../../plugin/routing/table-match';
 import { ParamDecodeError } from '../../plugin/routing/path-table';
 import { traceOf } from '../../plugin/request/trace';
@@ -15,15 +15,18 @@ import { GatewayError } from '../../plugin/errors/gateway-error';
  * serves leaves this endpoint untouched (`next('router')`): the host goes on to the entries after it, hand-written
  * ones and the JSON 404 last, exactly as when no generated endpoint matched.
  */
-export function routeTablePolicy(runtime: Runtime) {
-  return { name: POLICY_NAMES.routeTable, schema, policy: () => routeTable(runtime) };
+/** What the step uses: the path table of the contracts known now. */
+type Uses = Pick<RequestServices, 'pathTable'>;
+
+export function routeTablePolicy(services: Uses) {
+  return { name: POLICY_NAMES.routeTable, schema, policy: () => routeTable(services) };
 }
 
-function routeTable(runtime: Runtime) {
+function routeTable(services: Uses) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    let match: ReturnType<ReturnType<Runtime['pathTable']>['match']>;
+    let match: ReturnType<ReturnType<Uses['pathTable']>['match']>;
     try {
-      match = runtime.pathTable().match(req.method, req.path);
+      match = services.pathTable().match(req.method, req.path);
     } catch (err) {
       if (!(err instanceof ParamDecodeError)) throw err;
       // Express answers an undecodable parameter with 400 too (plugin/http/final-handler.ts).

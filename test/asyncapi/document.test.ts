@@ -218,7 +218,7 @@ describe('the AsyncAPI document of the bus', function () {
         304,
       );
 
-      runtime.registry.apply({
+      runtime.discovery.registry.apply({
         service: 'orders-service',
         instanceId: 'o1',
         ttlMs: 60_000,
@@ -246,7 +246,7 @@ describe('the AsyncAPI document of the bus', function () {
       for (const c of [...referenceContracts(), withDefinitions])
         byService.set(c.targetService, [...(byService.get(c.targetService) ?? []), c]);
       for (const [service, contracts] of byService)
-        runtime.registry.apply({ service, instanceId: `${service}-1`, ttlMs: 60_000, contracts });
+        runtime.discovery.registry.apply({ service, instanceId: `${service}-1`, ttlMs: 60_000, contracts });
       const port = (server.address() as AddressInfo).port;
       doc = (await (await fetch(`http://127.0.0.1:${port}/api-docs/asyncapi.json`)).json()) as Record<string, any>;
     });

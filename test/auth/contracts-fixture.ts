@@ -25,10 +25,10 @@ export function withContracts(contracts: Contract[]): () => Runtime {
     const created = testRuntime();
     runtime = created;
     // A bus that is up, as in a serving gateway: with the bus down a missing handler is 503, not 404.
-    await created.transport.start();
+    await created.services.transport.start();
     // A service announces contracts for its own queue only.
     const own = contracts.map((c) => ({ ...c, targetService: service }));
-    const result = created.registry.apply({ service, instanceId: 'i1', contracts: own, ttlMs: 600_000 });
+    const result = created.discovery.registry.apply({ service, instanceId: 'i1', contracts: own, ttlMs: 600_000 });
     if (!result.accepted) throw new Error(`fixture contracts refused: ${result.reason}`);
   });
   after(async () => {

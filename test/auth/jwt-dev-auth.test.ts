@@ -57,7 +57,7 @@ function keySetHost(keys: () => object[] | null): { fetches: () => number } {
 
 async function authorize(action: JwtDevAuthAction, headers: Record<string, string | undefined>, on: Runtime = runtime) {
   const req = fakeReq(headers);
-  const out = await run(jwtDevAuthPolicy(on).policy(action), req);
+  const out = await run(jwtDevAuthPolicy(on.services).policy(action), req);
   return { ...out, user: requestContext(req).caller };
 }
 
@@ -102,7 +102,7 @@ describe('jwt-dev-auth: accepted tokens', () => {
   isolateAuthEnv();
   useNock();
   beforeEach(() => {
-    runtime.verifiers.clear();
+    runtime.services.verifiers.clear();
     nock.cleanAll();
     nock.disableNetConnect();
   });
@@ -322,7 +322,7 @@ describe('jwt-dev-auth: accepted tokens', () => {
 
 describe('jwt-dev-auth: development mode', () => {
   isolateAuthEnv();
-  beforeEach(() => runtime.verifiers.clear());
+  beforeEach(() => runtime.services.verifiers.clear());
 
   const dev = { 'x-dev-user-id': 'dev-7', 'x-dev-permissions': ' users:read, ,users:create ,, ' };
 
@@ -347,7 +347,7 @@ describe('jwt-dev-auth: development mode', () => {
     await withRuntimeOfEnv(async (fromEnv) => {
       delete process.env.DEVELOPMENT_AUTH_ENABLED;
       const req = fakeReq(dev);
-      expect((await run(jwtDevAuthPolicy(fromEnv).policy({}), req)).next).to.equal(true);
+      expect((await run(jwtDevAuthPolicy(fromEnv.services).policy({}), req)).next).to.equal(true);
       expect(requestContext(req).caller?.userId).to.equal('dev-7');
     });
   });
@@ -385,7 +385,7 @@ describe('jwt-dev-auth: development mode', () => {
 
   it('header names match in any case (through a real HTTP server)', async () => {
     const app = express();
-    app.get('/who', jwtDevAuthPolicy(runtime).policy({ developmentAuthEnabled: true }), (req, res) => {
+    app.get('/who', jwtDevAuthPolicy(runtime.services).policy({ developmentAuthEnabled: true }), (req, res) => {
       res.json(requestContext(req).caller);
     });
     const server = app.listen(0, '127.0.0.1');

@@ -702,7 +702,7 @@ describe('jwt-dev-auth: refused tokens (table)', () => {
   let evil: nock.Scope;
 
   beforeEach(() => {
-    runtime.verifiers.clear();
+    runtime.services.verifiers.clear();
     nock.cleanAll();
     nock.disableNetConnect();
     evil = nock('https://evil.test')
@@ -726,7 +726,7 @@ describe('jwt-dev-auth: refused tokens (table)', () => {
       mockJwks(c.jwks ?? 'ok', counter);
       const action = actionFor(c);
       if (c.jwks === 'slow') action.jwksUri = await silentServer(counter);
-      const mw = jwtDevAuthPolicy(runtime).policy(action);
+      const mw = jwtDevAuthPolicy(runtime.services).policy(action);
       const req = fakeReq({ authorization: c.authorization(), 'x-correlation-id': 'case-1' });
       const out = await run(mw, req);
       expect(out.next, 'request must not pass').to.equal(false);

@@ -26,7 +26,10 @@ async function pipeline(steps: Middleware[], req: Request): Promise<Outcome> {
 let runtime: () => Runtime;
 
 function steps(action: AccessAction, auth: JwtDevAuthAction = { jwtSecret: SECRET }): Middleware[] {
-  return [jwtDevAuthPolicy(runtime()).policy({ ...auth, ...action }), permissionPolicy(runtime()).policy(action)];
+  return [
+    jwtDevAuthPolicy(runtime().services).policy({ ...auth, ...action }),
+    permissionPolicy(runtime().services).policy(action),
+  ];
 }
 
 const token = (permissions: string[], extra: Record<string, unknown> = {}) =>
@@ -34,7 +37,7 @@ const token = (permissions: string[], extra: Record<string, unknown> = {}) =>
 
 describe('permission policy', () => {
   isolateAuthEnv();
-  beforeEach(() => runtime().verifiers.clear());
+  beforeEach(() => runtime().services.verifiers.clear());
   runtime = withContracts([
     contract('AuthTestCreateThingCommand', { requiredPermissions: ['things:create', 'things:audit'] }),
     contract('AuthTestListThingsQuery', { requiredPermissions: ['things:read'] }),
@@ -168,7 +171,7 @@ describe('permission policy', () => {
 
   it('no user on a non-public route (no jwt-dev-auth before it) → 401 UNAUTHORIZED with WWW-Authenticate', async () => {
     const out = await run(
-      permissionPolicy(runtime()).policy({ required: [] }),
+      permissionPolicy(runtime().services).policy({ required: [] }),
       fakeReq({ 'x-correlation-id': 'perm-2' }),
     );
     expect(out.status).to.equal(401);
@@ -179,7 +182,7 @@ describe('permission policy', () => {
   it('checks a user set by any earlier step', async () => {
     const req = fakeReq();
     requestContext(req).caller = { userId: 'u', email: 'u@x', name: 'u', permissions: ['p:q'] };
-    expect((await run(permissionPolicy(runtime()).policy({ required: ['p:q'] }), req)).next).to.equal(true);
+    expect((await run(permissionPolicy(runtime().services).policy({ required: ['p:q'] }), req)).next).to.equal(true);
   });
 
   it('an unknown contract: 401 to an anonymous caller (nothing learnt), 404 once authenticated', async () => {
@@ -218,8 +221,8 @@ describe('permission policy', () => {
   });
   describe('contract-router in a hand-written pipeline (the contract holds wherever it is served)', () => {
     const router = (action: Record<string, unknown> = {}) =>
-      contractRouterPolicy(runtime()).policy({ messageType: 'AuthTestCreateThingCommand', ...action });
-    const auth = () => jwtDevAuthPolicy(runtime()).policy({ jwtSecret: SECRET });
+      contractRouterPolicy(runtime().services).policy({ messageType: 'AuthTestCreateThingCommand', ...action });
+    const auth = () => jwtDevAuthPolicy(runtime().services).policy({ jwtSecret: SECRET });
     /** The bus has no consumer for the fixture's service: a request the router lets on is answered 503 from there. */
     const reachedBus = (out: Outcome) =>
       expect(out.body?.code, JSON.stringify(out.body)).to.equal('SERVICE_UNAVAILABLE');
@@ -236,14 +239,16 @@ describe('permission policy', () => {
 
     it('a permission step that let the request on in the same pipeline run takes the check over; public: true skips it', async () => {
       const run = { egContext: {} } as never;
-      const lax = permissionPolicy(runtime()).policy({ required: [] });
+      const lax = permissionPolicy(runtime().services).policy({ required: [] });
       reachedBus(await pipeline([auth(), lax, router()], fakeReq({ authorization: token([]) }, run)));
       reachedBus(await pipeline([auth(), router({ public: true })], fakeReq({ authorization: token([]) })));
     });
 
     it('a permission step of another pipeline run (the host passed the request on) does not count', async () => {
       const req = fakeReq({ authorization: token([]) }, { egContext: {} } as never);
-      expect((await pipeline([auth(), permissionPolicy(runtime()).policy({ required: [] })], req)).next).to.equal(true);
+      expect(
+        (await pipeline([auth(), permissionPolicy(runtime().services).policy({ required: [] })], req)).next,
+      ).to.equal(true);
       // The next endpoint's pipeline: the host gives it a new egContext.
       (req as unknown as { egContext: object }).egContext = {};
       const out = await pipeline([router()], req);

@@ -70,7 +70,7 @@ export function envWithoutAuth(): NodeJS.ProcessEnv {
 
 /** The verifier a policy of this runtime created with these overrides uses (shared per configuration). */
 export function verifierFor(runtime: Runtime, overrides: AuthOverrides): TokenVerifier {
-  return runtime.verifiers.obtain(withAuthOverrides(runtime.settings.auth, overrides));
+  return runtime.services.verifiers.obtain(withAuthOverrides(runtime.settings.auth, overrides));
 }
 
 // ---------------------------------------------------------------- keys and tokens

@@ -37,8 +37,8 @@ describe('pipeline check (unknown keys, unbound permission steps, keyless jwt-de
   });
   after(async () => runtime.close());
 
-  const declared = () => [...createPolicies(runtime)];
-  const conditions = () => [contractAvailableCondition(runtime)];
+  const declared = () => [...createPolicies(runtime.services)];
+  const conditions = () => [contractAvailableCondition(runtime.services)];
 
   it("names the issue's typo, its pipeline and step, and the key meant", () => {
     const problem = pipelineProblem(

@@ -38,27 +38,28 @@ describe('per-runtime state: two runtimes in one process share nothing contract-
   });
 
   it('each owns its own output sampling, reply warnings and success statuses', () => {
-    expect(a.outputSamples).not.to.equal(b.outputSamples);
-    expect(a.replyWarnings).not.to.equal(b.replyWarnings);
-    expect(a.successStatuses).not.to.equal(b.successStatuses);
-    expect(a.successStatuses.of(contract.messageType, 'POST')).to.equal(201);
-    expect(b.successStatuses.of(contract.messageType, 'POST')).to.equal(201);
+    expect(a.services.outputSamples).not.to.equal(b.services.outputSamples);
+    expect(a.services.replyWarnings).not.to.equal(b.services.replyWarnings);
+    expect(a.services.successStatuses).not.to.equal(b.services.successStatuses);
+    expect(a.services.successStatuses.of(contract.messageType, 'POST')).to.equal(201);
+    expect(b.services.successStatuses.of(contract.messageType, 'POST')).to.equal(201);
   });
 
   it('replies that matched in one runtime do not make the other sample: it still checks every reply', () => {
-    for (let i = 0; i < CHECK_UNTIL_PASSED; i++) responseJson(a, contract, () => ({ id: 'ok' }), '{"id":"ok"}', 'g');
+    for (let i = 0; i < CHECK_UNTIL_PASSED; i++)
+      responseJson(a.services, contract, () => ({ id: 'ok' }), '{"id":"ok"}', 'g');
     // The next reply in `a` is not sampled (bench/REPORT.md): its bytes go out unchecked, nothing is logged.
-    expect(responseJson(a, contract, () => ({ id: 5 }), '{"id":5}', 'in-a')).to.equal('{"id":5}');
+    expect(responseJson(a.services, contract, () => ({ id: 5 }), '{"id":5}', 'in-a')).to.equal('{"id":5}');
     expect(mismatches(logs.a)).to.deep.equal([]);
-    expect(responseJson(b, contract, () => ({ id: 5 }), '{"id":5}', 'in-b')).to.equal('{"id":5}');
+    expect(responseJson(b.services, contract, () => ({ id: 5 }), '{"id":5}', 'in-b')).to.equal('{"id":5}');
     expect(mismatches(logs.b)).to.have.length(1);
     expect(mismatches(logs.b)[0]).to.contain('[in-b]');
   });
 
   it('a reply problem logged once by one runtime is still logged by the other', () => {
-    replyLocation('/api/../evil', contract, a);
-    replyLocation('/api/../evil', contract, a);
-    replyLocation('/api/../evil', contract, b);
+    replyLocation('/api/../evil', contract, a.services);
+    replyLocation('/api/../evil', contract, a.services);
+    replyLocation('/api/../evil', contract, b.services);
     expect(logs.a.lines.filter((l) => l.includes('location'))).to.have.length(1);
     expect(logs.b.lines.filter((l) => l.includes('location'))).to.have.length(1);
   });

@@ -44,9 +44,9 @@ describe('runner: the request body, read once before the step that needs it', ()
   isolateAuthEnv();
   // The generated pipeline's steps with their empty actions: the key comes from the runtime's settings (JWT_SECRET).
   const runtime = testRuntime({ bodyLimitBytes: BODY_LIMIT, maxJsonDepth: MAX_DEPTH }, quiet, { JWT_SECRET: SECRET });
-  runtime.registry.apply({ service: 'things', instanceId: 'i1', ttlMs: 60000, contracts: [CREATE, GET] });
+  runtime.discovery.registry.apply({ service: 'things', instanceId: 'i1', ttlMs: 60000, contracts: [CREATE, GET] });
   const steps = [contractRateLimitPolicy, jwtDevAuthPolicy, permissionPolicy, schemaValidationPolicy].map((p) =>
-    p(runtime).policy({}),
+    p(runtime.services).policy({}),
   );
   let server: ReturnType<express.Express['listen']>;
   let base: string;
@@ -66,7 +66,7 @@ describe('runner: the request body, read once before the step that needs it', ()
         ...steps,
         (req: Request, res: Response) => {
           const ctx = runContext(req);
-          res.json({ input: inputOf(ctx, req, contractOf(ctx, req, {}, runtime)) });
+          res.json({ input: inputOf(ctx, req, contractOf(ctx, req, {}, runtime.services)) });
         },
       );
     }
@@ -172,7 +172,7 @@ describe('runner: the request body, read once before the step that needs it', ()
     expect(passed).to.deep.equal([0, 1, 2, 3, -1]);
     expect(requestContext(req).caller?.permissions).to.deep.equal(['things:read']);
     const ctx = runContext(req);
-    expect(inputOf(ctx, req, contractOf(ctx, req, {}, runtime))).to.deep.equal({ thingId: 't1' });
+    expect(inputOf(ctx, req, contractOf(ctx, req, {}, runtime.services))).to.deep.equal({ thingId: 't1' });
   });
 
   it("shares one context across the steps: the host's route read once per pipeline run, the contract resolved once", async () => {

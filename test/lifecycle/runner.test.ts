@@ -152,15 +152,15 @@ describe('runner: policies on the fast path', () => {
   /** The policies' runtime (verifiers, log); its bus is never started: these routes name no contract. */
   const runtime = testRuntime({}, quiet, envWithoutAuth());
   after(() => runtime.close());
-  beforeEach(() => runtime.verifiers.clear());
+  beforeEach(() => runtime.services.verifiers.clear());
 
   const quietRes = (): Response =>
     ({ setHeader: () => undefined, getHeader: () => undefined, headersSent: false }) as unknown as Response;
 
   it('jwt-dev-auth and permission call next() before they return once the token is in the cache', async () => {
     const token = hs256(claims({ permissions: ['things:read'] }));
-    const auth = jwtDevAuthPolicy(runtime).policy({ jwtSecret: SECRET });
-    const permission = permissionPolicy(runtime).policy({ required: ['things:read'] });
+    const auth = jwtDevAuthPolicy(runtime.services).policy({ jwtSecret: SECRET });
+    const permission = permissionPolicy(runtime.services).policy({ required: ['things:read'] });
 
     // First use: the signature is verified (jose is asynchronous), so the step answers later.
     const first = fakeReq({ authorization: `Bearer ${token}` });
@@ -189,8 +189,8 @@ describe('runner: policies on the fast path', () => {
 
   it('the fast path answers as the slow one: a missing permission is 403 with the error body', async () => {
     const token = hs256(claims({ permissions: ['other'] }));
-    const auth = jwtDevAuthPolicy(runtime).policy({ jwtSecret: SECRET });
-    const permission = permissionPolicy(runtime).policy({ required: ['things:read'] });
+    const auth = jwtDevAuthPolicy(runtime.services).policy({ jwtSecret: SECRET });
+    const permission = permissionPolicy(runtime.services).policy({ required: ['things:read'] });
     const req = fakeReq({ authorization: `Bearer ${token}` });
     await run(auth, req);
     const out = await run(permission, req);

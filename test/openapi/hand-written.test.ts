@@ -83,7 +83,7 @@ describe("OpenAPI document of a runtime: hand-written routes follow the host's c
   after(() => runtime.close());
 
   it('is built again when the host hands over a reloaded config', () => {
-    runtime.registry.apply({
+    runtime.discovery.registry.apply({
       service: 'users-service',
       instanceId: 'u1',
       ttlMs: 60_000,
@@ -95,9 +95,11 @@ describe("OpenAPI document of a runtime: hand-written routes follow the host's c
         eventBus: { emit: () => undefined },
       });
     runtime.attachHost(host({}));
-    expect(JSON.parse(runtime.openApi.current().json).paths).to.not.have.property('/signup');
+    expect(JSON.parse(runtime.documents.openApi.current().json).paths).to.not.have.property('/signup');
     runtime.attachHost(host(HAND_WRITTEN_CONFIG));
-    expect(JSON.parse(runtime.openApi.current().json).paths['/signup'].post).to.include({ 'x-pipeline': 'signup' });
+    expect(JSON.parse(runtime.documents.openApi.current().json).paths['/signup'].post).to.include({
+      'x-pipeline': 'signup',
+    });
   });
 });
 

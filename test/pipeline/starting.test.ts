@@ -22,8 +22,8 @@ describe('steps before the bus is up', () => {
     ['contract-router', contractRouterPolicy],
   ] as const) {
     it(`${name} answers 503 SERVICE_UNAVAILABLE with Retry-After`, async () => {
-      expect(runtime.transport.state()).to.not.equal('up');
-      const out = await run(factory(runtime).policy({ messageType: 'GetUserQuery' }), fakeReq());
+      expect(runtime.services.transport.state()).to.not.equal('up');
+      const out = await run(factory(runtime.services).policy({ messageType: 'GetUserQuery' }), fakeReq());
       expect(out.next).to.equal(false);
       expect(out.status).to.equal(503);
       expect(out.body).to.include({ code: 'SERVICE_UNAVAILABLE', message: NOT_CONNECTED });
@@ -33,6 +33,8 @@ describe('steps before the bus is up', () => {
 
   it('contractOf throws the same error', () => {
     const req = fakeReq();
-    expect(() => contractOf(runContext(req), req, { messageType: 'GetUserQuery' }, runtime)).to.throw(NOT_CONNECTED);
+    expect(() => contractOf(runContext(req), req, { messageType: 'GetUserQuery' }, runtime.services)).to.throw(
+      NOT_CONNECTED,
+    );
   });
 });

@@ -45,20 +45,22 @@ describe('the runtime guards its transport (embedded bus)', () => {
       ],
     });
     try {
-      await until(() => runtime.contract(TYPE) !== undefined);
+      await until(() => runtime.discovery.contract(TYPE) !== undefined);
       const request = requestFor(SERVICE, {}, TYPE);
-      expect((await runtime.transport.request(request, 2000)).ok).to.equal(true);
+      expect((await runtime.services.transport.request(request, 2000)).ok).to.equal(true);
       await running.maintenance({ retryAfterSeconds: 7 });
-      await until(() => runtime.registry.maintenance(SERVICE) !== undefined);
-      const refused = await rejection(runtime.transport.request(request, 2000));
+      await until(() => runtime.discovery.registry.maintenance(SERVICE) !== undefined);
+      const refused = await rejection(runtime.services.transport.request(request, 2000));
       expect(refused.status).to.equal(503);
       expect(refused.headers['Retry-After']).to.equal('7');
       expect(refused.extra).to.deep.equal({ retryAfter: 7, service: SERVICE });
       expect(handled).to.equal(1);
-      expect(runtime.registry.servicesInMaintenance()).to.deep.equal([{ service: SERVICE, retryAfterSeconds: 7 }]);
+      expect(runtime.discovery.registry.servicesInMaintenance()).to.deep.equal([
+        { service: SERVICE, retryAfterSeconds: 7 },
+      ]);
       await running.maintenance(false);
-      await until(() => runtime.registry.maintenance(SERVICE) === undefined);
-      expect((await runtime.transport.request(request, 2000)).ok).to.equal(true);
+      await until(() => runtime.discovery.registry.maintenance(SERVICE) === undefined);
+      expect((await runtime.services.transport.request(request, 2000)).ok).to.equal(true);
       expect(lines.filter((l) => l.includes(`service ${SERVICE} is in maintenance`))).to.have.length(1);
       expect(lines.filter((l) => l.includes(`service ${SERVICE} is out of maintenance`))).to.have.length(1);
     } finally {

@@ -82,9 +82,9 @@ describe('the route plan: routes derived once per registry change, for every rea
     written: string;
     discovered: Array<{ messageType: string; endpoints: unknown[] }>;
   }> {
-    await runtime.routesWritten();
-    runtime.pathTable();
-    runtime.openApi.current();
+    await runtime.session.routesWritten();
+    runtime.services.pathTable();
+    runtime.documents.openApi.current();
     const res = await fetch(`${base}/api/discovery/contracts`, {
       headers: { authorization: `Bearer ${await mintToken()}` },
     });
@@ -95,28 +95,28 @@ describe('the route plan: routes derived once per registry change, for every rea
 
   it('derives the routes once per change however many read them, and each reads the same routes', async () => {
     const announce = (contracts: Contract[]): void =>
-      void runtime.registry.apply({ service: 'orders', instanceId: 'o1', ttlMs: 60_000, contracts });
+      void runtime.discovery.registry.apply({ service: 'orders', instanceId: 'o1', ttlMs: 60_000, contracts });
     announce([contract('GetOrderQuery')]);
-    const before = runtime.routes.derivations();
+    const before = runtime.discovery.routes.derivations();
     derivations.count = 0;
     const first = await readEverywhere();
     await readEverywhere();
-    expect(runtime.routes.derivations() - before).to.equal(1);
+    expect(runtime.discovery.routes.derivations() - before).to.equal(1);
     expect(derivations.count, 'derivations by anyone').to.equal(1);
     expect(first.discovered.map((c) => c.messageType)).to.deep.equal(['GetOrderQuery']);
-    expect(runtime.pathTable().match('GET', '/api/orders/o-1')).to.not.equal(undefined);
-    expect(JSON.parse(runtime.openApi.current().json).paths).to.have.property('/api/orders/{orderId}');
+    expect(runtime.services.pathTable().match('GET', '/api/orders/o-1')).to.not.equal(undefined);
+    expect(JSON.parse(runtime.documents.openApi.current().json).paths).to.have.property('/api/orders/{orderId}');
 
     announce([contract('GetOrderQuery'), contract('ListOrdersQuery')]);
     const second = await readEverywhere();
-    expect(runtime.routes.derivations() - before).to.equal(2);
+    expect(runtime.discovery.routes.derivations() - before).to.equal(2);
     expect(derivations.count, 'derivations by anyone').to.equal(2);
     expect(second.discovered.map((c) => c.messageType)).to.deep.equal(['GetOrderQuery', 'ListOrdersQuery']);
     expect(second.written).to.contain('gen-');
-    expect(JSON.parse(runtime.openApi.current().json).paths).to.have.property('/api/orders');
+    expect(JSON.parse(runtime.documents.openApi.current().json).paths).to.have.property('/api/orders');
     // Re-announcing the same contracts is no change: nothing is derived again.
     announce([contract('GetOrderQuery'), contract('ListOrdersQuery')]);
     await readEverywhere();
-    expect(runtime.routes.derivations() - before).to.equal(2);
+    expect(runtime.discovery.routes.derivations() - before).to.equal(2);
   });
 });

@@ -11,7 +11,7 @@ export const quiet: Logger = {
 
 /**
  * A runtime of the test's own, not the process's (embedded bus, not started; no config writing; no discovery grace,
- * so a route no contract serves is 404 at once): hand it to the policy factories (`jwtDevAuthPolicy(runtime)`,
+ * so a route no contract serves is 404 at once): hand it to the policy factories (`jwtDevAuthPolicy(runtime.services)`,
  * createPolicies) and close it after the suite.
  */
 export function testRuntime(

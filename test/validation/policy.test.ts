@@ -18,7 +18,7 @@ function runtimeWith(contracts: Contract[]) {
     error: (m: string) => logged.push(m),
   };
   const runtime = testRuntime({}, log);
-  runtime.registry.apply({ service: 'svc', instanceId: 'i1', ttlMs: 60000, contracts });
+  runtime.discovery.registry.apply({ service: 'svc', instanceId: 'i1', ttlMs: 60000, contracts });
   return { logged, runtime };
 }
 
@@ -75,7 +75,7 @@ describe('validation: the schema-validation policy', () => {
   after(() => fake.runtime.close());
 
   async function run(messageType: string, query: Record<string, unknown>) {
-    const handler = schemaValidationPolicy(fake.runtime).policy({ messageType });
+    const handler = schemaValidationPolicy(fake.runtime.services).policy({ messageType });
     const ex = fakeExchange(query);
     let nextCalled = false;
     // The step settles by calling next() or answering, at once or later (a body to read): wait for either.
@@ -106,7 +106,7 @@ describe('validation: the schema-validation policy', () => {
     const { req, nextCalled } = await run(good.messageType, {});
     expect(nextCalled).to.equal(true);
     const ctx = runContext(req);
-    const input = inputOf(ctx, req, contractOf(ctx, req, { messageType: good.messageType }, fake.runtime));
+    const input = inputOf(ctx, req, contractOf(ctx, req, { messageType: good.messageType }, fake.runtime.services));
     expect(input).to.deep.equal({ page: 1 });
   });
 
