@@ -1,4 +1,4 @@
-import type { Channel, ConfirmChannel, ConsumeMessage, Message } from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Message } from 'amqplib';
 import { classify } from '../../contracts/derive-routes';
 import type { Announcement } from '../../contracts/types';
 import { badGateway } from '../../errors/gateway-error';
@@ -56,6 +56,19 @@ interface ParkedRead {
   message: RequestMessage;
   /** performance.now() past which it is answered 503 (the bus did not come back in time). */
   due: number;
+}
+
+/**
+ * `work` on `model`, or false once the connection closes: amqplib may never settle a channel opened on a connection
+ * that is closing (an announcement whose connection was cut meanwhile waited for ever in test/bus/amqp).
+ */
+function unlessClosed(model: ChannelModel, work: Promise<boolean>): Promise<boolean> {
+  let onClose = noop;
+  const closed = new Promise<boolean>((resolve) => {
+    onClose = () => resolve(false);
+    model.once('close', onClose);
+  });
+  return Promise.race([work, closed]).finally(() => model.removeListener('close', onClose));
 }
 
 /** Reads change nothing, so sending one again after its answer was lost cannot run anything twice. */
@@ -400,7 +413,8 @@ export class AmqpPublisher {
     // hears on) can be deleted and made anew while this connection lives, and a publish to an exchange that lost its
     // binding goes nowhere without an error.
     if (ch && model && (checkedAt === undefined || Date.now() - checkedAt >= ANNOUNCE_TOPOLOGY_RECHECK_MS)) {
-      if (!(await ensureAnnounceExchange(this.conn.names, model, service))) throw busNotConnected();
+      if (!(await unlessClosed(model, ensureAnnounceExchange(this.conn.names, model, service))))
+        throw busNotConnected();
       const known = this.announcesOn.get(ch) ?? new Map<string, number>();
       this.announcesOn.set(ch, known.set(service, Date.now()));
     }
