@@ -109,6 +109,8 @@ export class AmqpPublisher {
   /** The unconfirmed requests of each request channel, and the look at them every CONFIRM_CHECK_MS. */
   private readonly watches = new ConfirmWatches();
   private readonly stallTimer: NodeJS.Timeout;
+  /** When a request channel was last found stuck (Date.now()); 0 once a request was confirmed since. */
+  private stalledAt = 0;
   /** Reads lost with the last connection, sent again when the next one is up. */
   private parked: ParkedRead[] = [];
   private parkedTimer: NodeJS.Timeout | undefined;
@@ -178,6 +180,7 @@ export class AmqpPublisher {
       const ch = readyChannel<ConfirmChannel>(reg);
       const waiting = ch && this.watches.stuck(ch, now);
       if (!ch || !waiting) continue;
+      this.stalledAt = now;
       this.conn.logger.warn(
         `bus: the broker confirmed nothing on the ${reg.label} for ${CONFIRM_STALL_MS} ms: opening a new one`,
       );
@@ -202,6 +205,15 @@ export class AmqpPublisher {
       this.parked.push({ request: p, message: p.resend!, due: p.due! });
     this.armParked();
     this.pending.failAll((p) => (p.keyed ? busLostKeyed(p.service) : badGateway(p.service)));
+  }
+
+  /**
+   * Whether the broker has stopped confirming requests: from a stuck request channel until a request is confirmed
+   * again, or for two stall periods after the last stuck one when no request was sent since. What stops the
+   * gateway's requests stops the services' renewals too (a node of the cluster frozen), so leases are held meanwhile.
+   */
+  impaired(now = Date.now()): boolean {
+    return this.stalledAt !== 0 && now - this.stalledAt < 2 * CONFIRM_STALL_MS;
   }
 
   /**
@@ -311,6 +323,7 @@ export class AmqpPublisher {
       const confirmed = (err: unknown) => {
         watch.confirmed(token);
         if (err) this.unconfirmed(id, service, err, ch as ConfirmChannel);
+        else this.stalledAt = 0;
       };
       try {
         ch.publish(
