@@ -142,7 +142,7 @@ export interface Transport {
   onAnnouncement(listener: AnnouncementListener): Promise<Subscription>;
   /**
    * Whether the announcement listener is consuming now (false while the broker refuses it, e.g. at a vhost's queue
-   * limit); a transport without the method always hears.
+   * limit, or while it confirms none of the gateway's requests); a transport without the method always hears.
    */
   hearsAnnouncements?(): boolean;
   /** Asks every running service to announce now (at gateway start and after a reconnect). */

@@ -659,6 +659,46 @@ describe('AmqpTransport (RabbitMQ)', function () {
       }
     });
 
+    it('replaces a request channel the broker confirms nothing on for 3 s: keyed 503, leases held until it confirms again', async () => {
+      const { proxy, port } = await brokerProxy();
+      // No heartbeat: the confirms are all that can tell this stalled connection from a quiet one.
+      const url = new URL(viaPort(BROKER_URL, port));
+      url.searchParams.set('heartbeat', '0');
+      const prefix = newPrefix();
+      const logs = collectingLogger('gateway');
+      const gateway = new AmqpTransport(url.toString(), { prefix, logger: logs });
+      const service = new AmqpTransport(BROKER_URL, { prefix, logger: collectingLogger('service') });
+      fixture = pairFixture(gateway, service, prefix);
+      try {
+        await Promise.all([gateway.start(), service.start()]);
+        await service.serve('slow', async () => ({ ok: true, result: 'taken' }));
+        await gateway.onAnnouncement(() => undefined);
+        expect(await gateway.request(requestFor('slow'), 5_000)).to.deep.equal({ ok: true, result: 'taken' });
+        expect(gateway.hearsAnnouncements()).to.equal(true);
+        proxy.stall(); // nothing passes, nothing closes: the publish is never confirmed
+        const keyed = requestFor('slow');
+        keyed.headers.idempotencyKey = 'k-stall';
+        const started = Date.now();
+        const lost = await rejection(gateway.request(keyed, 20_000));
+        expect(Date.now() - started, 'at the 3 s stall, long before the deadline').to.be.within(2_900, 6_000);
+        expect(lost.status).to.equal(503);
+        expect(lost.headers['Retry-After']).to.match(/^\d+$/);
+        expect(logs.lines.join('\n')).to.match(/confirmed nothing on the keyed request channel for 3000 ms/);
+        expect(gateway.hearsAnnouncements(), 'leases held while the broker confirms nothing').to.equal(false);
+        proxy.resume();
+        await eventually(
+          async () => (await gateway.request(requestFor('slow'), 2_000).catch(() => undefined))?.ok === true,
+          10_000,
+          'a request answered on the new channel',
+        );
+        expect(gateway.hearsAnnouncements(), 'hearing again once a request was confirmed').to.equal(true);
+      } finally {
+        await fixture?.cleanup();
+        fixture = undefined;
+        await proxy.close();
+      }
+    });
+
     it('drops a connection that goes silent within a heartbeat: a keyed request in flight is 503, to retry', async () => {
       const broker = new URL(BROKER_URL);
       const proxy = new TcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });

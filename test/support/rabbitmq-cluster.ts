@@ -143,11 +143,13 @@ export class RabbitCluster {
     writeFileSync(
       join(base, 'rabbitmq.conf'),
       // A frozen peer is declared down after 10–12.5 s rather than 60–75 s (what the freeze test measures
-      // around), and a node that comes back on the minority side waits for the majority and rejoins it.
+      // around). autoheal, not pause_minority: a node frozen and resumed does not see itself cut off (it reconnects
+      // before it could pause), so under pause_minority the cluster stayed partitioned; autoheal restarts the side
+      // with fewer clients once they meet again (docs/operations.md, "Losing a node").
       `listeners.tcp.local = 127.0.0.1:${node.amqpPort}
 loopback_users = none
 net_ticktime = 10
-cluster_partition_handling = pause_minority
+cluster_partition_handling = autoheal
 ${this.config}`,
     );
     const out = openSync(join(base, 'console.log'), 'a');

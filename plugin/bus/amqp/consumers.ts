@@ -238,6 +238,18 @@ export class AmqpConsumers {
     });
   }
 
+  /**
+   * Gives `reg` a new channel on the same connection without waiting for the current one to close: a channel the
+   * broker no longer serves may not answer its close for as long as it is stuck (confirm-stall.ts).
+   */
+  replaceChannel(reg: Registration): void {
+    const { ch, model } = reg;
+    if (ch === null || model === null) return;
+    this.reset(reg);
+    ch.close().catch(noop);
+    if (this.conn.model === model) this.scheduleReopen(reg, model);
+  }
+
   private scheduleReopen(reg: Registration, model: ChannelModel): void {
     if (reg.closed || this.conn.closing || reg.retryTimer) return;
     const delay = channelRetryDelay(reg.failures++);

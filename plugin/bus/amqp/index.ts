@@ -140,8 +140,9 @@ export class AmqpTransport implements Transport {
     return this.listeners.onAnnouncement(listener);
   }
 
+  /** Deaf too while the broker confirms none of the gateway's requests: the services' renewals stall with them. */
   hearsAnnouncements(): boolean {
-    return this.listeners.hearsAnnouncements();
+    return this.listeners.hearsAnnouncements() && !this.publisher.impaired();
   }
 
   requestDiscovery(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Channel, ConfirmChannel, ConsumeMessage, Message } from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Message } from 'amqplib';
 import type { Announcement } from '../../contracts/types';
 import { badGateway } from '../../errors/gateway-error';
 import { inert, OnceLog } from '../../log-once';
@@ -19,6 +19,7 @@ import type { Reply, RequestMessage } from '../transport';
 import { noop } from '../../logger';
 import type { AmqpConnection } from './connection';
 import { readyChannel, type AmqpConsumers, type Registration } from './consumers';
+import { CONFIRM_CHECK_MS, CONFIRM_STALL_MS, ConfirmWatches } from './confirm-stall';
 import { hasInvalidHeaders } from './header-guard';
 import { ReplyQueues } from './reply-queues';
 import { ensureAnnounceExchange } from './service-exchanges';
@@ -37,7 +38,7 @@ const ANNOUNCE_TOPOLOGY_RECHECK_MS = 10_000;
 
 /** The error amqplib hands a confirm callback for a basic.nack (a closed channel gives 'channel closed'). */
 const NACKED = 'message nacked';
-/** A keyed request channel the broker nacks is replaced at most this often. */
+/** A request channel the broker nacks is replaced at most this often. */
 const NACKED_CHANNEL_REPLACE_MS = 1_000;
 
 interface AmqpPendingRequest extends PendingRequest {
@@ -47,6 +48,8 @@ interface AmqpPendingRequest extends PendingRequest {
   keyed: boolean;
   /** An unkeyed read (a query, get or list) not yet sent again: lost with its connection, it goes out once more. */
   resend?: RequestMessage;
+  /** An unkeyed read: its channel closed before the broker confirmed it, it goes out again on the next channel. */
+  read?: RequestMessage;
 }
 
 /** A read lost with its connection, waiting for the next one until its own deadline. */
@@ -55,6 +58,19 @@ interface ParkedRead {
   message: RequestMessage;
   /** performance.now() past which it is answered 503 (the bus did not come back in time). */
   due: number;
+}
+
+/**
+ * `work` on `model`, or false once the connection closes: amqplib may never settle a channel opened on a connection
+ * that is closing (an announcement whose connection was cut meanwhile waited for ever in test/bus/amqp).
+ */
+function unlessClosed(model: ChannelModel, work: Promise<boolean>): Promise<boolean> {
+  let onClose = noop;
+  const closed = new Promise<boolean>((resolve) => {
+    onClose = () => resolve(false);
+    model.once('close', onClose);
+  });
+  return Promise.race([work, closed]).finally(() => model.removeListener('close', onClose));
 }
 
 /**
@@ -78,12 +94,11 @@ export interface ReplyCheck {
 
 export class AmqpPublisher {
   /**
-   * Requests go out on a plain channel (the reply is the request's acknowledgement; publisher confirms would cost
-   * the broker and the gateway a frame per request and only turn a rare broker nack from a timeout into a 503).
-   * Requests with an Idempotency-Key go out on a confirm channel of their own: their caller retries, so a broker
-   * that does not take one (a nack: e.g. a quorum queue without a leader, or over its limits) is answered 503 at once
-   * rather than 504 at the deadline. Announcements and discovery requests, which have no reply, go out on a confirm
-   * channel.
+   * Requests go out on two confirm channels, one for those with an Idempotency-Key (their caller retries) and one
+   * for the others. A request the broker does not take (a nack: e.g. a quorum queue without a leader, or over its
+   * limits) is answered 503 at once rather than 504 at the deadline; a channel whose oldest request waits
+   * CONFIRM_STALL_MS for its confirm is stuck (confirm-stall.ts) and replaced, and the reads on it go out again on
+   * the new one. Announcements and discovery requests, which have no reply, go out on a confirm channel too.
    */
   private readonly requests: Registration;
   private readonly keyedRequests: Registration;
@@ -91,8 +106,13 @@ export class AmqpPublisher {
   /** The reply queues, one per target service: opened with the first request to it (a service's transport sends none). */
   private readonly replies: ReplyQueues;
   private readonly pending = new PendingRequests<AmqpPendingRequest>();
-  /** When the keyed request channel was last closed for a nack (Date.now()). */
-  private keyedReplacedAt = 0;
+  /** When a request channel was last closed for a nack (Date.now()). */
+  private nackReplacedAt = 0;
+  /** The unconfirmed requests of each request channel, and the look at them every CONFIRM_CHECK_MS. */
+  private readonly watches = new ConfirmWatches();
+  private readonly stallTimer: NodeJS.Timeout;
+  /** When a request channel was last found stuck (Date.now()); 0 once a request was confirmed since. */
+  private stalledAt = 0;
   /** Reads lost with the last connection, sent again when the next one is up. */
   private parked: ParkedRead[] = [];
   private parkedTimer: NodeJS.Timeout | undefined;
@@ -106,7 +126,7 @@ export class AmqpPublisher {
 
   constructor(
     private readonly conn: AmqpConnection,
-    consumers: AmqpConsumers,
+    private readonly consumers: AmqpConsumers,
     private readonly check: ReplyCheck = {},
   ) {
     this.requestExchange = conn.names.requestExchange;
@@ -119,7 +139,7 @@ export class AmqpPublisher {
       (service, msg) => this.onReply(service, msg),
       (service) => this.repliesCancelled(service),
     );
-    this.requests = consumers.create('request channel', { attach: this.attachRequests });
+    this.requests = consumers.create('request channel', { confirm: true, attach: this.attachRequests });
     this.keyedRequests = consumers.create('keyed request channel', { confirm: true, attach: this.attachRequests });
     this.confirms = consumers.create('announcement channel', {
       confirm: true,
@@ -135,14 +155,45 @@ export class AmqpPublisher {
     conn.onStateChange((state) => {
       if (state === 'up') this.resendParked();
     });
+    this.stallTimer = setInterval(() => this.replaceStuckChannels(), CONFIRM_CHECK_MS);
+    this.stallTimer.unref();
   }
 
   /** Both request channels, plain and confirming: unroutable requests come back on them (basic.return). */
   private readonly attachRequests = async (ch: Channel): Promise<string> => {
     ch.on('return', (msg: Message) => this.onReturn(msg));
     await this.conn.declareExchanges(ch);
+    // Reads parked by a replaced channel go out on the new one once it is attached (below: after this returns).
+    setImmediate(() => {
+      if (this.conn.state() === 'up') this.resendParked();
+    });
     return '';
   };
+
+  /**
+   * A request channel whose oldest request has waited CONFIRM_STALL_MS for its confirm is replaced by a new one at
+   * once, and what waited on it is answered as for a closed channel (keyed 503, reads sent again). Not while the
+   * connection is blocked (the broker then holds confirms on purpose).
+   */
+  private replaceStuckChannels(): void {
+    if (this.conn.state() !== 'up') return;
+    const now = Date.now();
+    for (const reg of [this.requests, this.keyedRequests]) {
+      const ch = readyChannel<ConfirmChannel>(reg);
+      const waiting = ch && this.watches.stuck(ch, now);
+      if (!ch || !waiting) continue;
+      this.stalledAt = now;
+      this.conn.logger.warn(
+        `bus: the broker confirmed nothing on the ${reg.label} for ${CONFIRM_STALL_MS} ms: opening a new one`,
+      );
+      this.consumers.replaceChannel(reg);
+      // Answered now as if the channel had closed (its confirms may not come before the broker answers the close).
+      for (const id of waiting) {
+        const p = this.pending.get(id);
+        if (p) this.unconfirmed(id, p.service, new Error('channel closed'), ch);
+      }
+    }
+  }
 
   /**
    * The connection is gone (closed, or dropped as silent), and with it the reply queues: whatever was in flight can
@@ -158,8 +209,21 @@ export class AmqpPublisher {
     this.pending.failAll((p) => (p.keyed ? busLostKeyed(p.service) : badGateway(p.service)));
   }
 
-  /** The next connection is up: each parked read goes out once more with what is left of its deadline. */
+  /**
+   * Whether the broker has stopped confirming requests: from a stuck request channel until a request is confirmed
+   * again, or for two stall periods after the last stuck one when no request was sent since. What stops the
+   * gateway's requests stops the services' renewals too (a node of the cluster frozen), so leases are held meanwhile.
+   */
+  impaired(now = Date.now()): boolean {
+    return this.stalledAt !== 0 && now - this.stalledAt < 2 * CONFIRM_STALL_MS;
+  }
+
+  /**
+   * The next connection is up, or a replaced request channel is attached: each parked read goes out once more with
+   * what is left of its deadline.
+   */
   private resendParked(): void {
+    if (readyChannel(this.requests) === undefined) return;
     const parked = this.parked;
     this.parked = [];
     this.armParked();
@@ -200,6 +264,7 @@ export class AmqpPublisher {
 
   /** The first step of close(): the requests in flight are answered 503. */
   stop(): void {
+    clearInterval(this.stallTimer);
     this.failParked((p) => busClosing(p.service));
     this.pending.failAll((p) => busClosing(p.service));
   }
@@ -250,13 +315,18 @@ export class AmqpPublisher {
         resolve,
         reject,
         resend: !keyed && resendable && isSafeRead(message.messageType) ? message : undefined,
+        read: !keyed && isSafeRead(message.messageType) ? message : undefined,
       });
-      // Unkeyed, no confirm: a lost or dropped request ends at its deadline (504); an unroutable one comes back
-      // (basic.return, 503). Keyed: a nack is 503 at once (the reply remains the acknowledgement of success); a
-      // channel that closed before the confirm came is 503 like a keyed request in flight on a lost connection.
-      const confirmed = keyed
-        ? (err: unknown) => (err ? this.unconfirmed(id, service, err, ch as ConfirmChannel) : undefined)
-        : undefined;
+      // A nack is 503 at once (the reply remains the acknowledgement of success); an unroutable request comes back
+      // (basic.return, 503); a lost one ends at its deadline (504). A channel that closed before the confirm came:
+      // keyed, 503 like a keyed request in flight on a lost connection; a read goes out again on the next channel.
+      const watch = this.watches.of(ch);
+      const token = watch.sent(Date.now(), id);
+      const confirmed = (err: unknown) => {
+        watch.confirmed(token);
+        if (err) this.unconfirmed(id, service, err, ch as ConfirmChannel);
+        else this.stalledAt = 0;
+      };
       try {
         ch.publish(
           this.requestExchange,
@@ -288,26 +358,37 @@ export class AmqpPublisher {
   }
 
   /**
-   * A keyed request the broker nacked (503: not taken), or whose channel closed before its confirm (503 too: the
-   * broker may have it, and its key makes sending it again safe).
+   * A request the broker nacked (503: not taken), or whose channel closed before its confirm: keyed, 503 too (the
+   * broker may have it, and its key makes sending it again safe); a read is parked and goes out again on the next
+   * channel; another unkeyed request may still be answered, or ends at its deadline.
    */
   private unconfirmed(id: string, service: string, err: unknown, ch: ConfirmChannel): void {
     const nacked = err instanceof Error && err.message === NACKED;
     if (nacked) this.replaceNackingChannel(ch);
-    this.pending.take(id)?.reject(nacked ? busRefused(service) : busLostKeyed(service));
+    const p = this.pending.get(id);
+    if (p === undefined) return;
+    if (nacked || p.keyed) {
+      this.pending.take(id);
+      p.reject(nacked ? busRefused(service) : busLostKeyed(service));
+    } else if (p.read !== undefined && p.due! > performance.now()) {
+      this.pending.take(id);
+      this.parked.push({ request: p, message: p.read, due: p.due! });
+      this.armParked();
+    }
   }
 
   /**
    * After a cluster node is lost, RabbitMQ 3.10 can go on nacking every publish of a channel to a quorum queue whose
    * leader lives on, while a new channel on the same connection is taken at once (seen in test/e2e/cluster: keyed
-   * creates 503 for minutes). So a nacked keyed channel is closed, at most once a second, and the registration opens
-   * a new one; requests on it meanwhile are 503 with Retry-After, as for any nack.
+   * creates 503 for minutes). So a nacked request channel is closed, at most once a second, and the registration
+   * opens a new one; requests on it meanwhile are 503 with Retry-After, as for any nack.
    */
   private replaceNackingChannel(ch: ConfirmChannel): void {
     const now = Date.now();
-    if (now - this.keyedReplacedAt < NACKED_CHANNEL_REPLACE_MS || readyChannel(this.keyedRequests) !== ch) return;
-    this.keyedReplacedAt = now;
-    this.conn.logger.warn('bus: the broker nacked a keyed request: opening a new keyed request channel');
+    const reg = [this.keyedRequests, this.requests].find((r) => readyChannel(r) === ch);
+    if (now - this.nackReplacedAt < NACKED_CHANNEL_REPLACE_MS || reg === undefined) return;
+    this.nackReplacedAt = now;
+    this.conn.logger.warn(`bus: the broker nacked a request: opening a new ${reg.label}`);
     ch.close().catch(noop);
   }
 
@@ -402,7 +483,8 @@ export class AmqpPublisher {
     // hears on) can be deleted and made anew while this connection lives, and a publish to an exchange that lost its
     // binding goes nowhere without an error.
     if (ch && model && (checkedAt === undefined || Date.now() - checkedAt >= ANNOUNCE_TOPOLOGY_RECHECK_MS)) {
-      if (!(await ensureAnnounceExchange(this.conn.names, model, service))) throw busNotConnected();
+      if (!(await unlessClosed(model, ensureAnnounceExchange(this.conn.names, model, service))))
+        throw busNotConnected();
       const known = this.announcesOn.get(ch) ?? new Map<string, number>();
       this.announcesOn.set(ch, known.set(service, Date.now()));
     }
