@@ -11,6 +11,12 @@
  * - "bare": the least a policy can do with the bus: one request, the result written as JSON.
  * Requests run 64 at a time, like the HTTP benchmark's middle concurrency. Reported: CPU µs per request of each
  * loop, and what our steps add: the median of the rounds' differences (31 short rounds of each loop, alternated).
+ * `--shapes` (issue 37 item 6) adds two loops doing the pipeline's work in fewer host steps, with the bench-only
+ * prototype of bench/lib/one-step.cjs (the policies' own steps in one runner):
+ * - "endpoint": request-trace ▸ contract-rate-limit ▸ contract-endpoint (jwt-dev-auth, permission,
+ *   schema-validation and contract-router in one host step), the shape the issue proposes;
+ * - "one": all of it in one host step (the runner sets the trace ids), the most that merging steps can save;
+ * and reports what each saves against "pipeline": the median of the rounds' paired differences, with their range.
  * Both loops go through a real Express app built as the host builds one (its request and response prototypes, a
  * `mergeParams` router per pipeline with one layer per step, `egContext` made as the host makes it) with real
  * IncomingMessage / ServerResponse objects and no socket. The objects matter: Express re-prototypes each of them, so
@@ -49,6 +55,7 @@ const { contractRouterPolicy } = dist('policies/contract-router/index.js');
 
 const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const ROUNDS = arg('rounds', 31);
+const SHAPES = process.argv.includes('--shapes');
 const REQUESTS = arg('requests', 8000);
 const CONCURRENCY = 64;
 
@@ -89,14 +96,19 @@ const userId = created.result.userId;
 const authorization = `Bearer ${hs256({ sub: 'bench', permissions: ['users:read'], exp: Math.floor(Date.now() / 1000) + 3600 })}`;
 
 // As the host calls them: one instance per step, each with its step's action (empty on a generated pipeline).
-const steps = [
+const policies = [
   requestTracePolicy,
   contractRateLimitPolicy,
   jwtDevAuthPolicy,
   permissionPolicy,
   schemaValidationPolicy,
   contractRouterPolicy,
-].map((p) => p(runtime).policy({}));
+].map((p) => p(runtime));
+const steps = policies.map((p) => p.policy({}));
+// --shapes: the same work in fewer host steps (bench/lib/one-step.cjs, a prototype only the benchmark uses).
+const { oneStep } = require('./lib/one-step.cjs');
+const endpointSteps = [steps[0], steps[1], oneStep(join(ROOT, 'dist'), policies.slice(2))];
+const oneSteps = [oneStep(join(ROOT, 'dist'), policies.slice(1))];
 const endpoint = { contract: { messageType: 'GetUserQuery' } };
 
 /** The least a policy can do with the bus: one request, the result written as JSON. */
@@ -130,6 +142,8 @@ function pipelineRouter(stepFns) {
 }
 for (const [path, router] of [
   ['/pipeline/users/:userId', pipelineRouter(steps)],
+  ['/endpoint/users/:userId', pipelineRouter(endpointSteps)],
+  ['/one/users/:userId', pipelineRouter(oneSteps)],
   ['/bare/users/:userId', pipelineRouter([bareStep])],
 ]) {
   app.get(path, (req, res, next) => {
@@ -152,17 +166,20 @@ app.response.end = function end(body) {
   return out;
 };
 
-function run(loop, done) {
+function run(loop, done, headers = { authorization, host: 'bench' }) {
   const req = new IncomingMessage(new Socket());
   req.method = 'GET';
   req.url = `/${loop}/users/${userId}`;
-  req.headers = { authorization, host: 'bench' };
+  req.headers = headers;
   const res = new ServerResponse(req);
-  finished.set(res, done);
+  finished.set(res, (status, body) => done(status, body, res));
   app(req, res);
 }
-const pipeline = (done) => run('pipeline', done);
-const bare = (done) => run('bare', done);
+const loops = {
+  pipeline: (done) => run('pipeline', done),
+  bare: (done) => run('bare', done),
+  ...(SHAPES ? { endpoint: (done) => run('endpoint', done), one: (done) => run('one', done) } : {}),
+};
 
 async function drive(run, total) {
   let started = 0;
@@ -190,32 +207,50 @@ async function measure(run) {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-await drive(pipeline, 20000);
-await drive(bare, 20000);
-const samples = { pipeline: [], bare: [] };
-for (let r = 0; r < ROUNDS; r++) {
-  for (const [name, run] of r % 2
-    ? [
-        ['bare', bare],
-        ['pipeline', pipeline],
-      ]
-    : [
-        ['pipeline', pipeline],
-        ['bare', bare],
-      ])
-    samples[name].push(await measure(run));
+const names = Object.keys(loops);
+// The shapes do the same work: the trace ids on every answer, the same user, 401 without a token, 403 without users:read.
+if (SHAPES) {
+  const answer = (loop, headers) => new Promise((resolve) => run(loop, (...a) => resolve(a), headers));
+  const noRead = `Bearer ${hs256({ sub: 'bench', permissions: ['users:create'], exp: Math.floor(Date.now() / 1000) + 3600 })}`;
+  const seen = {};
+  for (const loop of ['pipeline', 'endpoint', 'one']) {
+    const [ok, body, res] = await answer(loop, { authorization, host: 'bench' });
+    const [anonymous] = await answer(loop, { host: 'bench' });
+    const [denied] = await answer(loop, { authorization: noRead, host: 'bench' });
+    seen[loop] = JSON.stringify([ok, String(body), anonymous, denied, Boolean(res.getHeader('x-request-id'))]);
+  }
+  if (new Set(Object.values(seen)).size !== 1 || !seen.pipeline.startsWith('[200'))
+    throw new Error(`the shapes answer differently: ${JSON.stringify(seen)}`);
+  console.log(`  the three shapes answer alike: ${seen.pipeline}`);
 }
+for (const name of names) await drive(loops[name], 20000);
+const samples = Object.fromEntries(names.map((n) => [n, []]));
+for (let r = 0; r < ROUNDS; r++) {
+  // Each round runs every loop once, in an order rotated from round to round.
+  for (let k = 0; k < names.length; k++) {
+    const name = names[(r + k) % names.length];
+    samples[name].push(await measure(loops[name]));
+  }
+}
+// Each round measures the loops back to back: the difference within a round cancels the machine's slow spells,
+// which move them alike, so the median of those differences is steadier than the difference of the medians.
+const paired = (a, b) => {
+  const d = samples[a].map((v, r) => v - samples[b][r]).sort((x, y) => x - y);
+  const q = (f) => d[Math.floor((d.length - 1) * f)].toFixed(1);
+  return `${median(d).toFixed(1)} µs (quartiles ${q(0.25)}–${q(0.75)}, range ${q(0)}–${q(1)})`;
+};
 const p = median(samples.pipeline);
 const b = median(samples.bare);
-// Each round measures both loops back to back: the difference within a round cancels the machine's slow spells,
-// which move both loops alike, so the median of those differences is steadier than the difference of the medians.
-const added = median(samples.pipeline.map((v, r) => v - samples.bare[r]));
 console.log(`CPU per request, in process, ${ROUNDS} rounds × ${REQUESTS} requests, ${CONCURRENCY} at a time (median):`);
 console.log(`  pipeline (our six steps + users service + in-process bus): ${p.toFixed(1)} µs`);
 console.log(`  bare (one bus request + JSON answer, same service and bus): ${b.toFixed(1)} µs`);
-console.log(
-  `  our steps add: ${added.toFixed(1)} µs per request (median of the rounds' differences; range ${Math.min(...samples.pipeline.map((v, r) => v - samples.bare[r])).toFixed(1)}–${Math.max(...samples.pipeline.map((v, r) => v - samples.bare[r])).toFixed(1)})`,
-);
+console.log(`  our steps add: ${paired('pipeline', 'bare')} per request (median of the rounds' differences)`);
+if (SHAPES) {
+  console.log(`  endpoint (trace ▸ rate limit ▸ one step of the rest): ${median(samples.endpoint).toFixed(1)} µs`);
+  console.log(`  one (everything in one host step): ${median(samples.one).toFixed(1)} µs`);
+  console.log(`  endpoint saves: ${paired('pipeline', 'endpoint')} per request against pipeline (paired)`);
+  console.log(`  one saves: ${paired('pipeline', 'one')} per request against pipeline (paired)`);
+}
 await users.stop();
 await transport.close();
 await db.close();

@@ -13,6 +13,8 @@
  *   (p) as (c) with the bus message the product sends and its reply envelope: the protocol floor
  *   (o) as (b) with metrics and tracing on (a metrics port, an OpenTelemetry SDK registered without exporter)
  *   (B) as (b), gateway and service built from the commit given by --before=<git ref>
+ *   (m) as (b) with generated pipelines of one plugin step after the rate limit (issue 37 item 6, a prototype
+ *       preloaded from bench/lib/one-step-gateway.cjs; only with --only=…,m)
  *   (q) as (b) with BUS_QUEUE_TYPE=quorum: the service's work queue a quorum queue (on a cluster when BENCH_AMQP_URL lists one)
  *   (l) b-list: GET /api/users?pageSize=100 (~28 KB);  (w) b-create: POST /api/users with validation and an
  *       Idempotency-Key;  both served from memory by bench/services/payload-service.js;  (k) as (c), a reply of (l)'s size
@@ -74,7 +76,7 @@ const OPTS = {
     (QUICK
       ? ['a', 'b', 'o', 'c', 'd', 'e', 'f']
       : ['a', 'b', 'q', 'o', 'g', 'h', 'l', 'w', 'c', 'k', 'p', 'd', 'e', 'f'])
-  ).filter((k) => /^[a-hopqlwkB]$/.test(k)),
+  ).filter((k) => /^[a-hopqlwkmB]$/.test(k)),
   // The reply-size sweep, (b) and (c) on replies of these sizes in bytes (--sweep=…; --skip-sweep leaves it out).
   sweep: (option('sweep') ?? (QUICK ? '1000,100000' : '1000,10000,100000,1000000')).split(',').map(Number),
   skipSweep: flag('skip-sweep'),
@@ -425,12 +427,14 @@ const TOPOLOGY = {
   l: "as (b), `GET /api/users?pageSize=100` (a reply of about 28 KB), the users service's own ListUsersQuery contract served from memory by bench/services/payload-service.js (the SDK over RabbitMQ), so no database is measured",
   w: "as (b), `POST /api/users` with a new email and a new `Idempotency-Key` each (input validation, the key to the service), the users service's own CreateUserCommand contract served from memory by bench/services/payload-service.js with the SDK's MemoryIdempotencyStore (no database, no password hash: no password sent); the token holds `users:create`",
   B: "as (b), with the gateway and the users service built from the commit given by `--before` (checked out in a temporary git worktree, built with `npm run build`, this checkout's node_modules linked)",
+  m: 'as (b), with the generated pipelines request-trace ▸ cors ▸ contract-rate-limit ▸ contract-endpoint, where contract-endpoint is one host step running the steps of jwt-dev-auth, permission, schema-validation and contract-router in one runner (issue 37 item 6: a prototype preloaded from bench/lib/one-step-gateway.cjs, not part of the plugin)',
 };
 const NAMES = {
   a: '(a) gateway, embedded',
   b: '(b) gateway, RabbitMQ',
   o: '(o) (b) with metrics and tracing on',
   B: '(B) (b) before',
+  m: '(m) (b) with one plugin step',
   q: '(q) (b) with quorum queues',
   g: '(g) gateway, RabbitMQ, routing: table',
   h: '(h) gateway, RabbitMQ, contract-router only',
@@ -513,6 +517,7 @@ async function startOurGateway(
     root = ROOT,
     queueType = 'classic',
     service = 'users',
+    oneStep = false,
   },
 ) {
   const port = await freePort();
@@ -537,11 +542,13 @@ async function startOurGateway(
   if (overRabbit) env.START_REFERENCE_SERVICES = 'false';
   // The users service, in the gateway's process (a) or its own, answers a user once read from memory.
   const cached = { preload: [join(BENCH, 'lib', 'cached-user-reads.cjs')], cwd: root };
+  const gateway = overRabbit ? { cwd: root } : { ...cached };
+  if (oneStep) gateway.preload = [join(BENCH, 'lib', 'one-step-gateway.cjs')];
   const gw = await startNode(
     `gateway (${key})`,
     join(root, 'dist', 'scripts', 'start.js'),
     { ...env, ...profileEnv(key), BENCH_ROOT: root },
-    { ready: 'gateway ready', ...(overRabbit ? { cwd: root } : cached) },
+    { ready: 'gateway ready', ...gateway },
   );
   const procs = [gw];
   if (overRabbit && service === 'users')
@@ -569,6 +576,10 @@ async function startOurGateway(
     );
   const base = `http://127.0.0.1:${port}`;
   const admin = `Bearer ${await token(['users:read', 'users:create'])}`;
+  if (oneStep)
+    await until(`${key}: the generated pipeline is one plugin step`, async () =>
+      readFileSync(join(env.EG_CONFIG_DIR, 'gateway.config.yml'), 'utf8').includes('- contract-endpoint:'),
+    );
   await until(
     `${key}: POST /api/users routed`,
     async () => (await fetch(`${base}/api/users?page=1`, { headers: { authorization: admin } })).status === 200,
@@ -971,6 +982,9 @@ function report(results, scales, meta, sweep = []) {
   row('gateway CPU per request, (o) / (b)', (c) => ratio(get('o', c)?.cpuPerReq, get('b', c)?.cpuPerReq));
   row('(b) / (B) throughput: this build vs before', (c) => ratio(get('b', c)?.rps, get('B', c)?.rps));
   row('gateway CPU per request, (b) / (B)', (c) => ratio(get('b', c)?.cpuPerReq, get('B', c)?.cpuPerReq));
+  row('gateway CPU per request, (m) / (b): one plugin step vs the separate steps', (c) =>
+    ratio(get('m', c)?.cpuPerReq, get('b', c)?.cpuPerReq),
+  );
   row('(b) / (e) throughput: RabbitMQ pipeline vs moleculer-web (reference, no target)', (c) =>
     ratio(get('b', c)?.rps, get('e', c)?.rps),
   );
@@ -1136,6 +1150,8 @@ function report(results, scales, meta, sweep = []) {
     'npm run bench -- --only=b,c --profile=b,c --rounds=1 --connections=64 --skip-scale  # CPU profiles of the measured runs in bench/profiles/',
     'node bench/profile-summary.mjs bench/profiles/<b>.cpuprofile --requests=N --against=bench/profiles/<c>.cpuprofile --against-requests=M  # per request, (b) minus (c)',
     "npm run bench:pipeline                   # the plugin's own steps alone: CPU µs per request, in process",
+    "npm run bench:pipeline -- --shapes       # the same work in fewer host steps (issue 37 item 6's prototype), paired",
+    'npm run bench -- --only=b,m --connections=64 --skip-scale --skip-sweep  # (m): generated pipelines of one plugin step, over HTTP',
     'npm run bench -- --only=none --skip-scale --sweep=1000,10000,100000,1000000  # the reply-size sweep alone',
     "node bench/request-path.mjs --against=<other build's dist>  # pending requests, spans, output check: paired, in process",
     'node bench/embedded-memory.mjs           # what the embedded set-up (a) holds: RSS, heap, external memory',
@@ -1163,6 +1179,7 @@ async function main() {
     q: () => startOurGateway('q', { overRabbit: true, queueType: 'quorum' }),
     o: () => startOurGateway('o', { overRabbit: true, observe: 'all' }),
     B: () => startOurGateway('B', { overRabbit: true, root: beforeTree.dir }),
+    m: () => startOurGateway('m', { overRabbit: true, oneStep: true }),
     g: () => startOurGateway('g', { overRabbit: true, routing: 'table' }),
     l: () => startList('l'),
     k: () => startBareEg('k', 'rpc', LIST_BYTES),
