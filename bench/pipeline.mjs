@@ -81,8 +81,10 @@ await transport.start();
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-pipeline-'));
 const db = await openDatabase({ dataDir });
 const users = await startUsersService(transport, { store: new UserStore(db), bcryptRounds: 4 });
-for (let i = 0; i < 200 && !runtime.contract('GetUserQuery'); i++) await new Promise((r) => setTimeout(r, 10));
-const created = await runtime.transport.request(
+// What a request uses (the runtime's RequestServices part): the policies get it, as createPolicies gives it.
+const services = runtime.services;
+for (let i = 0; i < 200 && !services.contract('GetUserQuery'); i++) await new Promise((r) => setTimeout(r, 10));
+const created = await services.transport.request(
   {
     messageType: 'CreateUserCommand',
     targetService: 'users-service',
@@ -103,7 +105,7 @@ const policies = [
   permissionPolicy,
   schemaValidationPolicy,
   contractRouterPolicy,
-].map((p) => p(runtime));
+].map((p) => p(services));
 const steps = policies.map((p) => p.policy({}));
 // --shapes: the same work in fewer host steps (bench/lib/one-step.cjs, a prototype only the benchmark uses).
 const { oneStep } = require('./lib/one-step.cjs');
@@ -113,7 +115,7 @@ const endpoint = { contract: { messageType: 'GetUserQuery' } };
 
 /** The least a policy can do with the bus: one request, the result written as JSON. */
 function bareStep(req, res) {
-  runtime.transport
+  services.transport
     .request(
       {
         messageType: 'GetUserQuery',

@@ -28,8 +28,8 @@ if (names.GENERATED_POLICIES.slice(at).join() !== merged.join())
 names.GENERATED_POLICIES.splice(at, merged.length, NAME);
 
 const createPolicies = policies.createPolicies;
-policies.createPolicies = (runtime) => {
-  const made = createPolicies(runtime);
+policies.createPolicies = (services) => {
+  const made = createPolicies(services);
   const parts = merged.map((name) => made.find((p) => p.name === name));
   const schema = { ...routerSchema, $id: `http://express-gateway.io/schemas/policies/${NAME}.json` };
   return [...made, { name: NAME, schema, policy: (action) => oneStep(DIST, parts, action) }];
