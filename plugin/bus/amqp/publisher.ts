@@ -46,10 +46,13 @@ interface AmqpPendingRequest extends PendingRequest {
   correlationId: string;
   /** Sent with an Idempotency-Key: safe to send again when its answer is lost. */
   keyed: boolean;
-  /** An unkeyed read (a query, get or list) not yet sent again: lost with its connection, it goes out once more. */
-  resend?: RequestMessage;
-  /** An unkeyed read: its channel closed before the broker confirmed it, it goes out again on the next channel. */
+  /**
+   * An unkeyed read (a query, get or list): its channel closed before the broker confirmed it, it goes out again on
+   * the next channel; lost with its connection, it goes out once more unless `sentAgain`.
+   */
   read?: RequestMessage;
+  /** A read sent again already after its connection was lost. */
+  sentAgain: boolean;
 }
 
 /** A read lost with its connection, waiting for the next one until its own deadline. */
@@ -203,8 +206,8 @@ export class AmqpPublisher {
   lost(): void {
     this.replies.lost();
     const now = performance.now();
-    for (const p of this.pending.takeWhere((p) => p.resend !== undefined && p.due! > now))
-      this.parked.push({ request: p, message: p.resend!, due: p.due! });
+    for (const p of this.pending.takeWhere((p) => p.read !== undefined && !p.sentAgain && p.due! > now))
+      this.parked.push({ request: p, message: p.read!, due: p.due! });
     this.armParked();
     this.pending.failAll((p) => (p.keyed ? busLostKeyed(p.service) : badGateway(p.service)));
   }
@@ -314,8 +317,8 @@ export class AmqpPublisher {
         timeoutMs,
         resolve,
         reject,
-        resend: !keyed && resendable && isSafeRead(message.messageType) ? message : undefined,
         read: !keyed && isSafeRead(message.messageType) ? message : undefined,
+        sentAgain: !resendable,
       });
       // A nack is 503 at once (the reply remains the acknowledgement of success); an unroutable request comes back
       // (basic.return, 503); a lost one ends at its deadline (504). A channel that closed before the confirm came:
