@@ -617,7 +617,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
       }
     });
 
-    it('answers a nacked keyed request 503 and opens a new keyed request channel, at most once a second', async () => {
+    it('answers nacked keyed requests 503; three nacks in a row open a new channel, nacks between acks do not', async () => {
       fixture = await makeAmqp();
       const { gateway, service, prefix, logs } = fixture;
       await service.serve('full', async () => ({ ok: true, result: 'taken' }));
@@ -634,11 +634,20 @@ describe('AmqpTransport (RabbitMQ)', function () {
           m.headers.idempotencyKey = key;
           return m;
         };
+        const replaced = () => logs.gateway.lines.filter((l) => /opening a new keyed request channel/.test(l)).length;
+        // One service's queue refusing its messages, the others acked between: the channel is kept.
+        for (const k of ['k-a', 'k-b', 'k-c']) {
+          expect((await rejection(gateway.request(keyed('full', k), 5_000))).status).to.equal(503);
+          expect(await gateway.request(keyed('echo', `${k}-echo`), 5_000)).to.deep.include({ ok: true });
+        }
+        expect(replaced(), 'nacks with acks between: no new channel').to.equal(0);
         const nacked = await Promise.all([
           rejection(gateway.request(keyed('full', 'k-1'), 5_000)),
           rejection(gateway.request(keyed('full', 'k-2'), 5_000)),
+          rejection(gateway.request(keyed('full', 'k-3'), 5_000)),
+          rejection(gateway.request(keyed('full', 'k-4'), 5_000)),
         ]);
-        // The first nack closes the channel; the other request was nacked too, or (its nack still on the way when
+        // The third nack closes the channel; the other requests were nacked too, or (its nack still on the way when
         // the channel closed) lost with it: 503 with Retry-After either way, its key makes the retry safe.
         expect(nacked.map((e) => e.message)).to.include('The message bus did not accept the message');
         for (const err of nacked) {
@@ -648,8 +657,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
           );
           expect(err.headers['Retry-After']).to.match(/^\d+$/);
         }
-        const replaced = () => logs.gateway.lines.filter((l) => /opening a new keyed request channel/.test(l)).length;
-        expect(replaced(), 'two nacks within a second: one new channel').to.equal(1);
+        expect(replaced(), 'nacks in a row, within a second: one new channel').to.equal(1);
         // The new channel takes keyed requests again.
         await eventually(
           async () => {

@@ -40,6 +40,12 @@ const ANNOUNCE_TOPOLOGY_RECHECK_MS = 10_000;
 const NACKED = 'message nacked';
 /** A request channel the broker nacks is replaced at most this often. */
 const NACKED_CHANNEL_REPLACE_MS = 1_000;
+/**
+ * Nacks in a row, no ack between, that make a request channel stuck. A queue that refuses one service's messages
+ * (reject-publish: a service may bind one on its own key) nacks those only; the other services' requests on the
+ * channel are acked between them, so the channel is kept.
+ */
+const NACKS_IN_A_ROW = 3;
 
 interface AmqpPendingRequest extends PendingRequest {
   /** The request's trace id, for the log lines about it. */
@@ -109,6 +115,8 @@ export class AmqpPublisher {
   /** The reply queues, one per target service: opened with the first request to it (a service's transport sends none). */
   private readonly replies: ReplyQueues;
   private readonly pending = new PendingRequests<AmqpPendingRequest>();
+  /** Per request channel, the nacks since its last ack. */
+  private readonly nacksInARow = new WeakMap<Channel, number>();
   /** When a request channel was last closed for a nack (Date.now()). */
   private nackReplacedAt = 0;
   /** The unconfirmed requests of each request channel, and the look at them every CONFIRM_CHECK_MS. */
@@ -327,6 +335,7 @@ export class AmqpPublisher {
       const token = watch.sent(Date.now(), id);
       const confirmed = (err: unknown) => {
         watch.confirmed(token);
+        if (!err) this.nacksInARow.delete(ch);
         if (err) this.unconfirmed(id, service, err, ch as ConfirmChannel);
         else this.stalledAt = 0;
       };
@@ -383,10 +392,13 @@ export class AmqpPublisher {
   /**
    * After a cluster node is lost, RabbitMQ 3.10 can go on nacking every publish of a channel to a quorum queue whose
    * leader lives on, while a new channel on the same connection is taken at once (seen in test/e2e/cluster: keyed
-   * creates 503 for minutes). So a nacked request channel is closed, at most once a second, and the registration
-   * opens a new one; requests on it meanwhile are 503 with Retry-After, as for any nack.
+   * creates 503 for minutes). So a request channel nacked NACKS_IN_A_ROW times with no ack between is closed, at most
+   * once a second, and the registration opens a new one; requests on it meanwhile are 503 with Retry-After.
    */
   private replaceNackingChannel(ch: ConfirmChannel): void {
+    const inARow = (this.nacksInARow.get(ch) ?? 0) + 1;
+    this.nacksInARow.set(ch, inARow);
+    if (inARow < NACKS_IN_A_ROW) return;
     const now = Date.now();
     const reg = [this.keyedRequests, this.requests].find((r) => readyChannel(r) === ch);
     if (now - this.nackReplacedAt < NACKED_CHANNEL_REPLACE_MS || reg === undefined) return;
