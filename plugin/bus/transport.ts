@@ -141,10 +141,11 @@ export interface Transport {
   /** Every announcement and withdrawal from any service instance. */
   onAnnouncement(listener: AnnouncementListener): Promise<Subscription>;
   /**
-   * Whether the announcement listener is consuming now (false while the broker refuses it, e.g. at a vhost's queue
-   * limit, or while it confirms none of the gateway's requests); a transport without the method always hears.
+   * Why the gateway cannot hear announcements now (the broker refuses its listener, e.g. at a vhost's queue limit,
+   * or confirms none of its requests), in words of our own; undefined while it hears. A transport without the method
+   * always hears.
    */
-  hearsAnnouncements?(): boolean;
+  announcementsUnheard?(): string | undefined;
   /** Asks every running service to announce now (at gateway start and after a reconnect). */
   requestDiscovery(): Promise<void>;
 

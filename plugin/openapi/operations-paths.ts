@@ -24,6 +24,16 @@ const HEALTH_FIELDS = {
     },
     required: ['state'],
   },
+  announcements: {
+    type: 'object',
+    description:
+      "Whether the gateway hears the services' announcements: not heard while the broker refuses its listener.",
+    properties: {
+      state: { type: 'string', enum: ['heard', 'not heard'] },
+      reason: { type: 'string', description: "While not heard: why, in the gateway's words." },
+    },
+    required: ['state'],
+  },
   contracts: { type: 'integer', minimum: 0, description: 'Contracts discovered now.' },
   services: { type: 'integer', minimum: 0, description: 'Services with at least one live instance.' },
   uptimeSeconds: { type: 'integer', minimum: 0 },
@@ -56,11 +66,12 @@ export const OPERATIONS_SCHEMAS = {
       status: {
         type: 'string',
         enum: ['ok', 'degraded'],
-        description: 'degraded: the bus is up and the rate-limit store is not.',
+        description:
+          'degraded: the bus is up and the rate-limit store is not, or the announcements are not heard (the contracts known are still served).',
       },
       ...HEALTH_FIELDS,
     },
-    required: ['status', 'bus', 'rateLimitStore', 'contracts', 'services', 'uptimeSeconds'],
+    required: ['status', 'bus', 'rateLimitStore', 'announcements', 'contracts', 'services', 'uptimeSeconds'],
   },
   HealthUnavailable: {
     description: 'The error body, plus the health fields.',
@@ -69,7 +80,7 @@ export const OPERATIONS_SCHEMAS = {
       {
         type: 'object',
         properties: { status: { const: 'unavailable' }, ...HEALTH_FIELDS },
-        required: ['status', 'bus', 'rateLimitStore', 'contracts', 'services', 'uptimeSeconds'],
+        required: ['status', 'bus', 'rateLimitStore', 'announcements', 'contracts', 'services', 'uptimeSeconds'],
       },
     ],
   },

@@ -11,6 +11,8 @@ interface HealthFields {
   bus: { kind: 'amqp' | 'inprocess'; state: string; node?: string; reason?: string };
   /** The rate-limit counter store (the host's Redis): `degraded` while it fails or stalls; `since` then. */
   rateLimitStore: { state: StoreState; since?: string };
+  /** Whether the gateway hears the services' announcements; `not heard` with why (the broker refuses its listener). */
+  announcements: { state: 'heard' | 'not heard'; reason?: string };
   contracts: number;
   services: number;
   /** Services whose circuit is open (refused at once) or half-open (one trial request in flight). */
@@ -27,6 +29,7 @@ function healthFields(runtime: Runtime, now = Date.now()): HealthFields {
   const counts = runtime.discovery.registry.counts();
   const node = runtime.services.transport.node?.();
   const reason = runtime.services.transport.blockedReason?.();
+  const unheard = runtime.discovery.unheard();
   return {
     bus: {
       kind: runtime.services.transport.kind,
@@ -35,6 +38,7 @@ function healthFields(runtime: Runtime, now = Date.now()): HealthFields {
       ...(reason !== undefined ? { reason } : {}),
     },
     rateLimitStore: { state: store.state(), ...(since !== undefined ? { since: new Date(since).toISOString() } : {}) },
+    announcements: unheard === undefined ? { state: 'heard' } : { state: 'not heard', reason: unheard },
     contracts: counts.contracts,
     services: counts.services,
     openCircuits: runtime.services.serviceGuard.status().circuits,
@@ -49,9 +53,11 @@ const RETRY_AFTER_SECONDS = 5;
  * GET /health: 200 `{ status: 'ok', …fields }` while the bus is up; otherwise (connecting, blocked by a broker
  * alarm, down) 503 in the error body
  * (SERVICE_UNAVAILABLE, Retry-After) with `status: 'unavailable'` and the same fields, so a probe and a person
- * both see why. Zero contracts is still healthy: the gateway works, nothing has announced yet. A rate-limit store
- * that fails is `status: 'degraded'`, still 200: requests are served (or refused 503 by rateLimitOnStoreFailure),
- * and taking the gateway out of a load balancer would not bring Redis back.
+ * both see why. Zero contracts is still healthy: the gateway works, nothing has announced yet — unless it cannot
+ * hear announcements (the broker refuses its listener, e.g. at the vhost's queue limit): then it has no route to
+ * serve and will not learn any, so 503 too. Deaf with contracts, it serves them (their leases are held): 200
+ * `degraded`. A rate-limit store that fails is `degraded`, still 200: requests are served (or refused 503 by
+ * rateLimitOnStoreFailure), and taking the gateway out of a load balancer would not bring Redis back.
  */
 export function healthHandler(runtime: Runtime) {
   return (req: Request, res: Response): void => health(runtime, req, res);
@@ -61,12 +67,18 @@ function health(runtime: Runtime, req: Request, res: Response): void {
   const trace = traceOf(req, res);
   res.setHeader('Cache-Control', 'no-store');
   const fields = healthFields(runtime);
-  if (fields.bus.state === 'up') {
-    sendJson(res, 200, { status: fields.rateLimitStore.state === 'ok' ? 'ok' : 'degraded', ...fields });
+  const { announcements } = fields;
+  const deafAndEmpty = announcements.state !== 'heard' && fields.contracts === 0;
+  if (fields.bus.state === 'up' && !deafAndEmpty) {
+    const ok = fields.rateLimitStore.state === 'ok' && announcements.state === 'heard';
+    sendJson(res, 200, { status: ok ? 'ok' : 'degraded', ...fields });
     return;
   }
-  const why = fields.bus.reason === undefined ? '' : ` (${fields.bus.reason})`;
-  const err = serviceUnavailable(`The message bus is ${fields.bus.state}${why}`, RETRY_AFTER_SECONDS, {
+  const message =
+    fields.bus.state === 'up'
+      ? `The gateway cannot hear the services' announcements (${announcements.reason}): no route is known`
+      : `The message bus is ${fields.bus.state}${fields.bus.reason === undefined ? '' : ` (${fields.bus.reason})`}`;
+  const err = serviceUnavailable(message, RETRY_AFTER_SECONDS, {
     status: 'unavailable',
     ...fields,
   });

@@ -29,8 +29,11 @@ export class Discovery {
   /** After a start or reconnect: until the services have had time to announce, an unknown route is 503, not 404. */
   readonly grace: DiscoveryGrace;
   private starting?: Promise<void>;
-  /** Set once announcements are listened to: a discovery request before then starts no grace. */
-  private listening = false;
+  /**
+   * Set once announcements are listened to: asked on every bus state change and before each lease check, it tells
+   * whether leases are held, and asks every service to announce again once the gateway hears after a deaf spell.
+   */
+  private hold?: () => boolean;
   private stopped = false;
 
   constructor(
@@ -85,29 +88,44 @@ export class Discovery {
     this.transport.onStateChange((state) => {
       // The transport logs the change itself; after a reconnect every service re-announces, so routes come back without a restart.
       if (state !== 'up') this.grace.lost();
-      else if (this.listening) {
-        // Renewals sent while the gateway could not hear them were lost: every instance gets a whole lease to be
-        // heard again, so no route goes because the bus was down, blocked or moving to another node.
-        this.registry.renewLeases();
-        void this.askForAnnouncements();
-      }
+      this.hold?.();
     });
     if (!(await startWithRetry(this.transport, this.log, () => this.stopped))) return;
     this.warnIfUnauthenticated();
     await this.transport.onAnnouncement((a: Announcement, origin) => this.inbox.offer(a, origin));
-    this.listening = true;
     // No lease runs out while the gateway cannot hear renewals (its bus not up, its announcement listener refused),
     // nor during the grace after.
-    this.registry.startExpiry(
-      this.settings.leaseCheckIntervalMs,
-      leaseHold(
-        () => this.transport.state() === 'up' && (this.transport.hearsAnnouncements?.() ?? true),
-        () => this.grace.remainingMs(),
-        // Services renew every third of a lease: a whole lease from now is time enough to be heard again.
-        () => this.registry.renewLeases(),
-      ),
+    const hold = leaseHold(
+      () => this.unheard() === undefined,
+      () => this.grace.remainingMs(),
+      () => this.heardAgain(),
     );
+    this.hold = hold;
+    // Deaf from the start (the broker refuses the listener): the first check that hears asks the services again.
+    hold();
+    this.registry.startExpiry(this.settings.leaseCheckIntervalMs, hold);
     await this.askForAnnouncements();
+  }
+
+  /**
+   * Why the gateway cannot hear the services now (its bus not up, or the broker refuses its announcement listener);
+   * undefined while it hears them. Until it does, a route it does not know is not final (noHandler).
+   */
+  unheard(): string | undefined {
+    const state = this.transport.state();
+    if (state !== 'up') return `the message bus is ${state}`;
+    return this.transport.announcementsUnheard?.();
+  }
+
+  /**
+   * Hearing again after a deaf spell (a reconnect, a listener the broker let start at last): renewals and answers
+   * sent meanwhile were lost, so every instance gets a whole lease to be heard again (services renew every third of
+   * one) and every service is asked to announce, with a new grace before a route not known is final.
+   */
+  private heardAgain(): void {
+    this.registry.renewLeases();
+    this.grace.lost();
+    void this.askForAnnouncements();
   }
 
   /**

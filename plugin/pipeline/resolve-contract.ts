@@ -16,7 +16,7 @@ export type { ResolvedContract, RouteAction };
 export interface ContractSource {
   /** excludeFromGeneratedRoutes: message types a generated route must not reach (a stale file may still name them). */
   readonly settings: { readonly excludeFromGeneratedRoutes?: readonly string[] };
-  readonly transport: { state(): string };
+  readonly transport: { state(): string; announcementsUnheard?(): string | undefined };
   readonly discoveryGrace: { remainingMs(): number };
   contract(messageType: string): Contract | undefined;
 }
@@ -46,13 +46,15 @@ function endpointRoute(req: Request): RouteAction | null {
 }
 
 /**
- * No contract for this request: 404 HANDLER_NOT_FOUND, unless the bus is not up or came up moments ago (the
- * discovery grace). Then the routes are only not known yet (the broker is down or still connecting, or the services
- * have not all announced), and a client must not take that answer as final: 503, retry later.
+ * No contract for this request: 404 HANDLER_NOT_FOUND, unless the bus is not up, the gateway cannot hear the
+ * services' announcements (the broker refuses its listener), or the bus came up moments ago (the discovery grace).
+ * Then the routes are only not known yet, and a client must not take that answer as final: 503, retry later.
  */
 export function noHandler(message: string, source: ContractSource): GatewayError {
   if (source.transport.state() !== 'up')
     return serviceUnavailable('The message bus is not connected: the routes are not known yet');
+  if (source.transport.announcementsUnheard?.() !== undefined)
+    return serviceUnavailable("The gateway cannot hear the services' announcements yet: the routes are not known yet");
   const graceMs = source.discoveryGrace.remainingMs();
   if (graceMs > 0)
     return serviceUnavailable(

@@ -211,8 +211,8 @@ class GuardedTransport implements Transport {
   onAnnouncement(listener: AnnouncementListener): Promise<Subscription> {
     return this.bus.onAnnouncement(listener);
   }
-  hearsAnnouncements(): boolean {
-    return this.bus.hearsAnnouncements?.() ?? true;
+  announcementsUnheard(): string | undefined {
+    return this.bus.announcementsUnheard?.();
   }
   requestDiscovery(): Promise<void> {
     return this.bus.requestDiscovery();

@@ -687,7 +687,7 @@ describe('AmqpTransport (RabbitMQ)', function () {
         await service.serve('slow', async () => ({ ok: true, result: 'taken' }));
         await gateway.onAnnouncement(() => undefined);
         expect(await gateway.request(requestFor('slow'), 5_000)).to.deep.equal({ ok: true, result: 'taken' });
-        expect(gateway.hearsAnnouncements()).to.equal(true);
+        expect(gateway.announcementsUnheard()).to.equal(undefined);
         proxy.stall(); // nothing passes, nothing closes: the publish is never confirmed
         const keyed = requestFor('slow');
         keyed.headers.idempotencyKey = 'k-stall';
@@ -697,14 +697,16 @@ describe('AmqpTransport (RabbitMQ)', function () {
         expect(lost.status).to.equal(503);
         expect(lost.headers['Retry-After']).to.match(/^\d+$/);
         expect(logs.lines.join('\n')).to.match(/confirmed nothing on the keyed request channel for 3000 ms/);
-        expect(gateway.hearsAnnouncements(), 'leases held while the broker confirms nothing').to.equal(false);
+        expect(gateway.announcementsUnheard(), 'leases held while the broker confirms nothing').to.match(
+          /confirmed none/,
+        );
         proxy.resume();
         await eventually(
           async () => (await gateway.request(requestFor('slow'), 2_000).catch(() => undefined))?.ok === true,
           10_000,
           'a request answered on the new channel',
         );
-        expect(gateway.hearsAnnouncements(), 'hearing again once a request was confirmed').to.equal(true);
+        expect(gateway.announcementsUnheard(), 'hearing again once a request was confirmed').to.equal(undefined);
       } finally {
         await fixture?.cleanup();
         fixture = undefined;

@@ -55,14 +55,16 @@ describe('a broker limit reached while consumers start (the vhost queue limit)',
     ).to.equal(true);
 
     // The gateway knows it is deaf (its leases are held meanwhile: test/contracts/lease-hold).
-    expect(gateway.hearsAnnouncements()).to.equal(false);
+    expect(gateway.announcementsUnheard()).to.equal(
+      "announcement listener: the broker refused it: a limit it enforces is reached (such as the vhost's queue limit)",
+    );
 
     await rabbitmqctl(['set_vhost_limits', '-p', vhost, '{"max-queues": -1}']);
     await eventually(async () => {
       await service.announce({ service: 'limited-service', instanceId: 'i-1', contracts: [], ttlMs: 10_000 });
       expect(heard.map((a) => a.service)).to.include('limited-service');
     }, 30_000);
-    expect(gateway.hearsAnnouncements()).to.equal(true);
+    expect(gateway.announcementsUnheard()).to.equal(undefined);
     await eventually(async () => {
       await gateway.requestDiscovery();
       expect(discoverRequests).to.be.above(0);

@@ -53,5 +53,22 @@ describe('discovery grace', () => {
       expect(toErrorBody(noHandler('No handler for X', source('down', 0)), 'cid')).to.deep.include({ status: 503 });
       expect(toErrorBody(noHandler('No handler for X', source('blocked', 0)), 'cid')).to.deep.include({ status: 503 });
     });
+
+    it('while the broker refuses the announcement listener, even after the grace: 503 with Retry-After', () => {
+      const deaf: ContractSource = {
+        ...source('up', 0),
+        transport: { state: () => 'up', announcementsUnheard: () => 'announcement listener: the broker refused it' },
+      };
+      const { status, body, headers } = toErrorBody(noHandler('No handler for X', deaf), 'cid');
+      expect(status).to.equal(503);
+      expect(body).to.include({ code: 'SERVICE_UNAVAILABLE', retryAfter: 5 });
+      expect(body.message).to.match(/cannot hear the services' announcements/);
+      expect(headers).to.deep.equal({ 'Retry-After': '5' });
+      const hearing: ContractSource = {
+        ...source('up', 0),
+        transport: { state: () => 'up', announcementsUnheard: () => undefined },
+      };
+      expect(toErrorBody(noHandler('No handler for X', hearing), 'cid')).to.deep.include({ status: 404 });
+    });
   });
 });

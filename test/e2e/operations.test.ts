@@ -37,6 +37,7 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
       'status',
       'bus',
       'rateLimitStore',
+      'announcements',
       'contracts',
       'services',
       'openCircuits',
@@ -48,6 +49,7 @@ describe('operations endpoints, OpenAPI and the not-found answer (embedded bus)'
     expect(res.body.status).to.equal('ok');
     expect(res.body.bus).to.deep.equal({ kind: 'inprocess', state: 'up' });
     expect(res.body.rateLimitStore).to.deep.equal({ state: 'ok' });
+    expect(res.body.announcements).to.deep.equal({ state: 'heard' });
     expect(res.body.contracts).to.equal(referenceContracts().length);
     expect(res.body.services).to.equal(2);
     expect(res.body.uptimeSeconds).to.be.a('number').and.at.least(0);

@@ -147,7 +147,7 @@ describe('the service guard (embedded bus)', () => {
     try {
       expect(t.transport.kind).to.equal('inprocess');
       expect(t.transport.state()).to.equal('up');
-      expect(t.transport.hearsAnnouncements?.()).to.equal(true);
+      expect(t.transport.announcementsUnheard?.()).to.equal(undefined);
     } finally {
       await t.close();
     }

@@ -40,6 +40,8 @@ export interface Registration {
   orphans: OrphanedReplies;
   failures: number;
   retryTimer: NodeJS.Timeout | null;
+  /** Why the broker last refused to set it up, while it is not attached (a fixed phrase: no broker text). */
+  refusal: string | null;
 }
 
 /** A registration's channel once it is attached (consuming, or ready to publish on), else undefined. */
@@ -75,6 +77,7 @@ export class AmqpConsumers {
       orphans: new OrphanedReplies(),
       failures: 0,
       retryTimer: null,
+      refusal: null,
     };
   }
 
@@ -87,6 +90,7 @@ export class AmqpConsumers {
       try {
         await this.open(reg, model);
       } catch (err) {
+        if (this.conn.model === model) reg.refusal = refusalOf(err);
         if (this.conn.model === model && isBrokerLimit(err)) {
           // A broker limit (the vhost's queues, say, filled by another user of it) lifts again: retry, don't fail.
           this.conn.logger.warn(`bus: could not start ${reg.label}: ${describeError(err)}; retrying`);
@@ -115,6 +119,7 @@ export class AmqpConsumers {
         await this.open(reg, model);
       } catch (err) {
         if (this.conn.model !== model) throw err;
+        reg.refusal = refusalOf(err);
         // A channel-level problem of one consumer must not keep the whole connection down.
         this.conn.logger.warn(`bus: could not start ${reg.label}: ${describeError(err)}`);
         this.scheduleReopen(reg, model);
@@ -210,7 +215,10 @@ export class AmqpConsumers {
       if (reg.prefetch) await ch.prefetch(reg.prefetch);
       reg.ch = ch;
       const tag = await reg.attach(ch);
-      if (reg.ch === ch) reg.tag = tag;
+      if (reg.ch === ch) {
+        reg.tag = tag;
+        reg.refusal = null;
+      }
     } catch (err) {
       if (reg.ch === ch) this.reset(reg);
       await ch.close().catch(noop);
@@ -257,6 +265,7 @@ export class AmqpConsumers {
       reg.retryTimer = null;
       if (reg.closed || this.conn.closing || this.conn.model !== model || reg.model === model) return;
       this.open(reg, model).catch((err) => {
+        reg.refusal = refusalOf(err);
         this.conn.logger.warn(`bus: could not re-open ${reg.label}: ${describeError(err)}`);
         if (this.conn.model === model) this.scheduleReopen(reg, model);
       });
@@ -312,6 +321,13 @@ export class AmqpConsumers {
       await side?.close().catch(noop);
     }
   }
+}
+
+/** Why a registration could not be set up, in words of our own: a response may carry it, never the broker's text. */
+function refusalOf(err: unknown): string {
+  return isBrokerLimit(err)
+    ? "the broker refused it: a limit it enforces is reached (such as the vhost's queue limit)"
+    : 'the broker refused it';
 }
 
 /**

@@ -141,8 +141,11 @@ export class AmqpTransport implements Transport {
   }
 
   /** Deaf too while the broker confirms none of the gateway's requests: the services' renewals stall with them. */
-  hearsAnnouncements(): boolean {
-    return this.listeners.hearsAnnouncements() && !this.publisher.impaired();
+  announcementsUnheard(): string | undefined {
+    return (
+      this.listeners.unheardReason() ??
+      (this.publisher.impaired() ? "the broker has confirmed none of the gateway's messages for seconds" : undefined)
+    );
   }
 
   requestDiscovery(): Promise<void> {

@@ -165,9 +165,15 @@ export class AmqpListeners {
     return this.consumers.register(reg);
   }
 
-  /** Whether the announcement listener is consuming (its consumer attached on the current connection). */
-  hearsAnnouncements(): boolean {
-    return this.announcementListener !== undefined && readyChannel(this.announcementListener) !== undefined;
+  /**
+   * Why the announcement listener is not consuming (its consumer attached on the current connection); undefined
+   * while it is. Before it is asked for, it is starting.
+   */
+  unheardReason(): string | undefined {
+    const reg = this.announcementListener;
+    if (reg === undefined) return 'the announcement listener is starting';
+    if (readyChannel(reg) !== undefined) return undefined;
+    return reg.refusal === null ? 'the announcement listener is starting' : `announcement listener: ${reg.refusal}`;
   }
 
   /**
