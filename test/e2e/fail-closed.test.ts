@@ -10,6 +10,7 @@ import { TEST_JWT_SECRET } from '../support/tokens';
 import { ROOT, run } from '../packaging/support';
 import { serve } from '../../sdk';
 import { INVALID_SETTINGS_EXIT_CODE } from '../../plugin/settings/startup';
+import { freePort } from '../support/env';
 
 /** A config directory with the shipped system config and this gateway.config.yml. */
 function configDirWith(gatewayConfig: string): string {
@@ -37,7 +38,8 @@ async function startToEnd(configDir: string, env: Record<string, string | undefi
         JWKS_URI: undefined,
         BUS_URL: 'embedded',
         START_REFERENCE_SERVICES: 'false',
-        PORT: '0',
+        // A port of its own in case a start gets further than it should (PORT=0 is refused as not a port).
+        PORT: String(await freePort()),
         LOG_LEVEL: 'warn',
         EG_CONFIG_DIR: configDir,
         ...env,

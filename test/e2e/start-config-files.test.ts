@@ -89,3 +89,35 @@ describe('npm start with a malformed config file', function () {
     expect(lines[0]).to.not.include(SECRET);
   });
 });
+
+describe('npm start with a variable the config files use set but empty, or a port that is not one', function () {
+  this.timeout(60_000);
+  let dir: string | undefined;
+  afterEach(() => dir && rmSync(dir, { recursive: true, force: true }));
+
+  for (const [name, file] of [
+    ['PORT', 'gateway.config.yml'],
+    ['HOST', 'gateway.config.yml'],
+    ['EG_CIPHER_KEY', 'system.config.yml'],
+  ] as const) {
+    it(`${name}= (empty): exit 78 with one line naming it, not the host taking the empty value`, async () => {
+      ({ dir } = configDirWith(file, (t) => t));
+      const { code, lines } = await failedStart(dir, { [name]: '' });
+      expect(code).to.equal('78');
+      expect(lines).to.deep.equal([
+        `[contracts] invalid setting: ${name} is set but empty (${file} uses it, and the host would take the empty value, not its default); unset it or give it a value. The gateway does not start.`,
+      ]);
+    });
+  }
+
+  for (const value of ['abc', '0', '65536', '80 80']) {
+    it(`PORT=${JSON.stringify(value)}: exit 78 with one line saying what a port is`, async () => {
+      ({ dir } = configDirWith('gateway.config.yml', (t) => t));
+      const { code, lines } = await failedStart(dir, { PORT: value });
+      expect(code).to.equal('78');
+      expect(lines).to.deep.equal([
+        `[contracts] invalid setting: PORT is ${JSON.stringify(value)} (gateway.config.yml uses it): a port is a whole number from 1 to 65535. The gateway does not start.`,
+      ]);
+    });
+  }
+});

@@ -7,6 +7,7 @@ import { hostSettingsSchema, validateSettings } from '../../plugin/settings/vali
 import { SETTINGS_SCHEMA } from '../../plugin/settings';
 import { INVALID_SETTINGS_EXIT_CODE } from '../../plugin/settings/startup';
 import { ROOT, run } from './support';
+import { freePort } from '../support/env';
 
 function failure(fn: () => unknown): InvalidSettingError {
   try {
@@ -106,11 +107,12 @@ describe('plugin settings validation', () => {
 
   describe('a start with an invalid setting ends with one line naming it', function () {
     this.timeout(30000);
-    const start = (extraEnv: Record<string, string>, configDir: string) =>
+    const start = async (extraEnv: Record<string, string>, configDir: string) =>
       run(process.execPath, [join(ROOT, 'dist', 'scripts', 'start.js')], {
         env: {
           JWT_SECRET: 'a-valid-secret-of-more-than-32-characters!',
-          PORT: '0',
+          // A port of its own in case a start gets further than it should (PORT=0 is refused as not a port).
+          PORT: String(await freePort()),
           LOG_LEVEL: 'warn',
           EG_CONFIG_DIR: configDir,
           ...extraEnv,
