@@ -235,3 +235,92 @@ describe('a per-service broker user announcing new instance ids against a 128 MB
     );
   });
 });
+
+/**
+ * The quick start over RabbitMQ: every service and the gateway share `guest`, so no budget per broker user tells the
+ * flooder apart. 2,000 announcements of ~240 KB (480 MB) under new service names and instance ids, as fast as the
+ * broker confirms them: the gateway must stay under its 128 MB heap, answer /health within 2 s and serve its real
+ * routes throughout (the budget per service name and the total hold whatever the broker user).
+ */
+describe('one shared credential (guest) announcing 2,000 × 240 KB under new names against a 128 MB heap', function () {
+  this.timeout(300_000);
+  let gw: GatewayProcess | undefined;
+  let metricsPort = 0;
+
+  before(async () => {
+    metricsPort = await freePort();
+    gw = await startGateway({
+      BUS_URL: AMQP_URL,
+      METRICS_PORT: String(metricsPort),
+      NODE_OPTIONS: '--max-old-space-size=128',
+    });
+  });
+  after(async () => gw?.stop().catch(() => undefined));
+
+  it('stays alive under its heap, answers /health within 2 s and serves GET /api/users throughout', async () => {
+    const base = gw!.baseUrl;
+    await eventually(async () => expect((await admin('GET', `${base}/api/users`)).status).to.equal(200), 15_000);
+    // One template, its field names made distinct per announcement by one replace: the pool cannot share a schema.
+    const template = JSON.stringify(bigAnnouncement('@S@', 0)).replaceAll('_0"', '_@N@"');
+    const body = (n: number): Buffer => {
+      const service = `flood${n}-service`;
+      return Buffer.from(
+        template.replaceAll('@S@', service).replaceAll('@N@', String(n)).replace(`${service}-0`, `${service}-${n}`),
+      );
+    };
+    expect(body(7).length).to.be.within(200_000, 260_000);
+    expect(body(7).toString()).to.include('field3_7"').and.include('"flood7-service-7"');
+    const heap = async (): Promise<number> => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      return Number(/^nodejs_heap_size_used_bytes (\d+)/m.exec(text)?.[1] ?? 0);
+    };
+    let maxHeap = 0;
+    const sampler = setInterval(
+      () =>
+        void heap().then(
+          (h) => (maxHeap = Math.max(maxHeap, h)),
+          () => undefined,
+        ),
+      500,
+    );
+    const health = probeLoop(
+      async () => (await fetch(`${base}/health`, { headers: { connection: 'close' } })).status,
+      100,
+    );
+    const users = probeLoop(
+      async () => (await admin('GET', `${base}/api/users`, { headers: { connection: 'close' } })).status,
+      100,
+    );
+    const conn = await amqp.connect(AMQP_URL);
+    let sent = 0;
+    try {
+      const ch = await conn.createConfirmChannel();
+      for (let n = 1; n <= 2_000; n += 1) {
+        ch.publish(`${gw!.prefix}.discovery`, `announce.flood${n}-service`, body(n), {
+          contentType: 'application/json',
+        });
+        sent += 1;
+        if (sent % 20 === 0) await ch.waitForConfirms();
+      }
+      await ch.waitForConfirms();
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
+    // Keep probing while the gateway works through what the broker still holds for it.
+    await new Promise((r) => setTimeout(r, 10_000));
+    const [healthStats, usersStats] = [await health.stop(), await users.stop()];
+    clearInterval(sampler);
+    expect(gw!.child.exitCode, gw!.output().slice(-2000)).to.equal(null);
+    expect(sent).to.equal(2_000);
+    expect(gw!.output()).to.not.match(/heap out of memory|Ineffective mark-compacts/i);
+    expect(healthStats.failures, JSON.stringify(healthStats)).to.equal(0);
+    expect(healthStats.maxMs, JSON.stringify(healthStats)).to.be.below(2_000);
+    expect(usersStats.failures, JSON.stringify(usersStats)).to.equal(0);
+    expect(maxHeap, 'heap sampled')
+      .to.be.above(0)
+      .and.below(128 * 1024 * 1024);
+    process.stdout.write(
+      `      (gateway heap at most ${(maxHeap / 1048576).toFixed(1)} MB; /health ${JSON.stringify(healthStats)}; /api/users ${JSON.stringify(usersStats)})\n`,
+    );
+  });
+});
