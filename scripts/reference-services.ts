@@ -11,6 +11,13 @@ import { storageSettings } from './storage-settings';
 import { openReferenceDatabase, startReferenceStack } from './reference-stack';
 import { errorMessage } from '../plugin/errors/describe';
 import { startHealthServer } from './health-server';
+import { helpIfAsked, ONE_SERVICE_SETTINGS } from './script-help';
+
+helpIfAsked(`usage: node dist/scripts/reference-services.js
+
+The reference users and auth services in one process, on the RabbitMQ of BUS_URL (what the image's
+reference-services target runs). HEALTH_PORT (unset: none) serves GET /health for probes.
+${ONE_SERVICE_SETTINGS}`);
 
 async function main(): Promise<void> {
   const url = process.env.BUS_URL ?? '';

@@ -19,8 +19,16 @@ import { loadHostConfig } from './config-files';
 import { configFileProblem } from '../plugin/host/config-files';
 import { checkAdminSettings } from './seed-admin';
 import { openReferenceDatabase, startReferenceStack, type ReferenceStack } from './reference-stack';
+import { helpIfAsked } from './script-help';
 
 const root = resolve(__dirname, '..', '..');
+
+helpIfAsked(`usage: npm start   (node dist/scripts/start.js)
+
+Express Gateway with this plugin and the reference services: on the embedded bus unless BUS_URL is an amqp://
+URL, with the configuration in EG_CONFIG_DIR (default .gateway/, made from config/ on first start) and the
+reference services' data in DATABASE_URL's PostgreSQL or else in DATA_DIR (default <EG_CONFIG_DIR>/data).
+START_REFERENCE_SERVICES=false runs the gateway alone. Every setting: docs/configuration.md.`);
 
 async function main(): Promise<void> {
   const configDir = resolve(process.env.EG_CONFIG_DIR ?? join(root, '.gateway'));

@@ -7,6 +7,13 @@ import { startUsersService } from '../examples/users-service';
 import { UserStore } from '../examples/users-service/store';
 import { runOneService } from './one-service';
 import { seedAdmin } from './seed-admin';
+import { helpIfAsked, ONE_SERVICE_SETTINGS } from './script-help';
+
+helpIfAsked(`usage: node dist/scripts/users-service.js
+
+The reference users service alone, on a broker user of its own; it makes the first administrator
+(ADMIN_EMAIL, ADMIN_PASSWORD, ADMIN_PASSWORD_RESET) as npm start does.
+${ONE_SERVICE_SETTINGS}`);
 
 runOneService('users-service', async (transport, db, dataDir, log) => {
   const store = new UserStore(db);

@@ -43,3 +43,27 @@ describe('every command answers --help and -h with its usage and exit 0', () => 
     }
   }
 });
+
+/** The scripts the docs run with node (the reference services alone, npm start) answer --help the same way. */
+describe('every script the docs run answers --help and -h with its usage and exit 0, before reading a setting', () => {
+  for (const name of ['start', 'reference-services', 'users-service', 'auth-service']) {
+    for (const flag of ['--help', '-h']) {
+      it(`node dist/scripts/${name}.js ${flag}`, async () => {
+        // No BUS_URL: the scripts that need one would stop with exit 1 if they went past the help.
+        const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+          const child = execFile(
+            process.execPath,
+            [join(ROOT, 'dist', 'scripts', `${name}.js`), flag],
+            { env: { PATH: process.env.PATH } },
+            (_err, stdout, stderr) => done({ code: child.exitCode, stdout, stderr }),
+          );
+        });
+        expect(r.code, r.stderr).to.equal(0);
+        expect(r.stderr).to.equal('');
+        const usage = name === 'start' ? 'npm start' : `node dist/scripts/${name}.js`;
+        expect(r.stdout.startsWith(`usage: ${usage}`), r.stdout).to.equal(true);
+        expect(r.stdout).to.include('docs/configuration.md');
+      });
+    }
+  }
+});
