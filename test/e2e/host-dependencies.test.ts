@@ -24,8 +24,9 @@ function atLeast(version: string, minimum: string): boolean {
 
 /**
  * The shipped system config, and a gateway config naming the host's own oauth2 policy (which renders with ejs) and
- * one hand-written pipeline: the host names each request it runs through a pipeline with uuid62 (base-x's encode),
- * and the pipeline answers with that name.
+ * two hand-written pipelines: the host names each request it runs through a pipeline with uuid62 (base-x's
+ * encode), and the first answers with that name; the second runs the host's rate-limit policy (rate-limit-redis,
+ * which loads redis, counting in the host's own db client).
  */
 function configDirWithOauth2(): string {
   const dir = mkdtempSync(join(tmpdir(), 'contracts-host-deps-'));
@@ -40,10 +41,13 @@ function configDirWithOauth2(): string {
       'apiEndpoints:',
       '  request-name:',
       '    paths: /request-name',
+      '  limited:',
+      '    paths: /limited',
       'policies:',
       '  - oauth2',
       '  - expression',
       '  - terminate',
+      '  - rate-limit',
       'pipelines:',
       '  request-name:',
       '    apiEndpoints: [request-name]',
@@ -52,6 +56,13 @@ function configDirWithOauth2(): string {
       '          - action: { jscode: "res.set(\'X-Request-Name\', requestID)" }',
       '      - terminate:',
       '          - action: { statusCode: 200, message: named }',
+      '  limited:',
+      '    apiEndpoints: [limited]',
+      '    policies:',
+      '      - rate-limit:',
+      '          - action: { max: 2, windowMs: 60000 }',
+      '      - terminate:',
+      '          - action: { statusCode: 200, message: counted }',
       '',
     ].join('\n'),
   );
@@ -104,6 +115,18 @@ describe("the host's dependencies that package.json's overrides lift, in the rea
       names.add(name);
     }
     expect(names.size).to.equal(3);
+    expect(gw!.output()).not.to.match(/DeprecationWarning|\n\s+at /);
+  });
+
+  it('redis: rate-limit-redis loads 3.1.2 or newer, not the 2.8 it asks for', () => {
+    const version = hostsVersion('rate-limit-redis', 'redis');
+    expect(atLeast(version, '3.1.2'), version).to.equal(true);
+  });
+
+  it("redis: the host's rate-limit policy still counts: two requests pass, the third answers 429", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await http('GET', `${gw!.baseUrl}/limited`)).status);
+    expect(statuses).to.deep.equal([200, 200, 429]);
     expect(gw!.output()).not.to.match(/DeprecationWarning|\n\s+at /);
   });
 });
