@@ -83,6 +83,31 @@ async function withAdmin<T>(op: (ch: amqp.Channel) => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Services `full` (its queue also bound to a second queue that refuses every message, so the broker nacks each
+ * request to it, as a service's credential may arrange on its own key) and `echo`, on a new fixture; `remove`
+ * deletes the refusing queue.
+ */
+async function nackingServices(): Promise<{ fixture: AmqpFixture; remove(): Promise<void> }> {
+  const fixture = await makeAmqp();
+  const { service, prefix } = fixture;
+  await service.serve('full', async () => ({ ok: true, result: 'taken' }));
+  await service.serve('echo', async (m) => ({ ok: true, result: m.input }));
+  const refusing = `${prefix}.refusing`;
+  await withAdmin(async (ch) => {
+    await ch.assertQueue(refusing, { arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' } });
+    await ch.bindQueue(refusing, `${prefix}.requests`, 'full');
+  });
+  return {
+    fixture,
+    remove: () =>
+      withAdmin((ch) => ch.deleteQueue(refusing)).then(
+        () => undefined,
+        () => undefined,
+      ),
+  };
+}
+
 async function deleteTopology(prefix: string): Promise<void> {
   await withAdmin((ch) => ch.deleteExchange(`${prefix}.requests`)).catch(() => undefined);
   await withAdmin((ch) => ch.deleteExchange(`${prefix}.discovery`)).catch(() => undefined);
@@ -618,16 +643,10 @@ describe('AmqpTransport (RabbitMQ)', function () {
     });
 
     it('answers nacked keyed requests 503; three nacks in a row open a new channel, nacks between acks do not', async () => {
-      fixture = await makeAmqp();
-      const { gateway, service, prefix, logs } = fixture;
-      await service.serve('full', async () => ({ ok: true, result: 'taken' }));
-      await service.serve('echo', async (m) => ({ ok: true, result: m.input }));
       // A second queue on the service's key that refuses every message: the broker nacks what is routed to it.
-      const refusing = `${prefix}.refusing`;
-      await withAdmin(async (ch) => {
-        await ch.assertQueue(refusing, { arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' } });
-        await ch.bindQueue(refusing, `${prefix}.requests`, 'full');
-      });
+      const nacking = await nackingServices();
+      fixture = nacking.fixture;
+      const { gateway, logs } = fixture;
       try {
         const keyed = (service: string, key: string) => {
           const m = requestFor(service, { key });
@@ -647,8 +666,8 @@ describe('AmqpTransport (RabbitMQ)', function () {
           rejection(gateway.request(keyed('full', 'k-3'), 5_000)),
           rejection(gateway.request(keyed('full', 'k-4'), 5_000)),
         ]);
-        // The third nack closes the channel; the other requests were nacked too, or (its nack still on the way when
-        // the channel closed) lost with it: 503 with Retry-After either way, its key makes the retry safe.
+        // The third nack hands the channel over to a new one; the other requests were nacked too, or (a channel closed
+        // before its nack came) lost with it: 503 with Retry-After either way, its key makes the retry safe.
         expect(nacked.map((e) => e.message)).to.include('The message bus did not accept the message');
         for (const err of nacked) {
           expect(err.status).to.equal(503);
@@ -668,7 +687,53 @@ describe('AmqpTransport (RabbitMQ)', function () {
           'a keyed request on the new channel',
         );
       } finally {
-        await withAdmin((ch) => ch.deleteQueue(refusing)).catch(() => undefined);
+        await nacking.remove();
+      }
+    });
+
+    it("hands a nacked channel over without failing another service's requests (one service's reject-publish queue)", async () => {
+      // What a service's credential may do on its own key: the broker nacks each of its requests, sent in bursts
+      // that outnumber the other service's (nacks in a row).
+      const nacking = await nackingServices();
+      fixture = nacking.fixture;
+      const { gateway, logs } = fixture;
+      try {
+        const replaced = () => logs.gateway.lines.filter((l) => /opening a new request channel/.test(l)).length;
+        const until = Date.now() + 3_500;
+        const outcomes: Array<number | 'ok'> = [];
+        const echo = async (): Promise<void> => {
+          for (let n = 0; Date.now() < until; n += 1) {
+            const r = await gateway.request(requestFor('echo', { n }), 5_000).then(
+              () => 'ok' as const,
+              (e: { status: number }) => e.status,
+            );
+            outcomes.push(r);
+          }
+        };
+        let nacked = 0;
+        const bursts = async (): Promise<void> => {
+          while (Date.now() < until) {
+            // Its work queue takes a copy too: a reply may beat the nack (answered), else 503 at the nack.
+            const answers = await Promise.all(
+              Array.from({ length: 10 }, (_, i) =>
+                gateway.request(requestFor('full', { i }), 5_000).then(
+                  () => 'ok',
+                  (e: { status: number }) => e.status,
+                ),
+              ),
+            );
+            for (const a of answers) expect([503, 'ok']).to.include(a);
+            nacked += answers.filter((a) => a === 503).length;
+          }
+        };
+        await Promise.all([echo(), echo(), bursts()]);
+        expect(nacked, 'requests nacked').to.be.above(10);
+        expect(replaced(), 'nacks in a row: new channels, at most one a second').to.be.within(2, 4);
+        const failed = outcomes.filter((o) => o !== 'ok');
+        expect(outcomes.length, 'echo requests sent').to.be.above(20);
+        expect(failed, `${failed.length} of ${outcomes.length} echo requests failed`).to.deep.equal([]);
+      } finally {
+        await nacking.remove();
       }
     });
 

@@ -258,6 +258,38 @@ export class AmqpConsumers {
     if (this.conn.model === model) this.scheduleReopen(reg, model);
   }
 
+  /**
+   * Gives `reg` a new channel, attached before the current one is let go, so there is no moment without one (a
+   * publisher keeps sending on the old channel meanwhile); resolves to the old channel, which the caller closes once
+   * what it sent there is settled, or undefined when nothing was handed over (not attached, closed, or the new
+   * channel could not be opened: the old one stays).
+   */
+  async handOver(reg: Registration): Promise<Channel | undefined> {
+    const { ch: old, model } = reg;
+    if (old === null || model === null || reg.tag === null || reg.closed || this.conn.model !== model) return undefined;
+    let ch: Channel;
+    try {
+      ch = reg.confirm ? await model.createConfirmChannel() : await model.createChannel();
+    } catch {
+      return undefined;
+    }
+    const current = () => reg.ch === old && !reg.closed && this.conn.model === model;
+    try {
+      if (!current()) throw new Error('superseded');
+      this.conn.watchChannel(ch, reg.label, () => this.onChannelClosed(reg, ch, model));
+      if (reg.prefetch) await ch.prefetch(reg.prefetch);
+      const tag = await reg.attach(ch);
+      if (!current()) throw new Error('superseded');
+      // From here the old channel's close is not this registration's concern (onChannelClosed compares channels).
+      reg.ch = ch;
+      reg.tag = tag;
+      return old;
+    } catch {
+      await ch.close().catch(noop);
+      return undefined;
+    }
+  }
+
   private scheduleReopen(reg: Registration, model: ChannelModel): void {
     if (reg.closed || this.conn.closing || reg.retryTimer) return;
     const delay = channelRetryDelay(reg.failures++);
