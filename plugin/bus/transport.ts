@@ -146,6 +146,11 @@ export interface Transport {
    * always hears.
    */
   announcementsUnheard?(): string | undefined;
+  /**
+   * AMQP: the channels the broker refuses to set up now (a reply consumer at the vhost's queue limit, say), one line
+   * each, in words of our own; empty while it refuses none.
+   */
+  refusedChannels?(): string[];
   /** Asks every running service to announce now (at gateway start and after a reconnect). */
   requestDiscovery(): Promise<void>;
 

@@ -9,6 +9,12 @@ const BUS = {
     kind: { type: 'string', enum: ['amqp', 'inprocess'] },
     state: { type: 'string', enum: ['connecting', 'up', 'blocked', 'down', 'closed'] },
     reason: { type: 'string', description: 'While blocked: the alarm RabbitMQ names (e.g. low on memory).' },
+    refused: {
+      type: 'array',
+      items: { type: 'string' },
+      description:
+        "The gateway's channels the broker refuses to set up (a reply consumer at the vhost's queue limit), while it refuses any.",
+    },
   },
   required: ['kind', 'state'],
 };

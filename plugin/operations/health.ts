@@ -7,8 +7,11 @@ import type { StoreState } from '../edge/store-health';
 
 /** The fields GET /health reports in both of its answers (docs/operations.md "Operations endpoints"). */
 interface HealthFields {
-  /** `node`: the broker (`host:port`) of the connection while it is up (one of BUS_URL's list). */
-  bus: { kind: 'amqp' | 'inprocess'; state: string; node?: string; reason?: string };
+  /**
+   * `node`: the broker (`host:port`) of the connection while it is up (one of BUS_URL's list). `refused`: the
+   * channels the broker refuses to set up (a reply consumer at the vhost's queue limit, say), while it refuses any.
+   */
+  bus: { kind: 'amqp' | 'inprocess'; state: string; node?: string; reason?: string; refused?: string[] };
   /** The rate-limit counter store (the host's Redis): `degraded` while it fails or stalls; `since` then. */
   rateLimitStore: { state: StoreState; since?: string };
   /** Whether the gateway hears the services' announcements; `not heard` with why (the broker refuses its listener). */
@@ -30,12 +33,14 @@ function healthFields(runtime: Runtime, now = Date.now()): HealthFields {
   const node = runtime.services.transport.node?.();
   const reason = runtime.services.transport.blockedReason?.();
   const unheard = runtime.discovery.unheard();
+  const refused = runtime.services.transport.refusedChannels?.() ?? [];
   return {
     bus: {
       kind: runtime.services.transport.kind,
       state: runtime.services.transport.state(),
       ...(node !== undefined ? { node } : {}),
       ...(reason !== undefined ? { reason } : {}),
+      ...(refused.length > 0 ? { refused } : {}),
     },
     rateLimitStore: { state: store.state(), ...(since !== undefined ? { since: new Date(since).toISOString() } : {}) },
     announcements: unheard === undefined ? { state: 'heard' } : { state: 'not heard', reason: unheard },
@@ -56,7 +61,8 @@ const RETRY_AFTER_SECONDS = 5;
  * both see why. Zero contracts is still healthy: the gateway works, nothing has announced yet — unless it cannot
  * hear announcements (the broker refuses its listener, e.g. at the vhost's queue limit): then it has no route to
  * serve and will not learn any, so 503 too. Deaf with contracts, it serves them (their leases are held): 200
- * `degraded`. A rate-limit store that fails is `degraded`, still 200: requests are served (or refused 503 by
+ * `degraded`; so too while the broker refuses another of its channels (`bus.refused`: the requests to a service
+ * whose reply consumer is refused are answered 503, the others are served). A rate-limit store that fails is `degraded`, still 200: requests are served (or refused 503 by
  * rateLimitOnStoreFailure), and taking the gateway out of a load balancer would not bring Redis back.
  */
 export function healthHandler(runtime: Runtime) {
@@ -70,7 +76,8 @@ function health(runtime: Runtime, req: Request, res: Response): void {
   const { announcements } = fields;
   const deafAndEmpty = announcements.state !== 'heard' && fields.contracts === 0;
   if (fields.bus.state === 'up' && !deafAndEmpty) {
-    const ok = fields.rateLimitStore.state === 'ok' && announcements.state === 'heard';
+    const ok =
+      fields.rateLimitStore.state === 'ok' && announcements.state === 'heard' && fields.bus.refused === undefined;
     sendJson(res, 200, { status: ok ? 'ok' : 'degraded', ...fields });
     return;
   }

@@ -138,7 +138,8 @@ export class Discovery {
     } catch (e) {
       this.log.warn(`discovery request failed: ${errorMessage(e)}`);
     } finally {
-      if (this.transport.state() === 'up') this.grace.asked();
+      // Not while deaf: the grace would run out before anyone could be heard (heardAgain asks again then).
+      if (this.unheard() === undefined) this.grace.asked();
     }
   }
 

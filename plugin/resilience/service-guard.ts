@@ -211,6 +211,9 @@ class GuardedTransport implements Transport {
   onAnnouncement(listener: AnnouncementListener): Promise<Subscription> {
     return this.bus.onAnnouncement(listener);
   }
+  refusedChannels(): string[] {
+    return this.bus.refusedChannels?.() ?? [];
+  }
   announcementsUnheard(): string | undefined {
     return this.bus.announcementsUnheard?.();
   }

@@ -6,8 +6,10 @@ import { rabbitmqctl } from '../support/broker-users';
 import { startListService, stopListService } from '../support/list-service';
 
 const admin = httpAs(['admin:all'], 'queue-limit');
-/** Longer than the discovery grace (500 ms here) many times over: the answer must not turn into a 404 with time. */
-const HELD_MS = 4_000;
+/** The discovery grace: the default, time for a route announced to reach the host's config. */
+const GRACE_MS = 5_000;
+/** Longer than the grace: the answer must not turn into a 404 with time. */
+const HELD_MS = 6_500;
 
 /**
  * A gateway that starts while its vhost's queue limit is reached (another user of the vhost, an attacker with one
@@ -22,6 +24,7 @@ describe('a gateway starting at the vhost queue limit: 503 and /health say why, 
   const prefix = uniquePrefix('qlim');
   const url = `amqp://guest:guest@127.0.0.1:5672/${encodeURIComponent(vhost)}`;
   let widgets: Awaited<ReturnType<typeof startListService>> | undefined;
+  let gadgets: Awaited<ReturnType<typeof startListService>> | undefined;
   let gw: GatewayProcess | undefined;
 
   before(async () => {
@@ -32,6 +35,7 @@ describe('a gateway starting at the vhost queue limit: 503 and /health say why, 
   after(async () => {
     await gw?.stop().catch(() => undefined);
     await stopListService(widgets);
+    await stopListService(gadgets);
     await rabbitmqctl(['delete_vhost', vhost]).catch(() => undefined);
   });
 
@@ -49,7 +53,7 @@ describe('a gateway starting at the vhost queue limit: 503 and /health say why, 
       BUS_URL: url,
       BUS_PREFIX: prefix,
       START_REFERENCE_SERVICES: 'false',
-      DISCOVERY_GRACE_MS: '500',
+      DISCOVERY_GRACE_MS: String(GRACE_MS),
     });
     const base = gw.baseUrl;
     await eventually(async () => {
@@ -84,14 +88,19 @@ describe('a gateway starting at the vhost queue limit: 503 and /health say why, 
 
     await rabbitmqctl(['set_vhost_limits', '-p', vhost, '{"max-queues": -1}']);
     const lifted = Date.now();
-    await eventually(
-      async () => {
-        const res = await admin('GET', `${base}/api/widgets`);
-        expect(res.status, res.text).to.equal(200);
-      },
-      30_000,
-      200,
-    );
+    // Until it is served: 503 each time, never a 404 (the grace starts when the gateway hears, not while deaf).
+    const before: number[] = [];
+    for (;;) {
+      const res = await admin('GET', `${base}/api/widgets`);
+      if (res.status === 200) break;
+      before.push(res.status);
+      expect(Date.now() - lifted, 'served within 30 s').to.be.below(30_000);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(
+      before.filter((s) => s !== 503),
+      'answers before it was served',
+    ).to.deep.equal([]);
     const servedAfterMs = Date.now() - lifted;
     const health = await http('GET', `${base}/health`);
     expect(health.status, health.text).to.equal(200);
@@ -148,5 +157,47 @@ describe('a gateway starting at the vhost queue limit: 503 and /health say why, 
       expect(health.status, health.text).to.equal(200);
       expect(health.body).to.deep.include({ status: 'ok', announcements: { state: 'heard' } });
     }, 20_000);
+  });
+
+  it('says in /health which of its channels the broker refuses (a reply consumer at the limit), 200 degraded', async () => {
+    const base = gw!.baseUrl;
+    // A service the gateway knows but has sent nothing yet: its reply consumer opens with the first request.
+    gadgets = await startListService(url, prefix, 'gadgets', 60_000);
+    await eventually(async () => {
+      const health = await http('GET', `${base}/health`);
+      expect(health.body?.services, health.text).to.equal(2);
+    }, 20_000);
+    const queues = (await rabbitmqctl(['list_queues', '-p', vhost, '-q', '--no-table-headers', 'name']))
+      .split('\n')
+      .filter((line) => line.trim() !== '').length;
+    await rabbitmqctl(['set_vhost_limits', '-p', vhost, JSON.stringify({ 'max-queues': queues })]);
+    try {
+      const refused = await admin('GET', `${base}/api/gadgets`);
+      expect(refused.status, refused.text).to.equal(503);
+      expect(refused.headers.get('retry-after')).to.match(/^\d+$/);
+      await eventually(async () => {
+        const health = await http('GET', `${base}/health`);
+        expect(health.status, health.text).to.equal(200);
+        expect(health.body).to.deep.include({ status: 'degraded', announcements: { state: 'heard' } });
+        expect(health.body.bus.refused).to.deep.equal([
+          "reply consumer of gadgets-service: the broker refused it: a limit it enforces is reached (such as the vhost's queue limit)",
+        ]);
+      }, 10_000);
+      // The other service is served meanwhile.
+      expect((await admin('GET', `${base}/api/widgets`)).status).to.equal(200);
+    } finally {
+      await rabbitmqctl(['set_vhost_limits', '-p', vhost, '{"max-queues": -1}']);
+    }
+    await eventually(
+      async () => {
+        const res = await admin('GET', `${base}/api/gadgets`);
+        expect(res.status, res.text).to.equal(200);
+        const health = await http('GET', `${base}/health`);
+        expect(health.body).to.deep.include({ status: 'ok' });
+        expect(health.body.bus).not.to.have.property('refused');
+      },
+      20_000,
+      200,
+    );
   });
 });

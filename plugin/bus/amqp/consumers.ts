@@ -259,6 +259,17 @@ export class AmqpConsumers {
   }
 
   /**
+   * What the broker refuses to set up now, one line each: the registration's label and why, in words of our own
+   * (e.g. `reply consumer of users-service: the broker refused it: a limit it enforces is reached …`).
+   */
+  refused(): string[] {
+    const lines: string[] = [];
+    for (const reg of this.registrations)
+      if (reg.refusal !== null && readyChannel(reg) === undefined) lines.push(`${reg.label}: ${reg.refusal}`);
+    return lines;
+  }
+
+  /**
    * Gives `reg` a new channel, attached before the current one is let go, so there is no moment without one (a
    * publisher keeps sending on the old channel meanwhile); resolves to the old channel, which the caller closes once
    * what it sent there is settled, or undefined when nothing was handed over (not attached, closed, or the new

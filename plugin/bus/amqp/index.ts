@@ -148,6 +148,10 @@ export class AmqpTransport implements Transport {
     );
   }
 
+  refusedChannels(): string[] {
+    return this.consumers.refused();
+  }
+
   requestDiscovery(): Promise<void> {
     return this.publisher.requestDiscovery();
   }
