@@ -23,7 +23,8 @@
  * plus discovery at scale (1,000 contracts), with routing: auto (the default) and endpoints: time to a new contract's first 2xx, throughput
  * vs 10 contracts, RSS. `npm run bench:pipeline` (bench/pipeline.mjs) measures the plugin's own steps alone.
  *
- * Flags: --quick (under 2 minutes, for development), --only=a,b,… , --skip-scale, --scale-routing=auto,endpoints,table, --rounds=N, --duration=S,
+ * Flags: --other-node=<node binary> (adds (b@) and (c@): (b) and (c) run by that Node, in the same rotation),
+ * --quick (under 2 minutes, for development), --only=a,b,… , --skip-scale, --scale-routing=auto,endpoints,table, --rounds=N, --duration=S,
  * --observe[=metrics|tracing] (metrics on and/or an OpenTelemetry SDK without exporter in every configuration of this
  * gateway, (b) included; (o) has both on whatever the flag), --before=<git ref> (adds (B): that commit built in a
  * temporary git worktree), --connections=16,64,256, --profile=<key>[,<key>] (a CPU profile of those configurations' gateways into bench/profiles/, one
@@ -33,7 +34,7 @@
  * Env: BENCH_AMQP_URL (default amqp://guest:guest@127.0.0.1:5672; loopback only; several, comma-separated, for the
  * nodes of a cluster: this gateway and its service get the list, the amqplib floors and peers the first node).
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { parse as parseYaml } from 'yaml';
 import { createRequire } from 'node:module';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -76,7 +77,7 @@ const OPTS = {
     (QUICK
       ? ['a', 'b', 'o', 'c', 'd', 'e', 'f']
       : ['a', 'b', 'q', 'o', 'g', 'h', 'l', 'w', 'c', 'k', 'p', 'd', 'e', 'f'])
-  ).filter((k) => /^[a-hopqlwkmB]$/.test(k)),
+  ).filter((k) => /^[a-hopqlwkmyzB]$/.test(k)),
   // The reply-size sweep, (b) and (c) on replies of these sizes in bytes (--sweep=…; --skip-sweep leaves it out).
   sweep: (option('sweep') ?? (QUICK ? '1000,100000' : '1000,10000,100000,1000000')).split(',').map(Number),
   skipSweep: flag('skip-sweep'),
@@ -84,6 +85,8 @@ const OPTS = {
   sweepConnections: Number(option('sweep-connections') ?? 16),
   // A git ref whose build runs as (B) beside (b): the restructuring must not make (b) slower.
   before: option('before'),
+  // Another Node binary: (b@) and (c@) run (b) and (c) on it, beside (b) and (c) on this one, in the same rotation.
+  otherNode: option('other-node'),
   skipScale: flag('skip-scale'),
   // Metrics and tracing on in this gateway's processes (issue: their cost against the same build without them).
   observe: flag('observe') ? 'all' : option('observe'),
@@ -96,6 +99,15 @@ const OPTS = {
 // Next to (b) and (o) in the rotation, so that (B) runs close in time to what it is compared with.
 if (OPTS.before && !OPTS.only.includes('B'))
   OPTS.only.splice(Math.max(OPTS.only.indexOf('o'), OPTS.only.indexOf('b')) + 1, 0, 'B');
+if (OPTS.otherNode) for (const k of ['y', 'z']) if (!OPTS.only.includes(k)) OPTS.only.push(k);
+if (!OPTS.otherNode && (OPTS.only.includes('y') || OPTS.only.includes('z'))) {
+  console.error('(b@) and (c@) need --other-node=<path of a node binary>');
+  process.exit(2);
+}
+/** The other Node's version, as its binary says (v20.20.2). */
+const OTHER_NODE_VERSION = OPTS.otherNode
+  ? execFileSync(OPTS.otherNode, ['-v']).toString().trim()
+  : undefined;
 if (!OPTS.before && OPTS.only.includes('B')) {
   console.error('(B) needs --before=<git ref>');
   process.exit(2);
@@ -126,9 +138,23 @@ const PROBE_DIR = mkdtempSync(join(tmpdir(), `${RUN_ID}-probe-`));
 tempDirs.push(PROBE_DIR);
 const PROBE = ['--require', join(BENCH, 'lib', 'probe.cjs')];
 
+/** The Node binary the configuration being started runs on (onOtherNode sets it for (b@) and (c@)). */
+let execPath = process.execPath;
+
+/** Starts what `start` starts on the other Node binary (--other-node). */
+async function onOtherNode(start) {
+  execPath = OPTS.otherNode;
+  try {
+    return await start();
+  } finally {
+    execPath = process.execPath;
+  }
+}
+
 /** Starts `node script` and resolves once its output contains `ready`. Every child is killed on exit. */
 function startNode(label, script, env, { ready, ipc, cwd, preload = [] } = {}) {
   return startBenchNode(label, script, {
+    execPath,
     env: { BENCH_PROBE_DIR: PROBE_DIR, ...env },
     nodeArgs: [...PROBE, ...preload.flatMap((p) => ['--require', p])],
     ready,
@@ -427,6 +453,8 @@ const TOPOLOGY = {
   l: "as (b), `GET /api/users?pageSize=100` (a reply of about 28 KB), the users service's own ListUsersQuery contract served from memory by bench/services/payload-service.js (the SDK over RabbitMQ), so no database is measured",
   w: "as (b), `POST /api/users` with a new email and a new `Idempotency-Key` each (input validation, the key to the service), the users service's own CreateUserCommand contract served from memory by bench/services/payload-service.js with the SDK's MemoryIdempotencyStore (no database, no password hash: no password sent); the token holds `users:create`",
   B: "as (b), with the gateway and the users service built from the commit given by `--before` (checked out in a temporary git worktree, built with `npm run build`, this checkout's node_modules linked)",
+  y: 'as (b), every process of it (gateway, users service) run by the Node binary given by `--other-node`',
+  z: 'as (c), every process of it run by the Node binary given by `--other-node`',
   m: 'as (b), with the generated pipelines request-trace ▸ cors ▸ contract-rate-limit ▸ contract-endpoint, where contract-endpoint is one host step running the steps of jwt-dev-auth, permission, schema-validation and contract-router in one runner (issue 37 item 6: a prototype preloaded from bench/lib/one-step-gateway.cjs, not part of the plugin)',
 };
 const NAMES = {
@@ -435,6 +463,8 @@ const NAMES = {
   o: '(o) (b) with metrics and tracing on',
   B: '(B) (b) before',
   m: '(m) (b) with one plugin step',
+  y: `(b@) (b) on Node ${OTHER_NODE_VERSION ?? 'other'}`,
+  z: `(c@) (c) on Node ${OTHER_NODE_VERSION ?? 'other'}`,
   q: '(q) (b) with quorum queues',
   g: '(g) gateway, RabbitMQ, routing: table',
   h: '(h) gateway, RabbitMQ, contract-router only',
@@ -982,6 +1012,16 @@ function report(results, scales, meta, sweep = []) {
   row('gateway CPU per request, (o) / (b)', (c) => ratio(get('o', c)?.cpuPerReq, get('b', c)?.cpuPerReq));
   row('(b) / (B) throughput: this build vs before', (c) => ratio(get('b', c)?.rps, get('B', c)?.rps));
   row('gateway CPU per request, (b) / (B)', (c) => ratio(get('b', c)?.cpuPerReq, get('B', c)?.cpuPerReq));
+  row(`gateway CPU per request, (b) / (b@): Node ${process.version} vs ${OTHER_NODE_VERSION ?? 'other'}`, (c) =>
+    ratio(get('b', c)?.cpuPerReq, get('y', c)?.cpuPerReq),
+  );
+  row(`gateway CPU per request, (c) / (c@): Node ${process.version} vs ${OTHER_NODE_VERSION ?? 'other'}`, (c) =>
+    ratio(get('c', c)?.cpuPerReq, get('z', c)?.cpuPerReq),
+  );
+  row('(b) / (b@) throughput', (c) => ratio(get('b', c)?.rps, get('y', c)?.rps));
+  row('(b@) / (c@) CPU per request: what the plugin adds over the host on the other Node', (c) =>
+    ratio(get('y', c)?.cpuPerReq, get('z', c)?.cpuPerReq),
+  );
   row('gateway CPU per request, (m) / (b): one plugin step vs the separate steps', (c) =>
     ratio(get('m', c)?.cpuPerReq, get('b', c)?.cpuPerReq),
   );
@@ -1180,6 +1220,8 @@ async function main() {
     o: () => startOurGateway('o', { overRabbit: true, observe: 'all' }),
     B: () => startOurGateway('B', { overRabbit: true, root: beforeTree.dir }),
     m: () => startOurGateway('m', { overRabbit: true, oneStep: true }),
+    y: () => onOtherNode(() => startOurGateway('y', { overRabbit: true })),
+    z: () => onOtherNode(() => startBareEg('z', 'rpc')),
     g: () => startOurGateway('g', { overRabbit: true, routing: 'table' }),
     l: () => startList('l'),
     k: () => startBareEg('k', 'rpc', LIST_BYTES),

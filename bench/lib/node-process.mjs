@@ -39,9 +39,11 @@ export function startNode(
     // BENCH_READY_TIMEOUT_MS: a loaded machine starts the services slower than the 40 s that suit a quiet one.
     timeoutMs = Number(process.env.BENCH_READY_TIMEOUT_MS ?? 40000),
     onSpawn,
+    // The Node binary that runs it: this one unless a configuration runs on another (run.mjs --other-node).
+    execPath = process.execPath,
   } = {},
 ) {
-  const child = spawn(process.execPath, [...HEAP_ARGS, ...nodeArgs, script], {
+  const child = spawn(execPath, [...HEAP_ARGS, ...nodeArgs, script], {
     cwd,
     env: { ...process.env, ...env },
     stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
