@@ -29,7 +29,7 @@
  * gateway, (b) included; (o) has both on whatever the flag), --before=<git ref> (adds (B): that commit built in a
  * temporary git worktree), --connections=16,64,256, --profile=<key>[,<key>] (a CPU profile of those configurations' gateways into bench/profiles/, one
  * per measured run: start-up and warm-up left out), --alloc-profile=<key> (the same for allocations, freed ones
- * included), --report=<path>. Env: BENCH_HEAP_ARGS replaces `--max-old-space-size=128`; BENCH_READY_TIMEOUT_MS (default
+ * included), --report=<path>. Env: BENCH_HEAP_ARGS replaces `--max-old-space-size=128 --max-semi-space-size=16`; BENCH_READY_TIMEOUT_MS (default
  * 40000) is how long a started process may take to say it is ready.
  * Env: BENCH_AMQP_URL (default amqp://guest:guest@127.0.0.1:5672; loopback only; several, comma-separated, for the
  * nodes of a cluster: this gateway and its service get the list, the amqplib floors and peers the first node).
@@ -105,9 +105,7 @@ if (!OPTS.otherNode && (OPTS.only.includes('y') || OPTS.only.includes('z'))) {
   process.exit(2);
 }
 /** The other Node's version, as its binary says (v20.20.2). */
-const OTHER_NODE_VERSION = OPTS.otherNode
-  ? execFileSync(OPTS.otherNode, ['-v']).toString().trim()
-  : undefined;
+const OTHER_NODE_VERSION = OPTS.otherNode ? execFileSync(OPTS.otherNode, ['-v']).toString().trim() : undefined;
 if (!OPTS.before && OPTS.only.includes('B')) {
   console.error('(B) needs --before=<git ref>');
   process.exit(2);

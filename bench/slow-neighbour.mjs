@@ -20,7 +20,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(ROOT, 'package.json'));
 const autocannon = require('autocannon');
 const { startGateway } = require('./dist/test/support/gateway-process.js');
-const { freePort } = require('./dist/test/support/env.js');
+const { freePort, IMAGE_NODE_OPTIONS } = require('./dist/test/support/env.js');
 const { AmqpTransport } = require('./dist/plugin/bus/amqp/index.js');
 const { serve } = require('./dist/sdk/index.js');
 
@@ -122,7 +122,7 @@ async function scenario(maxInFlight, honour) {
     ACCESS_LOG: 'false',
     // The routes are public (no token to mint): their per-address limit would answer most of the load 429.
     PUBLIC_RATE_LIMIT_MAX: 'off',
-    NODE_OPTIONS: '--max-old-space-size=128',
+    NODE_OPTIONS: IMAGE_NODE_OPTIONS,
     ...(maxInFlight === undefined ? {} : { MAX_IN_FLIGHT_PER_SERVICE: String(maxInFlight) }),
   });
   const transport = new AmqpTransport(url, { prefix: gw.prefix, logger: quiet });

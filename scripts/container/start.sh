@@ -30,7 +30,9 @@ export EG_CONFIG_DIR="$config"
 node "$app/node_modules/express-gateway-plugin-contracts/dist/plugin/cli/contracts-check-config.js" "$config"
 # A bounded old space: the gateway's live set is small (tens of MB with 1,000 contracts), but V8 lets the heap
 # grow with the garbage of each route rewrite; the bound keeps RSS flat (bench/REPORT.md, discovery at scale).
-export NODE_OPTIONS="${NODE_OPTIONS:---max-old-space-size=128}"
+# Node 24 keeps 64 MB semi-spaces whatever that bound (Node 20 took 16 MB with it); beside a 128 MB old space the
+# gateway then spent 3x the CPU per request collecting garbage (bench/REPORT.md, 2026-11-29 (3)).
+export NODE_OPTIONS="${NODE_OPTIONS:---max-old-space-size=128 --max-semi-space-size=16}"
 cd "$app"
 # exec: node replaces the shell, so SIGTERM reaches the gateway itself and it stops gracefully.
 exec node server.js

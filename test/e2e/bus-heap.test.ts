@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
 import * as amqp from 'amqplib';
-import { AMQP_URL, freePort, uniquePrefix } from '../support/env';
+import { AMQP_URL, freePort, IMAGE_NODE_OPTIONS, uniquePrefix } from '../support/env';
 import { httpAs } from '../support/http';
 import { roguePublisher, rogueContract, type RoguePublisher } from '../support/rogue';
 import { probeLoop } from '../support/flood';
@@ -32,7 +32,7 @@ describe('announcements against a gateway with a 128 MB heap', function () {
   let rogue: RoguePublisher;
 
   before(async () => {
-    gw = await startGateway({ BUS_URL: AMQP_URL, NODE_OPTIONS: '--max-old-space-size=128' });
+    gw = await startGateway({ BUS_URL: AMQP_URL, NODE_OPTIONS: IMAGE_NODE_OPTIONS });
     rogue = await roguePublisher(AMQP_URL, gw.prefix);
   });
   after(async () => {
@@ -155,7 +155,7 @@ describe('a per-service broker user announcing new instance ids against a 128 MB
     gw = await startGateway({
       ...users.gatewayEnv(),
       METRICS_PORT: String(metricsPort),
-      NODE_OPTIONS: '--max-old-space-size=128',
+      NODE_OPTIONS: IMAGE_NODE_OPTIONS,
     });
     transport = new AmqpTransport(users.url('steady-service'), { prefix });
     await transport.start();
@@ -252,7 +252,7 @@ describe('one shared credential (guest) announcing 2,000 × 240 KB under new nam
     gw = await startGateway({
       BUS_URL: AMQP_URL,
       METRICS_PORT: String(metricsPort),
-      NODE_OPTIONS: '--max-old-space-size=128',
+      NODE_OPTIONS: IMAGE_NODE_OPTIONS,
     });
   });
   after(async () => gw?.stop().catch(() => undefined));

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as amqp from 'amqplib';
 import { startGateway, eventually, type GatewayProcess } from '../support/gateway-process';
-import { AMQP_URL, freePort, uniquePrefix } from '../support/env';
+import { AMQP_URL, freePort, IMAGE_NODE_OPTIONS, uniquePrefix } from '../support/env';
 import { httpAs } from '../support/http';
 import { probeLoop } from '../support/flood';
 import { createBrokerUsers, refusal, type BrokerUsers } from '../support/broker-users';
@@ -54,7 +54,7 @@ describe('one service flooding the reply exchange (per-service broker users, 128
     gw = await startGateway({
       ...users.gatewayEnv(),
       METRICS_PORT: String(metricsPort),
-      NODE_OPTIONS: '--max-old-space-size=128',
+      NODE_OPTIONS: IMAGE_NODE_OPTIONS,
     });
     for (const [service, messageType, answer] of [
       ['flood-service', 'ListFloodsQuery', 'flood'],
