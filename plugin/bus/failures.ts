@@ -14,6 +14,18 @@ export function busNotConnected(service?: string): GatewayError {
   );
 }
 
+/**
+ * The bus is up, but the channel a request to `service` needs is not open: its reply consumer or the request channel
+ * is opening, or the broker refuses it (a vhost's queue limit; GET /health lists it under `bus.refused`).
+ */
+export function busChannelNotOpen(service: string): GatewayError {
+  return serviceUnavailable(
+    "The message bus is up, but the gateway's channel for this service is not open yet",
+    BUS_RETRY_AFTER_S,
+    { service },
+  );
+}
+
 /** RabbitMQ holds back what the connection publishes (a memory or disk alarm): refused at once, not left to hang. */
 export function busBlocked(service?: string): GatewayError {
   return serviceUnavailable(

@@ -175,6 +175,11 @@ describe('a gateway starting at the vhost queue limit: 503 and /health say why, 
       const refused = await admin('GET', `${base}/api/gadgets`);
       expect(refused.status, refused.text).to.equal(503);
       expect(refused.headers.get('retry-after')).to.match(/^\d+$/);
+      // The bus is up: the answer says it is this service's channel that is not open, not that the bus is down.
+      expect(refused.body).to.include({
+        code: 'SERVICE_UNAVAILABLE',
+        message: "The message bus is up, but the gateway's channel for this service is not open yet",
+      });
       await eventually(async () => {
         const health = await http('GET', `${base}/health`);
         expect(health.status, health.text).to.equal(200);

@@ -6,6 +6,7 @@ import { DEFAULT_ANNOUNCEMENT_LIMITS } from '../../plugin/contracts/limits';
 import { RouteLabels, MAX_ROUTE_LABELS, OTHER_ROUTE, UNMATCHED_ROUTE } from '../../plugin/observability/route-label';
 import type { IncomingMessage } from 'node:http';
 import { busOutcome } from '../../plugin/observability/bus-call';
+import { busChannelNotOpen } from '../../plugin/bus/failures';
 import { badGateway, gatewayTimeout, serviceUnavailable, GatewayError } from '../../plugin/errors/gateway-error';
 import { AnnouncementInbox } from '../../plugin/contracts/inbox';
 import { RequestObserver } from '../../plugin/observability/request-observer';
@@ -125,6 +126,7 @@ describe('metrics: announcements, contracts and bounded labels', () => {
     ).to.equal('unroutable');
     expect(busOutcome({ error: badGateway('x') })).to.equal('connection_lost');
     expect(busOutcome({ error: serviceUnavailable('The message bus is not connected') })).to.equal('bus_unavailable');
+    expect(busOutcome({ error: busChannelNotOpen('x') })).to.equal('bus_unavailable');
     expect(busOutcome({ error: serviceUnavailable('The gateway is shutting down; retry the request') })).to.equal(
       'aborted',
     );

@@ -7,6 +7,7 @@ import { decodeReply, internalErrorReply, isReply, TOO_DEEP } from '../envelope'
 import { DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_DEPTH } from '../constants';
 import {
   busBlocked,
+  busChannelNotOpen,
   busClosing,
   busLostKeyed,
   busNotConnected,
@@ -305,7 +306,8 @@ export class AmqpPublisher {
     const keyed = message.headers.idempotencyKey !== undefined;
     const ch = keyed ? readyChannel<ConfirmChannel>(this.keyedRequests) : readyChannel(this.requests);
     const replyTo = this.replies.replyTo(service);
-    if (this.conn.state() !== 'up' || !ch || !replyTo) return Promise.reject(this.notUp(service));
+    if (this.conn.state() !== 'up') return Promise.reject(this.notUp(service));
+    if (!ch || !replyTo) return Promise.reject(busChannelNotOpen(service));
     let body: Buffer;
     let headers: Record<string, string>;
     try {
